@@ -1,0 +1,629 @@
+"""The JSON-RPC dispatcher: ids, pending calls, handlers, cancellation, progress.
+
+A :class:`JsonRpcDispatcher` sits on one transport. Outgoing requests get a
+fresh id and a :class:`concurrent.futures.Future` that the response
+completes; the caller blocks on it with a timeout. Incoming requests run on a
+bounded thread pool, never on the transport's reader thread, so a handler may
+itself call the peer and wait. Notifications go to listeners in arrival
+order, on the reader thread: listeners must be quick and must not wait for
+the peer.
+
+>>> from mcp_sync.transport import InMemoryTransport
+>>> a, b = InMemoryTransport.pair()
+>>> server = JsonRpcDispatcher(b, side="server")
+>>> server.register_handler("echo", lambda params, ctx: params)
+>>> client = JsonRpcDispatcher(a, side="client")
+>>> server.start(); client.start()
+>>> client.request("echo", {"said": "hi"}, timeout=5)
+{'said': 'hi'}
+>>> client.close(); server.close()
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError, mcp_code_for
+from .events import (
+    CONNECTION_CLOSED,
+    CONNECTION_OPENED,
+    NOTIFICATION_EMITTED,
+    REQUEST_COMPLETED,
+    REQUEST_RECEIVED,
+    ConnectionClosed,
+    ConnectionOpened,
+    EventBus,
+    NotificationEmitted,
+    RequestCompleted,
+    RequestReceived,
+)
+from .jsonrpc import InvalidMessage, error_response
+from .telemetry import Telemetry, default_telemetry
+from .types import (
+    CancelledNotificationParams,
+    Error,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    ProgressNotificationParams,
+    ProgressToken,
+    RequestId,
+    WireModel,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Clock",
+    "Handler",
+    "JsonRpcDispatcher",
+    "PendingRequest",
+    "ProgressCallback",
+    "RequestContext",
+    "SystemClock",
+    "format_validation_error",
+]
+
+log = logging.getLogger("mcp_sync.dispatcher")
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a request waits for its response unless told otherwise."""
+
+_CANCEL_POLL = 0.02
+"""How often a waiting call looks at the caller's cancel event, in seconds."""
+
+Params = WireModel | Mapping[str, Any] | None
+ProgressCallback = Callable[[ProgressNotificationParams], None]
+Handler = Callable[[Any, "RequestContext"], Any]
+"""A request handler: ``(params, ctx) -> result`` (a model, a dict or ``None``)."""
+NotificationListener = Callable[[dict[str, Any]], None]
+
+
+class Clock(Protocol):
+    """Time as the dispatcher sees it; tests inject a fake one."""
+
+    def monotonic(self) -> float:
+        """Seconds from an arbitrary origin, never going back."""
+
+    def wait(self, future: concurrent.futures.Future[Any], timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds for ``future``; ``True`` if it is done."""
+
+
+class SystemClock:
+    """The real clock: :func:`time.monotonic` and blocking waits."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wait(self, future: concurrent.futures.Future[Any], timeout: float | None) -> bool:
+        try:
+            future.exception(timeout)
+        except concurrent.futures.TimeoutError:
+            return False
+        return True
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """One line naming each failing field by its path, e.g. ``arguments.a: ...``."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        path = ".".join(str(p) for p in error["loc"]) or "(root)"
+        parts.append(f"{path}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def _to_params(params: Params) -> dict[str, Any] | None:
+    if params is None:
+        return None
+    if isinstance(params, WireModel):
+        return params.to_wire()
+    return dict(params)
+
+
+def _to_result(result: Any) -> dict[str, Any]:
+    if result is None:
+        return {}
+    if isinstance(result, WireModel):
+        return result.to_wire()
+    return dict(result)
+
+
+def error_from_wire(error: Error, method: str) -> MCPError:
+    """The exception for an error response to a ``method`` request."""
+    code = mcp_code_for(error.code)
+    kind = MCPProtocolError if error.code in (JsonRpcCode.PARSE_ERROR, JsonRpcCode.INVALID_REQUEST) else MCPError
+    return kind(
+        code,
+        error.message,
+        context={"method": method},
+        data=error.data,
+        jsonrpc_code=error.code,
+    )
+
+
+@dataclass(eq=False)
+class PendingRequest:
+    """An outgoing request waiting for its response."""
+
+    id: RequestId
+    method: str
+    started: float
+    future: concurrent.futures.Future[dict[str, Any]] = field(default_factory=concurrent.futures.Future)
+    on_progress: ProgressCallback | None = None
+
+
+@dataclass(eq=False)
+class RequestContext:
+    """What a request handler knows about the request it serves.
+
+    ``cancelled`` is set when the peer cancels the request or the connection
+    closes; long handlers should check it. ``progress()`` reports progress
+    when the caller asked for it (and does nothing otherwise).
+    """
+
+    dispatcher: JsonRpcDispatcher
+    request_id: RequestId
+    method: str
+    params: dict[str, Any]
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The request's ``_meta`` object (empty when absent)."""
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def progress_token(self) -> ProgressToken | None:
+        """The caller's progress token, if it sent one."""
+        token = self.meta.get("progressToken")
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` for this request, if the caller wants it."""
+        token = self.progress_token
+        if token is None:
+            return
+        params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
+        self.dispatcher.notify("notifications/progress", params)
+
+
+@dataclass(frozen=True)
+class _HandlerEntry:
+    fn: Handler
+    params_model: type[BaseModel] | None
+
+
+class JsonRpcDispatcher:
+    """JSON-RPC 2.0 over one transport, for one side of an MCP connection.
+
+    ``side`` ("client" or "server") labels events; ``id_generator`` makes
+    request ids (default: 1, 2, 3, ...); ``clock`` measures time and waits
+    (default: :class:`SystemClock`); ``max_workers`` bounds the handler pool;
+    ``timeout`` is the default for :meth:`request`.
+    """
+
+    def __init__(
+        self,
+        transport: Any,
+        *,
+        side: str = "client",
+        id_generator: Callable[[], RequestId] | None = None,
+        clock: Clock | None = None,
+        max_workers: int = 16,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        events: EventBus | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        self.transport = transport
+        self.side = side
+        self.id = uuid.uuid4().hex[:12]
+        self.timeout = timeout
+        self.events = events if events is not None else EventBus()
+        self._telemetry = telemetry
+        counter: Iterator[int] = itertools.count(1)
+        self._next_id: Callable[[], RequestId] = id_generator or counter.__next__
+        self._clock: Clock = clock or SystemClock()
+        self._max_workers = max_workers
+        self._lock = threading.Lock()
+        self._handlers: dict[str, _HandlerEntry] = {}
+        self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
+        self._pending: dict[RequestId, PendingRequest] = {}
+        self._progress: dict[ProgressToken, PendingRequest] = {}
+        self._inflight: dict[RequestId, list[RequestContext]] = {}
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._started = False
+        self._closed = False
+        self._close_reason: BaseException | None = None
+
+    # ------------------------------------------------------------------ setup
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """The metrics recorder (the shared default unless one was given)."""
+        if self._telemetry is None:
+            self._telemetry = default_telemetry()
+        return self._telemetry
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has ended."""
+        return self._closed
+
+    def start(self) -> None:
+        """Start receiving from the transport."""
+        if self._started:
+            raise MCPError(MCP_CODES.ALREADY_CONNECTED, "the dispatcher is already started")
+        self._started = True
+        self._unsubscribe = [
+            self.transport.on_close(self._on_transport_closed),
+            self.transport.on_message(self._on_message),
+        ]
+        self.events.emit(CONNECTION_OPENED, ConnectionOpened(side=self.side, dispatcher_id=self.id))
+
+    def register_handler(
+        self, method: str, fn: Handler, params_model: type[BaseModel] | None = None
+    ) -> None:
+        """Handle incoming ``method`` requests with ``fn(params, ctx)``.
+
+        With ``params_model``, params are validated into that model first and
+        invalid ones are answered with ``-32602`` naming the failing field.
+        """
+        self._handlers[method] = _HandlerEntry(fn, params_model)
+
+    def unregister_handler(self, method: str) -> None:
+        """Stop handling ``method`` (later requests get ``-32601``)."""
+        self._handlers.pop(method, None)
+
+    def on_notification(self, method: str, listener: NotificationListener) -> Callable[[], None]:
+        """Call ``listener(params)`` for each incoming ``method`` notification."""
+        with self._lock:
+            self._listeners[method] = (*self._listeners.get(method, ()), listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners[method] = tuple(x for x in self._listeners[method] if x is not listener)
+
+        return unsubscribe
+
+    # --------------------------------------------------------------- outgoing
+
+    def notify(self, method: str, params: Params = None) -> None:
+        """Send a notification."""
+        wire = _to_params(params)
+        self._send(JSONRPCNotification.model_construct(jsonrpc="2.0", method=method, params=wire))
+        self.telemetry.record_notification("sent", method)
+        if self.events.has_listeners(NOTIFICATION_EMITTED):
+            self.events.emit(NOTIFICATION_EMITTED, NotificationEmitted(side=self.side, method=method, params=wire))
+
+    def send_request(
+        self, method: str, params: Params = None, *, on_progress: ProgressCallback | None = None
+    ) -> PendingRequest:
+        """Send a request without waiting; see :meth:`wait` and :meth:`cancel`."""
+        if self._closed:
+            raise self._closed_error()
+        request_id = self._next_id()
+        pending = PendingRequest(request_id, method, self._clock.monotonic(), on_progress=on_progress)
+        wire = _to_params(params)
+        if on_progress is not None:
+            wire = dict(wire or {})
+            wire["_meta"] = {**wire.get("_meta", {}), "progressToken": request_id}
+        with self._lock:
+            self._pending[request_id] = pending
+            if on_progress is not None:
+                self._progress[request_id] = pending
+        try:
+            self._send(JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method, params=wire))
+        except MCPError as exc:
+            self._forget(pending)
+            self._finish(pending, "error")
+            raise exc from exc.cause
+        if self._closed:
+            # The transport closed between the check above and now: make sure
+            # this call fails too rather than waiting for its timeout.
+            self._fail(pending, self._closed_error())
+        return pending
+
+    def wait(
+        self,
+        pending: PendingRequest,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> dict[str, Any]:
+        """Block until ``pending`` is answered; return its result.
+
+        Raises ``MCPError(TIMEOUT)`` after ``timeout`` seconds (``None``: wait
+        for ever) and ``MCPError(REQUEST_CANCELLED)`` when ``cancel`` is set;
+        either way the peer is sent ``notifications/cancelled``.
+        """
+        deadline = None if timeout is None else self._clock.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - self._clock.monotonic())
+            step = remaining if cancel is None else min(_CANCEL_POLL, _CANCEL_POLL if remaining is None else remaining)
+            if self._clock.wait(pending.future, step):
+                break
+            if cancel is not None and cancel.is_set():
+                self.cancel(pending, "cancelled by the caller")
+                break
+            if deadline is not None and self._clock.monotonic() >= deadline:
+                self._abandon(
+                    pending,
+                    "timed out",
+                    MCPError(
+                        MCP_CODES.TIMEOUT,
+                        f"{pending.method} timed out after {timeout:g} s",
+                        context={"method": pending.method, "timeout": timeout},
+                    ),
+                    "error",
+                )
+                break
+        return pending.future.result()
+
+    def cancel(self, pending: PendingRequest, reason: str = "cancelled") -> None:
+        """Give up on ``pending``: tell the peer and fail the call with REQUEST_CANCELLED."""
+        error = MCPError(
+            MCP_CODES.REQUEST_CANCELLED, f"{pending.method} was cancelled: {reason}", context={"method": pending.method}
+        )
+        self._abandon(pending, reason, error, "cancelled")
+
+    def request(
+        self,
+        method: str,
+        params: Params = None,
+        *,
+        timeout: float | None | object = ...,
+        cancel: threading.Event | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and block for its result (a dict).
+
+        ``timeout`` defaults to the dispatcher's; ``cancel`` is an event the
+        caller may set from another thread; ``on_progress`` receives the
+        peer's progress notifications for this request, on the reader thread.
+        """
+        pending = self.send_request(method, params, on_progress=on_progress)
+        limit = self.timeout if timeout is ... else timeout
+        assert limit is None or isinstance(limit, (int, float))
+        return self.wait(pending, limit, cancel)
+
+    def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:
+        if not self._forget(pending):
+            return
+        pending.future.set_exception(error)
+        self._finish(pending, status)
+        if not self._closed:
+            try:
+                self.notify(
+                    "notifications/cancelled",
+                    CancelledNotificationParams(request_id=pending.id, reason=reason),
+                )
+            except MCPError:
+                log.debug("could not send notifications/cancelled for %r", pending.id)
+
+    def _forget(self, pending: PendingRequest) -> bool:
+        with self._lock:
+            self._progress.pop(pending.id, None)
+            return self._pending.pop(pending.id, None) is not None
+
+    def _fail(self, pending: PendingRequest, error: MCPError) -> None:
+        if self._forget(pending):
+            pending.future.set_exception(error)
+            self._finish(pending, "error")
+
+    def _finish(self, pending: PendingRequest, status: str) -> None:
+        duration_ms = (self._clock.monotonic() - pending.started) * 1000.0
+        self.telemetry.record_request("client", pending.method, status, duration_ms)
+
+    def _send(self, message: JSONRPCMessage) -> None:
+        try:
+            self.transport.send(message)
+        except MCPError:
+            raise
+        except Exception as exc:
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR, f"could not send: {exc}", cause=exc
+            ) from exc
+
+    def _closed_error(self) -> MCPTransportError:
+        reason = self._close_reason
+        context: dict[str, Any] = dict(reason.context) if isinstance(reason, MCPError) else {}
+        detail = f": {reason}" if reason is not None else ""
+        return MCPTransportError(
+            MCP_CODES.TRANSPORT_CLOSED, f"the connection is closed{detail}", cause=reason, context=context
+        )
+
+    # --------------------------------------------------------------- incoming
+
+    def _on_message(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        if isinstance(message, JSONRPCRequest):
+            self._on_request(message)
+        elif isinstance(message, JSONRPCNotification):
+            self._on_notification(message)
+        elif isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+            self._on_response(message)
+        elif message.reply:
+            self._reply(message.response())
+        else:
+            log.debug("dropped invalid message: %s", message.error.message)
+
+    def _on_response(self, message: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
+        with self._lock:
+            pending = self._pending.pop(message.id, None) if message.id is not None else None
+            if pending is not None:
+                self._progress.pop(pending.id, None)
+        if pending is None:
+            log.debug("dropped a response to unknown request %r", message.id)
+            return
+        if isinstance(message, JSONRPCResultResponse):
+            pending.future.set_result(message.result)
+            self._finish(pending, "success")
+        else:
+            pending.future.set_exception(error_from_wire(message.error, pending.method))
+            self._finish(pending, "error")
+
+    def _on_notification(self, message: JSONRPCNotification) -> None:
+        method = message.method
+        params = message.params or {}
+        self.telemetry.record_notification("received", method)
+        if method == "notifications/cancelled":
+            self._on_cancelled(params)
+        elif method == "notifications/progress":
+            self._on_progress(params)
+        for listener in self._listeners.get(method, ()):
+            try:
+                listener(params)
+            except Exception:
+                log.exception("listener for %s failed", method)
+
+    def _on_cancelled(self, params: dict[str, Any]) -> None:
+        try:
+            cancelled = CancelledNotificationParams.model_validate(params)
+        except ValidationError:
+            log.debug("ignored malformed notifications/cancelled: %r", params)
+            return
+        for ctx in self._inflight.get(cancelled.request_id, ()):
+            ctx.cancelled.set()
+
+    def _on_progress(self, params: dict[str, Any]) -> None:
+        try:
+            progress = ProgressNotificationParams.model_validate(params)
+        except ValidationError:
+            log.debug("ignored malformed notifications/progress: %r", params)
+            return
+        pending = self._progress.get(progress.progress_token)
+        if pending is not None and pending.on_progress is not None:
+            try:
+                pending.on_progress(progress)
+            except Exception:
+                log.exception("progress callback for %s failed", pending.method)
+
+    def _on_request(self, request: JSONRPCRequest) -> None:
+        entry = self._handlers.get(request.method)
+        if entry is None:
+            self._reply(
+                error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}")
+            )
+            return
+        ctx = RequestContext(self, request.id, request.method, request.params or {})
+        with self._lock:
+            if self._closed:
+                return
+            self._inflight.setdefault(request.id, []).append(ctx)
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    self._max_workers, thread_name_prefix=f"mcp-sync-{self.side}-handler"
+                )
+            self._pool.submit(self._run, entry, ctx)
+
+    def _run(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
+        if self.events.has_listeners(REQUEST_RECEIVED):
+            self.events.emit(REQUEST_RECEIVED, RequestReceived(side=self.side, method=ctx.method, id=ctx.request_id))
+        started = self._clock.monotonic()
+        response: JSONRPCMessage
+        try:
+            params: Any = ctx.params
+            if entry.params_model is not None:
+                try:
+                    params = entry.params_model.model_validate(ctx.params)
+                except ValidationError as exc:
+                    raise MCPError(
+                        MCP_CODES.INVALID_PARAMS,
+                        f"Invalid params: {format_validation_error(exc)}",
+                        cause=exc,
+                    ) from exc
+            result = _to_result(entry.fn(params, ctx))
+            response = JSONRPCResultResponse.model_construct(jsonrpc="2.0", id=ctx.request_id, result=result)
+            outcome = "success"
+        except MCPError as exc:
+            response = JSONRPCErrorResponse(
+                id=ctx.request_id, error=Error(code=exc.jsonrpc_code, message=exc.message, data=exc.data)
+            )
+            outcome = "error"
+        except Exception as exc:
+            log.exception("handler for %s failed", ctx.method)
+            response = error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {exc}")
+            outcome = "error"
+        finally:
+            with self._lock:
+                running = self._inflight[ctx.request_id]
+                running.remove(ctx)
+                if not running:
+                    del self._inflight[ctx.request_id]
+        if ctx.cancelled.is_set():
+            # The peer gave up on this request: it expects no answer.
+            outcome = "cancelled"
+        else:
+            self._reply(response)
+        duration_ms = (self._clock.monotonic() - started) * 1000.0
+        self.telemetry.record_request("server", ctx.method, outcome, duration_ms)
+        if self.events.has_listeners(REQUEST_COMPLETED):
+            self.events.emit(
+                REQUEST_COMPLETED,
+                RequestCompleted(
+                    side=self.side, method=ctx.method, id=ctx.request_id, duration_ms=duration_ms, outcome=outcome
+                ),
+            )
+
+    def _reply(self, response: JSONRPCMessage) -> None:
+        try:
+            self._send(response)
+        except MCPError as exc:
+            log.debug("could not send a response: %s", exc)
+
+    # ------------------------------------------------------------------ close
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Close the transport, fail pending calls, stop the handler pool. Idempotent.
+
+        Handlers still running are told to stop (their ``cancelled`` event is
+        set) and waited for up to ``timeout`` seconds.
+        """
+        self.transport.close()
+        # A transport that was never started does not call us back: do it here.
+        self._on_transport_closed(None)
+        self._join_pool(timeout)
+
+    def _on_transport_closed(self, reason: BaseException | None) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._close_reason = reason
+            pending = list(self._pending.values())
+            inflight = [ctx for running in self._inflight.values() for ctx in running]
+        for ctx in inflight:
+            ctx.cancelled.set()
+        for call in pending:
+            self._fail(call, self._closed_error())
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        if self._started:
+            self.events.emit(
+                CONNECTION_CLOSED,
+                ConnectionClosed(
+                    side=self.side, dispatcher_id=self.id, reason=None if reason is None else str(reason)
+                ),
+            )
+
+    def _join_pool(self, timeout: float) -> None:
+        with self._lock:
+            pool = self._pool
+        if pool is None:
+            return
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + timeout
+        for thread in list(pool._threads):
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,217 @@
+"""The transport interface and the in-memory transport pair.
+
+A transport moves JSON-RPC messages between two peers. It knows nothing of
+MCP: the dispatcher above it correlates requests and responses. Every
+transport delivers incoming messages, in order, to the handlers registered
+with :meth:`Transport.on_message`, and tells the handlers registered with
+:meth:`Transport.on_close` when the connection ends, whichever side ended it.
+
+>>> from mcp_sync.types import JSONRPCNotification
+>>> left, right = InMemoryTransport.pair()
+>>> got = []
+>>> unsubscribe = right.on_message(got.append)
+>>> left.send(JSONRPCNotification(method="notifications/initialized"))
+>>> left.close()
+>>> right.wait_closed(1.0)
+True
+>>> got[0].method
+'notifications/initialized'
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+import queue
+import threading
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from .errors import MCP_CODES, MCPTransportError
+from .jsonrpc import InvalidMessage, decode_message, encode_message
+from .types import JSONRPCMessage
+
+__all__ = [
+    "BaseTransport",
+    "CloseHandler",
+    "InMemoryTransport",
+    "MessageHandler",
+    "Transport",
+]
+
+log = logging.getLogger("mcp_sync.transport")
+
+MessageHandler = Callable[[JSONRPCMessage | InvalidMessage], None]
+"""Receives each incoming message, or the :class:`InvalidMessage` that stands for bad input."""
+
+CloseHandler = Callable[[BaseException | None], None]
+"""Called once when the transport closes, with the error that closed it, if any."""
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """What the dispatcher needs from a connection."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the transport is closed."""
+
+    def send(self, message: JSONRPCMessage) -> None:
+        """Send one message; raises ``MCPTransportError(TRANSPORT_CLOSED)`` after close."""
+
+    def on_message(self, handler: MessageHandler) -> Callable[[], None]:
+        """Register a handler for incoming messages; returns a callable that unregisters it."""
+
+    def on_close(self, handler: CloseHandler) -> Callable[[], None]:
+        """Register a handler for the end of the connection; returns an unregister callable."""
+
+    def close(self) -> None:
+        """Close the connection. Idempotent."""
+
+
+class BaseTransport(ABC):
+    """Handler bookkeeping and close semantics shared by the transports.
+
+    Subclasses implement :meth:`_write` and :meth:`_shutdown`, call
+    :meth:`_deliver` for each incoming message and :meth:`_closed_by_peer`
+    when the peer goes away.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._message_handlers: tuple[MessageHandler, ...] = ()
+        self._close_handlers: tuple[CloseHandler, ...] = ()
+        self._closed = threading.Event()
+        self.close_reason: BaseException | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def wait_closed(self, timeout: float | None = None) -> bool:
+        """Block until the transport is closed; ``False`` if ``timeout`` passed first."""
+        return self._closed.wait(timeout)
+
+    def send(self, message: JSONRPCMessage) -> None:
+        if self._closed.is_set():
+            raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
+        self._write(message)
+
+    def on_message(self, handler: MessageHandler) -> Callable[[], None]:
+        with self._lock:
+            self._message_handlers = (*self._message_handlers, handler)
+        self._handlers_changed()
+        return lambda: self._remove_message_handler(handler)
+
+    def on_close(self, handler: CloseHandler) -> Callable[[], None]:
+        with self._lock:
+            self._close_handlers = (*self._close_handlers, handler)
+        return lambda: self._remove_close_handler(handler)
+
+    def close(self) -> None:
+        if self._mark_closed(None):
+            self._shutdown()
+
+    def _remove_message_handler(self, handler: MessageHandler) -> None:
+        with self._lock:
+            self._message_handlers = tuple(h for h in self._message_handlers if h is not handler)
+
+    def _remove_close_handler(self, handler: CloseHandler) -> None:
+        with self._lock:
+            self._close_handlers = tuple(h for h in self._close_handlers if h is not handler)
+
+    def _deliver(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        for handler in self._message_handlers:
+            try:
+                handler(message)
+            except Exception:
+                log.exception("message handler failed")
+
+    def _closed_by_peer(self, reason: BaseException | None) -> None:
+        """The other side went away: close, keeping ``reason`` for whoever asks."""
+        if self._mark_closed(reason):
+            self._shutdown()
+
+    def _mark_closed(self, reason: BaseException | None) -> bool:
+        """Mark the transport closed and run the close handlers; ``False`` if it already was."""
+        with self._lock:
+            if self._closed.is_set():
+                return False
+            self.close_reason = reason
+            self._closed.set()
+            handlers = self._close_handlers
+        for handler in handlers:
+            try:
+                handler(reason)
+            except Exception:
+                log.exception("close handler failed")
+        return True
+
+    def _handlers_changed(self) -> None:
+        """Hook: a message handler was registered (readers may start now)."""
+
+    @abstractmethod
+    def _write(self, message: JSONRPCMessage) -> None:
+        """Put ``message`` on the wire."""
+
+    @abstractmethod
+    def _shutdown(self) -> None:
+        """Release the connection's resources; called once, after the close handlers."""
+
+
+_CLOSE = object()
+
+
+class InMemoryTransport(BaseTransport):
+    """One end of an in-process connection; make both ends with :meth:`pair`.
+
+    Each message is encoded to JSON and decoded again on the way, exactly as
+    on a real wire, and delivered on the receiving end's own reader thread,
+    which starts when its first handler is registered (messages sent before
+    then wait in its inbox).
+
+    >>> client_end, server_end = InMemoryTransport.pair()
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._inbox: queue.SimpleQueue[bytes | object] = queue.SimpleQueue()
+        self._peer: InMemoryTransport | None = None
+        self._reader: threading.Thread | None = None
+
+    @classmethod
+    def pair(cls) -> tuple[InMemoryTransport, InMemoryTransport]:
+        """Two connected transports: what one sends, the other receives."""
+        left, right = cls(), cls()
+        left._peer, right._peer = right, left
+        return left, right
+
+    def _write(self, message: JSONRPCMessage) -> None:
+        assert self._peer is not None
+        self._peer._inbox.put(encode_message(message))
+
+    def _handlers_changed(self) -> None:
+        with self._lock:
+            if self._reader is not None or self._closed.is_set():
+                return
+            self._reader = threading.Thread(
+                target=self._read_loop, name="mcp-sync-inmemory-reader", daemon=True
+            )
+        self._reader.start()
+
+    def _read_loop(self) -> None:
+        while True:
+            item = self._inbox.get()
+            if item is _CLOSE:
+                break
+            assert isinstance(item, bytes)
+            self._deliver(decode_message(item))
+        self._closed_by_peer(None)
+
+    def _shutdown(self) -> None:
+        assert self._peer is not None
+        self._peer._inbox.put(_CLOSE)
+        self._inbox.put(_CLOSE)
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(timeout=5.0)

@@ -273,9 +273,7 @@ class JsonRpcDispatcher:
         ]
         self.events.emit(CONNECTION_OPENED, ConnectionOpened(side=self.side, dispatcher_id=self.id))
 
-    def register_handler(
-        self, method: str, fn: Handler, params_model: type[BaseModel] | None = None
-    ) -> None:
+    def register_handler(self, method: str, fn: Handler, params_model: type[BaseModel] | None = None) -> None:
         """Handle incoming ``method`` requests with ``fn(params, ctx)``.
 
         With ``params_model``, params are validated into that model first and
@@ -383,7 +381,7 @@ class JsonRpcDispatcher:
         method: str,
         params: Params = None,
         *,
-        timeout: float | None | object = ...,
+        timeout: float | object | None = ...,
         cancel: threading.Event | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
@@ -432,9 +430,7 @@ class JsonRpcDispatcher:
         except MCPError:
             raise
         except Exception as exc:
-            raise MCPTransportError(
-                MCP_CODES.TRANSPORT_ERROR, f"could not send: {exc}", cause=exc
-            ) from exc
+            raise MCPTransportError(MCP_CODES.TRANSPORT_ERROR, f"could not send: {exc}", cause=exc) from exc
 
     def _closed_error(self) -> MCPTransportError:
         reason = self._close_reason
@@ -512,9 +508,7 @@ class JsonRpcDispatcher:
     def _on_request(self, request: JSONRPCRequest) -> None:
         entry = self._handlers.get(request.method)
         if entry is None:
-            self._reply(
-                error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}")
-            )
+            self._reply(error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
             return
         ctx = RequestContext(self, request.id, request.method, request.params or {})
         with self._lock:
@@ -609,12 +603,13 @@ class JsonRpcDispatcher:
             self._fail(call, self._closed_error())
         for unsubscribe in self._unsubscribe:
             unsubscribe()
+        if self._pool is not None:
+            # Idle workers exit now; busy ones when their handler returns.
+            self._pool.shutdown(wait=False, cancel_futures=True)
         if self._started:
             self.events.emit(
                 CONNECTION_CLOSED,
-                ConnectionClosed(
-                    side=self.side, dispatcher_id=self.id, reason=None if reason is None else str(reason)
-                ),
+                ConnectionClosed(side=self.side, dispatcher_id=self.id, reason=None if reason is None else str(reason)),
             )
 
     def _join_pool(self, timeout: float) -> None:

@@ -117,9 +117,7 @@ def _parse_call(
     if not isinstance(method, str):
         # Without an id, only a call that names no method at all is answered:
         # anything else may be a notification, and those never get a reply.
-        return _invalid(
-            'Invalid request: "method" must be a string', request_id, reply=has_id or method is None
-        )
+        return _invalid('Invalid request: "method" must be a string', request_id, reply=has_id or method is None)
     params = value.get("params")
     if params is not None and not isinstance(params, dict):
         return _invalid('Invalid request: "params" must be an object', request_id, reply=has_id)
@@ -138,8 +136,10 @@ def _parse_response(value: dict[str, Any], request_id: RequestId | None) -> JSON
             return _invalid("Invalid response", request_id, reply=False)
         return JSONRPCResultResponse.model_validate({**value, "id": request_id})
     error = value["error"]
-    if not isinstance(error, dict) or not isinstance(error.get("code"), int) or not isinstance(
-        error.get("message"), str
+    if (
+        not isinstance(error, dict)
+        or not isinstance(error.get("code"), int)
+        or not isinstance(error.get("message"), str)
     ):
         return _invalid("Invalid error response", request_id, reply=False)
     return JSONRPCErrorResponse.model_validate({**value, "id": request_id})

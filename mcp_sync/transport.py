@@ -21,9 +21,9 @@ True
 from __future__ import annotations
 
 import logging
-from abc import ABC, abstractmethod
 import queue
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
@@ -147,8 +147,9 @@ class BaseTransport(ABC):
                 log.exception("close handler failed")
         return True
 
+    @abstractmethod
     def _handlers_changed(self) -> None:
-        """Hook: a message handler was registered (readers may start now)."""
+        """A message handler was registered: start reading if not yet done."""
 
     @abstractmethod
     def _write(self, message: JSONRPCMessage) -> None:
@@ -194,9 +195,7 @@ class InMemoryTransport(BaseTransport):
         with self._lock:
             if self._reader is not None or self._closed.is_set():
                 return
-            self._reader = threading.Thread(
-                target=self._read_loop, name="mcp-sync-inmemory-reader", daemon=True
-            )
+            self._reader = threading.Thread(target=self._read_loop, name="mcp-sync-inmemory-reader", daemon=True)
         self._reader.start()
 
     def _read_loop(self) -> None:

@@ -1,0 +1,619 @@
+"""MCPClient: a blocking MCP client.
+
+>>> from mcp_sync import MCPClient, MCPServer, InMemoryTransport
+>>> server = MCPServer("demo")
+>>> _ = server.register_tool("hello", lambda args, ctx: "hi " + args["name"])
+>>> client_end, server_end = InMemoryTransport.pair()
+>>> _ = server.start(server_end)
+>>> with MCPClient() as client:
+...     _ = client.connect(client_end)
+...     client.call_tool("hello", {"name": "Ada"}).content[0].text
+'hi Ada'
+>>> server.stop()
+
+Every method blocks until the server answers, then returns a model from
+:mod:`mcp_sync.types` or raises :class:`~mcp_sync.errors.MCPError`. Methods
+may be called from many threads at once. Each takes ``timeout`` (seconds;
+the client's default otherwise) and most take ``cancel``, a
+:class:`threading.Event` that another thread may set to abandon the call.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from .dispatcher import (
+    DEFAULT_TIMEOUT,
+    Clock,
+    JsonRpcDispatcher,
+    ProgressCallback,
+    RequestContext,
+    format_validation_error,
+)
+from .errors import MCP_CODES, MCPError, MCPProtocolError
+from .events import EventBus
+from .revisions import HANDSHAKE_REVISIONS, LATEST_REVISION
+from .telemetry import Telemetry
+from .types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ClientCapabilities,
+    CompleteArgument,
+    CompleteContext,
+    CompleteRequestParams,
+    CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitResult,
+    EmptyResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListRootsResult,
+    ListToolsResult,
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    PaginatedRequestParams,
+    PaginatedResult,
+    Prompt,
+    PromptReference,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    RequestId,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    ResourceUpdatedNotificationParams,
+    Root,
+    RootsCapability,
+    SamplingCapability,
+    ServerCapabilities,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    Tool,
+    UnsubscribeRequestParams,
+    WireModel,
+)
+
+__all__ = [
+    "RESOURCE_UPDATED",
+    "ElicitationProvider",
+    "LogHandler",
+    "MCPClient",
+    "ResourceUpdated",
+    "RootsProvider",
+    "SamplingProvider",
+]
+
+log = logging.getLogger("mcp_sync.client")
+server_log = logging.getLogger("mcp_sync.server_log")
+
+SamplingProvider = Callable[[CreateMessageRequestParams], CreateMessageResult]
+"""Answers the server's ``sampling/createMessage`` requests."""
+RootsProvider = Callable[[], "list[Root]"]
+"""Answers the server's ``roots/list`` requests."""
+ElicitationProvider = Callable[[ElicitRequestFormParams], ElicitResult]
+"""Answers the server's ``elicitation/create`` requests (form mode)."""
+LogHandler = Callable[[LoggingMessageNotificationParams], None]
+"""Receives the server's log messages (on the reader thread: keep it quick)."""
+
+RESOURCE_UPDATED = "resource:updated"
+"""Client event: a subscribed resource changed and was read again."""
+
+_R = TypeVar("_R", bound=WireModel)
+_P = TypeVar("_P", bound=PaginatedResult)
+_PYTHON_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceUpdated:
+    """Payload of the ``resource:updated`` client event."""
+
+    uri: str
+    contents: ReadResourceResult
+
+
+def _forward_to_logging(params: LoggingMessageNotificationParams) -> None:
+    server_log.log(_PYTHON_LEVELS[params.level], "%s%s", f"[{params.logger}] " if params.logger else "", params.data)
+
+
+class MCPClient:
+    """A client for one MCP server connection at a time.
+
+    ``protocol_version`` is the revision offered at initialize; any of
+    ``accepted_versions`` is accepted back. ``timeout`` is the default for
+    every call (``None``: no limit). The providers answer the server's own
+    requests; the capabilities declared at initialize follow from which ones
+    are set when :meth:`connect` runs. ``log_handler`` receives the server's
+    log messages (default: the ``mcp_sync.server_log`` logger).
+    """
+
+    def __init__(
+        self,
+        name: str = "mcp-sync",
+        version: str = "0.1.0",
+        *,
+        protocol_version: str = LATEST_REVISION,
+        accepted_versions: tuple[str, ...] = HANDSHAKE_REVISIONS,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        sampling_provider: SamplingProvider | None = None,
+        roots_provider: RootsProvider | None = None,
+        elicitation_provider: ElicitationProvider | None = None,
+        log_handler: LogHandler | None = None,
+        id_generator: Callable[[], RequestId] | None = None,
+        clock: Clock | None = None,
+        telemetry: Telemetry | None = None,
+        max_workers: int = 4,
+    ) -> None:
+        self.info = Implementation(name=name, version=version)
+        self.protocol_version = protocol_version
+        self.accepted_versions = accepted_versions
+        self.timeout = timeout
+        self.sampling_provider = sampling_provider
+        self.roots_provider = roots_provider
+        self.elicitation_provider = elicitation_provider
+        self.log_handler: LogHandler = log_handler or _forward_to_logging
+        self.events = EventBus()
+        self.initialize_result: InitializeResult | None = None
+        self._id_generator = id_generator
+        self._clock = clock
+        self._telemetry = telemetry
+        self._max_workers = max_workers
+        self._dispatcher: JsonRpcDispatcher | None = None
+        self._background: concurrent.futures.ThreadPoolExecutor | None = None
+        self._lock = threading.RLock()
+        self._tools: list[Tool] = []
+        self._resources: list[Resource] = []
+        self._templates: list[ResourceTemplate] = []
+        self._prompts: list[Prompt] = []
+        self._roots: list[Root] = []
+        self._subscriptions: dict[str, ReadResourceResult | None] = {}
+
+    # ------------------------------------------------------------ lifecycle
+
+    @property
+    def initialized(self) -> bool:
+        """Whether the handshake is done and the connection is open."""
+        return self._dispatcher is not None and not self._dispatcher.closed and self.initialize_result is not None
+
+    @property
+    def server_info(self) -> Implementation:
+        """The server's name and version."""
+        return self._initialized().server_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared it offers."""
+        return self._initialized().capabilities
+
+    @property
+    def negotiated_version(self) -> str:
+        """The protocol revision in use."""
+        return self._initialized().protocol_version
+
+    def _initialized(self) -> InitializeResult:
+        if self.initialize_result is None or self._dispatcher is None:
+            raise MCPError(MCP_CODES.NOT_INITIALIZED, "the client is not connected; call connect() first")
+        return self.initialize_result
+
+    def capabilities(self) -> ClientCapabilities:
+        """The capabilities this client declares, from the providers set now."""
+        return ClientCapabilities(
+            sampling=SamplingCapability() if self.sampling_provider is not None else None,
+            roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
+            elicitation=ElicitationCapability(form={}) if self.elicitation_provider is not None else None,
+        )
+
+    def connect(self, transport: Any, *, timeout: float | object | None = ...) -> InitializeResult:
+        """Open ``transport``, run the initialize handshake and fill the caches.
+
+        Raises ``ALREADY_CONNECTED`` while connected, and
+        ``PROTOCOL_VERSION_MISMATCH`` (closing the transport) when the server
+        answers a revision this client does not accept.
+        """
+        with self._lock:
+            if self._dispatcher is not None:
+                raise MCPError(MCP_CODES.ALREADY_CONNECTED, "the client is already connected; disconnect() first")
+            dispatcher = JsonRpcDispatcher(
+                transport,
+                side="client",
+                id_generator=self._id_generator,
+                clock=self._clock,
+                max_workers=self._max_workers,
+                timeout=self.timeout,
+                events=self.events,
+                telemetry=self._telemetry,
+            )
+            self._dispatcher = dispatcher
+        self._register_handlers(dispatcher)
+        dispatcher.start()
+        try:
+            result = self._initialize(dispatcher, timeout)
+        except BaseException:
+            self.disconnect()
+            raise
+        self.initialize_result = result
+        dispatcher.notify("notifications/initialized")
+        self._fill_caches()
+        return result
+
+    def _initialize(self, dispatcher: JsonRpcDispatcher, timeout: float | object | None) -> InitializeResult:
+        params = InitializeRequestParams(
+            protocol_version=self.protocol_version, capabilities=self.capabilities(), client_info=self.info
+        )
+        raw = dispatcher.request("initialize", params, timeout=timeout)
+        result = _validate(InitializeResult, raw, "initialize")
+        if result.protocol_version not in self.accepted_versions:
+            raise MCPError(
+                MCP_CODES.PROTOCOL_VERSION_MISMATCH,
+                f"the server answered protocol version {result.protocol_version!r}; "
+                f"this client accepts {', '.join(self.accepted_versions)}",
+                context={"server_version": result.protocol_version, "accepted": list(self.accepted_versions)},
+            )
+        return result
+
+    def _register_handlers(self, dispatcher: JsonRpcDispatcher) -> None:
+        dispatcher.register_handler("ping", lambda params, ctx: EmptyResult())
+        dispatcher.register_handler("sampling/createMessage", self._on_sampling, CreateMessageRequestParams)
+        dispatcher.register_handler("roots/list", self._on_roots)
+        dispatcher.register_handler("elicitation/create", self._on_elicitation, ElicitRequestFormParams)
+        dispatcher.on_notification("notifications/message", self._on_log)
+        dispatcher.on_notification("notifications/resources/updated", self._on_resource_updated)
+        for kind in ("tools", "resources", "prompts"):
+            dispatcher.on_notification(
+                f"notifications/{kind}/list_changed", functools.partial(self._on_list_changed, kind)
+            )
+
+    def _fill_caches(self) -> None:
+        capabilities = self.server_capabilities
+        if capabilities.tools is not None:
+            self.refresh_tools()
+        if capabilities.resources is not None:
+            self.refresh_resources()
+            self.refresh_resource_templates()
+        if capabilities.prompts is not None:
+            self.refresh_prompts()
+        if self.roots_provider is not None:
+            self._roots = list(self.roots_provider())
+
+    def disconnect(self, reason: str | None = None) -> None:
+        """Close the connection; pending calls fail with ``TRANSPORT_CLOSED``. Idempotent."""
+        with self._lock:
+            dispatcher, self._dispatcher = self._dispatcher, None
+            background, self._background = self._background, None
+            self.initialize_result = None
+            self._subscriptions.clear()
+        if dispatcher is not None:
+            dispatcher.close()
+        if background is not None:
+            background.shutdown(wait=True, cancel_futures=True)
+
+    close = disconnect
+
+    def __enter__(self) -> MCPClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.disconnect()
+
+    # -------------------------------------------------------------- plumbing
+
+    def _call(
+        self,
+        method: str,
+        params: WireModel | None,
+        result_type: type[_R],
+        *,
+        timeout: float | object | None = ...,
+        cancel: threading.Event | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> _R:
+        self._initialized()
+        dispatcher = self._dispatcher
+        assert dispatcher is not None
+        raw = dispatcher.request(method, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
+        return _validate(result_type, raw, method)
+
+    def _in_background(self, fn: Callable[[str], Any], arg: str) -> None:
+        """Run ``fn(arg)`` off the reader thread, logging failures."""
+
+        def run() -> None:
+            try:
+                fn(arg)
+            except MCPError as exc:
+                log.warning("background %s(%r) failed: %s", fn.__name__, arg, exc)
+
+        with self._lock:
+            if self._dispatcher is None:
+                return
+            if self._background is None:
+                self._background = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="mcp-sync-client-refresh"
+                )
+            self._background.submit(run)
+
+    def _collect(self, method: str, result_type: type[_P], key: str, timeout: float | object | None) -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            page = self._call(method, PaginatedRequestParams(cursor=cursor), result_type, timeout=timeout)
+            items.extend(getattr(page, key))
+            cursor = page.next_cursor
+            if not cursor:
+                return items
+
+    def _on_list_changed(self, kind: str, params: dict[str, Any]) -> None:
+        self._in_background(self._refresh, kind)
+
+    def _refresh(self, kind: str) -> None:
+        if kind == "tools":
+            self.refresh_tools()
+        elif kind == "prompts":
+            self.refresh_prompts()
+        else:
+            self.refresh_resources()
+            self.refresh_resource_templates()
+
+    # ------------------------------------------------------------------ tools
+
+    def ping(self, *, timeout: float | object | None = ...) -> None:
+        """Check that the server answers."""
+        self._call("ping", None, EmptyResult, timeout=timeout)
+
+    def list_tools(self, cursor: str | None = None, *, timeout: float | object | None = ...) -> ListToolsResult:
+        """One page of the server's tools."""
+        return self._call("tools/list", PaginatedRequestParams(cursor=cursor), ListToolsResult, timeout=timeout)
+
+    def refresh_tools(self, *, timeout: float | object | None = ...) -> list[Tool]:
+        """Fetch every page of tools and update :meth:`tools`."""
+        tools: list[Tool] = self._collect("tools/list", ListToolsResult, "tools", timeout)
+        self._tools = tools
+        return tools
+
+    def tools(self) -> list[Tool]:
+        """The server's tools as last fetched (at connect, or on a list change)."""
+        self._initialized()
+        return list(self._tools)
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | object | None = ...,
+        cancel: threading.Event | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
+        """Call a tool and return its result.
+
+        A tool that fails returns a result with ``is_error=True``; a call the
+        server refuses raises. ``on_progress`` receives progress
+        notifications (on the reader thread: keep it quick).
+        """
+        params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        return self._call("tools/call", params, CallToolResult, timeout=timeout, cancel=cancel, on_progress=on_progress)
+
+    # -------------------------------------------------------------- resources
+
+    def list_resources(self, cursor: str | None = None, *, timeout: float | object | None = ...) -> ListResourcesResult:
+        """One page of the server's resources."""
+        return self._call("resources/list", PaginatedRequestParams(cursor=cursor), ListResourcesResult, timeout=timeout)
+
+    def refresh_resources(self, *, timeout: float | object | None = ...) -> list[Resource]:
+        """Fetch every page of resources and update :meth:`resources`."""
+        resources: list[Resource] = self._collect("resources/list", ListResourcesResult, "resources", timeout)
+        self._resources = resources
+        return resources
+
+    def resources(self) -> list[Resource]:
+        """The server's resources as last fetched."""
+        self._initialized()
+        return list(self._resources)
+
+    def list_resource_templates(
+        self, cursor: str | None = None, *, timeout: float | object | None = ...
+    ) -> ListResourceTemplatesResult:
+        """One page of the server's resource templates."""
+        return self._call(
+            "resources/templates/list",
+            PaginatedRequestParams(cursor=cursor),
+            ListResourceTemplatesResult,
+            timeout=timeout,
+        )
+
+    def refresh_resource_templates(self, *, timeout: float | object | None = ...) -> list[ResourceTemplate]:
+        """Fetch every page of resource templates and update :meth:`resource_templates`."""
+        templates: list[ResourceTemplate] = self._collect(
+            "resources/templates/list", ListResourceTemplatesResult, "resource_templates", timeout
+        )
+        self._templates = templates
+        return templates
+
+    def resource_templates(self) -> list[ResourceTemplate]:
+        """The server's resource templates as last fetched."""
+        self._initialized()
+        return list(self._templates)
+
+    def read_resource(
+        self, uri: str, *, timeout: float | object | None = ..., cancel: threading.Event | None = None
+    ) -> ReadResourceResult:
+        """Read a resource's contents."""
+        return self._call(
+            "resources/read", ReadResourceRequestParams(uri=uri), ReadResourceResult, timeout=timeout, cancel=cancel
+        )
+
+    def subscribe_resource(self, uri: str, *, timeout: float | object | None = ...) -> None:
+        """Subscribe to changes of ``uri``.
+
+        On each change the client reads the resource again (off the reader
+        thread), keeps it for :meth:`subscribed_contents` and emits the
+        ``resource:updated`` event with a :class:`ResourceUpdated` payload.
+        """
+        self._call("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+        with self._lock:
+            self._subscriptions.setdefault(uri, None)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: float | object | None = ...) -> None:
+        """Stop receiving changes of ``uri``."""
+        self._call("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+        with self._lock:
+            self._subscriptions.pop(uri, None)
+
+    def subscribed_contents(self, uri: str) -> ReadResourceResult | None:
+        """The contents last read for a subscribed ``uri`` after a change (``None`` before any)."""
+        with self._lock:
+            return self._subscriptions.get(uri)
+
+    def _on_resource_updated(self, params: dict[str, Any]) -> None:
+        try:
+            uri = ResourceUpdatedNotificationParams.model_validate(params).uri
+        except ValidationError:
+            log.debug("ignored malformed notifications/resources/updated: %r", params)
+            return
+        if uri in self._subscriptions:
+            self._in_background(self._reread, uri)
+
+    def _reread(self, uri: str) -> None:
+        contents = self.read_resource(uri)
+        with self._lock:
+            if uri not in self._subscriptions:
+                return
+            self._subscriptions[uri] = contents
+        self.events.emit(RESOURCE_UPDATED, ResourceUpdated(uri=uri, contents=contents))
+
+    # ---------------------------------------------------------------- prompts
+
+    def list_prompts(self, cursor: str | None = None, *, timeout: float | object | None = ...) -> ListPromptsResult:
+        """One page of the server's prompts."""
+        return self._call("prompts/list", PaginatedRequestParams(cursor=cursor), ListPromptsResult, timeout=timeout)
+
+    def refresh_prompts(self, *, timeout: float | object | None = ...) -> list[Prompt]:
+        """Fetch every page of prompts and update :meth:`prompts`."""
+        prompts: list[Prompt] = self._collect("prompts/list", ListPromptsResult, "prompts", timeout)
+        self._prompts = prompts
+        return prompts
+
+    def prompts(self) -> list[Prompt]:
+        """The server's prompts as last fetched."""
+        self._initialized()
+        return list(self._prompts)
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | object | None = ...
+    ) -> GetPromptResult:
+        """Render a prompt with ``arguments``."""
+        params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        return self._call("prompts/get", params, GetPromptResult, timeout=timeout)
+
+    # ------------------------------------------------------------- utilities
+
+    def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | object | None = ...,
+    ) -> CompleteResult:
+        """Ask for completions of ``argument`` (typed so far: ``value``) of a prompt or template."""
+        params = CompleteRequestParams(
+            ref=ref,
+            argument=CompleteArgument(name=argument, value=value),
+            context=CompleteContext(arguments=dict(context)) if context is not None else None,
+        )
+        return self._call("completion/complete", params, CompleteResult, timeout=timeout)
+
+    def set_log_level(self, level: LoggingLevel, *, timeout: float | object | None = ...) -> None:
+        """Ask the server to send log messages of ``level`` and above."""
+        self._call("logging/setLevel", SetLevelRequestParams(level=level), EmptyResult, timeout=timeout)
+
+    # -------------------------------------------------------------- providers
+
+    def set_sampling_provider(self, provider: SamplingProvider | None) -> None:
+        """Answer ``sampling/createMessage`` with ``provider(params)``."""
+        self.sampling_provider = provider
+
+    def set_elicitation_provider(self, provider: ElicitationProvider | None) -> None:
+        """Answer ``elicitation/create`` with ``provider(params)``."""
+        self.elicitation_provider = provider
+
+    def set_roots_provider(self, provider: RootsProvider | None) -> None:
+        """Answer ``roots/list`` with ``provider()``."""
+        self.roots_provider = provider
+
+    def roots(self) -> list[Root]:
+        """The roots this client exposes, as last read from the roots provider."""
+        return list(self._roots)
+
+    def refresh_roots(self) -> list[Root]:
+        """Read the roots provider again and tell the server the list changed."""
+        self._roots = list(self.roots_provider()) if self.roots_provider is not None else []
+        dispatcher = self._dispatcher
+        if self.initialized and dispatcher is not None:
+            dispatcher.notify("notifications/roots/list_changed")
+        return list(self._roots)
+
+    def _on_sampling(self, params: CreateMessageRequestParams, ctx: RequestContext) -> CreateMessageResult:
+        if self.sampling_provider is None:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "this client does not support sampling")
+        return self.sampling_provider(params)
+
+    def _on_roots(self, params: Any, ctx: RequestContext) -> ListRootsResult:
+        if self.roots_provider is None:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "this client does not expose roots")
+        self._roots = list(self.roots_provider())
+        return ListRootsResult(roots=self._roots)
+
+    def _on_elicitation(self, params: ElicitRequestFormParams, ctx: RequestContext) -> ElicitResult:
+        if self.elicitation_provider is None:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "this client does not support elicitation")
+        return self.elicitation_provider(params)
+
+    def _on_log(self, params: dict[str, Any]) -> None:
+        try:
+            message = LoggingMessageNotificationParams.model_validate(params)
+        except ValidationError:
+            log.debug("ignored malformed notifications/message: %r", params)
+            return
+        self.log_handler(message)
+
+    def __repr__(self) -> str:
+        state = "connected" if self.initialized else "not connected"
+        return f"<MCPClient {self.info.name} ({state})>"
+
+
+def _validate(model: type[_R], raw: dict[str, Any], method: str) -> _R:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise MCPProtocolError(
+            MCP_CODES.PROTOCOL_INVALID,
+            f"invalid {method} result: {format_validation_error(exc)}",
+            cause=exc,
+            context={"method": method},
+        ) from exc

@@ -1,0 +1,663 @@
+"""MCPServer: tools, resources and prompts served to MCP clients.
+
+>>> from mcp_sync import MCPServer
+>>> server = MCPServer("demo", "1.0")
+>>> tool = server.register_tool(
+...     "add",
+...     lambda args, ctx: str(args["a"] + args["b"]),
+...     description="Add two numbers",
+...     input_schema={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+... )
+>>> server.invoke_tool("add", {"a": 1, "b": 2}).content[0].text
+'3'
+
+A server serves any number of connections at once: each transport given to
+:meth:`MCPServer.start` becomes a :class:`~mcp_sync.session.ServerSession`
+with its own negotiated revision, capabilities, subscriptions and log level.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from .context import Context, ProgressReporter
+from .dispatcher import DEFAULT_TIMEOUT, Clock, format_validation_error
+from .errors import MCP_CODES, JsonRpcCode, MCPError
+from .events import EventBus
+from .telemetry import Telemetry
+from .types import (
+    Annotations,
+    BlobResourceContents,
+    CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    ContentBlock,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    GetPromptResult,
+    Icon,
+    Implementation,
+    LoggingLevel,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
+    RequestId,
+    Resource,
+    ResourceTemplate,
+    Root,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+    WireModel,
+)
+
+if TYPE_CHECKING:
+    from .session import ServerSession
+    from .transport import Transport
+
+__all__ = [
+    "Authorizer",
+    "CompletionProvider",
+    "MCPServer",
+    "RequestInfo",
+    "SamplingProvider",
+    "ServerInfo",
+]
+
+log = logging.getLogger("mcp_sync.server")
+
+ToolHandler = Callable[[Any, Context], Any]
+"""``(arguments, ctx) -> result``: a CallToolResult, content blocks, a string or ``None``."""
+ResourceHandler = Callable[[str, Context], Any]
+"""``(uri, ctx) -> contents``: a ReadResourceResult, contents, a string or bytes."""
+TemplateHandler = Callable[[str, dict[str, str], Context], Any]
+"""``(uri, params, ctx) -> contents``: like a resource handler, with the template's parameters."""
+PromptHandler = Callable[[dict[str, str], Context], Any]
+"""``(arguments, ctx) -> messages``: a GetPromptResult, PromptMessages or a string."""
+SamplingProvider = Callable[[CreateMessageRequestParams, Context], CreateMessageResult]
+CompletionProvider = Callable[[CompleteRequestParams, Context], "CompleteResult | Sequence[str]"]
+
+LOG_LEVELS: tuple[LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+_content_adapter: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
+_M = TypeVar("_M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """What an authorizer sees of a request."""
+
+    method: str
+    params: dict[str, Any]
+    session: ServerSession
+
+
+Authorizer = Callable[[RequestInfo], bool]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """A summary of a server: what it holds and whether it runs."""
+
+    name: str
+    version: str
+    tools: int
+    resources: int
+    resource_templates: int
+    prompts: int
+    roots: int
+    sessions: int
+    running: bool
+
+
+@dataclass
+class _RegisteredTool:
+    tool: Tool
+    handler: ToolHandler
+    input_model: type[BaseModel] | None
+
+
+@dataclass
+class _RegisteredResource:
+    resource: Resource
+    handler: ResourceHandler
+
+
+@dataclass
+class _RegisteredTemplate:
+    template: ResourceTemplate
+    handler: TemplateHandler
+    pattern: re.Pattern[str]
+
+
+@dataclass
+class _RegisteredPrompt:
+    prompt: Prompt
+    handler: PromptHandler
+
+
+def _template_pattern(uri_template: str) -> re.Pattern[str]:
+    """A regex for an RFC 6570 template: ``{x}`` matches one path segment, ``{+x}`` anything."""
+    parts = []
+    for literal, expression in re.findall(r"([^{]*)(?:\{([^}]*)\})?", uri_template):
+        parts.append(re.escape(literal))
+        if expression.startswith("+"):
+            parts.append(f"(?P<{expression[1:]}>.+)")
+        elif expression:
+            parts.append(f"(?P<{expression}>[^/?#]+)")
+    return re.compile("".join(parts) + r"\Z")
+
+
+def _to_call_tool_result(value: Any) -> CallToolResult:
+    """Normalise what a tool handler returned into a CallToolResult."""
+    if isinstance(value, CallToolResult):
+        return value
+    if value is None:
+        return CallToolResult(content=[])
+    if isinstance(value, str):
+        return CallToolResult(content=[TextContent(text=value)])
+    if isinstance(value, (WireModel, Mapping)):
+        value = [value]
+    return CallToolResult(
+        content=[_content_adapter.validate_python(v.to_wire() if isinstance(v, WireModel) else v) for v in value]
+    )
+
+
+def _to_contents(uri: str, mime_type: str | None, value: Any) -> ReadResourceResult:
+    """Normalise what a resource handler returned into a ReadResourceResult."""
+    if isinstance(value, ReadResourceResult):
+        return value
+    if isinstance(value, (str, bytes, TextResourceContents, BlobResourceContents)):
+        value = [value]
+    contents: list[TextResourceContents | BlobResourceContents] = []
+    for item in value:
+        if isinstance(item, str):
+            contents.append(TextResourceContents(uri=uri, mime_type=mime_type, text=item))
+        elif isinstance(item, bytes):
+            blob = base64.b64encode(item).decode("ascii")
+            contents.append(BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob))
+        else:
+            contents.append(item)
+    return ReadResourceResult(contents=contents)
+
+
+def _to_prompt_result(value: Any, description: str | None) -> GetPromptResult:
+    if isinstance(value, GetPromptResult):
+        return value
+    if isinstance(value, str):
+        value = [PromptMessage(role="user", content=TextContent(text=value))]
+    return GetPromptResult(description=description, messages=list(value))
+
+
+def _page(items: Sequence[_M], cursor: str | None, size: int | None) -> tuple[list[_M], str | None]:
+    """One page of ``items`` from ``cursor``, and the cursor of the next page."""
+    start = 0
+    if cursor is not None:
+        try:
+            start = int(base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii"))
+        except (ValueError, UnicodeError):
+            raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
+    if size is None:
+        return list(items[start:]), None
+    end = start + size
+    next_cursor = base64.urlsafe_b64encode(str(end).encode()).decode() if end < len(items) else None
+    return list(items[start:end]), next_cursor
+
+
+class MCPServer:
+    """An MCP server: register tools, resources and prompts, then :meth:`start` transports.
+
+    ``page_size`` makes the list methods return pages of that many items
+    (``None``: everything at once); ``timeout`` bounds the server's own
+    requests to clients (sampling, roots, elicitation); ``max_workers``
+    bounds the handler threads of each connection.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_workers: int = 16,
+        id_generator: Callable[[], RequestId] | None = None,
+        clock: Clock | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        self.info = Implementation(name=name, version=version, title=title)
+        self.instructions = instructions
+        self.page_size = page_size
+        self.timeout = timeout
+        self.max_workers = max_workers
+        self.id_generator = id_generator
+        self.clock = clock
+        self.telemetry = telemetry
+        self.events = EventBus()
+        self.log_level: LoggingLevel | None = None
+        self.authorizer: Authorizer | None = None
+        self.sampling_provider: SamplingProvider | None = None
+        self.completion_provider: CompletionProvider | None = None
+        self._lock = threading.RLock()
+        self._tools: dict[str, _RegisteredTool] = {}
+        self._resources: dict[str, _RegisteredResource] = {}
+        self._templates: dict[str, _RegisteredTemplate] = {}
+        self._prompts: dict[str, _RegisteredPrompt] = {}
+        self._roots: dict[str, Root] = {}
+        self._sessions: list[ServerSession] = []
+        self._running = False
+
+    # ------------------------------------------------------------ registries
+
+    def register_tool(
+        self,
+        name: str,
+        handler: ToolHandler,
+        *,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | type[BaseModel] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Tool:
+        """Register a tool; ``handler(arguments, ctx)`` runs on each call.
+
+        ``input_schema`` is a JSON schema, or a pydantic model whose schema is
+        published and which validates the arguments before each call (invalid
+        ones raise ``INVALID_PARAMS``, and the handler gets the model).
+        """
+        input_model: type[BaseModel] | None = None
+        if isinstance(input_schema, type):
+            input_model = input_schema
+            schema: dict[str, Any] = input_schema.model_json_schema()
+        else:
+            schema = dict(input_schema or {"type": "object"})
+        tool = Tool(
+            name=name,
+            title=title,
+            description=description,
+            input_schema=schema,
+            output_schema=dict(output_schema) if output_schema is not None else None,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        with self._lock:
+            if name in self._tools:
+                raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"tool {name!r} is already registered")
+            self._tools[name] = _RegisteredTool(tool, handler, input_model)
+        self._list_changed("tools")
+        return tool
+
+    def unregister_tool(self, name: str) -> None:
+        """Remove a tool; ``NOT_FOUND`` if there is none by that name."""
+        self._unregister(self._tools, name, "tool")
+        self._list_changed("tools")
+
+    def register_resource(
+        self,
+        uri: str,
+        handler: ResourceHandler,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Resource:
+        """Register a resource at a fixed ``uri``; ``handler(uri, ctx)`` returns its contents."""
+        resource = Resource(
+            uri=uri,
+            name=name or uri,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=size,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        with self._lock:
+            if uri in self._resources:
+                raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"resource {uri!r} is already registered")
+            self._resources[uri] = _RegisteredResource(resource, handler)
+        self._list_changed("resources")
+        return resource
+
+    def register_resource_template(
+        self,
+        uri_template: str,
+        handler: TemplateHandler,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ResourceTemplate:
+        """Register a family of resources such as ``"users://{id}/profile"``.
+
+        ``handler(uri, params, ctx)`` gets the parameters read from the URI.
+        """
+        template = ResourceTemplate(
+            uri_template=uri_template,
+            name=name or uri_template,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        with self._lock:
+            if uri_template in self._templates:
+                raise MCPError(
+                    MCP_CODES.DUPLICATE_REGISTRATION, f"resource template {uri_template!r} is already registered"
+                )
+            self._templates[uri_template] = _RegisteredTemplate(template, handler, _template_pattern(uri_template))
+        self._list_changed("resources")
+        return template
+
+    def unregister_resource(self, uri: str) -> None:
+        """Remove a resource or resource template; ``NOT_FOUND`` if there is none."""
+        with self._lock:
+            if uri in self._templates:
+                del self._templates[uri]
+            else:
+                self._unregister(self._resources, uri, "resource")
+        self._list_changed("resources")
+
+    def register_prompt(
+        self,
+        name: str,
+        handler: PromptHandler,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Iterable[PromptArgument] | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Prompt:
+        """Register a prompt; ``handler(arguments, ctx)`` returns its messages."""
+        prompt = Prompt(
+            name=name,
+            title=title,
+            description=description,
+            arguments=list(arguments) if arguments is not None else None,
+            icons=icons,
+            meta=meta,
+        )
+        with self._lock:
+            if name in self._prompts:
+                raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"prompt {name!r} is already registered")
+            self._prompts[name] = _RegisteredPrompt(prompt, handler)
+        self._list_changed("prompts")
+        return prompt
+
+    def unregister_prompt(self, name: str) -> None:
+        """Remove a prompt; ``NOT_FOUND`` if there is none by that name."""
+        self._unregister(self._prompts, name, "prompt")
+        self._list_changed("prompts")
+
+    def register_root(self, uri: str, name: str | None = None) -> Root:
+        """Record a root (a directory or location) that this server works within."""
+        root = Root(uri=uri, name=name)
+        with self._lock:
+            if uri in self._roots:
+                raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"root {uri!r} is already registered")
+            self._roots[uri] = root
+        return root
+
+    def unregister_root(self, uri: str) -> None:
+        """Forget a root; ``NOT_FOUND`` if there is none."""
+        self._unregister(self._roots, uri, "root")
+
+    def _unregister(self, registry: dict[str, Any], key: str, kind: str) -> None:
+        with self._lock:
+            if registry.pop(key, None) is None:
+                raise MCPError(MCP_CODES.NOT_FOUND, f"no {kind} {key!r}", context={kind: key})
+
+    # -------------------------------------------------------------- listings
+
+    def list_tools(self) -> list[Tool]:
+        """The registered tools, in registration order."""
+        return [t.tool for t in self._tools.values()]
+
+    def list_resources(self) -> list[Resource]:
+        """The registered fixed resources."""
+        return [r.resource for r in self._resources.values()]
+
+    def list_resource_templates(self) -> list[ResourceTemplate]:
+        """The registered resource templates."""
+        return [t.template for t in self._templates.values()]
+
+    def list_prompts(self) -> list[Prompt]:
+        """The registered prompts."""
+        return [p.prompt for p in self._prompts.values()]
+
+    def list_roots(self) -> list[Root]:
+        """The registered roots."""
+        return list(self._roots.values())
+
+    def page(self, items: Sequence[_M], cursor: str | None) -> tuple[list[_M], str | None]:
+        """One page of a listing, at this server's ``page_size``."""
+        return _page(items, cursor, self.page_size)
+
+    # ------------------------------------------------------------ local calls
+
+    def invoke_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        cancel: threading.Event | None = None,
+        progress: ProgressReporter | None = None,
+        context: Context | None = None,
+    ) -> CallToolResult:
+        """Run a tool here, without a client.
+
+        Invalid arguments raise ``INVALID_PARAMS``; an unknown tool raises
+        ``NOT_FOUND``; an exception in the handler becomes a result with
+        ``is_error=True``; a call whose ``cancel`` event was set raises
+        ``REQUEST_CANCELLED``.
+        """
+        registered = self._tools.get(name)
+        if registered is None:
+            raise MCPError(
+                MCP_CODES.NOT_FOUND,
+                f"Unknown tool: {name}",
+                context={"tool": name},
+                jsonrpc_code=JsonRpcCode.INVALID_PARAMS,
+            )
+        ctx = context or Context(cancelled=cancel, progress=progress)
+        args: Any = dict(arguments or {})
+        if registered.input_model is not None:
+            try:
+                args = registered.input_model.model_validate(args)
+            except ValidationError as exc:
+                raise MCPError(
+                    MCP_CODES.INVALID_PARAMS,
+                    f"Invalid arguments for tool {name}: {format_validation_error(exc)}",
+                    cause=exc,
+                    context={"tool": name},
+                ) from exc
+        try:
+            result = _to_call_tool_result(registered.handler(args, ctx))
+        except Exception as exc:
+            log.info("tool %s failed: %s", name, exc, exc_info=True)
+            result = CallToolResult(content=[TextContent(text=f"Error: {exc}")], is_error=True)
+        if ctx.cancelled.is_set():
+            raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"tool {name} was cancelled", context={"tool": name})
+        return result
+
+    def read_resource(self, uri: str, *, context: Context | None = None) -> ReadResourceResult:
+        """Read a resource here, without a client; ``NOT_FOUND`` for an unknown URI."""
+        ctx = context or Context()
+        registered = self._resources.get(uri)
+        if registered is not None:
+            return _to_contents(uri, registered.resource.mime_type, registered.handler(uri, ctx))
+        for template in list(self._templates.values()):
+            match = template.pattern.match(uri)
+            if match is not None:
+                value = template.handler(uri, match.groupdict(), ctx)
+                return _to_contents(uri, template.template.mime_type, value)
+        raise MCPError(MCP_CODES.NOT_FOUND, f"Resource not found: {uri}", context={"uri": uri})
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, context: Context | None = None
+    ) -> GetPromptResult:
+        """Render a prompt here, without a client.
+
+        An unknown prompt raises ``NOT_FOUND``; a missing required argument
+        raises ``INVALID_PARAMS``.
+        """
+        registered = self._prompts.get(name)
+        if registered is None:
+            raise MCPError(
+                MCP_CODES.NOT_FOUND,
+                f"Unknown prompt: {name}",
+                context={"prompt": name},
+                jsonrpc_code=JsonRpcCode.INVALID_PARAMS,
+            )
+        args = dict(arguments or {})
+        missing = [a.name for a in registered.prompt.arguments or () if a.required and a.name not in args]
+        if missing:
+            raise MCPError(
+                MCP_CODES.INVALID_PARAMS,
+                f"Missing required arguments for prompt {name}: {', '.join(missing)}",
+                context={"prompt": name, "missing": missing},
+            )
+        value = registered.handler(args, context or Context())
+        return _to_prompt_result(value, registered.prompt.description)
+
+    def get_prompt_messages(self, name: str, arguments: Mapping[str, str] | None = None) -> list[PromptMessage]:
+        """Just the messages of :meth:`get_prompt`."""
+        return self.get_prompt(name, arguments).messages
+
+    def complete(self, params: CompleteRequestParams, context: Context | None = None) -> CompleteResult:
+        """Argument completions from the completion provider (none without one)."""
+        if self.completion_provider is None:
+            return CompleteResult(completion=Completion(values=[], total=0, has_more=False))
+        value = self.completion_provider(params, context or Context())
+        if isinstance(value, CompleteResult):
+            return value
+        values = list(value)
+        return CompleteResult(completion=Completion(values=values[:100], total=len(values), has_more=len(values) > 100))
+
+    # -------------------------------------------------------------- providers
+
+    def set_authorizer(self, authorizer: Authorizer | None) -> None:
+        """Gate every request: a call for which ``authorizer(info)`` is false gets ``UNAUTHORIZED``."""
+        self.authorizer = authorizer
+
+    def set_sampling_provider(self, provider: SamplingProvider | None) -> None:
+        """Answer this server's own sampling needs when the client cannot sample."""
+        self.sampling_provider = provider
+
+    def set_completion_provider(self, provider: CompletionProvider | None) -> None:
+        """Supply argument completions for ``completion/complete``."""
+        self.completion_provider = provider
+
+    def set_log_level(self, level: LoggingLevel) -> None:
+        """The least severe level sent to clients that have not chosen one."""
+        if level not in LOG_LEVELS:
+            raise MCPError(MCP_CODES.INVALID_PARAMS, f"unknown log level {level!r}")
+        self.log_level = level
+
+    # ----------------------------------------------------------- connections
+
+    @property
+    def sessions(self) -> list[ServerSession]:
+        """The open connections."""
+        with self._lock:
+            return [s for s in self._sessions if not s.closed]
+
+    def start(self, transport: Transport) -> ServerSession:
+        """Serve MCP on ``transport``; returns the new connection's session.
+
+        The same transport twice raises ``ALREADY_CONNECTED``; different
+        transports each get their own session.
+        """
+        from .session import ServerSession
+
+        with self._lock:
+            if any(s.transport is transport for s in self._sessions):
+                raise MCPError(MCP_CODES.ALREADY_CONNECTED, "this transport is already served")
+            ended = [s for s in self._sessions if s.closed]
+            self._sessions = [s for s in self._sessions if not s.closed]
+            session = ServerSession(self, transport)
+            self._sessions.append(session)
+            self._running = True
+        for old in ended:
+            old.close()  # joins the handler threads of connections that ended
+        session.start()
+        return session
+
+    def stop(self) -> None:
+        """Close every connection. The server may be started again afterwards."""
+        with self._lock:
+            sessions, self._sessions = self._sessions, []
+            self._running = False
+        for session in sessions:
+            session.close()
+
+    def mark_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed."""
+        for session in self.sessions:
+            session.resource_updated(uri)
+
+    def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """Send a log message to every connected client (each filters by its level)."""
+        for session in self.sessions:
+            session.log(level, data, logger)
+
+    def get_info(self) -> ServerInfo:
+        """Counts of what is registered, and whether the server runs."""
+        with self._lock:
+            return ServerInfo(
+                name=self.info.name,
+                version=self.info.version,
+                tools=len(self._tools),
+                resources=len(self._resources),
+                resource_templates=len(self._templates),
+                prompts=len(self._prompts),
+                roots=len(self._roots),
+                sessions=len(self._sessions),
+                running=self._running,
+            )
+
+    def _list_changed(self, kind: str) -> None:
+        for session in self.sessions:
+            session.list_changed(kind)
+
+    def __repr__(self) -> str:
+        return f"MCPServer({self.info.name!r}, {self.info.version!r})"

@@ -495,6 +495,15 @@ class CallToolResult(Result):
     structured_content: Any = None
     is_error: bool | None = None
 
+    @property
+    def text(self) -> str:
+        """The text of the text content blocks, one per line.
+
+        >>> CallToolResult(content=[TextContent(text="a"), TextContent(text="b")]).text
+        'a\\nb'
+        """
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
+
 
 # --------------------------------------------------------------------------
 # Sampling
@@ -909,6 +918,11 @@ class ReadResourceResult(CacheableResult):
     """The contents of a resource."""
 
     contents: list[ResourceContents]
+
+    @property
+    def text(self) -> str:
+        """The text of the text contents, one per line."""
+        return "\n".join(item.text for item in self.contents if isinstance(item, TextResourceContents))
 
 
 class ResourceUpdatedNotificationParams(NotificationParams):

@@ -1,0 +1,45 @@
+"""Shared fixtures.
+
+Every test is checked for leaked threads: a thread started by mcp_sync (its
+name starts with ``mcp-sync``) that is still alive shortly after the test
+ends fails the test. Every MCPError created anywhere in the run is recorded,
+for the reachability test of the error registry.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from mcp_sync.errors import MCPError
+
+RAISED_CODES: set[str] = set()
+
+_original_init = MCPError.__init__
+
+
+def _recording_init(self: MCPError, code: str, *args: object, **kwargs: object) -> None:
+    RAISED_CODES.add(code)
+    _original_init(self, code, *args, **kwargs)  # type: ignore[arg-type]
+
+
+MCPError.__init__ = _recording_init  # type: ignore[method-assign]
+
+
+def mcp_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads() -> Iterator[None]:
+    before = set(mcp_threads())
+    yield
+    deadline = time.monotonic() + 2.0
+    leaked = [t for t in mcp_threads() if t not in before]
+    while leaked and time.monotonic() < deadline:
+        time.sleep(0.01)
+        leaked = [t for t in mcp_threads() if t not in before and t.is_alive()]
+    assert not leaked, f"threads left running: {[t.name for t in leaked]}"

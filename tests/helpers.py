@@ -1,0 +1,56 @@
+"""Test helpers: a connected in-memory client/server pair and a wire recorder."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from mcp_sync.client import MCPClient
+from mcp_sync.jsonrpc import InvalidMessage, encode_message
+from mcp_sync.server import MCPServer
+from mcp_sync.transport import InMemoryTransport, MessageHandler
+from mcp_sync.types import JSONRPCMessage
+
+
+class RecordingTransport:
+    """Wraps a transport and records every message sent and received, as wire JSON."""
+
+    def __init__(self, inner: InMemoryTransport) -> None:
+        self.inner = inner
+        self.sent: list[bytes] = []
+        self.received: list[bytes] = []
+        self._lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        return self.inner.closed
+
+    def send(self, message: JSONRPCMessage) -> None:
+        with self._lock:
+            self.sent.append(encode_message(message))
+        self.inner.send(message)
+
+    def on_message(self, handler: MessageHandler) -> Callable[[], None]:
+        def record(message: JSONRPCMessage | InvalidMessage) -> None:
+            if not isinstance(message, InvalidMessage):
+                with self._lock:
+                    self.received.append(encode_message(message))
+            handler(message)
+
+        return self.inner.on_message(record)
+
+    def on_close(self, handler: Callable[[BaseException | None], None]) -> Callable[[], None]:
+        return self.inner.on_close(handler)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def connect_pair(server: MCPServer, client: MCPClient | None = None, **connect: Any) -> MCPClient:
+    """Start ``server`` on one end of an in-memory pair and connect a client to the other."""
+    client = client or MCPClient()
+    client_end, server_end = InMemoryTransport.pair()
+    server.start(server_end)
+    client.connect(client_end, **connect)
+    return client

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers import RecordingTransport
 from schema_util import validate_definition
 
-from helpers import RecordingTransport
 from mcp_sync import MCP_CODES, InMemoryTransport, MCPClient, MCPError, MCPServer
 from mcp_sync.context import Context
 from mcp_sync.events import REQUEST_COMPLETED
@@ -134,7 +134,9 @@ def build_server() -> MCPServer:
         description="Greets someone.",
         arguments=[PromptArgument(name="name", title="Name", required=True)],
     )
-    server.set_completion_provider(lambda params, ctx: [v for v in ("Ada", "Alan") if v.startswith(params.argument.value)])
+    server.set_completion_provider(
+        lambda params, ctx: [v for v in ("Ada", "Alan") if v.startswith(params.argument.value)]
+    )
     return server
 
 

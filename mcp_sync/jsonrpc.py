@@ -92,6 +92,10 @@ def decode_message(data: bytes | bytearray | memoryview | str) -> JSONRPCMessage
         value = pydantic_core.from_json(raw, allow_inf_nan=False)
     except ValueError as exc:
         return InvalidMessage(Error(code=JsonRpcCode.PARSE_ERROR, message=f"Parse error: {exc}"))
+    except TypeError:
+        # Only a str holding a lone surrogate gets here (pydantic_core cannot
+        # encode it to UTF-8), e.g. text read with errors="surrogateescape".
+        return InvalidMessage(Error(code=JsonRpcCode.PARSE_ERROR, message="Parse error: the text is not valid Unicode"))
     return parse_value(value)
 
 
@@ -105,7 +109,10 @@ def parse_value(value: Any) -> JSONRPCMessage | InvalidMessage:
     method = value.get("method")
     is_response = method is None and ("result" in value or "error" in value)
     if value.get("jsonrpc") != "2.0":
-        return _invalid('Invalid request: "jsonrpc" must be "2.0"', request_id, reply=not is_response)
+        # As in _parse_call: a response, or what may be a notification (no id
+        # but a method), never gets an answer.
+        reply = not is_response and (has_id or method is None)
+        return _invalid('Invalid request: "jsonrpc" must be "2.0"', request_id, reply=reply)
     if is_response:
         return _parse_response(value, request_id)
     return _parse_call(value, has_id, request_id, method)
@@ -139,6 +146,7 @@ def _parse_response(value: dict[str, Any], request_id: RequestId | None) -> JSON
     if (
         not isinstance(error, dict)
         or not isinstance(error.get("code"), int)
+        or isinstance(error["code"], bool)
         or not isinstance(error.get("message"), str)
     ):
         return _invalid("Invalid error response", request_id, reply=False)

@@ -195,8 +195,10 @@ class InMemoryTransport(BaseTransport):
         with self._lock:
             if self._reader is not None or self._closed.is_set():
                 return
+            # Started under the lock: a concurrent close() (which takes the
+            # lock first) then always finds a started reader to join.
             self._reader = threading.Thread(target=self._read_loop, name="mcp-sync-inmemory-reader", daemon=True)
-        self._reader.start()
+            self._reader.start()
 
     def _read_loop(self) -> None:
         while True:

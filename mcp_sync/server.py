@@ -103,6 +103,12 @@ _content_adapter: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
 _M = TypeVar("_M", bound=BaseModel)
 
 
+def check_log_level(level: str) -> None:
+    """Raise ``INVALID_PARAMS`` unless ``level`` is one of :data:`LOG_LEVELS`."""
+    if level not in LOG_LEVELS:
+        raise MCPError(MCP_CODES.INVALID_PARAMS, f"unknown log level {level!r}")
+
+
 @dataclass(frozen=True)
 class RequestInfo:
     """What an authorizer sees of a request."""
@@ -187,7 +193,7 @@ def _to_contents(uri: str, mime_type: str | None, value: Any) -> ReadResourceRes
     """Normalise what a resource handler returned into a ReadResourceResult."""
     if isinstance(value, ReadResourceResult):
         return value
-    if isinstance(value, (str, bytes, TextResourceContents, BlobResourceContents)):
+    if isinstance(value, (str, bytes, Mapping, TextResourceContents, BlobResourceContents)):
         value = [value]
     contents: list[TextResourceContents | BlobResourceContents] = []
     for item in value:
@@ -205,7 +211,9 @@ def _to_prompt_result(value: Any, description: str | None) -> GetPromptResult:
     if isinstance(value, GetPromptResult):
         return value
     if isinstance(value, str):
-        value = [PromptMessage(role="user", content=TextContent(text=value))]
+        value = PromptMessage(role="user", content=TextContent(text=value))
+    if isinstance(value, PromptMessage):
+        value = [value]
     return GetPromptResult(description=description, messages=list(value))
 
 
@@ -216,7 +224,9 @@ def _page(items: Sequence[_M], cursor: str | None, size: int | None) -> tuple[li
         try:
             start = int(base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii"))
         except (ValueError, UnicodeError):
-            raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
+            start = -1
+        if start < 0:
+            raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
     if size is None:
         return list(items[start:]), None
     end = start + size
@@ -589,8 +599,7 @@ class MCPServer:
 
     def set_log_level(self, level: LoggingLevel) -> None:
         """The least severe level sent to clients that have not chosen one."""
-        if level not in LOG_LEVELS:
-            raise MCPError(MCP_CODES.INVALID_PARAMS, f"unknown log level {level!r}")
+        check_log_level(level)
         self.log_level = level
 
     # ----------------------------------------------------------- connections
@@ -637,6 +646,7 @@ class MCPServer:
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send a log message to every connected client (each filters by its level)."""
+        check_log_level(level)
         for session in self.sessions:
             session.log(level, data, logger)
 
@@ -651,7 +661,7 @@ class MCPServer:
                 resource_templates=len(self._templates),
                 prompts=len(self._prompts),
                 roots=len(self._roots),
-                sessions=len(self._sessions),
+                sessions=len(self.sessions),
                 running=self._running,
             )
 

@@ -17,14 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .context import Context
+from .context import Context, ProgressReporter
 from .dispatcher import JsonRpcDispatcher, RequestContext, format_validation_error
 from .errors import MCP_CODES, MCPError, MCPProtocolError
 from .revisions import HANDSHAKE_REVISIONS, adapt_notification, adapt_result, at_least, negotiate
+from .server import LOG_LEVELS, RequestInfo, check_log_level
 from .types import (
     CallToolRequestParams,
+    CallToolResult,
     ClientCapabilities,
     CompleteRequestParams,
+    CompleteResult,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestFormParams,
@@ -32,6 +35,7 @@ from .types import (
     ElicitResult,
     EmptyResult,
     GetPromptRequestParams,
+    GetPromptResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -43,8 +47,11 @@ from .types import (
     LoggingLevel,
     LoggingMessageNotificationParams,
     PaginatedRequestParams,
+    ProgressNotificationParams,
+    ProgressToken,
     PromptsCapability,
     ReadResourceRequestParams,
+    ReadResourceResult,
     ResourcesCapability,
     ResourceUpdatedNotificationParams,
     ServerCapabilities,
@@ -61,11 +68,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerSession"]
 
-_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_SEVERITY = {level: rank for rank, level in enumerate(_LEVELS)}
+_SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
 
-Handler = Callable[[Any, RequestContext], Any]
+Handler = Callable[[Any, RequestContext], WireModel]
 
 
 class ServerSession:
@@ -130,25 +136,31 @@ class ServerSession:
             if self.revision is None and method not in _BEFORE_INITIALIZE:
                 raise MCPError(MCP_CODES.NOT_INITIALIZED, f"{method} before initialize")
             authorizer = self.server.authorizer
-            if authorizer is not None:
-                from .server import RequestInfo
-
-                if not authorizer(RequestInfo(method, ctx.params, self)):
-                    raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
-            result = handler(params, ctx)
-            wire = result.to_wire() if isinstance(result, WireModel) else result
+            if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
+                raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
+            wire = handler(params, ctx).to_wire()
             return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
 
         return run
 
     def _context(self, ctx: RequestContext) -> Context:
+        token = ctx.progress_token
         return Context(
             request_id=ctx.request_id,
             cancelled=ctx.cancelled,
             session=self,
-            progress=ctx.progress if ctx.progress_token is not None else None,
+            progress=self._progress_reporter(token) if token is not None else None,
             meta=ctx.meta,
         )
+
+    def _progress_reporter(self, token: ProgressToken) -> ProgressReporter:
+        """Progress for the request that sent ``token``, adapted to this client's revision."""
+
+        def report(progress: float, total: float | None, message: str | None) -> None:
+            params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
+            self.notify("notifications/progress", params)
+
+        return report
 
     # -------------------------------------------------------------- methods
 
@@ -188,17 +200,16 @@ class ServerSession:
         prompts, cursor = self.server.page(self.server.list_prompts(), params.cursor)
         return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
-    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> Any:
-        result = self.server.invoke_tool(params.name, params.arguments, context=self._context(ctx))
-        return result
+    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
+        return self.server.invoke_tool(params.name, params.arguments, context=self._context(ctx))
 
-    def _read_resource(self, params: ReadResourceRequestParams, ctx: RequestContext) -> Any:
+    def _read_resource(self, params: ReadResourceRequestParams, ctx: RequestContext) -> ReadResourceResult:
         return self.server.read_resource(params.uri, context=self._context(ctx))
 
-    def _get_prompt(self, params: GetPromptRequestParams, ctx: RequestContext) -> Any:
+    def _get_prompt(self, params: GetPromptRequestParams, ctx: RequestContext) -> GetPromptResult:
         return self.server.get_prompt(params.name, params.arguments, context=self._context(ctx))
 
-    def _complete(self, params: CompleteRequestParams, ctx: RequestContext) -> Any:
+    def _complete(self, params: CompleteRequestParams, ctx: RequestContext) -> CompleteResult:
         return self.server.complete(params, self._context(ctx))
 
     def _subscribe(self, params: SubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
@@ -245,6 +256,7 @@ class ServerSession:
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` if ``level`` reaches the client's chosen level."""
+        check_log_level(level)
         threshold = self.log_level or self.server.log_level
         if threshold is not None and _SEVERITY[level] < _SEVERITY[threshold]:
             return
@@ -290,9 +302,23 @@ class ServerSession:
     def elicit(
         self, params: ElicitRequestFormParams | ElicitRequestURLParams, *, timeout: float | None = None
     ) -> ElicitResult:
-        """Ask the user, through the client, for input (``elicitation/create``)."""
-        if self.client_capabilities.elicitation is None or not at_least(self.revision or "", "2025-06-18"):
-            raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support elicitation")
+        """Ask the user, through the client, for input (``elicitation/create``).
+
+        Form mode needs a client that declared elicitation (form mode is
+        implied by a bare ``elicitation: {}``) at revision 2025-06-18 or later;
+        URL mode needs one that declared ``elicitation.url`` at 2025-11-25 or
+        later. Otherwise ``MISSING_CAPABILITY`` is raised.
+        """
+        declared = self.client_capabilities.elicitation
+        if isinstance(params, ElicitRequestURLParams):
+            supported = declared is not None and declared.url is not None
+            since = "2025-11-25"
+        else:
+            supported = declared is not None and (declared.form is not None or declared.url is None)
+            since = "2025-06-18"
+        if not supported or not at_least(self.revision or "", since):
+            mode = "url" if isinstance(params, ElicitRequestURLParams) else "form"
+            raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"the client does not support {mode} elicitation")
         result: ElicitResult = self._request("elicitation/create", params, ElicitResult, timeout)
         return result
 

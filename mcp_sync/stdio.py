@@ -40,6 +40,7 @@ from .transport import BaseTransport
 from .types import Error, JSONRPCMessage, RequestId
 
 if TYPE_CHECKING:
+    from .client import MCPClient
     from .server import MCPServer
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "default_environment",
     "recover_id",
     "serve_stdio",
+    "stdio_client",
 ]
 
 log = logging.getLogger("mcp_sync.stdio")
@@ -132,14 +134,12 @@ class StdioTransport(BaseTransport):
         writable: BinaryIO | IO[bytes],
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        close_streams: bool = True,
         close_on_eof: bool = True,
     ) -> None:
         super().__init__()
         self._readable = readable
         self._writable = writable
         self.max_line_bytes = max_line_bytes
-        self._close_streams = close_streams
         self.close_on_eof = close_on_eof
         self.input_ended = threading.Event()
         self._write_lock = threading.Lock()
@@ -264,15 +264,13 @@ class StdioTransport(BaseTransport):
     def _shutdown(self) -> None:
         if self._wakeup is not None:
             os.write(self._wakeup[1], b"x")
-        if self._close_streams:
-            with contextlib.suppress(OSError, ValueError):
-                self._writable.close()
+        with contextlib.suppress(OSError, ValueError):
+            self._writable.close()
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
             reader.join(timeout=2.0)
-        if self._close_streams:
-            with contextlib.suppress(OSError, ValueError):
-                self._readable.close()
+        with contextlib.suppress(OSError, ValueError):
+            self._readable.close()
         if self._wakeup is not None:
             for fd in self._wakeup:
                 os.close(fd)
@@ -397,14 +395,15 @@ class ProcessTransport(StdioTransport):
         half = self.shutdown_timeout / 2
         with contextlib.suppress(OSError, ValueError):
             self._writable.close()
-        for signum in (0, signal.SIGTERM, signal.SIGKILL):
-            if signum:
-                self._signal_group(signum)
+        try:
+            process.wait(timeout=half)
+        except subprocess.TimeoutExpired:
+            self._signal_group(signal.SIGTERM)
             try:
-                process.wait(timeout=None if signum == signal.SIGKILL else half)
-                break
+                process.wait(timeout=half)
             except subprocess.TimeoutExpired:
-                continue
+                self._signal_group(signal.SIGKILL)
+                process.wait()
         self._signal_group(signal.SIGTERM)  # grandchildren left in the group
         super()._shutdown()
         self._stderr_reader.join(timeout=1.0)
@@ -455,7 +454,42 @@ def serve_stdio(server: MCPServer, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
             os.close(fd)
 
 
-def connect_error(transport: ProcessTransport, error: MCPError) -> MCPError:
+def stdio_client(
+    command: str | Sequence[str],
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrTarget = None,
+    connect_timeout: float | None = 30.0,
+    **client_options: Any,
+) -> MCPClient:
+    """Start a server process and return a client connected to it.
+
+    ``command`` is a command line (``"python server.py"``) or an argument
+    list; ``args`` are appended. The other options are those of
+    :class:`ProcessTransport` and :class:`~mcp_sync.client.MCPClient`.
+    Failing to start or to complete the handshake within
+    ``connect_timeout`` raises an error that names the command, with what
+    the process said on stderr (and wrote to stdout, if that was not JSON).
+
+    >>> with stdio_client([sys.executable, "examples/echo_server.py"]) as client:
+    ...     client.call_tool("add", {"a": 1, "b": 2}).text
+    '3'
+    """
+    from .client import MCPClient
+
+    transport = ProcessTransport(command, args, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr)
+    client = MCPClient(**client_options)
+    try:
+        client.connect(transport, timeout=connect_timeout)
+    except MCPError as exc:
+        raise _connect_error(transport, exc) from exc
+    return client
+
+
+def _connect_error(transport: ProcessTransport, error: MCPError) -> MCPError:
     """``error`` from connecting, restated to name the command and what it did."""
     details = [str(error.message)]
     if transport.last_invalid_line is not None:

@@ -216,9 +216,15 @@ class MCPClient:
         return self._initialized().protocol_version
 
     def _initialized(self) -> InitializeResult:
-        if self.initialize_result is None or self._dispatcher is None:
+        return self._connection()[1]
+
+    def _connection(self) -> tuple[JsonRpcDispatcher, InitializeResult]:
+        """The connection's dispatcher and handshake result, read together."""
+        with self._lock:
+            dispatcher, result = self._dispatcher, self.initialize_result
+        if dispatcher is None or result is None:
             raise MCPError(MCP_CODES.NOT_INITIALIZED, "the client is not connected; call connect() first")
-        return self.initialize_result
+        return dispatcher, result
 
     def capabilities(self) -> ClientCapabilities:
         """The capabilities this client declares, from the providers set now."""
@@ -231,12 +237,15 @@ class MCPClient:
     def connect(self, transport: Any, *, timeout: float | object | None = ...) -> InitializeResult:
         """Open ``transport``, run the initialize handshake and fill the caches.
 
-        Raises ``ALREADY_CONNECTED`` while connected, and
-        ``PROTOCOL_VERSION_MISMATCH`` (closing the transport) when the server
-        answers a revision this client does not accept.
+        Raises ``ALREADY_CONNECTED`` while connected (a connection the server
+        ended does not count), and ``PROTOCOL_VERSION_MISMATCH`` (closing the
+        transport) when the server answers a revision this client does not
+        accept. If any step fails, the transport is closed and the client
+        stays disconnected.
         """
         with self._lock:
-            if self._dispatcher is not None:
+            ended = self._dispatcher
+            if ended is not None and not ended.closed:
                 raise MCPError(MCP_CODES.ALREADY_CONNECTED, "the client is already connected; disconnect() first")
             dispatcher = JsonRpcDispatcher(
                 transport,
@@ -248,17 +257,18 @@ class MCPClient:
                 events=self.events,
                 telemetry=self._telemetry,
             )
-            self._dispatcher = dispatcher
+            background = self._detach(dispatcher)
+        self._release(ended, background)  # what is left of a connection the server ended
         self._register_handlers(dispatcher)
         dispatcher.start()
         try:
             result = self._initialize(dispatcher, timeout)
+            self.initialize_result = result
+            dispatcher.notify("notifications/initialized")
+            self._fill_caches()
         except BaseException:
             self.disconnect()
             raise
-        self.initialize_result = result
-        dispatcher.notify("notifications/initialized")
-        self._fill_caches()
         return result
 
     def _initialize(self, dispatcher: JsonRpcDispatcher, timeout: float | object | None) -> InitializeResult:
@@ -303,14 +313,28 @@ class MCPClient:
     def disconnect(self, reason: str | None = None) -> None:
         """Close the connection; pending calls fail with ``TRANSPORT_CLOSED``. Idempotent."""
         with self._lock:
-            dispatcher, self._dispatcher = self._dispatcher, None
-            background, self._background = self._background, None
-            self.initialize_result = None
-            self._subscriptions.clear()
+            dispatcher = self._dispatcher
+            background = self._detach(None)
+        self._release(dispatcher, background)
+
+    def _detach(self, dispatcher: JsonRpcDispatcher | None) -> concurrent.futures.ThreadPoolExecutor | None:
+        """Forget the current connection's state (the lock is held); return its background pool."""
+        background, self._background = self._background, None
+        self._dispatcher = dispatcher
+        self.initialize_result = None
+        self._subscriptions.clear()
+        return background
+
+    @staticmethod
+    def _release(
+        dispatcher: JsonRpcDispatcher | None, background: concurrent.futures.ThreadPoolExecutor | None
+    ) -> None:
+        """Close a detached connection and wait for its background work (not from inside it)."""
         if dispatcher is not None:
             dispatcher.close()
         if background is not None:
-            background.shutdown(wait=True, cancel_futures=True)
+            inside = threading.current_thread() in background._threads
+            background.shutdown(wait=not inside, cancel_futures=True)
 
     close = disconnect
 
@@ -332,9 +356,7 @@ class MCPClient:
         cancel: threading.Event | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> _R:
-        self._initialized()
-        dispatcher = self._dispatcher
-        assert dispatcher is not None
+        dispatcher, _ = self._connection()
         raw = dispatcher.request(method, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
         return _validate(result_type, raw, method)
 

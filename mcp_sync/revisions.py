@@ -47,17 +47,42 @@ def negotiate(requested: str, supported: tuple[str, ...] = HANDSHAKE_REVISIONS) 
 
 Json = dict[str, Any]
 
-_ICON_HOLDERS = ("tools", "resources", "resourceTemplates", "prompts")
+# The adapters below only ever see revisions older than LATEST_REVISION
+# (adapt_result passes the latest through), so what 2025-11-25 added is
+# dropped unconditionally.
+
+_LISTED = ("tools", "resources", "resourceTemplates", "prompts")
+"""The keys of the listing results whose items gained fields over the revisions."""
 
 
 def _drop(item: Json, *keys: str) -> Json:
     return {k: v for k, v in item.items() if k not in keys}
 
 
-def _drop_in_list(result: Json, key: str, *fields: str) -> Json:
+def _map_list(result: Json, key: str, change: Callable[[Json], Json]) -> Json:
     if key not in result:
         return result
-    return {**result, key: [_drop(item, *fields) for item in result[key]]}
+    return {**result, key: [change(item) for item in result[key]]}
+
+
+def _before_2025_06_18(item: Json) -> Json:
+    """A listed item or content block without what 2025-06-18 added to it.
+
+    That revision added ``title`` and ``_meta`` to tools, resources, templates
+    and prompts, ``outputSchema`` to tools, ``_meta`` to content blocks and
+    ``lastModified`` to annotations.
+    """
+    item = _drop(item, "title", "outputSchema", "_meta")
+    annotations = item.get("annotations")
+    if isinstance(annotations, dict):
+        item["annotations"] = _drop(annotations, "lastModified")
+    return item
+
+
+def _without_argument_titles(prompt: Json) -> Json:
+    if "arguments" not in prompt:
+        return prompt
+    return {**prompt, "arguments": [_drop(a, "title") for a in prompt["arguments"]]}
 
 
 def _adapt_content(blocks: list[Json], revision: str) -> list[Json]:
@@ -69,6 +94,12 @@ def _adapt_content(blocks: list[Json], revision: str) -> list[Json]:
             block = {"type": "text", "text": f"[audio content ({block.get('mimeType')}) omitted]"}
         elif kind == "resource_link" and not at_least(revision, "2025-06-18"):
             block = {"type": "text", "text": f"Resource: {block.get('name')} <{block.get('uri')}>"}
+        elif kind == "resource_link":
+            block = _drop(block, "icons")
+        if not at_least(revision, "2025-06-18"):
+            block = _before_2025_06_18(block)
+            if kind == "resource":
+                block["resource"] = _drop(block["resource"], "_meta")
         adapted.append(block)
     return adapted
 
@@ -85,11 +116,16 @@ def _adapt_get_prompt(result: Json, revision: str) -> Json:
     return {**result, "messages": messages}
 
 
+def _adapt_read_resource(result: Json, revision: str) -> Json:
+    if at_least(revision, "2025-06-18"):
+        return result
+    return _map_list(result, "contents", lambda contents: _drop(contents, "_meta"))
+
+
 def _adapt_initialize(result: Json, revision: str) -> Json:
     info = dict(result.get("serverInfo", {}))
     capabilities = dict(result.get("capabilities", {}))
-    if not at_least(revision, "2025-11-25"):
-        info = _drop(info, "icons", "description", "websiteUrl")
+    info = _drop(info, "icons", "description", "websiteUrl")
     if not at_least(revision, "2025-06-18"):
         info = _drop(info, "title")
     if not at_least(revision, "2025-03-26"):
@@ -98,19 +134,14 @@ def _adapt_initialize(result: Json, revision: str) -> Json:
 
 
 def _adapt_listing(result: Json, revision: str) -> Json:
-    if not at_least(revision, "2025-11-25"):
-        for key in _ICON_HOLDERS:
-            result = _drop_in_list(result, key, "icons", "execution")
+    for key in _LISTED:
+        result = _map_list(result, key, lambda item: _drop(item, "icons", "execution"))
     if not at_least(revision, "2025-06-18"):
-        for key in _ICON_HOLDERS:
-            result = _drop_in_list(result, key, "title", "outputSchema")
-        if "prompts" in result:
-            result["prompts"] = [
-                {**p, "arguments": [_drop(a, "title") for a in p["arguments"]]} if "arguments" in p else p
-                for p in result["prompts"]
-            ]
+        for key in _LISTED:
+            result = _map_list(result, key, _before_2025_06_18)
+        result = _map_list(result, "prompts", _without_argument_titles)
     if not at_least(revision, "2025-03-26"):
-        result = _drop_in_list(result, "tools", "annotations")
+        result = _map_list(result, "tools", lambda tool: _drop(tool, "annotations"))
     return result
 
 
@@ -118,6 +149,7 @@ _RESULT_ADAPTERS: dict[str, Callable[[Json, str], Json]] = {
     "initialize": _adapt_initialize,
     "tools/call": _adapt_call_tool,
     "prompts/get": _adapt_get_prompt,
+    "resources/read": _adapt_read_resource,
     "tools/list": _adapt_listing,
     "resources/list": _adapt_listing,
     "resources/templates/list": _adapt_listing,

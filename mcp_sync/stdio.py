@@ -357,11 +357,20 @@ class ProcessTransport(StdioTransport):
         self._stderr_write = _stderr_writer(stderr)
         self._stderr_reader = threading.Thread(target=self._pump_stderr, name="mcp-sync-stdio-stderr", daemon=True)
         self._stderr_reader.start()
+        # Popen.wait(timeout) polls with growing sleeps; a thread blocked in
+        # wait() learns of the exit at once, which keeps close() fast.
+        self._exited = threading.Event()
+        self._waiter = threading.Thread(target=self._wait_for_exit, name="mcp-sync-stdio-waiter", daemon=True)
+        self._waiter.start()
 
     @property
     def returncode(self) -> int | None:
         """The process's exit code, once it has exited."""
         return self.process.returncode
+
+    def _wait_for_exit(self) -> None:
+        self.process.wait()
+        self._exited.set()
 
     def _pump_stderr(self) -> None:
         stream = self.process.stderr
@@ -376,8 +385,7 @@ class ProcessTransport(StdioTransport):
 
     def _describe_close(self, reason: BaseException | None) -> BaseException | None:
         """The process went away: say how, with its exit code and last stderr lines."""
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=1.0)
+        self._exited.wait(1.0)
         self._stderr_reader.join(timeout=0.5)
         code = self.process.returncode
         status = "is still running" if code is None else f"exited with code {code}"
@@ -395,15 +403,11 @@ class ProcessTransport(StdioTransport):
         half = self.shutdown_timeout / 2
         with contextlib.suppress(OSError, ValueError):
             self._writable.close()
-        try:
-            process.wait(timeout=half)
-        except subprocess.TimeoutExpired:
+        if not self._exited.wait(half):
             self._signal_group(signal.SIGTERM)
-            try:
-                process.wait(timeout=half)
-            except subprocess.TimeoutExpired:
+            if not self._exited.wait(half):
                 self._signal_group(signal.SIGKILL)
-                process.wait()
+        self._waiter.join()
         self._signal_group(signal.SIGTERM)  # grandchildren left in the group
         super()._shutdown()
         self._stderr_reader.join(timeout=1.0)

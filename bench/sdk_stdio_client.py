@@ -1,0 +1,62 @@
+"""Measures the official SDK's client against a stdio server; prints one JSON object.
+
+Run with the SDK's Python: ``python sdk_stdio_client.py CALLS SERVER_COMMAND...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+from mcp import Client, StdioServerParameters
+
+from benchlib import child_rss_kib, percentile
+
+MODE = "auto"
+
+
+async def measure(calls: int, command: list[str]) -> dict[str, float]:
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    results: dict[str, float] = {}
+    started = time.perf_counter()
+    client = Client(params, mode=MODE)
+    await client.__aenter__()
+    results["connect_s"] = time.perf_counter() - started
+    await client.call_tool("echo", {"text": "warm up"})
+
+    latencies = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        await client.call_tool("echo", {"text": "hello"})
+        latencies.append(time.perf_counter() - t)
+    results["sequential_per_s"] = calls / sum(latencies)
+    results["p50_ms"] = percentile(latencies, 50) * 1000
+    results["p99_ms"] = percentile(latencies, 99) * 1000
+
+    async def worker(n: int) -> None:
+        for _ in range(n):
+            await client.call_tool("echo", {"text": "hello"})
+
+    t = time.perf_counter()
+    await asyncio.gather(*(worker(calls // 16) for _ in range(16)))
+    results["inflight16_per_s"] = (calls // 16) * 16 / (time.perf_counter() - t)
+
+    for size, key in ((1_000_000, "echo_1mb_s"), (10_000_000, "echo_10mb_s")):
+        text = "x" * size
+        t = time.perf_counter()
+        result = await client.call_tool("echo", {"text": text})
+        results[key] = time.perf_counter() - t
+        assert len(result.content[0].text) == size
+
+    results["server_rss_mib"] = child_rss_kib() / 1024
+    t = time.perf_counter()
+    await client.__aexit__(None, None, None)
+    results["close_s"] = time.perf_counter() - t
+    return results
+
+
+if __name__ == "__main__":
+    MODE = sys.argv[1]
+    print(json.dumps(asyncio.run(measure(int(sys.argv[2]), sys.argv[3:]))))

@@ -1,0 +1,146 @@
+"""stdio benchmark: mcp_sync against the official ``mcp`` SDK, side by side in one run.
+
+Both sides run the same echo server (``examples/echo_server.py`` for us,
+``bench/sdk_stdio_server.py`` for the SDK) and the same workload: cold
+connect (spawn plus handshake), sequential ``tools/call`` round trips, 16
+calls in flight (16 threads for us, 16 tasks for the SDK), a 1 MB and a 10 MB
+echo, the server's resident memory, and close. The table shows each figure
+and the ratio. A raw JSON line echo over a pipe gives the ceiling.
+
+Usage::
+
+    python bench/stdio_bench.py [--calls 3000] [--sdk-python PATH]
+
+Without ``--sdk-python`` the SDK is installed into the peers' cache (see
+``tests/peers.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from benchlib import percentile, rss_kib  # noqa: E402
+
+from mcp_sync.stdio import ProcessTransport, stdio_client  # noqa: E402
+
+ROWS = [
+    ("connect_s", "cold connect (s)", "lower"),
+    ("close_s", "close (s)", "lower"),
+    ("sequential_per_s", "sequential calls/s", "higher"),
+    ("p50_ms", "  p50 latency (ms)", "lower"),
+    ("p99_ms", "  p99 latency (ms)", "lower"),
+    ("inflight16_per_s", "16 in flight, calls/s", "higher"),
+    ("echo_1mb_s", "1 MB echo (s)", "lower"),
+    ("echo_10mb_s", "10 MB echo (s)", "lower"),
+    ("server_rss_mib", "server RSS (MiB)", "lower"),
+]
+
+
+def measure_ours(calls: int) -> dict[str, float]:
+    results: dict[str, float] = {}
+    started = time.perf_counter()
+    client = stdio_client([sys.executable, str(ROOT / "examples" / "echo_server.py")], inherit_env=True)
+    results["connect_s"] = time.perf_counter() - started
+    client.call_tool("echo", {"text": "warm up"})
+
+    latencies = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        client.call_tool("echo", {"text": "hello"})
+        latencies.append(time.perf_counter() - t)
+    results["sequential_per_s"] = calls / sum(latencies)
+    results["p50_ms"] = percentile(latencies, 50) * 1000
+    results["p99_ms"] = percentile(latencies, 99) * 1000
+
+    def worker(n: int) -> None:
+        for _ in range(n):
+            client.call_tool("echo", {"text": "hello"})
+
+    threads = [threading.Thread(target=worker, args=(calls // 16,)) for _ in range(16)]
+    t = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    results["inflight16_per_s"] = (calls // 16) * 16 / (time.perf_counter() - t)
+
+    for size, key in ((1_000_000, "echo_1mb_s"), (10_000_000, "echo_10mb_s")):
+        text = "x" * size
+        t = time.perf_counter()
+        result = client.call_tool("echo", {"text": text})
+        results[key] = time.perf_counter() - t
+        assert len(result.text) == size
+
+    transport = client._dispatcher.transport if client._dispatcher else None
+    assert isinstance(transport, ProcessTransport)
+    results["server_rss_mib"] = rss_kib(transport.process.pid) / 1024
+    t = time.perf_counter()
+    client.disconnect()
+    results["close_s"] = time.perf_counter() - t
+    return results
+
+
+def measure_sdk(calls: int, sdk_python: str, mode: str) -> dict[str, float]:
+    command = [sdk_python, str(HERE / "sdk_stdio_client.py"), mode, str(calls), sdk_python]
+    command.append(str(HERE / "sdk_stdio_server.py"))
+    out = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True, cwd=HERE)
+    result: dict[str, float] = json.loads(out.stdout)
+    return result
+
+
+def measure_raw_pipe(calls: int) -> float:
+    """Round trips per second of a JSON line echoed by a trivial Python child."""
+    code = "import sys\nfor line in sys.stdin.buffer:\n    sys.stdout.buffer.write(line); sys.stdout.buffer.flush()"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}\n'
+    t = time.perf_counter()
+    for _ in range(calls):
+        child.stdin.write(line)
+        child.stdin.flush()
+        child.stdout.readline()
+    elapsed = time.perf_counter() - t
+    child.stdin.close()
+    child.wait(10)
+    return calls / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
+    parser.add_argument("--sdk-mode", default="auto", choices=["auto", "legacy"], help="the SDK client's mode")
+    args = parser.parse_args()
+    if args.sdk_python is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from peers import peer_python
+
+        args.sdk_python = peer_python()
+
+    sdk = measure_sdk(args.calls, args.sdk_python, args.sdk_mode)
+    ours = measure_ours(args.calls)
+    raw = measure_raw_pipe(args.calls * 3)
+
+    print(f"stdio, {args.calls} calls; official SDK client mode {args.sdk_mode!r}")
+    print(f"{'':28}{'mcp_sync':>12}{'mcp SDK':>12}{'ratio':>10}")
+    for key, label, better in ROWS:
+        a, b = ours[key], sdk[key]
+        ratio = a / b if better == "higher" else b / a
+        print(f"{label:28}{a:12.3f}{b:12.3f}{ratio:9.1f}x")
+    print(f"{'raw JSON pipe round trips/s':28}{raw:12.0f}")
+    print("(ratio > 1 means mcp_sync is better: faster, or smaller)")
+
+
+if __name__ == "__main__":
+    main()

@@ -310,8 +310,6 @@ class JsonRpcDispatcher:
         self, method: str, params: Params = None, *, on_progress: ProgressCallback | None = None
     ) -> PendingRequest:
         """Send a request without waiting; see :meth:`wait` and :meth:`cancel`."""
-        if self._closed:
-            raise self._closed_error()
         request_id = self._next_id()
         pending = PendingRequest(request_id, method, self._clock.monotonic(), on_progress=on_progress)
         wire = _to_params(params)
@@ -319,6 +317,10 @@ class JsonRpcDispatcher:
             wire = dict(wire or {})
             wire["_meta"] = {**wire.get("_meta", {}), "progressToken": request_id}
         with self._lock:
+            # Checked under the lock that close takes: a call is either refused
+            # here or registered in time to be failed by the close.
+            if self._closed:
+                raise self._closed_error()
             self._pending[request_id] = pending
             if on_progress is not None:
                 self._progress[request_id] = pending
@@ -328,10 +330,6 @@ class JsonRpcDispatcher:
             self._forget(pending)
             self._finish(pending, "error")
             raise exc from exc.cause
-        if self._closed:
-            # The transport closed between the check above and now: make sure
-            # this call fails too rather than waiting for its timeout.
-            self._fail(pending, self._closed_error())
         return pending
 
     def wait(
@@ -399,28 +397,24 @@ class JsonRpcDispatcher:
     def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:
         if not self._forget(pending):
             return
-        pending.future.set_exception(error)
         self._finish(pending, status)
-        if not self._closed:
-            try:
-                self.notify(
-                    "notifications/cancelled",
-                    CancelledNotificationParams(request_id=pending.id, reason=reason),
-                )
-            except MCPError:
-                log.debug("could not send notifications/cancelled for %r", pending.id)
+        pending.future.set_exception(error)
+        try:
+            self.notify("notifications/cancelled", CancelledNotificationParams(request_id=pending.id, reason=reason))
+        except MCPError:
+            log.debug("could not send notifications/cancelled for %r", pending.id)
 
     def _forget(self, pending: PendingRequest) -> bool:
         with self._lock:
             self._progress.pop(pending.id, None)
             return self._pending.pop(pending.id, None) is not None
 
-    def _fail(self, pending: PendingRequest, error: MCPError) -> None:
-        if self._forget(pending):
-            pending.future.set_exception(error)
-            self._finish(pending, "error")
-
     def _finish(self, pending: PendingRequest, status: str) -> None:
+        """Record the end of an outgoing request.
+
+        Called before the request's future completes, so that a caller woken
+        by the future finds the measurement already recorded.
+        """
         duration_ms = (self._clock.monotonic() - pending.started) * 1000.0
         self.telemetry.record_request("client", pending.method, status, duration_ms)
 
@@ -463,11 +457,11 @@ class JsonRpcDispatcher:
             log.debug("dropped a response to unknown request %r", message.id)
             return
         if isinstance(message, JSONRPCResultResponse):
-            pending.future.set_result(message.result)
             self._finish(pending, "success")
+            pending.future.set_result(message.result)
         else:
-            pending.future.set_exception(error_from_wire(message.error, pending.method))
             self._finish(pending, "error")
+            pending.future.set_exception(error_from_wire(message.error, pending.method))
 
     def _on_notification(self, message: JSONRPCNotification) -> None:
         method = message.method
@@ -485,16 +479,19 @@ class JsonRpcDispatcher:
 
     def _on_cancelled(self, params: dict[str, Any]) -> None:
         try:
-            cancelled = CancelledNotificationParams.model_validate(params)
+            # Strict: in lax mode pydantic reads ``true`` as the request id 1.
+            cancelled = CancelledNotificationParams.model_validate(params, strict=True)
         except ValidationError:
             log.debug("ignored malformed notifications/cancelled: %r", params)
             return
-        for ctx in self._inflight.get(cancelled.request_id, ()):
+        with self._lock:
+            targets = list(self._inflight.get(cancelled.request_id, ()))
+        for ctx in targets:
             ctx.cancelled.set()
 
     def _on_progress(self, params: dict[str, Any]) -> None:
         try:
-            progress = ProgressNotificationParams.model_validate(params)
+            progress = ProgressNotificationParams.model_validate(params, strict=True)
         except ValidationError:
             log.debug("ignored malformed notifications/progress: %r", params)
             return
@@ -559,7 +556,14 @@ class JsonRpcDispatcher:
             # The peer gave up on this request: it expects no answer.
             outcome = "cancelled"
         else:
-            self._reply(response)
+            failure = self._reply(response)
+            if failure is not None:
+                # The response could not go out (a result that is not JSON, say):
+                # answer with an error rather than leave the caller waiting.
+                outcome = "error"
+                self._reply(
+                    error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {failure.message}")
+                )
         duration_ms = (self._clock.monotonic() - started) * 1000.0
         self.telemetry.record_request("server", ctx.method, outcome, duration_ms)
         if self.events.has_listeners(REQUEST_COMPLETED):
@@ -570,11 +574,14 @@ class JsonRpcDispatcher:
                 ),
             )
 
-    def _reply(self, response: JSONRPCMessage) -> None:
+    def _reply(self, response: JSONRPCMessage) -> MCPError | None:
+        """Send ``response``; return the error instead of raising it."""
         try:
             self._send(response)
         except MCPError as exc:
             log.debug("could not send a response: %s", exc)
+            return exc
+        return None
 
     # ------------------------------------------------------------------ close
 
@@ -596,11 +603,14 @@ class JsonRpcDispatcher:
             self._closed = True
             self._close_reason = reason
             pending = list(self._pending.values())
+            self._pending.clear()
+            self._progress.clear()
             inflight = [ctx for running in self._inflight.values() for ctx in running]
         for ctx in inflight:
             ctx.cancelled.set()
         for call in pending:
-            self._fail(call, self._closed_error())
+            self._finish(call, "error")
+            call.future.set_exception(self._closed_error())
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         if self._pool is not None:

@@ -61,6 +61,10 @@ class WireModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         extra="allow",
+        # Schemas are built when a model is first used: most programs touch
+        # a few dozen of these models, and building all of them up front
+        # would cost a server process a noticeable fraction of its start-up.
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:

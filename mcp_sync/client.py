@@ -379,14 +379,23 @@ class MCPClient:
             self._background.submit(run)
 
     def _collect(self, method: str, result_type: type[_P], key: str, timeout: float | object | None) -> list[Any]:
+        """Every page of a listing; a server that repeats a cursor would loop for ever, so it is refused."""
         items: list[Any] = []
         cursor: str | None = None
+        seen: set[str] = set()
         while True:
             page = self._call(method, PaginatedRequestParams(cursor=cursor), result_type, timeout=timeout)
             items.extend(getattr(page, key))
             cursor = page.next_cursor
             if not cursor:
                 return items
+            if cursor in seen:
+                raise MCPProtocolError(
+                    MCP_CODES.PROTOCOL_INVALID,
+                    f"the server repeated the cursor {cursor!r} while listing {method}",
+                    context={"method": method},
+                )
+            seen.add(cursor)
 
     def _on_list_changed(self, kind: str, params: dict[str, Any]) -> None:
         self._in_background(self._refresh, kind)

@@ -311,13 +311,12 @@ class ServerSession:
         """
         declared = self.client_capabilities.elicitation
         if isinstance(params, ElicitRequestURLParams):
+            mode, since = "url", "2025-11-25"
             supported = declared is not None and declared.url is not None
-            since = "2025-11-25"
         else:
+            mode, since = "form", "2025-06-18"
             supported = declared is not None and (declared.form is not None or declared.url is None)
-            since = "2025-06-18"
         if not supported or not at_least(self.revision or "", since):
-            mode = "url" if isinstance(params, ElicitRequestURLParams) else "form"
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"the client does not support {mode} elicitation")
         result: ElicitResult = self._request("elicitation/create", params, ElicitResult, timeout)
         return result

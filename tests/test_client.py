@@ -307,6 +307,25 @@ def test_connect_lists_only_what_the_server_offers(clients: list[MCPClient]) -> 
         assert client.roots() == [Root(uri="file:///r")]
 
 
+def test_a_server_that_repeats_a_cursor_is_a_protocol_error(clients: list[MCPClient]) -> None:
+    client = MCPClient()
+    clients.append(client)
+    pages = {None: "a", "a": "b", "b": "a"}
+
+    def tools_list(params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        cursor = params.get("cursor")
+        return {"tools": [{"name": f"after-{cursor}", "inputSchema": {}}], "nextCursor": pages[cursor]}
+
+    init = _init_result(capabilities={"tools": {}})
+    with fake_server(lambda params, ctx: init, tools_list=tools_list) as (client_end, _fake, seen):
+        with pytest.raises(MCPProtocolError) as caught:
+            client.connect(client_end, timeout=5)
+        assert caught.value.code == MCP_CODES.PROTOCOL_INVALID
+        assert "repeated the cursor 'a'" in caught.value.message
+        assert seen.count("tools/list") == 3
+        assert not client.initialized
+
+
 def test_a_failing_cache_fill_leaves_the_client_disconnected(
     server: MCPServer, link: Callable[..., Link], clients: list[MCPClient]
 ) -> None:

@@ -927,6 +927,16 @@ def test_elicit_needs_the_capability_and_revision_2025_06_18(server: MCPServer, 
     assert len(asked) == 1
 
 
+def test_a_bare_elicitation_capability_means_form_mode(server: MCPServer) -> None:
+    bare_init = {**RAW_INIT, "capabilities": {"elicitation": {}}}
+    handlers = {"elicitation/create": lambda params, ctx: {"action": "accept", "content": {"name": "Bo"}}}
+    with raw_client(server, initialize=bare_init, handlers=handlers) as (_raw, session):
+        assert session.elicit(_FORM) == ElicitResult(action="accept", content={"name": "Bo"})
+        with pytest.raises(MCPError) as caught:
+            session.elicit(_URL)
+        assert caught.value.code == MCP_CODES.MISSING_CAPABILITY
+
+
 def test_url_elicitation_needs_the_url_capability(server: MCPServer, link: Callable[..., Link]) -> None:
     form_only = link(MCPClient(elicitation_provider=lambda params: ElicitResult(action="decline")))
     with pytest.raises(MCPError) as caught:

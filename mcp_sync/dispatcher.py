@@ -72,6 +72,7 @@ __all__ = [
     "ProgressCallback",
     "RequestContext",
     "SystemClock",
+    "current_request",
     "format_validation_error",
 ]
 
@@ -79,6 +80,19 @@ log = logging.getLogger("mcp_sync.dispatcher")
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a request waits for its response unless told otherwise."""
+
+_current = threading.local()
+
+
+def current_request() -> RequestContext | None:
+    """The request whose handler runs on this thread, if any.
+
+    Transports use it to send what a handler emits (progress, log messages,
+    requests to the peer) along with the request it belongs to.
+    """
+    context: RequestContext | None = getattr(_current, "context", None)
+    return context
+
 
 _CANCEL_POLL = 0.02
 """How often a waiting call looks at the caller's cancel event, in seconds."""
@@ -139,6 +153,10 @@ def _to_result(result: Any) -> dict[str, Any]:
     return dict(result)
 
 
+def _shutting_down(request_id: RequestId) -> JSONRPCMessage:
+    return error_response(request_id, JsonRpcCode.INTERNAL_ERROR, "The server is shutting down")
+
+
 def error_from_wire(error: Error, method: str) -> MCPError:
     """The exception for an error response to a ``method`` request."""
     code = mcp_code_for(error.code)
@@ -177,6 +195,8 @@ class RequestContext:
     method: str
     params: dict[str, Any]
     cancelled: threading.Event = field(default_factory=threading.Event)
+    answered: bool = False
+    """Whether the request has had its answer (then nothing more is sent)."""
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -237,6 +257,8 @@ class JsonRpcDispatcher:
         self._clock: Clock = clock or SystemClock()
         self._max_workers = max_workers
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._draining = False
         self._handlers: dict[str, _HandlerEntry] = {}
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
         self._pending: dict[RequestId, PendingRequest] = {}
@@ -486,6 +508,8 @@ class JsonRpcDispatcher:
             return
         with self._lock:
             targets = list(self._inflight.get(cancelled.request_id, ()))
+            for ctx in targets:
+                ctx.answered = True  # the peer gave up on it: it expects no answer
         for ctx in targets:
             ctx.cancelled.set()
 
@@ -511,12 +535,16 @@ class JsonRpcDispatcher:
         with self._lock:
             if self._closed:
                 return
-            self._inflight.setdefault(request.id, []).append(ctx)
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    self._max_workers, thread_name_prefix=f"mcp-sync-{self.side}-handler"
-                )
-            self._pool.submit(self._run, entry, ctx)
+            refuse = self._draining
+            if not refuse:
+                self._inflight.setdefault(request.id, []).append(ctx)
+                if self._pool is None:
+                    self._pool = concurrent.futures.ThreadPoolExecutor(
+                        self._max_workers, thread_name_prefix=f"mcp-sync-{self.side}-handler"
+                    )
+                self._pool.submit(self._run, entry, ctx)
+        if refuse:
+            self._reply(_shutting_down(request.id))
 
     def _run(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self.events.has_listeners(REQUEST_RECEIVED):
@@ -534,7 +562,11 @@ class JsonRpcDispatcher:
                         f"Invalid params: {format_validation_error(exc)}",
                         cause=exc,
                     ) from exc
-            result = _to_result(entry.fn(params, ctx))
+            _current.context = ctx
+            try:
+                result = _to_result(entry.fn(params, ctx))
+            finally:
+                _current.context = None
             response = JSONRPCResultResponse.model_construct(jsonrpc="2.0", id=ctx.request_id, result=result)
             outcome = "success"
         except MCPError as exc:
@@ -552,8 +584,9 @@ class JsonRpcDispatcher:
                 running.remove(ctx)
                 if not running:
                     del self._inflight[ctx.request_id]
-        if ctx.cancelled.is_set():
-            # The peer gave up on this request: it expects no answer.
+                already_answered, ctx.answered = ctx.answered, True
+                self._idle.notify_all()
+        if already_answered:
             outcome = "cancelled"
         else:
             failure = self._reply(response)
@@ -584,6 +617,28 @@ class JsonRpcDispatcher:
         return None
 
     # ------------------------------------------------------------------ close
+
+    def drain(self, timeout: float = 1.0) -> None:
+        """Wind down before closing: every request already accepted gets an answer.
+
+        Running handlers are told to stop (their ``cancelled`` event is set)
+        and get up to ``timeout`` seconds to answer; those still running then
+        are answered with an error, as is any request arriving from now on.
+        """
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self._draining = True
+            running = [ctx for contexts in self._inflight.values() for ctx in contexts]
+        for ctx in running:
+            ctx.cancelled.set()
+        with self._lock:
+            while self._inflight and self._idle.wait(max(0.0, deadline - time.monotonic())):
+                pass
+            late = [ctx for contexts in self._inflight.values() for ctx in contexts if not ctx.answered]
+            for ctx in late:
+                ctx.answered = True
+        for ctx in late:
+            self._reply(_shutting_down(ctx.request_id))
 
     def close(self, timeout: float = 5.0) -> None:
         """Close the transport, fail pending calls, stop the handler pool. Idempotent.

@@ -420,8 +420,11 @@ class ProcessTransport(StdioTransport):
             os.killpg(self.process.pid, signum)
 
 
-def serve_stdio(server: MCPServer, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+def serve_stdio(server: MCPServer, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, drain_timeout: float = 0.5) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin closes or SIGTERM/SIGINT.
+
+    Then running handlers are cancelled and get ``drain_timeout`` seconds to
+    answer; requests still unanswered get an error, so no client waits in vain.
 
     While it serves, the protocol owns duplicates of file descriptors 0 and
     1: ``print()`` and anything else written to fd 1 goes to stderr, and
@@ -447,6 +450,7 @@ def serve_stdio(server: MCPServer, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
     try:
         session = server.start(transport)
         transport.input_ended.wait()
+        session.dispatcher.drain(drain_timeout)
         session.close()
     finally:
         for number, handler in previous.items():

@@ -25,6 +25,7 @@ from mcp_sync.dispatcher import (
     PendingRequest,
     RequestContext,
     SystemClock,
+    current_request,
     format_validation_error,
 )
 from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
@@ -1297,3 +1298,55 @@ def test_pending_request_is_a_plain_record() -> None:
     assert not pending.future.done()
     assert pending.on_progress is None
     assert pending != PendingRequest(1, "m", 0.0)  # identity, not value
+
+
+# ------------------------------------------------------------------ draining
+
+
+def test_drain_lets_running_handlers_answer_and_refuses_new_requests(wire: WireTransport) -> None:
+    dispatcher = JsonRpcDispatcher(wire, side="server")
+    blocker = Blocker()
+    dispatcher.register_handler("block", blocker)
+    dispatcher.start()
+    wire.feed({"jsonrpc": "2.0", "id": 1, "method": "block"})
+    blocker.wait_started()
+    dispatcher.drain(timeout=WAIT)
+    # The handler saw the cancellation and its own answer went out.
+    assert wire.take() == {"jsonrpc": "2.0", "id": 1, "result": {"late": True}}
+    wire.feed({"jsonrpc": "2.0", "id": 2, "method": "block"})
+    assert wire.take() == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "error": {"code": -32603, "message": "The server is shutting down"},
+    }
+    dispatcher.close()
+
+
+def test_drain_answers_handlers_that_do_not_stop_in_time_once(wire: WireTransport) -> None:
+    dispatcher = JsonRpcDispatcher(wire, side="server")
+    release = threading.Event()
+    started = threading.Event()
+
+    def stubborn(params: Any, ctx: RequestContext) -> dict[str, Any]:
+        started.set()
+        release.wait(WAIT)
+        return {"too": "late"}
+
+    dispatcher.register_handler("stubborn", stubborn)
+    dispatcher.start()
+    wire.feed({"jsonrpc": "2.0", "id": "s", "method": "stubborn"})
+    assert started.wait(WAIT)
+    dispatcher.drain(timeout=0.05)
+    assert wire.take()["error"]["message"] == "The server is shutting down"
+    release.set()
+    dispatcher.close()
+    assert wire.sent.empty()  # the late result was not sent after the error
+
+
+def test_current_request_names_the_request_a_handler_serves(connect: Connect) -> None:
+    client, server = connect()
+    seen: list[Any] = []
+    server.register_handler("who", lambda params, ctx: seen.append(current_request()) or {})
+    client.request("who", timeout=WAIT)
+    assert seen[0] is not None and seen[0].method == "who"
+    assert current_request() is None

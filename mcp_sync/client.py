@@ -304,7 +304,7 @@ class MCPClient:
             self.refresh_tools()
         if capabilities.resources is not None:
             self.refresh_resources()
-            self.refresh_resource_templates()
+            self._refresh_templates_if_served()
         if capabilities.prompts is not None:
             self.refresh_prompts()
         if self.roots_provider is not None:
@@ -407,7 +407,20 @@ class MCPClient:
             self.refresh_prompts()
         else:
             self.refresh_resources()
+            self._refresh_templates_if_served()
+
+    def _refresh_templates_if_served(self) -> None:
+        """Refresh the templates cache; a server without ``resources/templates/list`` has none.
+
+        The method belongs to the resources capability, but servers that have
+        no templates (the official SDK's, for one) answer it with -32601.
+        """
+        try:
             self.refresh_resource_templates()
+        except MCPError as exc:
+            if exc.code != MCP_CODES.METHOD_NOT_FOUND:
+                raise
+            self._templates = []
 
     # ------------------------------------------------------------------ tools
 

@@ -307,6 +307,36 @@ def test_connect_lists_only_what_the_server_offers(clients: list[MCPClient]) -> 
         assert client.roots() == [Root(uri="file:///r")]
 
 
+def test_a_server_without_resource_templates_is_accepted(
+    clients: list[MCPClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Servers with resources but no resources/templates/list (the official SDK's answer -32601)."""
+    client = MCPClient()
+    clients.append(client)
+    listings = [0]
+
+    def resources_list(params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        listings[0] += 1
+        return {"resources": [{"uri": f"mem://{listings[0]}", "name": "r"}]}
+
+    init = _init_result(capabilities={"resources": {"listChanged": True}})
+    with fake_server(lambda params, ctx: init, resources_list=resources_list) as (client_end, fake, _seen):
+        client.connect(client_end)
+        assert [r.uri for r in client.resources()] == ["mem://1"]
+        assert client.resource_templates() == []
+        with pytest.raises(MCPError) as caught:
+            client.refresh_resource_templates()  # asked for explicitly, the answer is not hidden
+        assert caught.value.code == MCP_CODES.METHOD_NOT_FOUND
+
+        with caplog.at_level(logging.WARNING, logger="mcp_sync.client"):
+            fake.notify("notifications/resources/list_changed")
+            fake.notify("notifications/resources/list_changed")
+            # Background refreshes run in order: the first is over once the second has listed.
+            assert wait_until(lambda: [r.uri for r in client.resources()] == ["mem://3"])
+            assert [r.message for r in caplog.records if r.name == "mcp_sync.client"] == []
+        assert client.resource_templates() == []
+
+
 def test_a_server_that_repeats_a_cursor_is_a_protocol_error(clients: list[MCPClient]) -> None:
     client = MCPClient()
     clients.append(client)
@@ -326,10 +356,11 @@ def test_a_server_that_repeats_a_cursor_is_a_protocol_error(clients: list[MCPCli
         assert not client.initialized
 
 
+@pytest.mark.parametrize("refused", ["prompts/list", "resources/templates/list"])
 def test_a_failing_cache_fill_leaves_the_client_disconnected(
-    server: MCPServer, link: Callable[..., Link], clients: list[MCPClient]
+    server: MCPServer, link: Callable[..., Link], clients: list[MCPClient], refused: str
 ) -> None:
-    server.set_authorizer(lambda info: info.method != "prompts/list")
+    server.set_authorizer(lambda info: info.method != refused)
     client = MCPClient()
     with pytest.raises(MCPError) as caught:
         link(client)

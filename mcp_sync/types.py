@@ -47,9 +47,7 @@ Cursor: TypeAlias = str
 ResultType: TypeAlias = str
 """``complete`` or ``input_required`` (2026-07-28); a plain string in the schema."""
 Role: TypeAlias = Literal["user", "assistant"]
-LoggingLevel: TypeAlias = Literal[
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
-]
+LoggingLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
 class WireModel(BaseModel):
@@ -128,9 +126,7 @@ class JSONRPCErrorResponse(WireModel):
 
 
 JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
-JSONRPCMessage: TypeAlias = (
-    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
-)
+JSONRPCMessage: TypeAlias = JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
 
 
 # --------------------------------------------------------------------------
@@ -295,12 +291,8 @@ class RequestMetaObject(WireModel):
     """
 
     protocol_version: str = Field(alias="io.modelcontextprotocol/protocolVersion")
-    client_capabilities: ClientCapabilities = Field(
-        alias="io.modelcontextprotocol/clientCapabilities"
-    )
-    client_info: Implementation | None = Field(
-        default=None, alias="io.modelcontextprotocol/clientInfo"
-    )
+    client_capabilities: ClientCapabilities = Field(alias="io.modelcontextprotocol/clientCapabilities")
+    client_info: Implementation | None = Field(default=None, alias="io.modelcontextprotocol/clientInfo")
     log_level: LoggingLevel | None = Field(default=None, alias="io.modelcontextprotocol/logLevel")
     progress_token: ProgressToken | None = None
 
@@ -308,26 +300,20 @@ class RequestMetaObject(WireModel):
 class ResultMetaObject(WireModel):
     """Typed view of a 2026-07-28 result ``_meta`` (server info)."""
 
-    server_info: Implementation | None = Field(
-        default=None, alias="io.modelcontextprotocol/serverInfo"
-    )
+    server_info: Implementation | None = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
 
 
 class NotificationMetaObject(WireModel):
     """Typed view of a 2026-07-28 notification ``_meta`` (subscription id)."""
 
-    subscription_id: RequestId | None = Field(
-        default=None, alias="io.modelcontextprotocol/subscriptionId"
-    )
+    subscription_id: RequestId | None = Field(default=None, alias="io.modelcontextprotocol/subscriptionId")
 
 
 class SubscriptionsListenResultMetaObject(WireModel):
     """Typed view of the ``_meta`` of a ``subscriptions/listen`` result."""
 
     subscription_id: RequestId = Field(alias="io.modelcontextprotocol/subscriptionId")
-    server_info: Implementation | None = Field(
-        default=None, alias="io.modelcontextprotocol/serverInfo"
-    )
+    server_info: Implementation | None = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
 
 
 # --------------------------------------------------------------------------
@@ -1360,9 +1346,7 @@ class SubscriptionsAcknowledgedNotification(WireModel):
     """``notifications/subscriptions/acknowledged``: first frame of a listen stream."""
 
     jsonrpc: Literal["2.0"] = JSONRPC_VERSION
-    method: Literal["notifications/subscriptions/acknowledged"] = (
-        "notifications/subscriptions/acknowledged"
-    )
+    method: Literal["notifications/subscriptions/acknowledged"] = "notifications/subscriptions/acknowledged"
     params: SubscriptionsAcknowledgedNotificationParams
 
 
@@ -1597,10 +1581,7 @@ ServerRequest: TypeAlias = Annotated[
 """Any request a server sends (until 2025-11-25), chosen by ``method``."""
 
 ClientNotification: TypeAlias = Annotated[
-    CancelledNotification
-    | InitializedNotification
-    | ProgressNotification
-    | RootsListChangedNotification,
+    CancelledNotification | InitializedNotification | ProgressNotification | RootsListChangedNotification,
     Field(discriminator="method"),
 ]
 """Any notification a client sends, chosen by ``method``."""

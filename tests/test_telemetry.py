@@ -74,9 +74,7 @@ def test_request_counter_counts_each_request_with_its_attributes(
     assert metric.data.is_monotonic
 
 
-def test_error_and_cancelled_statuses_are_tagged(
-    provider: MeterProvider, reader: InMemoryMetricReader
-) -> None:
+def test_error_and_cancelled_statuses_are_tagged(provider: MeterProvider, reader: InMemoryMetricReader) -> None:
     telemetry = Telemetry(provider)
     telemetry.record_request("server", "tools/call", "error", 3.0)
     telemetry.record_request("server", "tools/call", "cancelled", 7.0)
@@ -91,9 +89,7 @@ def test_error_and_cancelled_statuses_are_tagged(
     }
 
 
-def test_duration_histogram_gets_count_and_sum(
-    provider: MeterProvider, reader: InMemoryMetricReader
-) -> None:
+def test_duration_histogram_gets_count_and_sum(provider: MeterProvider, reader: InMemoryMetricReader) -> None:
     telemetry = Telemetry(provider)
     telemetry.record_request("client", "tools/call", "success", 12.5)
     telemetry.record_request("client", "tools/call", "error", 7.5)
@@ -134,19 +130,13 @@ def test_notification_counter(provider: MeterProvider, reader: InMemoryMetricRea
     assert "mcp_request_duration_ms" not in collect(reader)
 
 
-def test_notification_and_duration_attributes_do_not_mix(
-    provider: MeterProvider, reader: InMemoryMetricReader
-) -> None:
+def test_notification_and_duration_attributes_do_not_mix(provider: MeterProvider, reader: InMemoryMetricReader) -> None:
     telemetry = Telemetry(provider)
     telemetry.record_request("server", "ping", "success", 2.0)
     telemetry.record_notification("received", "ping")
 
-    assert set(points(reader, "mcp_request_duration_ms")) == {
-        attrs(direction="server", method="ping")
-    }
-    assert set(points(reader, "mcp_notification_total")) == {
-        attrs(direction="received", method="ping")
-    }
+    assert set(points(reader, "mcp_request_duration_ms")) == {attrs(direction="server", method="ping")}
+    assert set(points(reader, "mcp_notification_total")) == {attrs(direction="received", method="ping")}
 
 
 def test_meter_scope_name_and_version(

@@ -47,9 +47,7 @@ def test_examples_are_present() -> None:
     assert len(EXAMPLE_FILES) > 100
 
 
-@pytest.mark.parametrize(
-    "path", EXAMPLE_FILES, ids=[str(p.relative_to(EXAMPLES)) for p in EXAMPLE_FILES]
-)
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=[str(p.relative_to(EXAMPLES)) for p in EXAMPLE_FILES])
 def test_example_round_trips(path: Path) -> None:
     name = path.parent.name
     assert hasattr(t, name), f"mcp_sync.types has no {name}"
@@ -57,9 +55,7 @@ def test_example_round_trips(path: Path) -> None:
     assert parse_and_dump(name, data) == data
 
 
-@pytest.mark.parametrize(
-    "path", EXAMPLE_FILES, ids=[str(p.relative_to(EXAMPLES)) for p in EXAMPLE_FILES]
-)
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=[str(p.relative_to(EXAMPLES)) for p in EXAMPLE_FILES])
 def test_example_matches_schema_after_round_trip(path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     validate_definition("2026-07-28", path.parent.name, parse_and_dump(path.parent.name, data))
@@ -188,9 +184,7 @@ def test_snake_case_and_camel_case_both_accepted() -> None:
 
 
 def test_meta_is_the_meta_attribute() -> None:
-    params = t.CallToolRequestParams.model_validate(
-        {"name": "x", "_meta": {"progressToken": "tok"}}
-    )
+    params = t.CallToolRequestParams.model_validate({"name": "x", "_meta": {"progressToken": "tok"}})
     assert params.meta == {"progressToken": "tok"}
     assert params.to_wire() == {"name": "x", "_meta": {"progressToken": "tok"}}
     built = t.CallToolRequestParams(name="x", meta={"progressToken": "tok"})
@@ -276,9 +270,7 @@ def test_resource_contents_union_tells_text_from_blob() -> None:
         ),
     ],
 )
-def test_primitive_schema_definition_picks_the_closest_shape(
-    payload: dict[str, Any], model: type[BaseModel]
-) -> None:
+def test_primitive_schema_definition_picks_the_closest_shape(payload: dict[str, Any], model: type[BaseModel]) -> None:
     adapter: TypeAdapter[Any] = TypeAdapter(t.PrimitiveSchemaDefinition)
     value = adapter.validate_python(payload)
     assert type(value) is model
@@ -287,14 +279,10 @@ def test_primitive_schema_definition_picks_the_closest_shape(
 
 def test_elicit_params_union() -> None:
     adapter: TypeAdapter[Any] = TypeAdapter(t.ElicitRequestParams)
-    form = adapter.validate_python(
-        {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}
-    )
+    form = adapter.validate_python({"message": "m", "requestedSchema": {"type": "object", "properties": {}}})
     assert isinstance(form, t.ElicitRequestFormParams)
     assert form.mode is None
-    url = adapter.validate_python(
-        {"mode": "url", "message": "m", "url": "https://x.example", "elicitationId": "e1"}
-    )
+    url = adapter.validate_python({"mode": "url", "message": "m", "url": "https://x.example", "elicitationId": "e1"})
     assert isinstance(url, t.ElicitRequestURLParams)
     assert url.elicitation_id == "e1"
 
@@ -332,9 +320,7 @@ def test_message_unions_dispatch_on_method() -> None:
     assert isinstance(request, t.SetLevelRequest)
     server_request = TypeAdapter(t.ServerRequest).validate_python({"id": 2, "method": "ping"})
     assert isinstance(server_request, t.PingRequest)
-    note = TypeAdapter(t.ClientNotification).validate_python(
-        {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    )
+    note = TypeAdapter(t.ClientNotification).validate_python({"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert isinstance(note, t.InitializedNotification)
     server_note = TypeAdapter(t.ServerNotification).validate_python(
         {
@@ -489,16 +475,10 @@ def form_params() -> t.ElicitRequestFormParams:
                 "age": t.NumberSchema(type="integer", minimum=0, default=30),
                 "ok": t.BooleanSchema(default=True),
                 "colour": t.UntitledSingleSelectEnumSchema(enum=["red", "blue"], default="red"),
-                "size": t.TitledSingleSelectEnumSchema(
-                    one_of=[t.TitledEnumOption(const="s", title="Small")]
-                ),
-                "tags": t.UntitledMultiSelectEnumSchema(
-                    items=t.UntitledMultiSelectItems(enum=["a", "b"]), min_items=1
-                ),
+                "size": t.TitledSingleSelectEnumSchema(one_of=[t.TitledEnumOption(const="s", title="Small")]),
+                "tags": t.UntitledMultiSelectEnumSchema(items=t.UntitledMultiSelectItems(enum=["a", "b"]), min_items=1),
                 "labels": t.TitledMultiSelectEnumSchema(
-                    items=t.TitledMultiSelectItems(
-                        any_of=[t.TitledEnumOption(const="x", title="X")]
-                    )
+                    items=t.TitledMultiSelectItems(any_of=[t.TitledEnumOption(const="x", title="X")])
                 ),
                 "legacy": t.LegacyTitledEnumSchema(enum=["1"], enum_names=["One"]),
             },
@@ -517,15 +497,11 @@ def sampling_params() -> t.CreateMessageRequestParams:
             ),
             t.SamplingMessage(
                 role="user",
-                content=[
-                    t.ToolResultContent(tool_use_id="c1", content=[t.TextContent(text="18C")])
-                ],
+                content=[t.ToolResultContent(tool_use_id="c1", content=[t.TextContent(text="18C")])],
             ),
         ],
         max_tokens=100,
-        model_preferences=t.ModelPreferences(
-            hints=[t.ModelHint(name="claude")], cost_priority=0.2, speed_priority=0.9
-        ),
+        model_preferences=t.ModelPreferences(hints=[t.ModelHint(name="claude")], cost_priority=0.2, speed_priority=0.9),
         system_prompt="Be brief.",
         include_context="none",
         temperature=0.3,
@@ -543,9 +519,7 @@ def test_tool_matches_schema(revision: str) -> None:
 
 @pytest.mark.parametrize("revision", ["2025-06-18", "2025-11-25"])
 def test_call_tool_result_matches_schema(revision: str) -> None:
-    result = t.CallToolResult(
-        content=[*all_content()], structured_content={"temp": 18}, is_error=False
-    )
+    result = t.CallToolResult(content=[*all_content()], structured_content={"temp": 18}, is_error=False)
     validate_definition(revision, "CallToolResult", result.to_wire())
 
 
@@ -654,9 +628,7 @@ def test_input_required_result_matches_schema() -> None:
     wire = result.to_wire()
     assert wire["resultType"] == "input_required"
     validate_definition("2026-07-28", "InputRequiredResult", wire)
-    validate_definition(
-        "2026-07-28", "CallToolResultResponse", {"jsonrpc": "2.0", "id": 1, "result": wire}
-    )
+    validate_definition("2026-07-28", "CallToolResultResponse", {"jsonrpc": "2.0", "id": 1, "result": wire})
     retry = t.CallToolRequest(
         id=2,
         params=t.CallToolRequestParams(
@@ -666,9 +638,7 @@ def test_input_required_result_matches_schema() -> None:
             request_state="opaque",
             input_responses={
                 "who": t.ElicitResult(action="accept", content={"name": "Jo"}),
-                "ask": t.CreateMessageResult(
-                    role="assistant", content=t.TextContent(text="ok"), model="m"
-                ),
+                "ask": t.CreateMessageResult(role="assistant", content=t.TextContent(text="ok"), model="m"),
                 "roots": t.ListRootsResult(roots=[t.Root(uri="file:///w", name="w")]),
             },
         ),
@@ -732,9 +702,7 @@ def test_2026_requests_and_results_match_schema() -> None:
         ),
         (
             "ReadResourceRequest",
-            t.ReadResourceRequest(
-                id=5, params=t.ReadResourceRequestParams(uri="file:///r", meta=META_2026)
-            ),
+            t.ReadResourceRequest(id=5, params=t.ReadResourceRequestParams(uri="file:///r", meta=META_2026)),
         ),
         (
             "ReadResourceResultResponse",
@@ -765,9 +733,7 @@ def test_2026_requests_and_results_match_schema() -> None:
                 result=t.GetPromptResult(
                     result_type="complete",
                     description="d",
-                    messages=[
-                        t.PromptMessage(role="user", content=block) for block in all_content()
-                    ],
+                    messages=[t.PromptMessage(role="user", content=block) for block in all_content()],
                 ),
             ),
         ),
@@ -816,9 +782,7 @@ def test_2026_requests_and_results_match_schema() -> None:
                 id="listen-1",
                 params=t.SubscriptionsListenRequestParams(
                     meta=META_2026,
-                    notifications=t.SubscriptionFilter(
-                        tools_list_changed=True, resource_subscriptions=["file:///r"]
-                    ),
+                    notifications=t.SubscriptionFilter(tools_list_changed=True, resource_subscriptions=["file:///r"]),
                 ),
             ),
         ),
@@ -843,9 +807,7 @@ def test_2026_requests_and_results_match_schema() -> None:
         ),
         (
             "ResourceUpdatedNotification",
-            t.ResourceUpdatedNotification(
-                params=t.ResourceUpdatedNotificationParams(uri="file:///r")
-            ),
+            t.ResourceUpdatedNotification(params=t.ResourceUpdatedNotificationParams(uri="file:///r")),
         ),
         ("ToolListChangedNotification", t.ToolListChangedNotification()),
         ("PromptListChangedNotification", t.PromptListChangedNotification()),
@@ -853,9 +815,7 @@ def test_2026_requests_and_results_match_schema() -> None:
         (
             "ProgressNotification",
             t.ProgressNotification(
-                params=t.ProgressNotificationParams(
-                    progress_token="p", progress=1, total=2, message="half"
-                )
+                params=t.ProgressNotificationParams(progress_token="p", progress=1, total=2, message="half")
             ),
         ),
         (
@@ -895,9 +855,7 @@ def test_2026_requests_and_results_match_schema() -> None:
                 id="x",
                 error=t.UnsupportedProtocolVersionErrorObject(
                     message="unsupported",
-                    data=t.UnsupportedProtocolVersionErrorData(
-                        supported=["2026-07-28"], requested="v999"
-                    ),
+                    data=t.UnsupportedProtocolVersionErrorData(supported=["2026-07-28"], requested="v999"),
                 ),
             ),
         ),
@@ -923,9 +881,7 @@ def test_2025_11_25_only_shapes_match_schema() -> None:
         ("RootsListChangedNotification", t.RootsListChangedNotification()),
         (
             "ElicitationCompleteNotification",
-            t.ElicitationCompleteNotification(
-                params=t.ElicitationCompleteNotificationParams(elicitation_id="e")
-            ),
+            t.ElicitationCompleteNotification(params=t.ElicitationCompleteNotificationParams(elicitation_id="e")),
         ),
         (
             "URLElicitationRequiredError",
@@ -935,9 +891,7 @@ def test_2025_11_25_only_shapes_match_schema() -> None:
                     message="visit",
                     data=t.URLElicitationRequiredErrorData(
                         elicitations=[
-                            t.ElicitRequestURLParams(
-                                message="m", url="https://x.example", elicitation_id="e"
-                            )
+                            t.ElicitRequestURLParams(message="m", url="https://x.example", elicitation_id="e")
                         ]
                     ),
                 ),

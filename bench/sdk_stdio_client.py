@@ -10,9 +10,8 @@ import json
 import sys
 import time
 
-from mcp import Client, StdioServerParameters
-
 from benchlib import child_rss_kib, percentile
+from mcp import Client, StdioServerParameters
 
 MODE = "auto"
 

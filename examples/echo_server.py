@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_sync import MCPServer
-from mcp_sync.stdio import serve_stdio
 
 server = MCPServer("echo-server", "1.0")
 server.register_tool(
@@ -37,4 +36,4 @@ server.register_tool(
 )
 
 if __name__ == "__main__":
-    serve_stdio(server)
+    server.serve_stdio()

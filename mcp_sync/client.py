@@ -23,10 +23,11 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import logging
+import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -89,6 +90,9 @@ from .types import (
     UnsubscribeRequestParams,
     WireModel,
 )
+
+if TYPE_CHECKING:
+    from .stdio import StderrTarget
 
 __all__ = [
     "RESOURCE_UPDATED",
@@ -337,6 +341,35 @@ class MCPClient:
             background.shutdown(wait=not inside, cancel_futures=True)
 
     close = disconnect
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrTarget = None,
+        **options: Any,
+    ) -> MCPClient:
+        """Start a server process and connect to it over stdio.
+
+        ``command`` is a command line or an argument list; ``env`` adds to a
+        safe default environment; ``stderr`` takes the server's stderr (a
+        stream, a callable, a logger; default: this process's ``sys.stderr``).
+        Other options are those of :class:`MCPClient` and
+        :func:`mcp_sync.stdio.stdio_client` (``connect_timeout``,
+        ``inherit_env``). Closing the client ends the process.
+
+        >>> import sys
+        >>> with MCPClient.stdio([sys.executable, "examples/echo_server.py"]) as client:
+        ...     client.call_tool("echo", {"text": "hi"}).text
+        'hi'
+        """
+        from .stdio import stdio_client
+
+        return stdio_client(command, args, env=env, cwd=cwd, stderr=stderr, **options)
 
     def __enter__(self) -> MCPClient:
         return self

@@ -259,6 +259,10 @@ class JsonRpcDispatcher:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._draining = False
+        self._inline = 0
+        # Transports whose reading role can move between threads (stdio)
+        # let handlers run on the thread that read the request.
+        self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
         self._handlers: dict[str, _HandlerEntry] = {}
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
         self._pending: dict[RequestId, PendingRequest] = {}
@@ -532,19 +536,37 @@ class JsonRpcDispatcher:
             self._reply(error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
             return
         ctx = RequestContext(self, request.id, request.method, request.params or {})
+        handoff = self._handoff
         with self._lock:
             if self._closed:
                 return
             refuse = self._draining
+            inline = not refuse and handoff is not None and self._inline < self._max_workers
             if not refuse:
                 self._inflight.setdefault(request.id, []).append(ctx)
-                if self._pool is None:
-                    self._pool = concurrent.futures.ThreadPoolExecutor(
-                        self._max_workers, thread_name_prefix=f"mcp-sync-{self.side}-handler"
-                    )
-                self._pool.submit(self._run, entry, ctx)
+            if inline:
+                self._inline += 1
+            elif not refuse:
+                self._submit_locked(entry, ctx)
         if refuse:
             self._reply(_shutting_down(request.id))
+        elif inline:
+            # The transport lets another thread take over reading, and the
+            # handler runs here: no hand-off to a pool thread on the way.
+            assert handoff is not None
+            handoff()
+            try:
+                self._run(entry, ctx)
+            finally:
+                with self._lock:
+                    self._inline -= 1
+
+    def _submit_locked(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                self._max_workers, thread_name_prefix=f"mcp-sync-{self.side}-handler"
+            )
+        self._pool.submit(self._run, entry, ctx)
 
     def _run(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self.events.has_listeners(REQUEST_RECEIVED):

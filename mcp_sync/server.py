@@ -610,6 +610,17 @@ class MCPServer:
         with self._lock:
             return [s for s in self._sessions if not s.closed]
 
+    def serve_stdio(self) -> None:
+        """Serve this server on stdin and stdout until stdin closes or SIGTERM/SIGINT arrives.
+
+        See :func:`mcp_sync.stdio.serve_stdio`: while it serves, ``print()``
+        goes to stderr and reading stdin gives end-of-file, so tools cannot
+        corrupt the protocol.
+        """
+        from .stdio import serve_stdio
+
+        serve_stdio(self)
+
     def start(self, transport: Transport) -> ServerSession:
         """Serve MCP on ``transport``; returns the new connection's session.
 

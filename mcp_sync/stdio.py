@@ -29,7 +29,9 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 import pydantic_core
@@ -116,6 +118,13 @@ def _depth_at(data: bytes, end: int) -> int:
     return depth
 
 
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """A line that was over the size limit; ``head`` is its start, kept to read its id."""
+
+    head: bytes
+
+
 class StdioTransport(BaseTransport):
     """Newline-delimited JSON-RPC over a readable and a writable binary stream.
 
@@ -143,8 +152,15 @@ class StdioTransport(BaseTransport):
         self.close_on_eof = close_on_eof
         self.input_ended = threading.Event()
         self._write_lock = threading.Lock()
-        self._reader: threading.Thread | None = None
         self.last_invalid_line: bytes | None = None
+        self._readers: list[threading.Thread] = []
+        self._reading = threading.Lock()  # held by the thread whose turn it is to read
+        self._turn = threading.local()
+        self._standby = 0
+        self._items: collections.deque[bytes | _Oversized] = collections.deque()
+        self._partial = bytearray()
+        self._skipping = False  # inside a line that is over the limit
+        self._skipped_head = b""
         # A pipe stream is read with select() on it and on a wake-up pipe,
         # so that close() can stop a reader blocked on a silent peer.
         self._wakeup: tuple[int, int] | None = os.pipe() if isinstance(readable, io.FileIO) else None
@@ -166,24 +182,74 @@ class StdioTransport(BaseTransport):
             raise reason from exc
 
     # -------------------------------------------------------------- reading
+    #
+    # Reading is a role that threads take in turn ("leader/follower"): the
+    # thread that holds the turn reads and delivers messages; a handler that
+    # is about to do real work on that thread calls handoff_reading(), and a
+    # standby thread takes the turn while the handler runs where it is. The
+    # request is handled without a hop to another thread, and still never
+    # on a thread that is responsible for reading.
 
     def _handlers_changed(self) -> None:
         with self._lock:
-            if self._reader is not None or self._closed.is_set():
+            if self._readers or self._closed.is_set():
                 return
-            self._reader = threading.Thread(target=self._read_loop, name="mcp-sync-stdio-reader", daemon=True)
-        self._reader.start()
+            reader = self._new_reader()
+        reader.start()
+
+    def _new_reader(self) -> threading.Thread:
+        reader = threading.Thread(target=self._read_loop, name="mcp-sync-stdio-reader", daemon=True)
+        self._readers.append(reader)
+        return reader
+
+    def handoff_reading(self) -> None:
+        """If this thread holds the reading turn, pass it to another thread (which may be new)."""
+        if not getattr(self._turn, "held", False):
+            return
+        self._turn.held = False
+        with self._lock:
+            reader = self._new_reader() if self._standby == 0 and not self._closed.is_set() else None
+        self._reading.release()
+        if reader is not None:
+            reader.start()
+
+    def _take_turn(self) -> bool:
+        """Wait for the reading turn; ``False`` once the input has ended."""
+        with self._lock:
+            self._standby += 1
+        self._reading.acquire()
+        with self._lock:
+            self._standby -= 1
+        if self.input_ended.is_set():
+            self._reading.release()
+            return False
+        self._turn.held = True
+        return True
 
     def _read_loop(self) -> None:
-        reason: BaseException | None = None
-        try:
-            self._read_lines(self._chunk_reader())
-        except (OSError, ValueError) as exc:
-            if not self.closed:
-                reason = MCPTransportError(MCP_CODES.TRANSPORT_ERROR, f"reading failed: {exc}", cause=exc)
-        self.input_ended.set()
-        if self.close_on_eof or reason is not None:
-            self._closed_by_peer(self._describe_close(reason))
+        read = self._chunk_reader()
+        while self._take_turn():
+            reason: BaseException | None = None
+            try:
+                while self._turn.held:
+                    item = self._next_item(read)
+                    if item is None:
+                        break
+                    if isinstance(item, bytes):
+                        self._line(item)
+                    else:
+                        self._refuse_oversized(item.head)
+                else:
+                    continue  # handed off: wait for another turn
+            except (OSError, ValueError) as exc:
+                if not self.closed:
+                    reason = MCPTransportError(MCP_CODES.TRANSPORT_ERROR, f"reading failed: {exc}", cause=exc)
+            self.input_ended.set()
+            self._turn.held = False
+            self._reading.release()
+            if self.close_on_eof or reason is not None:
+                self._closed_by_peer(self._describe_close(reason))
+            return
 
     def _chunk_reader(self) -> Callable[[], bytes]:
         """A function returning the next chunk of input, or ``b""`` at its end."""
@@ -198,43 +264,49 @@ class StdioTransport(BaseTransport):
 
         return read_pipe
 
-    def _read_lines(self, read: Callable[[], bytes]) -> None:
-        partial = bytearray()
-        skipping = False  # inside a line that is over the limit
-        skipped_head = b""
-        limit = self.max_line_bytes
-        while True:
+    def _next_item(self, read: Callable[[], bytes]) -> bytes | _Oversized | None:
+        """The next complete line (or oversized line), reading more as needed; ``None`` at the end."""
+        while not self._items:
             chunk = read()
             if not chunk:
-                break
-            start = 0
-            while True:
-                newline = chunk.find(b"\n", start)
-                if newline == -1:
-                    break
-                if skipping:
-                    skipping = False
-                    self._refuse_oversized(skipped_head)
-                elif partial:
-                    partial += chunk[start:newline]
-                    line = bytes(partial)
-                    partial.clear()
-                    self._line(line) if len(line) <= limit else self._refuse_oversized(line[:_ID_SCAN_BYTES])
+                self._flush_partial()
+                return self._items.popleft() if self._items else None
+            self._split(chunk)
+        return self._items.popleft()
+
+    def _split(self, chunk: bytes) -> None:
+        limit = self.max_line_bytes
+        items = self._items
+        start = 0
+        while (newline := chunk.find(b"\n", start)) != -1:
+            if self._skipping:
+                self._skipping = False
+                items.append(_Oversized(self._skipped_head))
+            else:
+                if self._partial:
+                    self._partial += chunk[start:newline]
+                    line = bytes(self._partial)
+                    self._partial.clear()
                 else:
                     line = chunk[start:newline]
-                    self._line(line) if len(line) <= limit else self._refuse_oversized(line[:_ID_SCAN_BYTES])
-                start = newline + 1
-            if skipping:
-                continue
-            partial += chunk[start:]
-            if len(partial) > limit:
-                skipping = True
-                skipped_head = bytes(partial[:_ID_SCAN_BYTES])
-                partial.clear()
-        if skipping:
-            self._refuse_oversized(skipped_head)
-        elif partial.strip():
-            self._line(bytes(partial))
+                items.append(line if len(line) <= limit else _Oversized(line[:_ID_SCAN_BYTES]))
+            start = newline + 1
+        if self._skipping:
+            return
+        self._partial += chunk[start:]
+        if len(self._partial) > limit:
+            self._skipping = True
+            self._skipped_head = bytes(self._partial[:_ID_SCAN_BYTES])
+            self._partial.clear()
+
+    def _flush_partial(self) -> None:
+        """At the end of input: a last line without a newline still counts."""
+        if self._skipping:
+            self._skipping = False
+            self._items.append(_Oversized(self._skipped_head))
+        elif self._partial.strip():
+            self._items.append(bytes(self._partial))
+            self._partial.clear()
 
     def _line(self, line: bytes) -> None:
         if line.endswith(b"\r"):
@@ -266,9 +338,12 @@ class StdioTransport(BaseTransport):
             os.write(self._wakeup[1], b"x")
         with contextlib.suppress(OSError, ValueError):
             self._writable.close()
-        reader = self._reader
-        if reader is not None and reader is not threading.current_thread():
-            reader.join(timeout=2.0)
+        deadline = time.monotonic() + 2.0
+        with self._lock:
+            readers = list(self._readers)
+        for reader in readers:
+            if reader is not threading.current_thread():
+                reader.join(max(0.0, deadline - time.monotonic()))
         with contextlib.suppress(OSError, ValueError):
             self._readable.close()
         if self._wakeup is not None:

@@ -27,7 +27,14 @@ from mcp_sync.stdio import (
     recover_id,
     stdio_client,
 )
-from mcp_sync.types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
+from mcp_sync.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    TextContent,
+)
 
 HERE = Path(__file__).parent
 MISBEHAVING = [sys.executable, str(HERE / "servers" / "misbehaving.py")]
@@ -195,6 +202,15 @@ def test_a_stream_that_fails_because_it_was_closed_is_not_reported_as_an_error()
     assert reasons == [None]
 
 
+def test_handoff_from_a_thread_that_does_not_read_changes_nothing() -> None:
+    transport = StdioTransport(io.BytesIO(b'{"jsonrpc":"2.0","method":"a"}\n'), io.BytesIO())
+    transport.handoff_reading()
+    got: list[Any] = []
+    transport.on_message(got.append)
+    assert transport.wait_closed(5)
+    assert len(got) == 1 and len(transport._readers) == 1
+
+
 def test_a_closed_output_stream_fails_the_send_and_closes_the_transport() -> None:
     out = io.BytesIO()
     transport = StdioTransport(io.BytesIO(), out)
@@ -317,6 +333,32 @@ def test_stdio_client_talks_to_a_real_server_process() -> None:
     assert isinstance(transport, ProcessTransport)
     assert transport.returncode == 0
     assert transport.closed
+
+
+def test_many_threads_share_one_server_process_and_each_gets_its_own_answer() -> None:
+    with stdio_client(ECHO_SERVER, env=ENV) as client:
+        results: dict[int, list[str]] = {}
+
+        def worker(n: int) -> None:
+            results[n] = [client.call_tool("echo", {"text": f"{n}-{i}"}).text for i in range(40)]
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert results == {n: [f"{n}-{i}" for i in range(40)] for n in range(16)}
+
+
+def test_a_handler_may_call_back_into_the_client_and_wait_over_stdio() -> None:
+    def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
+        question = params.messages[0].content
+        assert isinstance(question, TextContent)
+        return CreateMessageResult(role="assistant", content=TextContent(text=question.text.upper()), model="m")
+
+    with stdio_client([*MISBEHAVING, "serve"], **SERVE, stderr=lambda line: None, sampling_provider=sampling) as client:
+        answers = [client.call_tool("ask", {"question": f"q{i}"}, timeout=10).text for i in range(5)]
+    assert answers == [f"Q{i}" for i in range(5)]
 
 
 def test_a_command_line_string_is_split_like_a_shell() -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from mcp_sync import MCPServer
 from mcp_sync.context import Context
 from mcp_sync.stdio import serve_stdio
+from mcp_sync.types import CreateMessageRequestParams, SamplingMessage, TextContent
 
 
 def build() -> MCPServer:
@@ -50,7 +51,16 @@ def build() -> MCPServer:
 
     for name, handler in [("noisy", noisy), ("read_stdin", read_stdin), ("crash", crash), ("spawn", spawn)]:
         server.register_tool(name, handler, description=name)
+
+    def ask(args: dict[str, Any], ctx: Context) -> str:
+        assert ctx.session is not None
+        question = SamplingMessage(role="user", content=TextContent(text=args["question"]))
+        answer = ctx.session.create_message(CreateMessageRequestParams(messages=[question], max_tokens=5))
+        assert isinstance(answer.content, TextContent)
+        return answer.content.text
+
     server.register_tool("block", block, description="Waits until cancelled.")
+    server.register_tool("ask", ask, description="Asks the client's model, then answers with what it said.")
     server.register_tool("echo", lambda args, ctx: args.get("text", ""), description="echo")
     return server
 
@@ -58,7 +68,7 @@ def build() -> MCPServer:
 def main() -> None:
     mode = sys.argv[1]
     if mode == "serve":
-        serve_stdio(build())
+        build().serve_stdio()
         print("serve_stdio returned", file=sys.stderr)
     elif mode == "exit":
         sys.stderr.write("fatal: no configuration\n")

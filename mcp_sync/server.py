@@ -19,12 +19,13 @@ with its own negotiated revision, capabilities, subscriptions and log level.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -32,6 +33,7 @@ from .context import Context, ProgressReporter
 from .dispatcher import DEFAULT_TIMEOUT, Clock, format_validation_error
 from .errors import MCP_CODES, JsonRpcCode, MCPError
 from .events import EventBus
+from .signature import FunctionSpec, template_variables
 from .telemetry import Telemetry
 from .types import (
     Annotations,
@@ -50,6 +52,7 @@ from .types import (
     Prompt,
     PromptArgument,
     PromptMessage,
+    PromptReference,
     ReadResourceResult,
     RequestId,
     Resource,
@@ -86,6 +89,9 @@ TemplateHandler = Callable[[str, dict[str, str], Context], Any]
 PromptHandler = Callable[[dict[str, str], Context], Any]
 """``(arguments, ctx) -> messages``: a GetPromptResult, PromptMessages or a string."""
 SamplingProvider = Callable[[CreateMessageRequestParams, Context], CreateMessageResult]
+Completer = Callable[[str, dict[str, str]], "Sequence[str]"]
+"""``(value, other_arguments) -> suggestions`` for one argument of one prompt or template."""
+F = TypeVar("F", bound=Callable[..., Any])
 CompletionProvider = Callable[[CompleteRequestParams, Context], "CompleteResult | Sequence[str]"]
 
 LOG_LEVELS: tuple[LoggingLevel, ...] = (
@@ -214,7 +220,21 @@ def _to_prompt_result(value: Any, description: str | None) -> GetPromptResult:
         value = PromptMessage(role="user", content=TextContent(text=value))
     if isinstance(value, PromptMessage):
         value = [value]
-    return GetPromptResult(description=description, messages=list(value))
+    messages = [
+        PromptMessage(role="user", content=TextContent(text=item)) if isinstance(item, str) else item for item in value
+    ]
+    return GetPromptResult(description=description, messages=messages)
+
+
+def _resource_value(value: Any) -> Any:
+    """What a decorated resource function returned, as contents: JSON for plain data."""
+    if isinstance(value, (str, bytes, ReadResourceResult, TextResourceContents, BlobResourceContents)):
+        return value
+    if isinstance(value, list) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _page(items: Sequence[_M], cursor: str | None, size: int | None) -> tuple[list[_M], str | None]:
@@ -276,6 +296,7 @@ class MCPServer:
         self._templates: dict[str, _RegisteredTemplate] = {}
         self._prompts: dict[str, _RegisteredPrompt] = {}
         self._roots: dict[str, Root] = {}
+        self._completers: dict[tuple[str, str, str], Completer] = {}
         self._sessions: list[ServerSession] = []
         self._running = False
 
@@ -456,6 +477,210 @@ class MCPServer:
             if registry.pop(key, None) is None:
                 raise MCPError(MCP_CODES.NOT_FOUND, f"no {kind} {key!r}", context={kind: key})
 
+    # ------------------------------------------------------------ decorators
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a plain function as a tool (``@server.tool`` or ``@server.tool(...)``).
+
+        The name and description come from the function and its docstring;
+        the input schema from its type hints (defaults, ``Annotated`` and
+        ``Field`` descriptions, pydantic models, enums, lists, optionals),
+        and arguments are validated before each call (``-32602`` naming the
+        field). A return annotation gives an ``outputSchema``, and results
+        carry ``structuredContent`` plus a text rendering for older clients
+        (``structured_output=False`` turns that off). A parameter annotated
+        with :class:`Context` receives the handler context. The function is
+        returned unchanged.
+
+        >>> server = MCPServer("demo")
+        >>> @server.tool
+        ... def add(a: int, b: int = 0) -> int:
+        ...     "Add two numbers."
+        ...     return a + b
+        >>> server.invoke_tool("add", {"a": 2, "b": 3}).structured_content
+        {'result': 5}
+        """
+
+        def register(function: F) -> F:
+            spec = FunctionSpec(function, name, description, structured_output=structured_output)
+            self.register_tool(
+                spec.name,
+                lambda arguments, ctx: spec.tool_result(spec.call(arguments, ctx)),
+                description=spec.description,
+                input_schema=spec.arguments_model,
+                output_schema=spec.output_schema(),
+                title=title,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+            )
+            return function
+
+        return register if fn is None else register(fn)
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a resource, or as a template when ``uri`` has ``{parameters}``.
+
+        A template's parameters are passed to the function's parameters of
+        the same names (converted by their type hints). The function returns
+        text, bytes, resource contents, or anything JSON-serialisable (sent
+        as ``application/json``).
+
+        >>> server = MCPServer("demo")
+        >>> @server.resource("users://{user_id}/name")
+        ... def user_name(user_id: int) -> str:
+        ...     return f"user number {user_id}"
+        >>> server.read_resource("users://7/name").text
+        'user number 7'
+        """
+
+        def register(function: F) -> F:
+            spec = FunctionSpec(function, name, description)
+            variables = template_variables(uri)
+            parameters = set(spec.arguments_model.model_fields)
+            if set(variables) != parameters:
+                raise TypeError(
+                    f"{spec.name}: the parameters {sorted(parameters)} must be the URI's parameters {sorted(variables)}"
+                )
+            options: dict[str, Any] = {
+                "name": name or spec.name,
+                "title": title,
+                "description": spec.description,
+                "mime_type": mime_type,
+                "annotations": annotations,
+                "icons": icons,
+                "meta": meta,
+            }
+            if variables:
+                self.register_resource_template(
+                    uri, lambda _uri, params, ctx: _resource_value(spec.call(params, ctx)), **options
+                )
+            else:
+                self.register_resource(uri, lambda _uri, ctx: _resource_value(spec.call({}, ctx)), **options)
+            return function
+
+        return register
+
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        fn: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a function as a prompt; its parameters are the prompt's arguments.
+
+        It returns a string (one user message), a list of strings and
+        :class:`~mcp_sync.types.PromptMessage`, or a ``GetPromptResult``.
+
+        >>> server = MCPServer("demo")
+        >>> @server.prompt
+        ... def review(code: str, language: str = "python") -> str:
+        ...     "Ask for a code review."
+        ...     return f"Review this {language}: {code}"
+        >>> [a.name for a in server.list_prompts()[0].arguments]
+        ['code', 'language']
+        """
+
+        def register(function: F) -> F:
+            spec = FunctionSpec(function, name, description)
+            self.register_prompt(
+                spec.name,
+                lambda arguments, ctx: spec.call(arguments, ctx),
+                title=title,
+                description=spec.description,
+                arguments=spec.prompt_arguments(),
+                icons=icons,
+                meta=meta,
+            )
+            return function
+
+        return register if fn is None else register(fn)
+
+    def completion(
+        self, *, prompt: str | None = None, template: str | None = None, argument: str
+    ) -> Callable[[Completer], Completer]:
+        """Register suggestions for one argument of a prompt or a resource template.
+
+        The function gets the text typed so far and the other arguments
+        already given, and returns suggestions.
+
+        >>> server = MCPServer("demo")
+        >>> @server.completion(prompt="review", argument="language")
+        ... def languages(value, arguments):
+        ...     return [name for name in ("python", "perl", "rust") if name.startswith(value)]
+        """
+        if (prompt is None) == (template is None):
+            raise TypeError("completion() needs exactly one of prompt= or template=")
+        key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", str(template))
+
+        def register(function: Completer) -> Completer:
+            self._completers[(*key, argument)] = function
+            return function
+
+        return register
+
     # -------------------------------------------------------------- listings
 
     def list_tools(self) -> list[Tool]:
@@ -508,7 +733,7 @@ class MCPServer:
                 context={"tool": name},
                 jsonrpc_code=JsonRpcCode.INVALID_PARAMS,
             )
-        ctx = context or Context(cancelled=cancel, progress=progress)
+        ctx = context or Context(cancelled=cancel, progress=progress, server=self)
         args: Any = dict(arguments or {})
         if registered.input_model is not None:
             try:
@@ -531,7 +756,7 @@ class MCPServer:
 
     def read_resource(self, uri: str, *, context: Context | None = None) -> ReadResourceResult:
         """Read a resource here, without a client; ``NOT_FOUND`` for an unknown URI."""
-        ctx = context or Context()
+        ctx = context or Context(server=self)
         registered = self._resources.get(uri)
         if registered is not None:
             return _to_contents(uri, registered.resource.mime_type, registered.handler(uri, ctx))
@@ -566,7 +791,7 @@ class MCPServer:
                 f"Missing required arguments for prompt {name}: {', '.join(missing)}",
                 context={"prompt": name, "missing": missing},
             )
-        value = registered.handler(args, context or Context())
+        value = registered.handler(args, context or Context(server=self))
         return _to_prompt_result(value, registered.prompt.description)
 
     def get_prompt_messages(self, name: str, arguments: Mapping[str, str] | None = None) -> list[PromptMessage]:
@@ -574,10 +799,18 @@ class MCPServer:
         return self.get_prompt(name, arguments).messages
 
     def complete(self, params: CompleteRequestParams, context: Context | None = None) -> CompleteResult:
-        """Argument completions from the completion provider (none without one)."""
-        if self.completion_provider is None:
-            return CompleteResult(completion=Completion(values=[], total=0, has_more=False))
-        value = self.completion_provider(params, context or Context())
+        """Argument completions: from a completer registered for that argument, else the
+        completion provider, else none."""
+        ref = params.ref
+        key = (ref.type, ref.name if isinstance(ref, PromptReference) else ref.uri, params.argument.name)
+        completer = self._completers.get(key)
+        if completer is not None:
+            given = params.context.arguments if params.context is not None else None
+            value: Any = completer(params.argument.value, dict(given or {}))
+        elif self.completion_provider is not None:
+            value = self.completion_provider(params, context or Context(server=self))
+        else:
+            value = []
         if isinstance(value, CompleteResult):
             return value
         values = list(value)

@@ -23,19 +23,16 @@ import time
 from typing import Any
 
 from mcp_sync import Context, MCPServer
+from mcp_sync.context import Elicited
 from mcp_sync.types import (
     AudioContent,
     CallToolResult,
     CompleteRequestParams,
-    CreateMessageRequestParams,
-    ElicitRequestFormParams,
-    ElicitResult,
     EmbeddedResource,
     ImageContent,
     PromptArgument,
     PromptMessage,
     ResourceTemplateReference,
-    SamplingMessage,
     TextContent,
     TextResourceContents,
 )
@@ -129,30 +126,17 @@ def tool_with_progress(arguments: dict[str, Any], ctx: Context) -> str:
 
 def sampling(arguments: dict[str, Any], ctx: Context) -> str:
     # Ask the client's model for a completion while the tool call is open.
-    assert ctx.session is not None, "sampling needs a connected client"
-    request = CreateMessageRequestParams(
-        messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))], max_tokens=100
-    )
-    reply = ctx.session.create_message(request)
+    reply = ctx.sample(arguments["prompt"], max_tokens=100)
     blocks = reply.content if isinstance(reply.content, list) else [reply.content]
     text = " ".join(block.text for block in blocks if isinstance(block, TextContent))
     return f"LLM response: {text}"
 
 
-def elicit(ctx: Context, message: str, properties: dict[str, Any], required: list[str]) -> ElicitResult:
-    """Ask the user, through the client, to fill in a form (a flat object schema)."""
-    assert ctx.session is not None, "elicitation needs a connected client"
-    params = ElicitRequestFormParams.model_validate(
-        {
-            "message": message,
-            "requestedSchema": {"type": "object", "properties": properties, "required": required},
-        }
-    )
-    return ctx.session.elicit(params)
-
-
-def describe(result: ElicitResult) -> str:
-    return f"User response: action={result.action}, content={json.dumps(result.content)}"
+def elicit(ctx: Context, message: str, properties: dict[str, Any], required: list[str]) -> str:
+    """Ask the user, through the client, to fill in a form (a flat object schema); describe the answer."""
+    schema = {"type": "object", "properties": properties, "required": required}
+    answer: Elicited[dict[str, Any]] = ctx.elicit(message, schema)
+    return f"User response: action={answer.action}, content={json.dumps(answer.data)}"
 
 
 def elicitation(arguments: dict[str, Any], ctx: Context) -> str:
@@ -160,7 +144,7 @@ def elicitation(arguments: dict[str, Any], ctx: Context) -> str:
         "username": {"type": "string", "description": "User's response"},
         "email": {"type": "string", "description": "User's email address"},
     }
-    return describe(elicit(ctx, arguments["message"], properties, ["username", "email"]))
+    return elicit(ctx, arguments["message"], properties, ["username", "email"])
 
 
 def elicitation_defaults(arguments: dict[str, Any], ctx: Context) -> str:
@@ -177,7 +161,7 @@ def elicitation_defaults(arguments: dict[str, Any], ctx: Context) -> str:
         },
         "verified": {"type": "boolean", "description": "Verification status", "default": True},
     }
-    return describe(elicit(ctx, "Please review and update the form fields with defaults", properties, []))
+    return elicit(ctx, "Please review and update the form fields with defaults", properties, [])
 
 
 def elicitation_enums(arguments: dict[str, Any], ctx: Context) -> str:
@@ -220,7 +204,7 @@ def elicitation_enums(arguments: dict[str, Any], ctx: Context) -> str:
             },
         },
     }
-    return describe(elicit(ctx, "Please select options from the enum fields", properties, []))
+    return elicit(ctx, "Please select options from the enum fields", properties, [])
 
 
 def reconnection(arguments: dict[str, Any], ctx: Context) -> str:

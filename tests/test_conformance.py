@@ -14,16 +14,32 @@ The harness is installed on first use; without npm these tests skip, unless
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import conformance
 import pytest
 from conformance import Harness
+from helpers import connect_pair
+
+from mcp_sync.client import RESOURCE_UPDATED, MCPClient, ResourceUpdated
+from mcp_sync.server import MCPServer
+from mcp_sync.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitResult,
+    LoggingMessageNotificationParams,
+    PromptReference,
+    TextContent,
+)
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
@@ -136,3 +152,88 @@ def test_server_scenario(harness: Harness, server_url: str, scenario: str, tmp_p
 def test_client_scenario(harness: Harness, scenario: str, tmp_path: Path) -> None:
     run = harness.client_scenario([sys.executable, str(CLIENT)], scenario, tmp_path, env=CHILD_ENV)
     assert run.passed, run.report()
+
+
+# ------------------------------------------------ the example, without the harness
+
+
+def load_example_server() -> MCPServer:
+    spec = importlib.util.spec_from_file_location("conformance_server", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server: MCPServer = module.build_server()
+    return server
+
+
+def test_example_server_in_memory() -> None:
+    """The example's tools send what the suite checks, byte for byte where it checks the shape (no harness needed)."""
+    server = load_example_server()
+    requests: list[tuple[str, dict[str, Any]]] = []
+    logs: list[LoggingMessageNotificationParams] = []
+
+    def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+        requests.append(("sampling", params.to_wire()))
+        return CreateMessageResult(role="assistant", content=TextContent(text="an answer"), model="test-model")
+
+    def elicit(params: ElicitRequestFormParams) -> ElicitResult:
+        requests.append(("elicitation", params.to_wire()))
+        return ElicitResult(action="accept", content={"username": "ada"})
+
+    client = MCPClient(sampling_provider=sample, elicitation_provider=elicit, log_handler=logs.append)
+    try:
+        connect_pair(server, client)
+        assert all(tool.description for tool in client.tools())
+        assert all(prompt.description for prompt in client.prompts())
+        client.set_log_level("debug")
+        assert client.call_tool("test_simple_text").text == "This is a simple text response for testing."
+        assert client.call_tool("test_error_handling").is_error is True
+        assert client.call_tool("test_tool_with_logging").text
+        assert [log.data for log in logs] == [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ]
+        progress: list[float] = []
+        client.call_tool("test_tool_with_progress", {}, on_progress=lambda p: progress.append(p.progress))
+        assert progress == [0, 50, 100]
+        assert client.call_tool("test_sampling", {"prompt": "Hi"}).text == "LLM response: an answer"
+        assert "action=accept" in client.call_tool("test_elicitation", {"message": "Who?"}).text
+        client.call_tool("test_elicitation_sep1034_defaults", {})
+        client.call_tool("test_elicitation_sep1330_enums", {})
+        [(_, sampled), (_, form), (_, defaults), (_, enums)] = requests
+        assert sampled == {"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 100}
+        assert form["requestedSchema"]["required"] == ["username", "email"]
+        fields = defaults["requestedSchema"]["properties"]
+        assert {name: (field["type"], field["default"]) for name, field in fields.items()} == {
+            "name": ("string", "John Doe"),
+            "age": ("integer", 30),
+            "score": ("number", 95.5),
+            "status": ("string", "active"),
+            "verified": ("boolean", True),
+        }
+        assert fields["status"]["enum"] == ["active", "inactive", "pending"]
+        shapes = {name: sorted(field) for name, field in enums["requestedSchema"]["properties"].items()}
+        assert shapes == {
+            "untitledSingle": ["description", "enum", "type"],
+            "titledSingle": ["description", "oneOf", "type"],
+            "legacyEnum": ["description", "enum", "enumNames", "type"],
+            "untitledMulti": ["description", "items", "type"],
+            "titledMulti": ["description", "items", "type"],
+        }
+        assert client.read_resource("test://template/123/data").text == (
+            '{"id":"123","templateTest":true,"data":"Data for ID: 123"}'
+        )
+        completion = client.complete(PromptReference(name="test_prompt_with_arguments"), "arg1", "test")
+        assert completion.completion.values == ["test-value-1", "test-value-2"]
+        updates: list[ResourceUpdated] = []
+        client.events.on(RESOURCE_UPDATED, updates.append)
+        client.subscribe_resource("test://watched-resource")
+        client.call_tool("test_update_watched_resource", {"content": "changed"})
+        deadline = time.monotonic() + 5
+        while not updates and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [update.contents.text for update in updates] == ["changed"]
+    finally:
+        client.close()
+        server.stop()

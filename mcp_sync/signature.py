@@ -11,7 +11,7 @@ functions are run to completion on a private event loop.
 ...     '''Add two numbers.'''
 ...     return a + b
 >>> spec = FunctionSpec(add)
->>> spec.input_schema()["required"]
+>>> spec.arguments_model.model_json_schema()["required"]
 ['a']
 >>> spec.call({"a": "2", "b": 3}, None)
 5
@@ -118,11 +118,6 @@ class FunctionSpec:
 
     # ---------------------------------------------------------------- inputs
 
-    def input_schema(self) -> dict[str, Any]:
-        """The JSON schema (2020-12) of the arguments."""
-        schema: dict[str, Any] = self.arguments_model.model_json_schema()
-        return schema
-
     def bind(self, arguments: dict[str, Any]) -> BaseModel:
         """Validate ``arguments``; ``MCPError(INVALID_PARAMS)`` naming the failing field otherwise."""
         try:
@@ -187,7 +182,9 @@ class FunctionSpec:
         if not self.structured:
             return None
         if not self._wrapped:
-            return self._output_adapter.json_schema()
+            schema = self._output_adapter.json_schema()
+            schema.setdefault("title", f"{self.name}DictOutput")  # a plain mapping has no name of its own
+            return schema
         wrapper = pydantic.create_model(f"{self.name}Output", result=(self.return_annotation, ...))
         schema: dict[str, Any] = wrapper.model_json_schema()
         return schema

@@ -182,12 +182,12 @@ class FunctionSpec:
         if not self.structured:
             return None
         if not self._wrapped:
-            schema = self._output_adapter.json_schema()
+            schema: dict[str, Any] = self._output_adapter.json_schema()
             schema.setdefault("title", f"{self.name}DictOutput")  # a plain mapping has no name of its own
             return schema
         wrapper = pydantic.create_model(f"{self.name}Output", result=(self.return_annotation, ...))
-        schema: dict[str, Any] = wrapper.model_json_schema()
-        return schema
+        wrapped: dict[str, Any] = wrapper.model_json_schema()
+        return wrapped
 
     def tool_result(self, value: Any) -> Any:
         """``value`` as a tool result: structured content plus its text rendering, when structured."""

@@ -6,34 +6,22 @@ subprocess and talks to it over stdin and stdout. The benchmark uses it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_sync import MCPServer
 
 server = MCPServer("echo-server", "1.0")
-server.register_tool(
-    "echo",
-    lambda args, ctx: args["text"],
-    description="Return the text unchanged.",
-    input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-)
 
 
-def add(args: dict[str, Any], ctx: object) -> str:
-    total = args["a"] + args["b"]
-    return str(total)
+@server.tool(structured_output=False)
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
 
 
-server.register_tool(
-    "add",
-    add,
-    description="Add two numbers.",
-    input_schema={
-        "type": "object",
-        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-        "required": ["a", "b"],
-    },
-)
+@server.tool
+def add(a: int | float, b: int | float) -> int | float:
+    """Add two numbers."""
+    return a + b
+
 
 if __name__ == "__main__":
     server.serve_stdio()

@@ -4,13 +4,20 @@
 >>> server = mcp_sync.MCPServer("demo")
 >>> client_end, server_end = mcp_sync.InMemoryTransport.pair()
 
-Names are imported lazily, so ``import mcp_sync`` stays cheap.
+``mcp_sync.connect(target)`` connects to a server given by URL, command line
+or MCPServer object. Names are imported lazily, so ``import mcp_sync`` stays
+cheap.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+# Bound here, not lazily: importing the submodule ``mcp_sync.connect`` sets
+# the package attribute to the module, and this import then rebinds it to
+# the function for good. The module itself imports nothing heavy.
+from .connect import connect
 
 __version__ = "0.1.0"
 
@@ -46,6 +53,7 @@ __all__ = [
     "Telemetry",
     "Transport",
     "__version__",
+    "connect",
     "define_codes",
 ]
 

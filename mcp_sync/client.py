@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import importlib
+import inspect
+import json
+import keyword
 import logging
 import os
+import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -102,6 +107,9 @@ __all__ = [
     "ResourceUpdated",
     "RootsProvider",
     "SamplingProvider",
+    "ToolNamespace",
+    "tool_function",
+    "tool_signature",
 ]
 
 log = logging.getLogger("mcp_sync.client")
@@ -115,6 +123,8 @@ ElicitationProvider = Callable[[ElicitRequestFormParams], ElicitResult]
 """Answers the server's ``elicitation/create`` requests (form mode)."""
 LogHandler = Callable[[LoggingMessageNotificationParams], None]
 """Receives the server's log messages (on the reader thread: keep it quick)."""
+Progress = ProgressCallback | bool | None
+"""What ``call_tool(progress=...)`` takes: a callback, ``True`` for a progress bar, or nothing."""
 
 RESOURCE_UPDATED = "resource:updated"
 """Client event: a subscribed resource changed and was read again."""
@@ -196,6 +206,7 @@ class MCPClient:
         self._prompts: list[Prompt] = []
         self._roots: list[Root] = []
         self._subscriptions: dict[str, ReadResourceResult | None] = {}
+        self._tool_namespace = ToolNamespace(self)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -471,10 +482,16 @@ class MCPClient:
         self._tools = tools
         return tools
 
-    def tools(self) -> list[Tool]:
-        """The server's tools as last fetched (at connect, or on a list change)."""
-        self._initialized()
-        return list(self._tools)
+    @property
+    def tools(self) -> ToolNamespace:
+        """The server's tools as last fetched (at connect, or on a list change).
+
+        Call it for the list of :class:`~mcp_sync.types.Tool` models, or use
+        it as a mapping of Python functions, one per tool, by name or as
+        attributes: ``client.tools()``, ``client.tools["add"](a=1, b=2)``,
+        ``client.tools.add(a=1, b=2)``. See :class:`ToolNamespace`.
+        """
+        return self._tool_namespace
 
     def call_tool(
         self,
@@ -483,16 +500,84 @@ class MCPClient:
         *,
         timeout: float | object | None = ...,
         cancel: threading.Event | None = None,
+        progress: Progress = None,
         on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
     ) -> CallToolResult:
         """Call a tool and return its result.
 
-        A tool that fails returns a result with ``is_error=True``; a call the
-        server refuses raises. ``on_progress`` receives progress
-        notifications (on the reader thread: keep it quick).
+        A tool that fails returns a result with ``is_error=True``, or, with
+        ``raise_on_error=True``, raises ``MCPError(HANDLER_FAILED)`` with the
+        result's text as message (the result is in ``context["result"]``). A
+        call the server refuses raises.
+
+        ``progress`` receives the progress notifications (on the reader
+        thread: keep it quick); ``progress=True`` shows a progress bar on
+        stderr instead (tqdm's when it is installed, plain lines otherwise).
+        ``on_progress`` is the older name for a progress callback.
         """
+        if progress is not None and on_progress is not None:
+            raise TypeError("call_tool() takes progress or on_progress, not both")
         params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
-        return self._call("tools/call", params, CallToolResult, timeout=timeout, cancel=cancel, on_progress=on_progress)
+        bar = None
+        if progress is True:
+            from .notebook import ProgressBar
+
+            bar = ProgressBar(name)
+        callback = bar if bar is not None else progress if callable(progress) else on_progress
+        try:
+            result = self._call(
+                "tools/call", params, CallToolResult, timeout=timeout, cancel=cancel, on_progress=callback
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        if raise_on_error and result.is_error:
+            raise MCPError(
+                MCP_CODES.HANDLER_FAILED,
+                result.text or f"tool {name!r} failed",
+                context={"tool": name, "result": result.to_wire()},
+            )
+        return result
+
+    def call_tool_structured(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | object | None = ...,
+        cancel: threading.Event | None = None,
+        progress: Progress = None,
+    ) -> Any:
+        """Call a tool and return its structured content, checked against the tool's output schema.
+
+        A tool error raises ``MCPError(HANDLER_FAILED)``; a result without
+        structured content, or whose structured content does not match the
+        ``outputSchema`` the tool declares, raises ``MCPProtocolError``
+        (``PROTOCOL_INVALID``). Checking needs the ``jsonschema`` package; a
+        tool without an output schema has its structured content returned
+        as it came.
+        """
+        result = self.call_tool(name, arguments, timeout=timeout, cancel=cancel, progress=progress, raise_on_error=True)
+        tool = self._find_tool(name)
+        schema = tool.output_schema if tool is not None else None
+        if result.structured_content is None:
+            declared = " although it declares an output schema" if schema is not None else ""
+            raise MCPProtocolError(
+                MCP_CODES.PROTOCOL_INVALID,
+                f"tool {name!r} returned no structured content{declared}",
+                context={"tool": name, "result": result.to_wire()},
+            )
+        if schema is not None:
+            _check_structured(name, schema, result.structured_content)
+        return result.structured_content
+
+    def _find_tool(self, name: str) -> Tool | None:
+        """The tool ``name`` from the cache, fetching the list again if it is not there."""
+        tool = {tool.name: tool for tool in self._tools}.get(name)
+        if tool is None:
+            tool = {tool.name: tool for tool in self.refresh_tools()}.get(name)
+        return tool
 
     # -------------------------------------------------------------- resources
 
@@ -694,3 +779,352 @@ def _validate(model: type[_R], raw: dict[str, Any], method: str) -> _R:
             cause=exc,
             context={"method": method},
         ) from exc
+
+
+def _check_structured(name: str, schema: dict[str, Any], value: Any) -> None:
+    """Raise ``PROTOCOL_INVALID`` unless ``value`` matches the output ``schema`` of tool ``name``."""
+    try:
+        jsonschema = importlib.import_module("jsonschema")
+    except ImportError as exc:
+        raise ImportError(
+            "checking structured content against a tool's output schema needs the jsonschema package "
+            "(pip install jsonschema)"
+        ) from exc
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise MCPProtocolError(
+            MCP_CODES.PROTOCOL_INVALID,
+            f"tool {name!r} declares an invalid output schema: {exc.message}",
+            cause=exc,
+            context={"tool": name},
+        ) from exc
+    error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+        raise MCPProtocolError(
+            MCP_CODES.PROTOCOL_INVALID,
+            f"the structured content of tool {name!r} does not match its output schema at {where}: {error.message}",
+            context={"tool": name, "structured_content": value},
+        )
+
+
+# ------------------------------------------------------------- tool functions
+
+_JSON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    "null": None,
+}
+_LITERAL_VALUES = (str, int, float, bool, type(None))
+
+
+def _annotation(schema: Any) -> Any:
+    """The Python type that a JSON schema describes, as far as a signature can show it."""
+    if not isinstance(schema, Mapping):
+        return Any
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(value, _LITERAL_VALUES) for value in enum):
+        return Literal.__getitem__(tuple(enum))
+    kinds = schema.get("type")
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if isinstance(kinds, list):
+        members = [_type_annotation(kind, schema) for kind in kinds]
+    else:
+        variants = schema.get("anyOf", schema.get("oneOf"))
+        if not isinstance(variants, list) or not variants:
+            return Any
+        members = [_annotation(variant) for variant in variants]
+    if Any in members:
+        return Any
+    return functools.reduce(lambda left, right: left | right, members)
+
+
+def _type_annotation(kind: Any, schema: Mapping[str, Any]) -> Any:
+    annotation = _JSON_TYPES.get(kind, Any) if isinstance(kind, str) else Any
+    if annotation is list:
+        item = _annotation(schema.get("items"))
+        return list if item is Any else list[item]  # type: ignore[valid-type]
+    return annotation
+
+
+def json_type_name(schema: Any) -> str:
+    """A short name for the type a JSON schema describes: ``number``, ``string | null``, ``array[string]``.
+
+    >>> json_type_name({"type": ["string", "null"]}), json_type_name({"enum": ["a", "b"]})
+    ('string | null', '"a" | "b"')
+    >>> json_type_name({"type": "array", "items": {"type": "integer"}}), json_type_name({})
+    ('array[integer]', 'any')
+    """
+    if not isinstance(schema, Mapping):
+        return "any"
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return " | ".join(json.dumps(value) for value in enum)
+    kinds = schema.get("type")
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if isinstance(kinds, list):
+        names = [str(kind) for kind in kinds]
+        if names == ["array"] and isinstance(schema.get("items"), Mapping):
+            return f"array[{json_type_name(schema['items'])}]"
+    else:
+        variants = schema.get("anyOf", schema.get("oneOf"))
+        if not isinstance(variants, list) or not variants:
+            return "any"
+        names = [json_type_name(variant) for variant in variants]
+    return " | ".join(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class _Argument:
+    """One property of a tool's input schema."""
+
+    name: str
+    schema: Mapping[str, Any]
+    required: bool
+
+    @property
+    def has_default(self) -> bool:
+        return "default" in self.schema
+
+
+def _arguments(tool: Tool) -> list[_Argument]:
+    """The properties of a tool's input schema, the required ones first."""
+    schema = tool.input_schema
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    required = schema.get("required")
+    required = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
+    names = [*properties, *(name for name in sorted(required) if name not in properties)]
+    arguments = []
+    for name in names:
+        property_schema = properties.get(name)
+        arguments.append(
+            _Argument(name, property_schema if isinstance(property_schema, Mapping) else {}, name in required)
+        )
+    return sorted(arguments, key=lambda argument: not argument.required)
+
+
+def _is_parameter_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def tool_signature(tool: Tool) -> inspect.Signature:
+    """A Python signature for calling ``tool`` with keyword (or positional) arguments.
+
+    Required properties come first, without a default; optional ones have
+    the schema's ``default`` or ``None``; annotations follow the JSON types.
+    A final ``**extra_arguments`` takes properties whose names are not Python
+    identifiers, and any others when the schema declares no properties or
+    allows additional ones.
+
+    >>> tool = Tool(name="add", input_schema={"type": "object", "required": ["a"],
+    ...     "properties": {"a": {"type": "number"}, "b": {"type": "integer", "default": 0}}})
+    >>> print(tool_signature(tool))
+    (a: float, b: int = 0) -> mcp_sync.types.CallToolResult
+    """
+    parameters: list[inspect.Parameter] = []
+    schema = tool.input_schema
+    extra = schema.get("additionalProperties")
+    unnamed = not schema.get("properties") or (extra is not None and extra is not False)
+    for argument in _arguments(tool):
+        if not _is_parameter_name(argument.name):
+            unnamed = True
+            continue
+        annotation = _annotation(argument.schema)
+        if argument.required:
+            default: Any = inspect.Parameter.empty
+        elif argument.has_default:
+            default = argument.schema["default"]
+        else:
+            default = None
+            annotation = annotation if annotation is Any else annotation | None
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        parameters.append(inspect.Parameter(argument.name, kind, default=default, annotation=annotation))
+    if unnamed:
+        parameters.append(inspect.Parameter(_extra_name(tool), inspect.Parameter.VAR_KEYWORD, annotation=Any))
+    return inspect.Signature(parameters, return_annotation=CallToolResult)
+
+
+def _extra_name(tool: Tool) -> str:
+    """The name of the ``**`` parameter: one that no property of the tool has."""
+    name = "extra_arguments"
+    taken = {argument.name for argument in _arguments(tool)}
+    while name in taken:
+        name += "_"
+    return name
+
+
+def tool_summary(tool: Tool) -> str:
+    """A one-line call summary with JSON type names: ``add(a: number, b: number = 0, note?: string)``.
+
+    >>> tool = Tool(name="add", input_schema={"type": "object", "required": ["a"],
+    ...     "properties": {"a": {"type": "number"}, "b": {"type": "number", "default": 0}, "note": {}}})
+    >>> tool_summary(tool)
+    'add(a: number, b: number = 0, note?: any)'
+    """
+    parts = []
+    for argument in _arguments(tool):
+        type_name = json_type_name(argument.schema)
+        if argument.required:
+            parts.append(f"{argument.name}: {type_name}")
+        elif argument.has_default:
+            parts.append(f"{argument.name}: {type_name} = {json.dumps(argument.schema['default'])}")
+        else:
+            parts.append(f"{argument.name}?: {type_name}")
+    return f"{tool.name}({', '.join(parts)})"
+
+
+def tool_docstring(tool: Tool) -> str:
+    """A docstring for ``tool``'s Python function: its description, then one line per argument."""
+    lines = [tool.description or tool.title or f"Call the MCP tool {tool.name!r}."]
+    arguments = _arguments(tool)
+    if arguments:
+        lines += ["", "Args:"]
+    for argument in arguments:
+        qualifier = "" if argument.required else ", optional"
+        line = f"    {argument.name} ({json_type_name(argument.schema)}{qualifier}):"
+        description = argument.schema.get("description")
+        if isinstance(description, str) and description.strip():
+            line += " " + description.strip().replace("\n", "\n        ")
+        if argument.has_default:
+            line += f" Default: {json.dumps(argument.schema['default'])}."
+        lines.append(line)
+    lines += [
+        "",
+        "Returns:",
+        "    CallToolResult: what the tool returned. A result flagged as an error raises",
+        "    MCPError (HANDLER_FAILED) with the result's text.",
+    ]
+    return "\n".join(lines)
+
+
+def python_name(name: str) -> str:
+    """``name`` made into a Python identifier: other characters become ``_``.
+
+    >>> python_name("get-current.time"), python_name("2fa"), python_name("class")
+    ('get_current_time', '_2fa', '_class')
+    """
+    alias = re.sub(r"\W", "_", name)
+    if not _is_parameter_name(alias):
+        alias = "_" + alias
+    return alias
+
+
+def tool_function(client: MCPClient, tool: Tool) -> Callable[..., CallToolResult]:
+    """A Python function that calls ``tool`` through ``client``.
+
+    It has a real signature (:func:`tool_signature`) and docstring
+    (:func:`tool_docstring`), so ``help()`` and tab completion show the
+    arguments. It returns the :class:`~mcp_sync.types.CallToolResult`, and
+    raises ``MCPError(HANDLER_FAILED)`` when the tool reports an error. An
+    optional argument left at ``None`` is not sent. The tool's model is its
+    ``tool`` attribute.
+    """
+    signature = tool_signature(tool)
+    extra = next(
+        (p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD),
+        None,
+    )
+
+    def call(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{tool.name}(): {exc}") from None
+        arguments: dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            if name == extra:
+                arguments.update(value)
+            elif value is not None or signature.parameters[name].default is not None:
+                arguments[name] = value
+        return client.call_tool(tool.name, arguments, raise_on_error=True)
+
+    call.__name__ = call.__qualname__ = python_name(tool.name)
+    call.__doc__ = tool_docstring(tool)
+    call.__dict__.update(__signature__=signature, tool=tool)
+    return call
+
+
+class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
+    """The server's tools: call it for the list, or use it as a mapping of functions.
+
+    ``client.tools()`` is the list of :class:`~mcp_sync.types.Tool` models as
+    last fetched; ``client.tools["add"]`` and ``client.tools.add`` are
+    Python functions that call the tool (see :func:`tool_function`). A tool
+    whose name is not a Python identifier is an attribute under the
+    name :func:`python_name` gives it, unless another tool has that name.
+
+    >>> from mcp_sync import InMemoryTransport, MCPServer
+    >>> server = MCPServer("demo")
+    >>> _ = server.register_tool("add", lambda args, ctx: str(args["a"] + args["b"]), description="Add.",
+    ...     input_schema={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    ...                   "required": ["a", "b"]})
+    >>> client_end, server_end = InMemoryTransport.pair()
+    >>> _ = server.start(server_end)
+    >>> with MCPClient() as client:
+    ...     _ = client.connect(client_end)
+    ...     print(list(client.tools), client.tools.add(a=2, b=3).text, inspect.signature(client.tools.add))
+    ['add'] 5 (a: float, b: float) -> mcp_sync.types.CallToolResult
+    >>> server.stop()
+    """
+
+    def __init__(self, client: MCPClient) -> None:
+        self._client = client
+
+    def __call__(self) -> list[Tool]:
+        self._client._initialized()
+        return list(self._client._tools)
+
+    def __getitem__(self, name: str) -> Callable[..., CallToolResult]:
+        tool = {tool.name: tool for tool in self._client._tools}.get(name)
+        if tool is None:
+            raise KeyError(name)
+        return tool_function(self._client, tool)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([tool.name for tool in self._client._tools])
+
+    def __len__(self) -> int:
+        return len(self._client._tools)
+
+    def _attributes(self) -> dict[str, str]:
+        """Attribute name -> tool name: tools named as identifiers first, then the others' aliases."""
+        names = list(self)
+        attributes = {name: name for name in names if _is_parameter_name(name)}
+        for name in names:
+            attributes.setdefault(python_name(name), name)
+        return attributes
+
+    def __getattr__(self, attribute: str) -> Callable[..., CallToolResult]:
+        name = None if attribute.startswith("_") else self._attributes().get(attribute)
+        if name is None:
+            raise AttributeError(f"the server has no tool {attribute!r}")
+        return self[name]
+
+    def __dir__(self) -> list[str]:
+        public = [name for name in self._attributes() if not name.startswith("_")]
+        return sorted({*super().__dir__(), *public})
+
+    def _ipython_key_completions_(self) -> list[str]:
+        return list(self)
+
+    def __repr__(self) -> str:
+        return f"<tools: {', '.join(self) or 'none'}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from .notebook import tools_text
+
+        printer.text(tools_text(list(self._client._tools)))
+
+    def _repr_html_(self) -> str:
+        from .notebook import tools_html
+
+        return tools_html(list(self._client._tools))

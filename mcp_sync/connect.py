@@ -1,0 +1,165 @@
+"""``mcp_sync.connect``: one call from a server's address to a connected client.
+
+>>> import mcp_sync
+>>> server = mcp_sync.MCPServer("demo")
+>>> _ = server.register_tool("hello", lambda args, ctx: "hi " + args["name"])
+>>> with mcp_sync.connect(server) as client:
+...     client.tools.hello(name="Ada").text
+'hi Ada'
+
+This module imports nothing heavy: ``import mcp_sync`` binds :func:`connect`
+at once (so that the function, not this module, is ``mcp_sync.connect``), and
+the client and transports load when it is first called.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .client import ElicitationProvider, LogHandler, MCPClient, RootsProvider, SamplingProvider
+    from .server import MCPServer
+    from .stdio import StderrTarget
+
+__all__ = ["connect"]
+
+_URL = re.compile(r"^https?://", re.IGNORECASE)
+_HTTP_OPTIONS = ("headers", "auth", "http_transport", "session")
+_STDIO_OPTIONS = ("env", "cwd", "stderr", "inherit_env")
+
+
+def connect(
+    target: str | Sequence[str] | MCPServer,
+    *,
+    timeout: float | None = 60.0,
+    connect_timeout: float | None = 30.0,
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
+    http_transport: Literal["auto", "streamable", "sse"] | None = None,
+    session: Any = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrTarget = None,
+    inherit_env: bool | None = None,
+    sampling_provider: SamplingProvider | None = None,
+    elicitation_provider: ElicitationProvider | None = None,
+    roots_provider: RootsProvider | None = None,
+    log_handler: LogHandler | None = None,
+    **client_options: Any,
+) -> MCPClient:
+    """Connect to an MCP server and return the connected :class:`~mcp_sync.client.MCPClient`.
+
+    ``target`` says where the server is:
+
+    - an ``http://`` or ``https://`` URL: Streamable HTTP, falling back to
+      the older HTTP+SSE transport (``http_transport`` picks one; ``headers``,
+      ``auth`` and a ``requests`` ``session`` apply);
+    - a command line, as a string (``"python server.py"``) or a list
+      (``["npx", "-y", "pkg"]``): the server is started and spoken to over
+      stdio (``env`` adds to a safe default environment, or to all of this
+      process's with ``inherit_env=True``; ``cwd``; ``stderr`` takes the
+      server's stderr);
+    - an :class:`~mcp_sync.server.MCPServer`: it is served in this process
+      over an in-memory connection, which ends when the client closes.
+
+    ``timeout`` is the default limit of each call, ``connect_timeout`` that
+    of the handshake (seconds; ``None``: no limit). The providers answer the
+    server's sampling, elicitation and roots requests; ``log_handler``
+    receives its log messages. Other options go to
+    :class:`~mcp_sync.client.MCPClient`. An option that does not apply to
+    the kind of target raises ``TypeError``.
+
+    Use the client in a ``with`` block, or call ``close()``. Inside IPython
+    or Jupyter, results then display richly (see
+    :func:`mcp_sync.notebook.enable_rich_display`).
+    """
+    given = {
+        "headers": headers,
+        "auth": auth,
+        "http_transport": http_transport,
+        "session": session,
+        "env": env,
+        "cwd": cwd,
+        "stderr": stderr,
+        "inherit_env": inherit_env,
+    }
+    options = {
+        "timeout": timeout,
+        "sampling_provider": sampling_provider,
+        "elicitation_provider": elicitation_provider,
+        "roots_provider": roots_provider,
+        "log_handler": log_handler,
+        **client_options,
+    }
+    if isinstance(target, str) and _URL.match(target):
+        _refuse(given, _STDIO_OPTIONS, "an HTTP server")
+        client = _connect_http(target, given, connect_timeout, options)
+    elif isinstance(target, (str, Sequence)):
+        _refuse(given, _HTTP_OPTIONS, "a server started as a command")
+        client = _connect_stdio(target, given, connect_timeout, options)
+    else:
+        _refuse(given, (*_HTTP_OPTIONS, *_STDIO_OPTIONS), "an MCPServer object")
+        client = _connect_in_memory(target, connect_timeout, options)
+    from .notebook import enable_rich_display
+
+    enable_rich_display()
+    return client
+
+
+def _refuse(given: Mapping[str, Any], names: Sequence[str], kind: str) -> None:
+    wrong = [name for name in names if given[name] is not None]
+    if wrong:
+        raise TypeError(f"connect(): {', '.join(wrong)} cannot be used with {kind}")
+
+
+def _connect_http(
+    url: str, given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
+) -> MCPClient:
+    from .http_client import http_client
+
+    return http_client(
+        url,
+        transport=given["http_transport"] or "auto",
+        session=given["session"],
+        headers=given["headers"],
+        auth=given["auth"],
+        connect_timeout=connect_timeout,
+        **options,
+    )
+
+
+def _connect_stdio(
+    command: str | Sequence[str], given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
+) -> MCPClient:
+    from .stdio import stdio_client
+
+    return stdio_client(
+        command,
+        env=given["env"],
+        cwd=given["cwd"],
+        stderr=given["stderr"],
+        inherit_env=bool(given["inherit_env"]),
+        connect_timeout=connect_timeout,
+        **options,
+    )
+
+
+def _connect_in_memory(server: object, connect_timeout: float | None, options: dict[str, Any]) -> MCPClient:
+    from .client import MCPClient
+    from .server import MCPServer
+    from .transport import InMemoryTransport
+
+    if not isinstance(server, MCPServer):
+        raise TypeError(
+            f"connect() takes a URL, a command line or an MCPServer, not {type(server).__name__}",
+        )
+    client_end, server_end = InMemoryTransport.pair()
+    session = server.start(server_end)
+    # Whoever ends the connection, the server's side of it is closed too.
+    client_end.on_close(lambda reason: session.close())
+    client = MCPClient(**options)
+    client.connect(client_end, timeout=connect_timeout)
+    return client

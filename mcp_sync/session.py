@@ -129,6 +129,16 @@ class ServerSession:
         """Whether the connection has ended."""
         return self.dispatcher.closed
 
+    def assume_initialized(self, revision: str) -> None:
+        """Serve requests without an ``initialize`` first, as at ``revision``.
+
+        For transports without a handshake per connection, such as stateless
+        Streamable HTTP, where each request comes alone and names its
+        revision in a header. The client's capabilities stay unknown (none).
+        """
+        self.revision = negotiate(revision)
+        self.initialized.set()
+
     # --------------------------------------------------------- request gate
 
     def _guarded(self, method: str, handler: Handler) -> Handler:

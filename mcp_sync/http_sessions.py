@@ -1,0 +1,459 @@
+"""HTTP sessions: where what an MCP session sends goes, over HTTP.
+
+Over HTTP a session has no single wire. Its client POSTs each message, and
+what the server sends must find the right HTTP response:
+
+- the response to a request goes back on the POST that carried the request
+  (the oldest such POST when a client reuses an id while the first is in flight);
+- a notification or request that a handler emits while serving a request
+  (progress, log messages, sampling) goes on that request's POST, which
+  then turns into an SSE stream;
+- anything else (list changes, resource updates, messages sent from other
+  threads) goes on the standalone stream the client opened with GET.
+
+:class:`StreamableSessionTransport` does that routing for one session of the
+Streamable HTTP transport, :class:`LegacySSETransport` for one connection of
+the 2024-11-05 HTTP+SSE transport (everything on one stream), and
+:class:`SessionRegistry` keeps the sessions of an app by id, ending the idle.
+
+The HTTP layer reads what a response must carry from a queue of
+:class:`Event` items and :class:`Signal` values.
+
+>>> transport = StreamableSessionTransport(event_store=None)
+>>> exchange = transport.open_exchange(7, priming=False)
+>>> from mcp_sync.jsonrpc import error_response
+>>> transport.send(error_response(7, -32601, "Method not found: nope"))
+>>> exchange.queue.get_nowait().message.id
+7
+>>> transport.close()
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import logging
+import queue
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .dispatcher import RequestContext, current_request
+from .errors import MCP_CODES, MCPTransportError
+from .event_store import EventStore
+from .jsonrpc import InvalidMessage
+from .transport import BaseTransport
+from .types import JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId
+
+if TYPE_CHECKING:
+    from .session import ServerSession
+
+__all__ = [
+    "Event",
+    "Exchange",
+    "HTTPSession",
+    "LegacySSETransport",
+    "SSEStream",
+    "SessionRegistry",
+    "Signal",
+    "StreamableSessionTransport",
+]
+
+log = logging.getLogger("mcp_sync.http")
+
+MAX_FINISHED_STREAMS = 64
+"""Finished POST streams of one session that stay resumable (their events replayable)."""
+
+
+class Signal(enum.Enum):
+    """What ends a stream, besides its events."""
+
+    END = "end"
+    """The stream is complete (its response was sent, or its request was cancelled)."""
+    CLOSED = "closed"
+    """The session ended."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One SSE event: its id (``None`` when not resumable) and message (``None`` for a priming event)."""
+
+    event_id: str | None
+    message: JSONRPCMessage | None
+
+
+Item = Event | Signal
+
+
+class SSEStream:
+    """An SSE stream of a session and the queue of the connection reading it now, if any."""
+
+    def __init__(self, stream_id: str | None) -> None:
+        self.stream_id = stream_id
+        self.consumer: queue.SimpleQueue[Item] | None = None
+        self.finished = False
+
+    def put(self, item: Item) -> None:
+        """Hand ``item`` to the connection reading the stream; dropped when none is."""
+        if self.consumer is not None:
+            self.consumer.put(item)
+
+
+class Exchange(SSEStream):
+    """A POST carrying a request: it waits for the response and streams what relates to it.
+
+    ``mode`` starts ``"undecided"``; the first message sent for the request
+    decides it: the response makes it ``"json"``, anything else ``"sse"``.
+    ``json_only`` exchanges never stream: related messages then go to the
+    standalone stream.
+    """
+
+    def __init__(self, request_id: RequestId, *, json_only: bool, priming: bool) -> None:
+        super().__init__(None)
+        self.request_id = request_id
+        self.json_only = json_only
+        self.priming = priming
+        self.mode = "undecided"
+        self.context: RequestContext | None = None
+        self.queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        self.consumer = self.queue
+
+
+class StreamableSessionTransport(BaseTransport):
+    """The server end of one Streamable HTTP session.
+
+    The HTTP layer passes each incoming message to :meth:`receive`, and opens
+    an :class:`Exchange` before passing a request. With an ``event_store``
+    every SSE event gets an id and streams can be resumed; without one (the
+    stateless mode) events carry no ids and there is no standalone stream.
+    """
+
+    def __init__(self, *, event_store: EventStore | None) -> None:
+        super().__init__()
+        self._store = event_store
+        self._routes = threading.Lock()
+        self._waiting: dict[RequestId, list[Exchange]] = {}
+        self._streams: collections.OrderedDict[str, SSEStream] = collections.OrderedDict()
+        self._local = threading.local()
+        self.dispatcher: object | None = None
+        self.standalone: SSEStream | None = None
+        if event_store is not None:
+            self.standalone = SSEStream(_new_stream_id())
+            self._streams[self.standalone.stream_id or ""] = self.standalone
+
+    def bind(self, session: ServerSession) -> None:
+        """Know the session served here: its handlers' messages are the related ones."""
+        self.dispatcher = session.dispatcher
+
+    def receive(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        """Pass a message from the client to the session."""
+        self._deliver(message)
+
+    # ------------------------------------------------------------ exchanges
+
+    def open_exchange(self, request_id: RequestId, *, json_only: bool = False, priming: bool) -> Exchange:
+        """Wait for the answer to request ``request_id``, before it is passed on."""
+        exchange = Exchange(request_id, json_only=json_only, priming=priming)
+        with self._routes:
+            self._waiting.setdefault(request_id, []).append(exchange)
+        return exchange
+
+    def start_streaming(self, exchange: Exchange) -> bool:
+        """Turn an undecided exchange into an SSE stream now; whether it streams."""
+        with self._routes:
+            if exchange.mode == "undecided" and not exchange.json_only:
+                self._start_sse(exchange)
+            return exchange.mode == "sse"
+
+    def cancel(self, request_id: RequestId) -> None:
+        """The client cancelled ``request_id``: its POSTs end without a response."""
+        with self._routes:
+            for exchange in self._waiting.pop(request_id, []):
+                exchange.finished = True
+                exchange.put(Signal.END)
+
+    def _start_sse(self, exchange: Exchange) -> None:
+        exchange.mode = "sse"
+        if self._store is None:
+            return
+        exchange.stream_id = _new_stream_id()
+        self._streams[exchange.stream_id] = exchange
+        finished = [key for key, stream in self._streams.items() if stream.finished]
+        for key in finished[: max(0, len(finished) - MAX_FINISHED_STREAMS)]:
+            del self._streams[key]
+            self._store.forget(key)
+        if exchange.priming:
+            exchange.put(Event(self._store.store(exchange.stream_id, None), None))
+
+    # -------------------------------------------------------------- routing
+
+    def _write(self, message: JSONRPCMessage) -> None:
+        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+            self._route_response(message)
+            return
+        context = current_request()
+        with self._routes:
+            exchange = self._related_exchange(context)
+            if exchange is not None:
+                if exchange.mode == "undecided":
+                    self._start_sse(exchange)
+                self._emit(exchange, message)
+                return
+            stream = self.standalone
+            is_request = isinstance(message, JSONRPCRequest)
+            if stream is not None and (stream.consumer is not None or not is_request):
+                self._emit(stream, message)
+                return
+        if is_request:
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                "no open stream can carry a request to the client: it must open the GET stream",
+            )
+        log.debug("dropped %s: no stream to carry it", getattr(message, "method", "a message"))
+
+    def _related_exchange(self, context: RequestContext | None) -> Exchange | None:
+        """The streaming POST of the request being served on this thread, if any."""
+        if context is None or context.dispatcher is not self.dispatcher:
+            return None
+        candidates = self._waiting.get(context.request_id, [])
+        bound = next((e for e in candidates if e.context is context), None)
+        if bound is None:
+            bound = next((e for e in candidates if e.context is None), None)
+            if bound is None:
+                return None
+            bound.context = context
+        # The response leaves on this thread right after the handler returns.
+        self._local.exchange = bound
+        return None if bound.json_only else bound
+
+    def _route_response(self, message: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
+        with self._routes:
+            exchange = self._take(message.id)
+            if exchange is None:
+                log.debug("dropped the response to %r: no POST waits for it", message.id)
+                return
+            exchange.finished = True
+            if exchange.mode == "sse":
+                self._emit(exchange, message)
+                exchange.put(Signal.END)
+            else:
+                exchange.mode = "json"
+                exchange.put(Event(None, message))
+
+    def _take(self, request_id: RequestId | None) -> Exchange | None:
+        """The POST that gets the response to ``request_id``: FIFO, but the one this thread served first."""
+        mine: Exchange | None = getattr(self._local, "exchange", None)
+        self._local.exchange = None
+        candidates = self._waiting.get(request_id) if request_id is not None else None
+        if not candidates or request_id is None:
+            return None
+        if mine is None or mine not in candidates:
+            mine = next((e for e in candidates if e.context is None), candidates[0])
+        candidates.remove(mine)
+        if not candidates:
+            del self._waiting[request_id]
+        return mine
+
+    def _emit(self, stream: SSEStream, message: JSONRPCMessage) -> None:
+        event_id = None
+        if self._store is not None and stream.stream_id is not None:
+            event_id = self._store.store(stream.stream_id, message)
+        stream.put(Event(event_id, message))
+
+    # -------------------------------------------------------------- streams
+
+    def attach(self, last_event_id: str | None, *, priming: bool) -> tuple[SSEStream, queue.SimpleQueue[Item]] | None:
+        """Give a GET connection a stream to read; ``None`` when that stream already has a reader.
+
+        With ``last_event_id`` from one of this session's streams, the
+        events after it are replayed first and the stream goes on live (or
+        ends, when it was finished). Otherwise the standalone stream opens.
+        """
+        assert self._store is not None and self.standalone is not None
+        reader: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        with self._routes:
+            if last_event_id is not None:
+                missed: list[Event] = []
+                stream_id = self._store.replay_after(last_event_id, lambda eid, msg: missed.append(Event(eid, msg)))
+                stream = self._streams.get(stream_id or "")
+                if stream is not None:
+                    if stream.consumer is not None:
+                        return None
+                    for event in missed:
+                        reader.put(event)
+                    if stream.finished:
+                        reader.put(Signal.END)
+                    else:
+                        stream.consumer = reader
+                    return stream, reader
+            stream = self.standalone
+            if stream.consumer is not None:
+                return None
+            stream.consumer = reader
+            if priming:
+                reader.put(Event(self._store.store(stream.stream_id or "", None), None))
+            return stream, reader
+
+    def detach(self, stream: SSEStream, reader: queue.SimpleQueue[Item]) -> None:
+        """The connection reading ``stream`` through ``reader`` ended: keep the events for a resume."""
+        with self._routes:
+            if stream.consumer is reader:
+                stream.consumer = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _handlers_changed(self) -> None:
+        """Nothing to start: messages arrive on the HTTP server's threads."""
+
+    def _shutdown(self) -> None:
+        with self._routes:
+            exchanges = [e for waiting in self._waiting.values() for e in waiting]
+            self._waiting.clear()
+            streams = list(self._streams.values())
+            self._streams.clear()
+        for stream in {*exchanges, *streams}:
+            stream.put(Signal.CLOSED)
+        if self._store is not None:
+            for stream in streams:
+                self._store.forget(stream.stream_id or "")
+
+
+class LegacySSETransport(BaseTransport):
+    """The server end of one 2024-11-05 HTTP+SSE connection: everything goes on its one stream."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stream = SSEStream(None)
+        self.reader: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        self.stream.consumer = self.reader
+
+    def bind(self, session: ServerSession) -> None:
+        """Nothing to learn: every message takes the same way."""
+
+    def receive(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        """Pass a message from the client to the session."""
+        self._deliver(message)
+
+    def _write(self, message: JSONRPCMessage) -> None:
+        self.stream.put(Event(None, message))
+
+    def _handlers_changed(self) -> None:
+        """Nothing to start: messages arrive on the HTTP server's threads."""
+
+    def _shutdown(self) -> None:
+        self.stream.put(Signal.CLOSED)
+
+
+SessionTransport = StreamableSessionTransport | LegacySSETransport
+
+
+@dataclass(eq=False)
+class HTTPSession:
+    """A session as the HTTP layer keeps it."""
+
+    session_id: str
+    transport: SessionTransport
+    session: ServerSession
+    principal: str | None
+    last_seen: float
+    active: int = 0
+
+    @property
+    def legacy(self) -> bool:
+        """Whether this is a 2024-11-05 HTTP+SSE connection."""
+        return isinstance(self.transport, LegacySSETransport)
+
+
+class SessionRegistry:
+    """The sessions of one app by id, at most ``max_sessions``, ending those idle too long.
+
+    A session is idle when no HTTP request of it is being served (an open
+    SSE stream counts as one) for ``idle_timeout`` seconds of ``clock``.
+    Expired sessions are found when looked up and swept when sessions are
+    added; no thread runs for it.
+    """
+
+    def __init__(self, *, max_sessions: int, idle_timeout: float, clock: Callable[[], float]) -> None:
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._sessions: dict[str, HTTPSession] = {}
+        self._closed = False
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    @staticmethod
+    def new_id() -> str:
+        """A fresh session id: 192 random bits as 32 URL-safe characters."""
+        return secrets.token_urlsafe(24)
+
+    def add(self, entry: HTTPSession) -> bool:
+        """Keep ``entry``; ``False`` when the registry is full or closed."""
+        self.sweep()
+        with self._lock:
+            if self._closed or len(self._sessions) >= self.max_sessions:
+                return False
+            entry.last_seen = self.clock()
+            entry.active += 1
+            self._sessions[entry.session_id] = entry
+            return True
+
+    def get(self, session_id: str) -> HTTPSession | None:
+        """The live session ``session_id``, marked busy (call :meth:`release` after); ``None`` if gone."""
+        with self._lock:
+            entry = self._sessions.get(session_id)
+            if entry is not None and not self._expired(entry, self.clock()):
+                entry.active += 1
+                return entry
+            if entry is not None:
+                del self._sessions[session_id]
+        if entry is not None:
+            entry.session.close()
+        return None
+
+    def release(self, entry: HTTPSession) -> None:
+        """A request of ``entry`` was served: the idle time starts again."""
+        with self._lock:
+            entry.active -= 1
+            entry.last_seen = self.clock()
+
+    def remove(self, session_id: str) -> HTTPSession | None:
+        """Forget ``session_id`` and end its session; the entry it had, if any."""
+        with self._lock:
+            entry = self._sessions.pop(session_id, None)
+        if entry is not None:
+            entry.session.close()
+        return entry
+
+    def sweep(self) -> None:
+        """End the sessions that are idle too long or already closed."""
+        now = self.clock()
+        with self._lock:
+            expired = [e for e in self._sessions.values() if self._expired(e, now)]
+            for entry in expired:
+                del self._sessions[entry.session_id]
+        for entry in expired:
+            entry.session.close()
+
+    def close(self) -> None:
+        """End every session; later :meth:`add` calls are refused."""
+        with self._lock:
+            self._closed = True
+            entries = list(self._sessions.values())
+            self._sessions.clear()
+        for entry in entries:
+            entry.session.close()
+
+    def _expired(self, entry: HTTPSession, now: float) -> bool:
+        if entry.session.closed:
+            return True
+        return entry.active == 0 and now - entry.last_seen >= self.idle_timeout
+
+
+def _new_stream_id() -> str:
+    return secrets.token_urlsafe(12)

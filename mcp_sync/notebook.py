@@ -71,6 +71,11 @@ def _load_tqdm() -> Any:
         return None
 
 
+def _whole(number: float | None) -> float | None:
+    """``3.0`` as ``3``, so that a bar shows ``3/10`` rather than ``3.0/10.0``."""
+    return int(number) if number is not None and float(number).is_integer() else number
+
+
 class ProgressBar:
     """A progress callback that shows a tool call's progress on ``stream`` (default: ``sys.stderr``).
 
@@ -114,11 +119,12 @@ class ProgressBar:
                 self._update_bar(params)
 
     def _update_bar(self, params: ProgressNotificationParams) -> None:
+        total = _whole(params.total)
         if self._bar is None:
-            self._bar = self._tqdm(total=params.total, desc=self.label, file=self.stream, leave=True)
+            self._bar = self._tqdm(total=total, desc=self.label, file=self.stream, leave=True)
         bar = self._bar
-        bar.total = params.total
-        bar.n = params.progress
+        bar.total = total
+        bar.n = _whole(params.progress)
         if params.message:
             bar.set_postfix_str(params.message, refresh=False)
         bar.refresh()

@@ -1,0 +1,506 @@
+"""The ``mcp-sync`` command: serve an MCPServer, or use any MCP server from the shell.
+
+Serve a server defined in a file or module (over stdio unless told)::
+
+    mcp-sync run server.py
+    mcp-sync run mypackage.server:app --transport http --port 8000
+
+Use a server, given as a URL, a command line, or a Python file that
+``mcp-sync run`` can serve::
+
+    mcp-sync list "python server.py"
+    mcp-sync call server.py add a=2 b=3
+    mcp-sync call http://127.0.0.1:8000/mcp search --json '{"query": "python"}'
+    mcp-sync read server.py notes://readme
+    mcp-sync prompt server.py greet name=Ada
+
+Failures print one line on stderr and exit with code 1 (``--debug`` shows
+the traceback and the server's stderr); bad usage exits with code 2.
+``python -m mcp_sync`` is the same command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import json
+import math
+import os
+import re
+import shlex
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .connect import connect
+
+if TYPE_CHECKING:
+    from .client import MCPClient
+    from .server import MCPServer
+    from .types import Prompt, Resource
+
+__all__ = ["CommandError", "load_server", "main", "parse_arguments", "parse_value"]
+
+_URL = re.compile(r"^https?://", re.IGNORECASE)
+_OBJECT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+DEFAULT_TIMEOUT = 30.0
+"""Seconds allowed for connecting and for each request, unless ``--timeout`` says otherwise."""
+
+
+class CommandError(Exception):
+    """A failure the command reports as one line on stderr, exiting with code 1."""
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def _kinds(schema: Any) -> set[str]:
+    """The JSON types a property schema allows (from ``type``, ``enum``, ``anyOf``/``oneOf``)."""
+    if not isinstance(schema, Mapping):
+        return set()
+    kinds = schema.get("type")
+    if isinstance(kinds, str):
+        return {kinds}
+    if isinstance(kinds, list):
+        return {str(kind) for kind in kinds}
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        return {_json_kind(value) for value in enum}
+    found: set[str] = set()
+    for variant in schema.get("anyOf", schema.get("oneOf", [])):
+        found |= _kinds(variant)
+    return found
+
+
+def _json_kind(value: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+    return names.get(type(value), "null")
+
+
+_NO = object()
+
+
+def _as_integer(raw: str) -> Any:
+    try:
+        return int(raw)
+    except ValueError:
+        return _NO
+
+
+def _as_number(raw: str) -> Any:
+    value = _as_integer(raw)
+    if value is not _NO:
+        return value
+    try:
+        number = float(raw)
+    except ValueError:
+        return _NO
+    return number if math.isfinite(number) else _NO
+
+
+_BOOLEANS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+
+
+def _as_boolean(raw: str) -> Any:
+    return _BOOLEANS.get(raw.lower(), _NO)
+
+
+def _as_null(raw: str) -> Any:
+    return None if raw == "null" else _NO
+
+
+def _as_json(kind: type[Any]) -> Callable[[str], Any]:
+    def parse(raw: str) -> Any:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return _NO
+        return value if isinstance(value, kind) else _NO
+
+    return parse
+
+
+_PARSERS: list[tuple[str, Callable[[str], Any]]] = [
+    ("integer", _as_integer),
+    ("number", _as_number),
+    ("boolean", _as_boolean),
+    ("null", _as_null),
+    ("array", _as_json(list)),
+    ("object", _as_json(dict)),
+]
+
+
+def parse_value(name: str, raw: str, schema: Any) -> Any:
+    """The value of argument ``name`` typed as ``raw``, read as its schema says.
+
+    Numbers, booleans (``true``/``false``, ``yes``/``no``, ``1``/``0``) and
+    ``null`` are read as such, arrays and objects as JSON, strings as they
+    are. Without a type in the schema, a value that is valid JSON is read as
+    JSON, anything else as a string.
+
+    >>> parse_value("n", "3", {"type": "number"}), parse_value("on", "yes", {"type": "boolean"})
+    (3, True)
+    >>> parse_value("tags", '["a"]', {"type": "array"}), parse_value("s", "3", {"type": "string"})
+    (['a'], '3')
+    >>> parse_value("x", "{bad", {})
+    '{bad'
+    """
+    kinds = _kinds(schema)
+    if not kinds:
+        with contextlib.suppress(ValueError):
+            return json.loads(raw)
+        return raw
+    for kind, parse in _PARSERS:
+        if kind in kinds:
+            value = parse(raw)
+            if value is not _NO:
+                return value
+    if "string" in kinds:
+        return raw
+    raise CommandError(f"argument {name}: {raw!r} is not {' or '.join(sorted(kinds))}")
+
+
+def parse_arguments(items: Sequence[str], schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``NAME=VALUE`` items as tool arguments, each read against its property in the input ``schema``.
+
+    >>> parse_arguments(["a=1", "b=x"], {"properties": {"a": {"type": "integer"}}})
+    {'a': 1, 'b': 'x'}
+    """
+    properties = (schema or {}).get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    arguments: dict[str, Any] = {}
+    for name, raw in _pairs(items, "="):
+        arguments[name] = parse_value(name, raw, properties.get(name))
+    return arguments
+
+
+def _pairs(items: Sequence[str] | None, separator: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items or ():
+        name, found, value = item.partition(separator)
+        if not found or not name.strip():
+            raise CommandError(f"{item!r} is not NAME{separator}VALUE")
+        pairs.append((name.strip(), value))
+    return pairs
+
+
+# ------------------------------------------------------------------ serving
+
+
+def _import(location: str) -> Any:
+    """Import the file or module ``location``, with anything it prints sent to stderr."""
+    with contextlib.redirect_stdout(sys.stderr):
+        if location.endswith(".py"):
+            path = Path(location).resolve()
+            if not path.is_file():
+                raise CommandError(f"no such file: {location}")
+            sys.path.insert(0, str(path.parent))
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                raise CommandError(f"loading {location} failed: {type(exc).__name__}: {exc}") from exc
+            return module
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            return importlib.import_module(location)
+        except Exception as exc:
+            raise CommandError(f"importing {location} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def load_server(spec: str) -> MCPServer:
+    """The MCPServer named by ``FILE.py[:OBJ]`` or ``MODULE[:OBJ]``.
+
+    Without ``OBJ``, the file or module must define exactly one MCPServer
+    at its top level. The file is imported under its own name, not as
+    ``__main__``, so an ``if __name__ == "__main__":`` block does not run.
+    """
+    from .server import MCPServer
+
+    location, colon, name = spec.rpartition(":")
+    if not colon or not _OBJECT.fullmatch(name):
+        location, name = spec, ""
+    module = _import(location)
+    if name:
+        value = module
+        for part in name.split("."):
+            if not hasattr(value, part):
+                raise CommandError(f"{location} has no {name!r}")
+            value = getattr(value, part)
+        if not isinstance(value, MCPServer):
+            raise CommandError(f"{location}:{name} is a {type(value).__name__}, not an MCPServer")
+        return value
+    found: dict[int, tuple[MCPServer, list[str]]] = {}
+    for attribute, value in vars(module).items():
+        if isinstance(value, MCPServer):
+            found.setdefault(id(value), (value, []))[1].append(attribute)
+    if len(found) != 1:
+        names = ", ".join(name for _, names in found.values() for name in names)
+        problem = f"defines several MCPServers ({names})" if found else "defines no MCPServer"
+        raise CommandError(f"{location} {problem}; name one as {location}:NAME")
+    return next(iter(found.values()))[0]
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.transport == "stdio" and (args.host is not None or args.port is not None or args.stateless):
+        raise CommandError("--host, --port and --stateless apply to --transport http or sse")
+    server = load_server(args.server)
+    if args.transport == "stdio":
+        server.serve_stdio()
+        return 0
+    from .http_server import serve_http
+
+    host = args.host or "127.0.0.1"
+    port = 8000 if args.port is None else args.port
+    print(f"mcp-sync: serving {server.info.name} on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    serve_http(server, host, port, stateless=args.stateless)
+    return 0
+
+
+# ------------------------------------------------------------------ clients
+
+
+def _server_command(target: str) -> list[str]:
+    """The command line that starts the server ``target``; a Python file is served with ``mcp-sync run``."""
+    location, colon, name = target.rpartition(":")
+    if not colon or not _OBJECT.fullmatch(name):
+        location = target
+    if location.endswith(".py") and Path(location).is_file():
+        return [sys.executable, "-m", "mcp_sync", "run", target]
+    argv = shlex.split(target)
+    if not argv:
+        raise CommandError("the server command is empty")
+    return argv
+
+
+def _discard(line: str) -> None:
+    """Where a server's stderr goes unless ``--debug``."""
+
+
+def _client(args: argparse.Namespace) -> MCPClient:
+    options: dict[str, Any] = {"timeout": args.timeout, "connect_timeout": args.timeout}
+    headers = dict(_pairs(args.header, ":"))
+    environment = dict(_pairs(args.env, "="))
+    if _URL.match(args.target):
+        if environment:
+            raise CommandError("--env applies to servers started as a command, not to URLs")
+        return connect(args.target, headers={k: v.strip() for k, v in headers.items()} or None, **options)
+    if headers:
+        raise CommandError("--header applies to URLs, not to servers started as a command")
+    stderr = None if args.debug else _discard
+    command = _server_command(args.target)
+    return connect(command, env=environment, inherit_env=True, stderr=stderr, **options)
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _table(rows: Sequence[tuple[str, str]], indent: str = "  ") -> list[str]:
+    """Two aligned columns; a first column too wide pushes the second onto the next line."""
+    width = min(max(len(first) for first, _ in rows), 60)
+    lines = []
+    for first, second in rows:
+        if not second:
+            lines.append(f"{indent}{first}")
+        elif len(first) > width:
+            lines += [f"{indent}{first}", f"{indent}    {second}"]
+        else:
+            lines.append(f"{indent}{first:<{width}}  {second}")
+    return lines
+
+
+def _first_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .client import tool_summary
+
+    with _client(args) as client:
+        capabilities = client.server_capabilities
+        info, version = client.server_info, client.negotiated_version
+        tools, resources = client.tools(), client.resources()
+        templates, prompts = client.resource_templates(), client.prompts()
+    if args.json:
+        _print_json(
+            {
+                "server": {**info.to_wire(), "protocolVersion": version},
+                "tools": [tool.to_wire() for tool in tools],
+                "resources": [resource.to_wire() for resource in resources],
+                "resourceTemplates": [template.to_wire() for template in templates],
+                "prompts": [prompt.to_wire() for prompt in prompts],
+            }
+        )
+        return 0
+    lines = [f"{info.name} {info.version} (protocol {version})"]
+    sections: list[tuple[str, bool, list[tuple[str, str]]]] = [
+        ("Tools", capabilities.tools is not None, [(tool_summary(t), _first_line(t.description)) for t in tools]),
+        ("Resources", capabilities.resources is not None, [(r.uri, _resource_note(r)) for r in resources]),
+        ("Resource templates", capabilities.resources is not None, [(t.uri_template, t.name) for t in templates]),
+        (
+            "Prompts",
+            capabilities.prompts is not None,
+            [_prompt_row(p) for p in prompts],
+        ),
+    ]
+    for title, offered, rows in sections:
+        if offered:
+            lines += ["", f"{title} ({len(rows)})", *(_table(rows) if rows else ["  (none)"])]
+    print("\n".join(lines))
+    return 0
+
+
+def _resource_note(resource: Resource) -> str:
+    return f"{resource.name} ({resource.mime_type})" if resource.mime_type else resource.name
+
+
+def _prompt_row(prompt: Prompt) -> tuple[str, str]:
+    arguments = [f"{a.name}{'' if a.required else '?'}" for a in prompt.arguments or []]
+    return f"{prompt.name}({', '.join(arguments)})", _first_line(prompt.description)
+
+
+def _call(args: argparse.Namespace) -> int:
+    from .notebook import content_text
+
+    with _client(args) as client:
+        tool = {tool.name: tool for tool in client.tools()}.get(args.tool)
+        arguments: dict[str, Any] = {}
+        if args.json_arguments is not None:
+            try:
+                arguments = json.loads(args.json_arguments)
+            except ValueError as exc:
+                raise CommandError(f"--json is not valid JSON: {exc}") from None
+            if not isinstance(arguments, dict):
+                raise CommandError("--json must be a JSON object")
+        arguments.update(parse_arguments(args.arguments, tool.input_schema if tool is not None else None))
+        result = client.call_tool(args.tool, arguments, progress=True)
+    if args.raw:
+        _print_json(result.to_wire())
+    elif not result.is_error:
+        if result.structured_content is not None:
+            _print_json(result.structured_content)
+        else:
+            for block in result.content:
+                print(content_text(block))
+    if result.is_error:
+        reason = _first_line(result.text) or "no reason given"
+        raise CommandError(f"tool {args.tool!r} failed: {reason}")
+    return 0
+
+
+def _read(args: argparse.Namespace) -> int:
+    from .notebook import read_resource_result_text
+
+    with _client(args) as client:
+        result = client.read_resource(args.uri)
+    if args.raw:
+        _print_json(result.to_wire())
+    else:
+        print(read_resource_result_text(result))
+    return 0
+
+
+def _prompt(args: argparse.Namespace) -> int:
+    from .notebook import get_prompt_result_text
+
+    arguments = dict(_pairs(args.arguments, "="))
+    with _client(args) as client:
+        result = client.get_prompt(args.name, arguments)
+    if args.raw:
+        _print_json(result.to_wire())
+    else:
+        print(get_prompt_result_text(result))
+    return 0
+
+
+# --------------------------------------------------------------------- main
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-sync",
+        description="Serve an MCP server, or use one from the shell.",
+        epilog='TARGET is a URL (http:// or https://), a command line (quote it: "python server.py"), '
+        "or a Python file (FILE.py[:OBJ]) that mcp-sync run can serve.",
+    )
+    parser.add_argument("--version", action="version", version=f"mcp-sync {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show tracebacks (and the server's stderr)")
+    client = argparse.ArgumentParser(add_help=False, parents=[common])
+    client.add_argument("target", metavar="TARGET", help="URL, command line or FILE.py[:OBJ] of the server")
+    client.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="limit per request")
+    client.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
+    client.add_argument("-e", "--env", action="append", metavar="NAME=VALUE", help="server environment (repeatable)")
+
+    run = commands.add_parser("run", parents=[common], help="serve an MCPServer from a file or module")
+    run.add_argument("server", metavar="FILE.py[:OBJ]|MODULE[:OBJ]")
+    run.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
+    run.add_argument("--host", help="address to listen on (http, sse; default 127.0.0.1)")
+    run.add_argument("--port", type=int, help="port to listen on (http, sse; default 8000)")
+    run.add_argument("--stateless", action="store_true", help="serve Streamable HTTP without sessions")
+    run.set_defaults(handler=_run)
+
+    listing = commands.add_parser("list", parents=[client], help="list tools, resources, templates and prompts")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=_list)
+
+    call = commands.add_parser("call", parents=[client], help="call a tool")
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument("arguments", nargs="*", metavar="NAME=VALUE", help="arguments, read as the tool's schema says")
+    call.add_argument("--json", dest="json_arguments", metavar="OBJECT", help="arguments as a JSON object")
+    call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
+    call.set_defaults(handler=_call)
+
+    read = commands.add_parser("read", parents=[client], help="read a resource")
+    read.add_argument("uri", metavar="URI")
+    read.add_argument("--raw", action="store_true", help="print the whole result as JSON")
+    read.set_defaults(handler=_read)
+
+    prompt = commands.add_parser("prompt", parents=[client], help="render a prompt")
+    prompt.add_argument("name", metavar="NAME")
+    prompt.add_argument("arguments", nargs="*", metavar="NAME=VALUE")
+    prompt.add_argument("--raw", action="store_true", help="print the whole result as JSON")
+    prompt.set_defaults(handler=_prompt)
+    return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    """What went wrong, on one line: the message's first line, plus the server's last stderr line."""
+    from .errors import MCPError
+
+    if isinstance(exc, MCPError):
+        line = _first_line(exc.message).split("; stderr:")[0] or exc.code
+        said = str(exc.context.get("stderr") or "").strip().splitlines()
+        return f"{line} (server said: {said[-1].strip()})" if said else line
+    if isinstance(exc, CommandError):
+        return str(exc)
+    return f"{type(exc).__name__}: {_first_line(str(exc))}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``mcp-sync`` command with ``argv`` (default: ``sys.argv[1:]``); the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except KeyboardInterrupt:
+        print("mcp-sync: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"mcp-sync: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    return code

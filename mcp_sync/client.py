@@ -895,11 +895,15 @@ class _Argument:
         return "default" in self.schema
 
 
+def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    properties = schema.get("properties")
+    return properties if isinstance(properties, Mapping) else {}
+
+
 def _arguments(tool: Tool) -> list[_Argument]:
     """The properties of a tool's input schema, the required ones first."""
     schema = tool.input_schema
-    properties = schema.get("properties")
-    properties = properties if isinstance(properties, Mapping) else {}
+    properties = _properties(schema)
     required = schema.get("required")
     required = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
     names = [*properties, *(name for name in sorted(required) if name not in properties)]
@@ -933,7 +937,7 @@ def tool_signature(tool: Tool) -> inspect.Signature:
     parameters: list[inspect.Parameter] = []
     schema = tool.input_schema
     extra = schema.get("additionalProperties")
-    unnamed = not schema.get("properties") or (extra is not None and extra is not False)
+    unnamed = not _properties(schema) or (extra is not None and extra is not False)
     for argument in _arguments(tool):
         if not _is_parameter_name(argument.name):
             unnamed = True
@@ -945,7 +949,7 @@ def tool_signature(tool: Tool) -> inspect.Signature:
             default = argument.schema["default"]
         else:
             default = None
-            annotation = annotation if annotation is Any else annotation | None
+            annotation = annotation if annotation in (Any, None) else annotation | None
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         parameters.append(inspect.Parameter(argument.name, kind, default=default, annotation=annotation))
     if unnamed:

@@ -75,13 +75,17 @@ def build_server() -> CatalogueServer:
     )
     server.register_tool(
         "echo-args",
-        lambda args, ctx: CallToolResult(content=[TextContent(text=repr(sorted(args.items())))], structured_content=args),
+        lambda args, ctx: CallToolResult(
+            content=[TextContent(text=repr(sorted(args.items())))], structured_content=args
+        ),
         input_schema={
             "type": "object",
             "properties": {"text": {"type": "string"}, "note": {"type": "string"}, "first-name": {"type": "string"}},
         },
     )
-    server.register_tool("fail", lambda args, ctx: CallToolResult(content=[TextContent(text="it broke")], is_error=True))
+    server.register_tool(
+        "fail", lambda args, ctx: CallToolResult(content=[TextContent(text="it broke")], is_error=True)
+    )
     server.register_tool("fail_quietly", lambda args, ctx: CallToolResult(content=[], is_error=True))
     server.register_tool(
         "wrong_shape",
@@ -354,7 +358,7 @@ def test_call_tool_structured(client: MCPClient, server: CatalogueServer) -> Non
         client.call_tool_structured("bad_schema")
     with pytest.raises(MCPProtocolError, match="'plain' returned no structured content although it declares"):
         client.call_tool_structured("plain")
-    with pytest.raises(MCPProtocolError, match="'unschemed' returned no structured content$"):
+    with pytest.raises(MCPProtocolError, match=r"'unschemed' returned no structured content$"):
         client.call_tool_structured("unschemed")
     with pytest.raises(MCPError) as failed:
         client.call_tool_structured("fail")

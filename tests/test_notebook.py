@@ -180,7 +180,10 @@ def test_resources_and_prompts() -> None:
         contents=[TextResourceContents(uri="mem://a", text="alpha"), BlobResourceContents(uri="mem://b", blob="AAAA")]
     )
     assert read_resource_result_text(one) == "alpha"
-    assert read_resource_result_text(two) == "--- mem://a\nalpha\n--- mem://b\n[blob mem://b application/octet-stream, 3 bytes]"
+    assert (
+        read_resource_result_text(two)
+        == "--- mem://a\nalpha\n--- mem://b\n[blob mem://b application/octet-stream, 3 bytes]"
+    )
     assert "<code>mem://a</code>" in read_resource_result_html(two) and "resource" in read_resource_result_html(one)
     prompt = GetPromptResult(
         description="A greeting",

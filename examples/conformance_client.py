@@ -47,6 +47,7 @@ def connect(url: str) -> MCPClient:
 
     return http_client(
         url,
+        transport="streamable",  # the suite speaks Streamable HTTP only
         name="mcp-sync-conformance-client",
         version="1.0.0",
         timeout=TIMEOUT,

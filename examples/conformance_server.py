@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import logging
 import threading
 import time
 from typing import Any
@@ -413,11 +414,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=3001, help="port to listen on (default: 3001)")
+    parser.add_argument("--verbose", action="store_true", help="log every connection and dropped message")
     options = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if options.verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s"
+    )
 
     from mcp_sync.http_server import serve_http
 
-    print(f"serving on http://{options.host}:{options.port}/mcp", flush=True)
+    # Blocks until interrupted (Ctrl-C, SIGINT), then closes every session.
     serve_http(build_server(), options.host, options.port)
 
 

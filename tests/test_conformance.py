@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,14 @@ SERVER_SCENARIOS = [
 """The active (default) server suite of harness 0.1.16."""
 PENDING_SERVER_SCENARIOS = ["json-schema-2020-12", "server-sse-polling"]
 """Server scenarios the harness knows but does not score by default."""
+ALSO_PASSING = ["json-schema-2020-12"]
+"""Pending scenarios tested all the same: tool input schemas are published unchanged.
+
+server-sse-polling is left out: its checks are SHOULDs about closing a
+POST's SSE stream before the result, and it sends ``MCP-Protocol-Version:
+2025-03-26``, a revision for which the spec has no priming event, so even the
+reference servers get warnings there.
+"""
 CLIENT_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 """The client scenarios of the core suite that need no authorization."""
 
@@ -95,9 +104,21 @@ def harness() -> Harness:
     return conformance.harness()
 
 
+@dataclass
+class Served:
+    """``examples/conformance_server.py`` running: its endpoint and its log."""
+
+    url: str
+    log: Path
+
+    def tail(self) -> str:
+        text = self.log.read_text(errors="replace")[-4000:] if self.log.exists() else ""
+        return f"\n--- server log (tail) ---\n{text}" if text.strip() else ""
+
+
 @pytest.fixture(scope="module")
-def server_url(harness: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of ``examples/conformance_server.py``, started once for the module."""
+def served(harness: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``examples/conformance_server.py`` on a free port, started once for the module."""
     port = conformance.free_port()
     log_path = tmp_path_factory.mktemp("conformance-server") / "server.log"
     with open(log_path, "wb") as log_file:
@@ -109,13 +130,13 @@ def server_url(harness: Harness, tmp_path_factory: pytest.TempPathFactory) -> It
             env=CHILD_ENV,
             cwd=ROOT,
         )
+    server = Served(f"http://127.0.0.1:{port}/mcp", log_path)
     try:
         conformance.wait_for_port(port, process=process)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield server
     finally:
         stop(process)
-        if process.returncode not in (0, -signal.SIGINT):
-            print(f"conformance server exited with {process.returncode}:\n{log_path.read_text()[-6000:]}")
+    assert process.returncode == 0, f"the server exited with {process.returncode}{server.tail()}"
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -142,10 +163,10 @@ def test_harness_lists_the_expected_scenarios(harness: Harness) -> None:
     assert all(name.startswith("auth/") for name in clients[len(CLIENT_SCENARIOS) :])
 
 
-@pytest.mark.parametrize("scenario", SERVER_SCENARIOS)
-def test_server_scenario(harness: Harness, server_url: str, scenario: str, tmp_path: Path) -> None:
-    run = harness.server_scenario(server_url, scenario, tmp_path)
-    assert run.passed, run.report()
+@pytest.mark.parametrize("scenario", SERVER_SCENARIOS + ALSO_PASSING)
+def test_server_scenario(harness: Harness, served: Served, scenario: str, tmp_path: Path) -> None:
+    run = harness.server_scenario(served.url, scenario, tmp_path)
+    assert run.passed, run.report() + served.tail()
 
 
 @pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)

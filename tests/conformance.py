@@ -74,13 +74,13 @@ def npm_install(spec: str, *extra: str) -> Path:
     name, _ = peers._split_spec(spec)
     for other in extra:
         peers._split_spec(other)  # exact versions only
-    npm = peers.require("npm")
     key = f"npm-{spec.replace('/', '+')}"
     prefix = peers.cache_dir() / key
     package = prefix / "node_modules" / name
     marker = prefix / ".complete"
 
     def install() -> None:
+        npm = peers.require("npm")  # needed only to install: a cached install runs without it
         prefix.mkdir(parents=True, exist_ok=True)
         argv = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--save-exact", spec, *extra]
         peers.run(argv, timeout=peers.INSTALL_TIMEOUT)
@@ -214,7 +214,6 @@ class Harness:
 
 def harness() -> Harness:
     """The conformance harness, installed on first use (skips, or fails, when that is impossible)."""
-    peers.require("npm")
     return Harness(node22(), harness_entry())
 
 

@@ -41,7 +41,6 @@ import collections
 import http
 import logging
 import queue
-import socketserver
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -49,7 +48,6 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pydantic_core
 
@@ -77,12 +75,14 @@ from .http_sessions import (
     Signal,
     SSEStream,
     StreamableSessionTransport,
+    close_sessions,
 )
 from .jsonrpc import InvalidMessage, decode_message, encode_message, error_response
 from .revisions import HANDSHAKE_REVISIONS, at_least
 from .server import MCPServer
 from .session import ServerSession
 from .types import JSONRPCErrorResponse, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
+from .wsgi_server import WSGIServer
 
 __all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
 
@@ -322,14 +322,16 @@ class StreamableHTTPApp:
         start_response(f"{status.value} {status.phrase}", response.headers)
         return response.body
 
-    def close(self) -> None:
-        """End every session and wake every open stream; later requests get 503."""
+    def close(self, timeout: float = 5.0) -> None:
+        """End every session and wake every open stream; later requests get 503.
+
+        Running handlers are cancelled; their threads are waited for at most
+        ``timeout`` seconds in all.
+        """
         with self._lock:
             self._closed = True
             throwaway, self._throwaway = self._throwaway, set()
-        self.sessions.close()
-        for session in throwaway:
-            session.close()
+        close_sessions([*self.sessions.take_all(), *throwaway], timeout)
 
     def _handle(self, request: _Request) -> _Response:
         if self._closed:
@@ -394,7 +396,7 @@ class StreamableHTTPApp:
     def _post(self, request: _Request, principal: str | None, revision: str) -> _Response:
         accept = request.header("Accept")
         json_ok, sse_ok = accepts(accept, JSON), accepts(accept, EVENT_STREAM)
-        if not (json_ok or sse_ok):
+        if not (json_ok or sse_ok) or (self.json_response and not json_ok):
             return _error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
         body = self._read_body(request)
         if isinstance(body, _Response):
@@ -485,11 +487,14 @@ class StreamableHTTPApp:
     ) -> _Response:
         """Wait until the first message for ``exchange`` decides between JSON and SSE."""
         pending: list[Item] = []
+        # A JSON-only answer waits for the response, the session's end or a
+        # cancellation; the others start streaming after a ping interval, so
+        # that pings keep the connection alive while the handler works.
+        timeout = None if exchange.json_only else self.ping_interval
         while exchange.mode != "sse":
             try:
-                item = exchange.queue.get(timeout=self.ping_interval)
+                item = exchange.queue.get(timeout=timeout)
             except queue.Empty:
-                # Nothing yet: stream, so that pings keep the connection alive.
                 transport.start_streaming(exchange)
                 continue
             if isinstance(item, Event) and exchange.mode == "json":
@@ -688,58 +693,23 @@ def _session_ended(exchange: Exchange) -> JSONRPCMessage:
 # ------------------------------------------------------------------ serving
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
-
-
-class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
-    connection_threads: list[threading.Thread]
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        thread = threading.Thread(
-            target=self.process_request_thread,
-            args=(request, client_address),
-            name="mcp-sync-http-connection",
-            daemon=True,
-        )
-        threads = self.__dict__.setdefault("connection_threads", [])
-        threads[:] = [t for t in threads if t.is_alive()]
-        threads.append(thread)
-        thread.start()
-
-    def server_close(self) -> None:
-        super().server_close()
-        for thread in self.__dict__.get("connection_threads", []):
-            thread.join(5.0)
-
-
 class RunningHTTPServer:
     """An MCP server served over HTTP in the background, by :func:`start_http`.
 
     ``url`` is the endpoint's full URL; ``app`` the WSGI application;
-    :meth:`close` (or leaving a ``with`` block) ends every session and stops.
+    :meth:`close` (or leaving a ``with`` block) ends every session and stream,
+    then stops the embedded server and joins its threads.
     """
 
     def __init__(self, app: StreamableHTTPApp, host: str, port: int) -> None:
         self.app = app
-        self._httpd = make_server(host, port, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
-        bound, bound_port = self._httpd.socket.getsockname()[:2]
-        shown = f"[{bound}]" if ":" in bound else bound
-        self.url = f"http://{shown}:{bound_port}{app.path}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="mcp-sync-http-server", daemon=True)
-        self._thread.start()
-        self._closed = False
+        self._server = _embedded(app, host, port)
+        self.url = self._server.url + app.path
+        self._server.start()
 
     def close(self) -> None:
         """Stop serving: end every session and stream, then the listening socket and its threads."""
-        if self._closed:
-            return
-        self._closed = True
-        self.app.close()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(5.0)
+        self._server.close()
 
     def __enter__(self) -> RunningHTTPServer:
         return self
@@ -764,10 +734,20 @@ def start_http(server: MCPServer, host: str = "127.0.0.1", port: int = 0, **opti
 
 
 def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-    """Serve ``server`` over HTTP until interrupted (Ctrl-C); ``options`` go to :class:`StreamableHTTPApp`."""
-    running = start_http(server, host, port, **options)
-    log.info("serving MCP on %s", running.url)
-    try:
-        running._thread.join()
-    finally:
-        running.close()
+    """Serve ``server`` over HTTP until interrupted (Ctrl-C); ``options`` go to :class:`StreamableHTTPApp`.
+
+    The endpoint's URL is logged (logger ``mcp_sync.http``, level INFO)::
+
+        serve_http(server, port=8000)        # http://127.0.0.1:8000/mcp
+    """
+    app = StreamableHTTPApp(server, **options)
+    embedded = _embedded(app, host, port)
+    log.info("serving MCP on %s%s", embedded.url, app.path)
+    embedded.serve_forever()
+
+
+def _embedded(app: StreamableHTTPApp, host: str, port: int) -> WSGIServer:
+    """The embedded server for ``app``; closing it closes the app first, which wakes every stream."""
+    embedded = WSGIServer(app, host, port)
+    embedded.on_close(app.close)
+    return embedded

@@ -36,6 +36,7 @@ import logging
 import queue
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -59,6 +60,7 @@ __all__ = [
     "SessionRegistry",
     "Signal",
     "StreamableSessionTransport",
+    "close_sessions",
 ]
 
 log = logging.getLogger("mcp_sync.http")
@@ -157,15 +159,17 @@ class StreamableSessionTransport(BaseTransport):
         """Wait for the answer to request ``request_id``, before it is passed on."""
         exchange = Exchange(request_id, json_only=json_only, priming=priming)
         with self._routes:
-            self._waiting.setdefault(request_id, []).append(exchange)
+            if self.closed:
+                exchange.put(Signal.CLOSED)
+            else:
+                self._waiting.setdefault(request_id, []).append(exchange)
         return exchange
 
-    def start_streaming(self, exchange: Exchange) -> bool:
-        """Turn an undecided exchange into an SSE stream now; whether it streams."""
+    def start_streaming(self, exchange: Exchange) -> None:
+        """Turn an exchange into an SSE stream now, unless its response came first."""
         with self._routes:
-            if exchange.mode == "undecided" and not exchange.json_only:
+            if exchange.mode == "undecided":
                 self._start_sse(exchange)
-            return exchange.mode == "sse"
 
     def cancel(self, request_id: RequestId) -> None:
         """The client cancelled ``request_id``: its POSTs end without a response."""
@@ -292,7 +296,9 @@ class StreamableSessionTransport(BaseTransport):
             if stream.consumer is not None:
                 return None
             stream.consumer = reader
-            if priming:
+            if self.closed:
+                reader.put(Signal.CLOSED)
+            elif priming:
                 reader.put(Event(self._store.store(stream.stream_id or "", None), None))
             return stream, reader
 
@@ -440,19 +446,31 @@ class SessionRegistry:
         for entry in expired:
             entry.session.close()
 
-    def close(self) -> None:
-        """End every session; later :meth:`add` calls are refused."""
+    def take_all(self) -> list[ServerSession]:
+        """Forget every session and refuse later :meth:`add` calls; the sessions, for the caller to close."""
         with self._lock:
             self._closed = True
             entries = list(self._sessions.values())
             self._sessions.clear()
-        for entry in entries:
-            entry.session.close()
+        return [entry.session for entry in entries]
 
     def _expired(self, entry: HTTPSession, now: float) -> bool:
         if entry.session.closed:
             return True
         return entry.active == 0 and now - entry.last_seen >= self.idle_timeout
+
+
+def close_sessions(sessions: list[ServerSession], timeout: float = 5.0) -> None:
+    """End ``sessions`` together, waiting at most ``timeout`` seconds in all for their handlers.
+
+    Every connection is closed first, which wakes every stream and cancels
+    every running handler at once; then the handler threads are joined.
+    """
+    for session in sessions:
+        session.transport.close()
+    deadline = time.monotonic() + timeout
+    for session in sessions:
+        session.dispatcher.close(max(0.0, deadline - time.monotonic()))
 
 
 def _new_stream_id() -> str:

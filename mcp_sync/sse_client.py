@@ -1,0 +1,242 @@
+"""The HTTP+SSE transport of protocol revision 2024-11-05, client side.
+
+The client opens an SSE stream with a GET; the server's first event,
+``endpoint``, names the URL to POST messages to; every server message then
+arrives on the stream as a ``message`` event. Newer servers speak Streamable
+HTTP (:mod:`mcp_sync.http_client`); :func:`~mcp_sync.http_client.http_client`
+falls back to this transport by itself. To use it directly::
+
+    from mcp_sync import MCPClient
+    from mcp_sync.sse_client import SSEClientTransport
+
+    with MCPClient() as client:
+        client.connect(SSEClientTransport("http://127.0.0.1:8000/sse"))
+        print(client.call_tool("echo", {"text": "hi"}).text)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from urllib.parse import urljoin, urlsplit
+
+import requests
+import requests.auth
+
+from .errors import MCP_CODES, JsonRpcCode, MCPTransportError
+from .http_client import (
+    _STREAM_ERRORS,
+    DEFAULT_SSE_READ_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    JOIN_TIMEOUT,
+    SSEClientFactory,
+    Timeout,
+    _abort,
+    _connect_part,
+    _content_type,
+    _describe,
+    _error,
+    _snippet,
+    default_sse_client,
+    http_error_answer,
+    lost_connection,
+)
+from .jsonrpc import decode_message, encode_message
+from .transport import BaseTransport
+from .types import JSONRPCMessage, JSONRPCRequest
+
+__all__ = ["SSEClientTransport"]
+
+log = logging.getLogger("mcp_sync.sse_client")
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+class SSEClientTransport(BaseTransport):
+    """The client end of the 2024-11-05 HTTP+SSE transport.
+
+    Creating it opens the SSE stream at ``url`` and waits up to
+    ``connect_timeout`` seconds for the ``endpoint`` event, whose URL is
+    resolved against ``url`` and must have the same origin. Messages are
+    POSTed on the sending thread (the server answers 202 at once; answers
+    come on the stream, read by the thread ``mcp-sync-http-sse``). A POST
+    refused with an HTTP error answers its request with an error; a server
+    that cannot be reached, or whose stream ends, closes the transport.
+    ``session``, ``headers``, ``auth``, ``timeout``, ``sse_read_timeout`` and
+    ``sse_client_factory`` are as for
+    :class:`~mcp_sync.http_client.StreamableHTTPClientTransport`.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        session: requests.Session | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: requests.auth.AuthBase | None = None,
+        timeout: Timeout = DEFAULT_TIMEOUT,
+        sse_read_timeout: float = DEFAULT_SSE_READ_TIMEOUT,
+        sse_client_factory: SSEClientFactory | None = None,
+        connect_timeout: float | None = 30.0,
+    ) -> None:
+        super().__init__()
+        self.url = url
+        self.session = session if session is not None else requests.Session()
+        self._own_session = session is None
+        self.headers = dict(headers or {})
+        self.auth = auth
+        self.timeout = timeout
+        self.sse_client_factory: SSEClientFactory = sse_client_factory or default_sse_client
+        self.endpoint: str | None = None
+        """Where messages are POSTed, as the server's ``endpoint`` event said."""
+        self._found = threading.Event()  # the endpoint came, or the stream failed first
+        self._ready = threading.Event()  # a handler is registered (or the transport closes)
+        self._failure: MCPTransportError | None = None
+        try:
+            self._response = self.session.get(
+                url,
+                headers={**self.headers, "Accept": "text/event-stream"},
+                auth=auth,
+                timeout=(_connect_part(timeout), sse_read_timeout),
+                stream=True,
+            )
+        except requests.RequestException as exc:
+            self._release()
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                f"could not open the SSE stream at {url}: {exc}",
+                cause=exc,
+                context={"url": url},
+            ) from exc
+        if self._response.status_code != 200 or _content_type(self._response) != "text/event-stream":
+            what = f"{_describe(self._response)} ({_content_type(self._response) or 'no content type'})"
+            body = _snippet(self._response.content) if self._response.status_code != 200 else ""
+            self._release()
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                f"the server at {url} answered GET with {what}, not an SSE stream" + (f": {body}" if body else ""),
+                context={"url": url, "status": self._response.status_code},
+            )
+        self._reader = threading.Thread(target=self._read, name="mcp-sync-http-sse", daemon=True)
+        self._reader.start()
+        if not self._found.wait(connect_timeout):
+            failure: MCPTransportError | None = MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                f"the server at {url} sent no endpoint event within {connect_timeout:g} s",
+                context={"url": url},
+            )
+        else:
+            failure = self._failure
+        if failure is not None:
+            self.close()
+            raise failure
+
+    def __repr__(self) -> str:
+        return f"<SSEClientTransport {self.url}>"
+
+    def _release(self) -> None:
+        if self._own_session:
+            self.session.close()
+
+    # -------------------------------------------------------------- reading
+
+    def _handlers_changed(self) -> None:
+        self._ready.set()
+
+    def _resolve(self, data: str) -> str:
+        endpoint = urljoin(self.url, data.strip())
+        if _origin(endpoint) != _origin(self.url):
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                f"the server at {self.url} named an endpoint on another origin: {endpoint}",
+                context={"url": self.url, "endpoint": endpoint},
+            )
+        return endpoint
+
+    def _read(self) -> None:
+        reason: MCPTransportError | None = None
+        try:
+            for event in self.sse_client_factory(self._response).events():
+                if self.endpoint is None:
+                    if event.event != "endpoint":
+                        raise MCPTransportError(
+                            MCP_CODES.TRANSPORT_ERROR,
+                            f"the server at {self.url} sent a {event.event!r} event before the endpoint event",
+                            context={"url": self.url},
+                        )
+                    self.endpoint = self._resolve(event.data)
+                    self._found.set()
+                    self._ready.wait()
+                elif event.event == "message" and event.data.strip():
+                    self._deliver(decode_message(event.data))
+            reason = MCPTransportError(
+                MCP_CODES.TRANSPORT_CLOSED, f"the server at {self.url} ended the SSE stream", context={"url": self.url}
+            )
+        except MCPTransportError as exc:
+            reason = exc
+        except _STREAM_ERRORS as exc:
+            reason = lost_connection(self.url, exc, "reading the SSE stream")
+        self._response.close()
+        if self.endpoint is None:
+            self._failure = reason
+            self._found.set()
+        else:
+            self._closed_by_peer(reason)
+
+    # -------------------------------------------------------------- writing
+
+    def _write(self, message: JSONRPCMessage) -> None:
+        assert self.endpoint is not None
+        try:
+            response = self.session.post(
+                self.endpoint,
+                data=encode_message(message),
+                headers={**self.headers, "Content-Type": "application/json"},
+                auth=self.auth,
+                timeout=self.timeout,
+            )
+        except requests.ReadTimeout as exc:
+            if isinstance(message, JSONRPCRequest):
+                self._deliver(
+                    _error(
+                        message.id,
+                        JsonRpcCode.INTERNAL_ERROR,
+                        f"the server at {self.endpoint} did not accept {message.method} in time: {exc}",
+                        {"url": self.endpoint},
+                    )
+                )
+            else:
+                log.warning("the server at %s did not accept a message in time: %s", self.endpoint, exc)
+            return
+        except requests.RequestException as exc:
+            error = lost_connection(self.endpoint, exc, "sending a message")
+            self._closed_by_peer(error)
+            raise error from exc
+        with response:
+            if response.status_code < 400:
+                return
+            if isinstance(message, JSONRPCRequest):
+                self._deliver(http_error_answer(self.endpoint, message, response))
+            else:
+                log.warning(
+                    "the server at %s refused a message with %s: %s",
+                    self.endpoint,
+                    _describe(response),
+                    _snippet(response.content),
+                )
+
+    # -------------------------------------------------------------- closing
+
+    def _shutdown(self) -> None:
+        self._ready.set()
+        _abort(self._response)
+        if self._reader is not threading.current_thread():
+            self._reader.join(JOIN_TIMEOUT)
+        self._release()

@@ -403,7 +403,7 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
-            return _json(400, message.response())
+            return _refusal(message)
         answer = _Answer(json_ok=json_ok, sse_ok=sse_ok, priming=at_least(revision, PRIMING_SINCE))
         if self.stateless:
             return self._post_stateless(message, answer, revision)
@@ -662,7 +662,7 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
-            return _json(400, message.response())
+            return _refusal(message)
         found = self._find_session(request.query("session_id"), principal, legacy=True)
         if isinstance(found, _Response):
             return found
@@ -682,6 +682,16 @@ class _Answer:
     sse_ok: bool
     priming: bool
     headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _refusal(message: InvalidMessage) -> _Response:
+    """400 for a body that is not a JSON-RPC message, with the JSON-RPC error in the body.
+
+    The error carries the request's id when one could be read; never the id
+    of a broken response (that id is the server's own, not the client's).
+    """
+    request_id = message.id if message.reply else None
+    return _json(400, JSONRPCErrorResponse(id=request_id, error=message.error))
 
 
 def _session_ended(exchange: Exchange) -> JSONRPCMessage:

@@ -23,6 +23,7 @@ other ``requests`` call:
 >>> session.headers["Authorization"] = "Bearer s3cret"
 >>> transport = StreamableHTTPClientTransport("http://127.0.0.1:8000/mcp", session=session)
 >>> transport.close()
+>>> session.close()
 """
 
 from __future__ import annotations
@@ -234,7 +235,7 @@ def lost_connection(url: str, exc: BaseException, doing: str) -> MCPTransportErr
     """The error that closes a transport whose server cannot be reached any more."""
     return MCPTransportError(
         MCP_CODES.TRANSPORT_ERROR,
-        f"lost the connection to the MCP server at {url} while {doing}: {exc}",
+        f"the MCP server at {url} could not be reached while {doing}: {exc}",
         cause=exc,
         context={"url": url},
     )
@@ -264,9 +265,10 @@ class _Workers:
             if self._waiting >= len(self._tasks):
                 self._cond.notify()
                 return
+            # Started under the lock, so that close() never finds a thread it cannot join.
             thread = threading.Thread(target=self._work, name=self._name, daemon=True)
             self._threads.add(thread)
-        thread.start()
+            thread.start()
 
     def _work(self) -> None:
         while True:
@@ -304,7 +306,7 @@ class _Exchange:
         self.response: requests.Response | None = None
 
 
-class _Session:
+class _SessionState:
     """What the server told us about the session, as one consistent snapshot."""
 
     __slots__ = ("generation", "id", "version")
@@ -400,11 +402,11 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _handlers_changed(self) -> None:
         """Nothing to start: reading happens on the threads that send."""
 
-    def _state(self) -> _Session:
+    def _state(self) -> _SessionState:
         with self._state_lock:
-            return _Session(self._generation, self.session_id, self.protocol_version)
+            return _SessionState(self._generation, self.session_id, self.protocol_version)
 
-    def _headers(self, state: _Session | None, accept: str) -> dict[str, str]:
+    def _headers(self, state: _SessionState | None, accept: str) -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
         if state is not None and state.id is not None:
             headers[_SESSION_HEADER] = state.id
@@ -412,14 +414,14 @@ class StreamableHTTPClientTransport(BaseTransport):
             headers[_VERSION_HEADER] = state.version
         return headers
 
-    def _post(self, message: JSONRPCMessage, state: _Session | None, *, stream: bool) -> requests.Response:
+    def _post(self, message: JSONRPCMessage, state: _SessionState | None, *, stream: bool) -> requests.Response:
         headers = self._headers(state, _ACCEPT_ANY)
         headers["Content-Type"] = "application/json"
         return self.session.post(
             self.url, data=encode_message(message), headers=headers, auth=self.auth, timeout=self.timeout, stream=stream
         )
 
-    def _get(self, state: _Session, last_event_id: str | None) -> requests.Response:
+    def _get(self, state: _SessionState, last_event_id: str | None) -> requests.Response:
         headers = self._headers(state, _ACCEPT_SSE)
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
@@ -470,7 +472,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized":
             self._start_listener()
 
-    def _send_one_way(self, message: JSONRPCMessage, state: _Session) -> None:
+    def _send_one_way(self, message: JSONRPCMessage, state: _SessionState) -> None:
         """POST a notification or a response; the server should answer 202."""
         try:
             response = self._post(message, state, stream=False)
@@ -685,7 +687,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             with self._state_lock:
                 self.protocol_version = version
 
-    def _renew(self, stale: _Session) -> bool:
+    def _renew(self, stale: _SessionState) -> bool:
         """Start a new session after the server forgot ``stale``; whether there is one now."""
         with self._renew_lock:
             if self._state().generation != stale.generation:

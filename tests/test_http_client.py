@@ -32,13 +32,15 @@ import requests
 import requests.auth
 
 import mcp_sync.http_client as http_module
-from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPTransportError
+from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
+from mcp_sync.context import Context
 from mcp_sync.http_client import (
     EventSource,
     StreamableHTTPClientTransport,
     default_sse_client,
     http_client,
 )
+from mcp_sync.http_server import RunningHTTPServer, start_http
 from mcp_sync.sse_client import SSEClientTransport
 from mcp_sync.types import (
     CreateMessageRequestParams,
@@ -1299,7 +1301,7 @@ def test_legacy_post_to_a_server_that_went_away(mini: Mini) -> None:
     legacy_stream(mini, ("endpoint", "/messages"))
     transport = SSEClientTransport(mini.url)
     transport.endpoint = f"http://127.0.0.1:{free_port()}/messages"  # where nothing listens
-    with pytest.raises(MCPTransportError, match="lost the connection"):
+    with pytest.raises(MCPTransportError, match="could not be reached"):
         transport.send(JSONRPCNotification(method="notifications/initialized"))
     assert transport.closed
 
@@ -1321,3 +1323,62 @@ def test_retry_advice_and_backoff() -> None:
     assert (cursor.last_event_id, cursor.retry) == ("a", 0.25)
     cursor.saw(Event("", None))
     assert cursor.last_event_id is None and cursor.events == 3
+
+
+# ---------------------------------------------------------------- our own server
+
+
+def our_server() -> MCPServer:
+    server = MCPServer("ours", "1.0")
+
+    def count(args: dict[str, Any], ctx: Context) -> str:
+        for step in range(1, int(args["steps"]) + 1):
+            ctx.progress(step, int(args["steps"]))
+        return "counted"
+
+    def ask_model(args: dict[str, Any], ctx: Context) -> str:
+        reply = ctx.sample(args["prompt"], max_tokens=10).content
+        assert isinstance(reply, TextContent)
+        return f"the model said {reply.text}"
+
+    server.register_tool("echo", lambda args, ctx: args["text"])
+    server.register_tool("count", count)
+    server.register_tool("ask_model", ask_model)
+    return server
+
+
+@pytest.fixture(params=[False, True], ids=["sse", "json"])
+def ours(request: pytest.FixtureRequest) -> Iterator[RunningHTTPServer]:
+    with start_http(our_server(), json_response=request.param) as running:
+        yield running
+
+
+def test_our_client_and_our_server(ours: RunningHTTPServer) -> None:
+    seen: list[ProgressNotificationParams] = []
+    client, transport = open_client(ours.url, sampling_provider=sampler)
+    with client:
+        assert echo(client, "ours") == "ours"
+        assert transport.session_id is not None and transport.protocol_version == "2025-11-25"
+        assert client.call_tool("count", {"steps": 3}, on_progress=seen.append).content[0].text == "counted"  # type: ignore[union-attr]
+        assert client.call_tool("ask_model", {"prompt": "?"}).content[0].text == "the model said blue"  # type: ignore[union-attr]
+    if not ours.app.json_response:
+        assert [p.progress for p in seen] == [1, 2, 3]
+
+
+def test_our_server_forgetting_the_session_is_transparent(ours: RunningHTTPServer) -> None:
+    client, transport = open_client(ours.url)
+    with client:
+        assert echo(client, "before") == "before"
+        first = transport.session_id
+        assert first is not None and ours.app.sessions.remove(first) is not None
+        assert echo(client, "after") == "after"
+        assert transport.sessions_started == 1 and transport.session_id != first
+    assert len(ours.app.sessions) == 0  # closing deleted the new session
+
+
+def test_http_client_falls_back_to_our_legacy_endpoint() -> None:
+    with start_http(our_server()) as running:
+        legacy_url = running.url.replace("/mcp", "/sse")
+        with connect_to(legacy_url) as client:
+            assert echo(client, "legacy") == "legacy"
+            assert client.call_tool("ask_model", {"prompt": "?"}).content[0].text == "the model said blue"  # type: ignore[union-attr]

@@ -162,7 +162,7 @@ class Harness:
         names are read from the harness's ``=== Running scenario: NAME ===``
         lines.
         """
-        done = self.run("server", "--url", f"http://127.0.0.1:{closed_port()}/mcp", "--suite", suite, timeout=60)
+        done = self.run("server", "--url", f"http://127.0.0.1:{free_port()}/mcp", "--suite", suite, timeout=60)
         names = re.findall(r"^=== Running scenario: (\S+) ===$", done.stdout, re.MULTILINE)
         if not names:
             raise AssertionError(f"the harness ran no {suite} scenario:\n{done.stdout}\n{done.stderr}")
@@ -228,15 +228,12 @@ def _text(value: str | bytes | None) -> str:
     return value or ""
 
 
-def closed_port() -> int:
+def free_port() -> int:
     """A local TCP port where nothing listens (it was free a moment ago)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
-
-
-free_port = closed_port
 
 
 # ------------------------------------------------------------------ results

@@ -10,12 +10,15 @@ import http.client
 import io
 import json
 import queue
+import subprocess
 import threading
 import wsgiref.validate
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import peers
 import pytest
 import requests
 from schema_util import validate_definition
@@ -1265,6 +1268,89 @@ def test_serve_http_blocks_until_its_server_closes(server: MCPServer, monkeypatc
     made[0].close()
     serving.join(TIMEOUT)
     assert not serving.is_alive()
+
+
+# ------------------------------------------------------------ the official SDK as client
+
+SDK_DRIVER = """
+import json, sys, warnings
+import anyio
+import mcp.client.session as sdk_session
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+warnings.simplefilter("ignore")
+config = json.loads(sys.argv[1])
+
+
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def main():
+    out, logs, progress = {}, [], []
+    if config["version"] is not None:
+        sdk_session.LATEST_HANDSHAKE_VERSION = config["version"]
+
+    async def on_log(params):
+        logs.append(dump(params))
+
+    async def on_progress(value, total, message):
+        progress.append([value, total, message])
+
+    async def sample(context, params):
+        text = types.TextContent(type="text", text="4")
+        return types.CreateMessageResult(role="assistant", content=text, model="sdk")
+
+    url = config["url"]
+    transport = streamable_http_client(url) if config["transport"] == "streamable" else sse_client(url)
+    with anyio.fail_after(30):
+        async with transport as streams:
+            read, write = streams[0], streams[1]
+            async with ClientSession(read, write, logging_callback=on_log, sampling_callback=sample) as session:
+                out["initialize"] = dump(await session.initialize())
+                out["tools"] = sorted(t.name for t in (await session.list_tools()).tools)
+                out["add"] = dump(await session.call_tool("add", {"a": 2, "b": 40}))
+                out["progress"] = dump(await session.call_tool("progress", {}, progress_callback=on_progress))
+                out["ask"] = dump(await session.call_tool("ask", {}))
+                out["ping"] = dump(await session.send_ping())
+    out["logs"] = logs
+    out["progress_seen"] = progress
+    print(json.dumps(out))
+
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize(("transport", "version"), [("streamable", None), ("streamable", "2025-03-26"), ("sse", None)])
+def test_the_official_python_sdk_client(server: MCPServer, tmp_path: Path, transport: str, version: str | None) -> None:
+    """The SDK's Streamable HTTP and SSE clients: progress and logs arrive, sampling is answered."""
+    peer_python = peers.peer_python()
+    driver = tmp_path / "driver.py"
+    driver.write_text(SDK_DRIVER)
+    with start_http(server) as running:
+        url = running.url if transport == "streamable" else running.url.removesuffix("/mcp") + "/sse"
+        config = json.dumps({"url": url, "transport": transport, "version": version})
+        done = subprocess.run(
+            [peer_python, str(driver), config],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=peers.peer_environment(),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout)
+    assert report["initialize"]["protocolVersion"] == (version or LATEST)
+    assert report["add"]["content"] == [{"type": "text", "text": "42"}]
+    assert report["progress_seen"] == [[1.0, 3.0, "step 1"], [2.0, 3.0, "step 2"], [3.0, 3.0, "step 3"]]
+    assert report["logs"] == [{"level": "info", "data": "halfway"}]
+    assert report["ask"]["content"] == [{"type": "text", "text": "the model said 4"}]
+    assert report["ping"] == {}
 
 
 # ------------------------------------------------------------ units

@@ -29,24 +29,34 @@ from pydantic import BaseModel, ValidationError
 from .errors import MCP_CODES, MCPError
 from .types import (
     ClientCapabilities,
+    CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
+    ElicitRequest,
     ElicitRequestFormParams,
+    ElicitResult,
     Implementation,
+    ListRootsRequest,
+    ListRootsResult,
     LoggingLevel,
+    LoggingMessageNotificationParams,
     ModelPreferences,
     ReadResourceResult,
     RequestId,
+    RequestParams,
     Root,
     SamplingMessage,
     TextContent,
 )
 
 if TYPE_CHECKING:
+    from .modern import ModernRequest
     from .server import MCPServer
     from .session import ServerSession
 
 __all__ = ["Context", "Elicited", "ProgressReporter"]
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 ProgressReporter = Callable[[float, "float | None", "str | None"], None]
 T = TypeVar("T")
@@ -88,22 +98,28 @@ class Context:
         server: MCPServer | None = None,
         progress: ProgressReporter | None = None,
         meta: dict[str, Any] | None = None,
+        modern: ModernRequest | None = None,
     ) -> None:
         self.request_id = request_id
         self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.session = session
         self.server = server if server is not None or session is None else session.server
         self.meta = meta or {}
+        self.modern = modern
         self._progress = progress
 
     @property
     def client_info(self) -> Implementation | None:
-        """The client's name and version, as it sent them at initialize."""
+        """The client's name and version (from initialize, or from this request in 2026-07-28)."""
+        if self.modern is not None:
+            return self.modern.client_info
         return None if self.session is None else self.session.client_info
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
         """What the client declared it can do."""
+        if self.modern is not None:
+            return self.modern.client_capabilities
         return ClientCapabilities() if self.session is None else self.session.client_capabilities
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -112,14 +128,42 @@ class Context:
             self._progress(progress, total, message)
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
-        """Send a log message to the client, subject to its log level."""
-        if self.session is not None:
+        """Send a log message to the client, subject to its log level.
+
+        A 2026-07-28 request gets log messages only when it named a level.
+        """
+        if self.session is None:
+            return
+        if self.modern is None:
             self.session.log(level, data, logger)
+        elif self.modern.log_level is not None and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.modern.log_level):
+            self.session.notify(
+                "notifications/message", LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+            )
 
     def _client(self, what: str) -> ServerSession:
         if self.session is None:
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"{what} needs a connected client")
         return self.session
+
+    def ask_all(self, requests: dict[str, CreateMessageRequest | ElicitRequest | ListRootsRequest]) -> dict[str, Any]:
+        """Several questions for the client at once (2026-07-28): all asked in one round.
+
+        Returns the raw answers by key; in the handshake era each request is
+        sent to the client in turn.
+        """
+        if self.modern is not None:
+            return self.modern.ask_all(requests)
+        session = self._client("input")
+        answers: dict[str, Any] = {}
+        for name, request in requests.items():
+            if isinstance(request, CreateMessageRequest):
+                answers[name] = session.create_message(request.params).to_wire()
+            elif isinstance(request, ElicitRequest):
+                answers[name] = session.elicit(request.params).to_wire()
+            else:
+                answers[name] = session.list_roots().to_wire()
+        return answers
 
     def sample(
         self,
@@ -131,6 +175,7 @@ class Context:
         stop_sequences: list[str] | None = None,
         model_preferences: ModelPreferences | None = None,
         timeout: float | None = None,
+        key: str | None = None,
     ) -> CreateMessageResult:
         """Ask the client's language model for a message; strings are user messages.
 
@@ -148,9 +193,13 @@ class Context:
             stop_sequences=stop_sequences,
             model_preferences=model_preferences,
         )
+        if self.modern is not None:
+            return self.modern.ask(CreateMessageRequest(params=params), CreateMessageResult, key)
         return self._client("sampling").create_message(params, timeout=timeout)
 
-    def elicit(self, message: str, schema: type[T] | dict[str, Any], *, timeout: float | None = None) -> Elicited[T]:
+    def elicit(
+        self, message: str, schema: type[T] | dict[str, Any], *, timeout: float | None = None, key: str | None = None
+    ) -> Elicited[T]:
         """Ask the user, through the client, for the fields of ``schema``.
 
         ``schema`` is a pydantic model (whose fields must be strings,
@@ -165,7 +214,10 @@ class Context:
         )
         requested.pop("title", None)
         params = ElicitRequestFormParams(message=message, requested_schema=requested)
-        result = self._client("elicitation").elicit(params, timeout=timeout)
+        if self.modern is not None:
+            result = self.modern.ask(ElicitRequest(params=params), ElicitResult, key)
+        else:
+            result = self._client("elicitation").elicit(params, timeout=timeout)
         if result.action != "accept":
             return Elicited(result.action)
         if model is None:
@@ -175,8 +227,10 @@ class Context:
         except ValidationError as exc:
             raise MCPError(MCP_CODES.PROTOCOL_INVALID, f"the client's answer does not fit: {exc}", cause=exc) from exc
 
-    def list_roots(self, *, timeout: float | None = None) -> list[Root]:
+    def list_roots(self, *, timeout: float | None = None, key: str | None = None) -> list[Root]:
         """The client's roots (directories or locations it lets the server work in)."""
+        if self.modern is not None:
+            return self.modern.ask(ListRootsRequest(params=RequestParams()), ListRootsResult, key).roots
         return self._client("roots").list_roots(timeout=timeout).roots
 
     def read_resource(self, uri: str) -> ReadResourceResult:

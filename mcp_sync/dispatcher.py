@@ -197,6 +197,8 @@ class RequestContext:
     cancelled: threading.Event = field(default_factory=threading.Event)
     answered: bool = False
     """Whether the request has had its answer (then nothing more is sent)."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """Scratch space for the layers above (the session keeps per-request protocol state here)."""
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -33,6 +33,7 @@ from .context import Context, ProgressReporter
 from .dispatcher import DEFAULT_TIMEOUT, Clock, format_validation_error
 from .errors import MCP_CODES, JsonRpcCode, MCPError
 from .events import EventBus
+from .modern import InputRequired, MissingClientCapability, RequestStateSealer
 from .signature import FunctionSpec, template_variables
 from .telemetry import Telemetry
 from .types import (
@@ -260,7 +261,11 @@ class MCPServer:
     ``page_size`` makes the list methods return pages of that many items
     (``None``: everything at once); ``timeout`` bounds the server's own
     requests to clients (sampling, roots, elicitation); ``max_workers``
-    bounds the handler threads of each connection.
+    bounds the handler threads of each connection. For 2026-07-28 clients,
+    ``cache_ttl_ms`` and ``cache_scope`` are the caching hints of discovery,
+    list and read results, and ``request_state_secret`` signs the state of
+    multi round-trip requests (give every instance behind a load balancer
+    the same one; by default each server makes its own).
     """
 
     def __init__(
@@ -271,6 +276,9 @@ class MCPServer:
         title: str | None = None,
         instructions: str | None = None,
         page_size: int | None = None,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "public",
+        request_state_secret: bytes | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         max_workers: int = 16,
         id_generator: Callable[[], RequestId] | None = None,
@@ -280,6 +288,9 @@ class MCPServer:
         self.info = Implementation(name=name, version=version, title=title)
         self.instructions = instructions
         self.page_size = page_size
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.request_state = RequestStateSealer(request_state_secret)
         self.timeout = timeout
         self.max_workers = max_workers
         self.id_generator = id_generator
@@ -747,6 +758,8 @@ class MCPServer:
                 ) from exc
         try:
             result = _to_call_tool_result(registered.handler(args, ctx))
+        except (InputRequired, MissingClientCapability):
+            raise  # the protocol answers these (2026-07-28), not the tool
         except Exception as exc:
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             result = CallToolResult(content=[TextContent(text=f"Error: {exc}")], is_error=True)

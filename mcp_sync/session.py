@@ -20,6 +20,16 @@ from pydantic import ValidationError
 from .context import Context, ProgressReporter
 from .dispatcher import JsonRpcDispatcher, RequestContext, format_validation_error
 from .errors import MCP_CODES, MCPError, MCPProtocolError
+from .modern import (
+    MODERN_REVISIONS,
+    REMOVED_METHODS,
+    SERVER_INFO,
+    SUBSCRIPTION_ID,
+    InputRequired,
+    ModernRequest,
+    is_modern,
+    resource_not_found,
+)
 from .revisions import HANDSHAKE_REVISIONS, adapt_notification, adapt_result, at_least, negotiate
 from .server import LOG_LEVELS, RequestInfo, check_log_level
 from .types import (
@@ -30,6 +40,7 @@ from .types import (
     CompleteResult,
     CreateMessageRequestParams,
     CreateMessageResult,
+    DiscoverResult,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
@@ -39,6 +50,7 @@ from .types import (
     Implementation,
     InitializeRequestParams,
     InitializeResult,
+    InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -52,11 +64,16 @@ from .types import (
     PromptsCapability,
     ReadResourceRequestParams,
     ReadResourceResult,
+    RequestId,
     ResourcesCapability,
     ResourceUpdatedNotificationParams,
     ServerCapabilities,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
     ToolsCapability,
     UnsubscribeRequestParams,
     WireModel,
@@ -70,6 +87,11 @@ __all__ = ["ServerSession"]
 
 _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
+_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+_INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_CACHEABLE = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+)
 
 Handler = Callable[[Any, RequestContext], WireModel]
 
@@ -86,6 +108,7 @@ class ServerSession:
         self.log_level: LoggingLevel | None = None
         self.initialized = threading.Event()
         self._subscriptions: set[str] = set()
+        self._listens: dict[RequestId, SubscriptionFilter] = {}
         self._lock = threading.Lock()
         self.dispatcher = JsonRpcDispatcher(
             transport,
@@ -111,9 +134,11 @@ class ServerSession:
             "prompts/get": (self._get_prompt, GetPromptRequestParams),
             "completion/complete": (self._complete, CompleteRequestParams),
             "logging/setLevel": (self._set_level, SetLevelRequestParams),
+            "server/discover": (self._discover, None),
+            "subscriptions/listen": (self._listen, SubscriptionsListenRequestParams),
         }
         for method, (handler, model) in handlers.items():
-            self.dispatcher.register_handler(method, self._guarded(method, handler), model)
+            self.dispatcher.register_handler(method, self._guarded(method, handler, model))
         self.dispatcher.on_notification("notifications/initialized", lambda params: self.initialized.set())
 
     def start(self) -> None:
@@ -141,17 +166,72 @@ class ServerSession:
 
     # --------------------------------------------------------- request gate
 
-    def _guarded(self, method: str, handler: Handler) -> Handler:
+    def _guarded(self, method: str, handler: Handler, model: type[WireModel] | None) -> Handler:
+        # Params are validated here, not by the dispatcher: which era a request
+        # belongs to decides first whether the method exists at all.
+        def validated(params: dict[str, Any], ctx: RequestContext) -> WireModel:
+            if model is None:
+                return handler(params, ctx)
+            try:
+                typed = model.model_validate(params)
+            except ValidationError as exc:
+                raise MCPError(
+                    MCP_CODES.INVALID_PARAMS, f"Invalid params: {format_validation_error(exc)}", cause=exc
+                ) from exc
+            return handler(typed, ctx)
+
         def run(params: Any, ctx: RequestContext) -> Any:
+            if is_modern(method, ctx.params):
+                return self._serve_modern(method, validated, params, ctx)
+            if method in _MODERN_ONLY:
+                raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
             if self.revision is None and method not in _BEFORE_INITIALIZE:
                 raise MCPError(MCP_CODES.NOT_INITIALIZED, f"{method} before initialize")
             authorizer = self.server.authorizer
             if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
                 raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
-            wire = handler(params, ctx).to_wire()
+            wire = validated(params, ctx).to_wire()
             return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
 
         return run
+
+    def _serve_modern(self, method: str, handler: Handler, params: Any, ctx: RequestContext) -> Any:
+        """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info."""
+        if method in REMOVED_METHODS:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
+        request = ModernRequest.read(ctx.params)
+        sealer = self.server.request_state
+        digest = ""
+        if method in _INPUT_METHODS:
+            digest = sealer.digest(method, ctx.params)
+            state = ctx.params.get("requestState")
+            if isinstance(state, str):
+                request.answers.update(sealer.open(state, digest))
+            responses = ctx.params.get("inputResponses")
+            if isinstance(responses, dict):
+                request.answers.update(responses)
+        ctx.state["modern"] = request
+        authorizer = self.server.authorizer
+        if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
+            raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
+        try:
+            result = handler(params, ctx)
+        except InputRequired as needed:
+            interim = InputRequiredResult(
+                input_requests=needed.requests, request_state=sealer.seal(digest, request.answers)
+            )
+            return interim.to_wire()
+        except MCPError as error:
+            if error.code == MCP_CODES.NOT_FOUND and method == "resources/read":
+                raise resource_not_found(error) from error
+            raise
+        wire = result.to_wire()
+        wire["resultType"] = "complete"
+        wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info.to_wire()
+        if method in _CACHEABLE:
+            wire.setdefault("ttlMs", self.server.cache_ttl_ms)
+            wire.setdefault("cacheScope", self.server.cache_scope)
+        return wire
 
     def _context(self, ctx: RequestContext) -> Context:
         token = ctx.progress_token
@@ -161,6 +241,7 @@ class ServerSession:
             session=self,
             progress=self._progress_reporter(token) if token is not None else None,
             meta=ctx.meta,
+            modern=ctx.state.get("modern"),
         )
 
     def _progress_reporter(self, token: ProgressToken) -> ProgressReporter:
@@ -174,6 +255,40 @@ class ServerSession:
 
     # -------------------------------------------------------------- methods
 
+    def capabilities(self) -> ServerCapabilities:
+        """What this server offers."""
+        return ServerCapabilities(
+            tools=ToolsCapability(list_changed=True),
+            resources=ResourcesCapability(subscribe=True, list_changed=True),
+            prompts=PromptsCapability(list_changed=True),
+            logging={},
+            completions={},
+        )
+
+    def _discover(self, params: Any, ctx: RequestContext) -> DiscoverResult:
+        return DiscoverResult(
+            supported_versions=[*HANDSHAKE_REVISIONS, *MODERN_REVISIONS],
+            capabilities=self.capabilities(),
+            instructions=self.server.instructions,
+        )
+
+    def _listen(self, params: SubscriptionsListenRequestParams, ctx: RequestContext) -> SubscriptionsListenResult:
+        """Hold a subscription open until the client cancels it or the server shuts down."""
+        agreed = params.notifications
+        tag = {SUBSCRIPTION_ID: ctx.request_id}
+        self.notify(
+            "notifications/subscriptions/acknowledged",
+            SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
+        )
+        with self._lock:
+            self._listens[ctx.request_id] = agreed
+        try:
+            ctx.cancelled.wait()
+        finally:
+            with self._lock:
+                self._listens.pop(ctx.request_id, None)
+        return SubscriptionsListenResult(meta=tag)
+
     def _initialize(self, params: InitializeRequestParams, ctx: RequestContext) -> InitializeResult:
         if self.revision is not None:
             raise MCPError(MCP_CODES.ALREADY_CONNECTED, "initialize was already done on this connection")
@@ -183,13 +298,7 @@ class ServerSession:
         server = self.server
         return InitializeResult(
             protocol_version=self.revision,
-            capabilities=ServerCapabilities(
-                tools=ToolsCapability(list_changed=True),
-                resources=ResourcesCapability(subscribe=True, list_changed=True),
-                prompts=PromptsCapability(list_changed=True),
-                logging={},
-                completions={},
-            ),
+            capabilities=self.capabilities(),
             server_info=server.info,
             instructions=server.instructions,
         )
@@ -254,15 +363,26 @@ class ServerSession:
         with self._lock:
             return frozenset(self._subscriptions)
 
+    def _listening(self) -> list[tuple[RequestId, SubscriptionFilter]]:
+        with self._lock:
+            return list(self._listens.items())
+
     def resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` if the client subscribed to ``uri``."""
         if uri in self.subscriptions:
             self.notify("notifications/resources/updated", ResourceUpdatedNotificationParams(uri=uri))
+        for subscription, wanted in self._listening():
+            if uri in (wanted.resource_subscriptions or ()):
+                params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: subscription})
+                self.notify("notifications/resources/updated", params)
 
     def list_changed(self, kind: str) -> None:
-        """Tell an initialized client that the ``kind`` list (tools, resources, prompts) changed."""
+        """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know."""
         if self.initialized.is_set():
             self.notify(f"notifications/{kind}/list_changed")
+        for subscription, wanted in self._listening():
+            if getattr(wanted, f"{kind}_list_changed"):
+                self.notify(f"notifications/{kind}/list_changed", {"_meta": {SUBSCRIPTION_ID: subscription}})
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` if ``level`` reaches the client's chosen level."""

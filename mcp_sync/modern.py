@@ -1,0 +1,228 @@
+"""Serving the stateless protocol revision 2026-07-28.
+
+From 2026-07-28 there is no handshake: every request names its revision and
+the client's capabilities in ``_meta``, and a handler that needs the client
+(elicitation, sampling, roots) does not send it a request but answers with an
+``InputRequiredResult``; the client retries the original request with the
+answers. :class:`ModernRequest` reads a request's ``_meta`` and keeps the
+answers; :class:`RequestStateSealer` protects the ``requestState`` that
+carries earlier rounds' answers between retries.
+
+Handlers are written once for both eras: ``ctx.elicit(...)`` sends a request
+to the client in the handshake era, and in this era raises
+:class:`InputRequired` the first time and returns the answer on the retry
+(the handler runs again from the start, with the answers it already got).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import MCP_CODES, JsonRpcCode, MCPError
+from .types import (
+    ClientCapabilities,
+    CreateMessageRequest,
+    ElicitRequest,
+    Implementation,
+    ListRootsRequest,
+    LoggingLevel,
+)
+
+__all__ = [
+    "CLIENT_CAPABILITIES",
+    "CLIENT_INFO",
+    "LOG_LEVEL",
+    "MODERN_REVISIONS",
+    "PROTOCOL_VERSION",
+    "SERVER_INFO",
+    "SUBSCRIPTION_ID",
+    "InputRequired",
+    "MissingClientCapability",
+    "ModernRequest",
+    "RequestStateSealer",
+    "is_modern",
+]
+
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+MODERN_REVISIONS = ("2026-07-28",)
+"""The stateless revisions, oldest first."""
+
+REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+"""Handshake-era methods that a 2026-07-28 request may not call (they answer ``-32601``)."""
+
+_R = TypeVar("_R", bound=BaseModel)
+ClientRequest = CreateMessageRequest | ElicitRequest | ListRootsRequest
+"""What a handler may need from the client."""
+_CAPABILITY_FOR = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def is_modern(method: str, params: dict[str, Any]) -> bool:
+    """Whether a request belongs to the stateless era: it carries a revision in ``_meta``, or is discovery."""
+    meta = params.get("_meta")
+    return method == "server/discover" or (isinstance(meta, dict) and PROTOCOL_VERSION in meta)
+
+
+class InputRequired(Exception):
+    """A handler needs answers from the client before it can finish (raised, then answered for it)."""
+
+    def __init__(self, requests: dict[str, ClientRequest]) -> None:
+        super().__init__(", ".join(requests))
+        self.requests = requests
+
+
+class MissingClientCapability(MCPError):
+    """A 2026-07-28 request lacks a client capability the handler needs (``-32021``)."""
+
+    def __init__(self, capability: str) -> None:
+        super().__init__(
+            MCP_CODES.MISSING_CAPABILITY,
+            f"this request needs the client capability {capability!r}",
+            data={"requiredCapabilities": {capability: {}}},
+        )
+
+
+@dataclass
+class ModernRequest:
+    """What a 2026-07-28 request says about itself, and the client's answers so far."""
+
+    revision: str
+    client_capabilities: ClientCapabilities
+    client_info: Implementation | None = None
+    log_level: LoggingLevel | None = None
+    answers: dict[str, Any] = field(default_factory=dict)
+    asked: int = 0
+
+    @classmethod
+    def read(cls, params: dict[str, Any]) -> ModernRequest:
+        """Read and check a request's ``_meta``: ``-32602`` when malformed, ``-32022`` for an unknown revision."""
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        revision = meta.get(PROTOCOL_VERSION)
+        capabilities = meta.get(CLIENT_CAPABILITIES)
+        if not isinstance(revision, str) or not isinstance(capabilities, dict):
+            raise MCPError(
+                MCP_CODES.INVALID_PARAMS,
+                f"Invalid params: _meta must carry {PROTOCOL_VERSION} and {CLIENT_CAPABILITIES}",
+            )
+        if revision not in MODERN_REVISIONS:
+            raise MCPError(
+                MCP_CODES.PROTOCOL_VERSION_MISMATCH,
+                f"Unsupported protocol version: {revision}",
+                data={"supported": list(MODERN_REVISIONS), "requested": revision},
+            )
+        try:
+            request = cls(revision, ClientCapabilities.model_validate(capabilities))
+            info = meta.get(CLIENT_INFO)
+            request.client_info = Implementation.model_validate(info) if info is not None else None
+        except ValidationError as exc:
+            raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid params: {exc}", cause=exc) from exc
+        level = meta.get(LOG_LEVEL)
+        request.log_level = level if level in _LOG_LEVELS else None
+        return request
+
+    def ask(self, request: ClientRequest, result_type: type[_R], key: str | None = None) -> _R:
+        """The client's answer to ``request``, or :class:`InputRequired` when it has not given one yet.
+
+        Keys default to the order of asking (``elicitation-1``, ...): a handler
+        run again asks in the same order, so the same keys find their answers.
+        An answer that does not fit ``result_type`` counts as not given.
+        """
+        self.asked += 1
+        name = key or f"{request.method.split('/')[0]}-{self.asked}"
+        self._require(request)
+        answer = self.answers.get(name)
+        if answer is not None:
+            try:
+                return result_type.model_validate(answer)
+            except ValidationError:
+                pass
+        raise InputRequired({name: request})
+
+    def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
+        """The answers to several requests at once; every missing one is asked in the same round."""
+        for request in requests.values():
+            self._require(request)
+        missing = {name: request for name, request in requests.items() if self.answers.get(name) is None}
+        if missing:
+            raise InputRequired(missing)
+        return {name: self.answers[name] for name in requests}
+
+    def _require(self, request: ClientRequest) -> None:
+        capability = _CAPABILITY_FOR[request.method]
+        if getattr(self.client_capabilities, capability) is None:
+            raise MissingClientCapability(capability)
+
+
+class RequestStateSealer:
+    """Seals and opens ``requestState``: answers of earlier rounds, signed and bounded.
+
+    The state is HMAC-SHA256 signed with a per-server secret, bound to the
+    request's method and parameters, expires after ``ttl`` seconds and may
+    not exceed ``max_bytes``. Tampered, foreign or expired state is refused
+    with ``-32602``. Servers behind a load balancer share one ``secret``.
+    """
+
+    def __init__(self, secret: bytes | None = None, *, ttl: float = 600.0, max_bytes: int = 256 * 1024) -> None:
+        self._secret = secret or secrets.token_bytes(32)
+        self.ttl = ttl
+        self.max_bytes = max_bytes
+
+    @staticmethod
+    def digest(method: str, params: dict[str, Any]) -> str:
+        """What identifies a request across its retries: method and params without the round's inputs."""
+        salient = {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+        data = json.dumps([method, salient], sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(data.encode()).hexdigest()
+
+    def seal(self, digest: str, answers: dict[str, Any]) -> str:
+        """The state to send with an ``InputRequiredResult``."""
+        body = json.dumps({"d": digest, "a": answers, "x": time.time() + self.ttl}, separators=(",", ":")).encode()
+        if len(body) > self.max_bytes:
+            raise MCPError(MCP_CODES.INTERNAL_ERROR, "the request state grew beyond its limit")
+        signature = hmac.new(self._secret, body, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(signature + body).decode("ascii")
+
+    def open(self, state: str, digest: str) -> dict[str, Any]:
+        """The answers sealed in ``state``; ``INVALID_PARAMS`` when it is not ours, altered, expired or foreign."""
+        try:
+            raw = base64.urlsafe_b64decode(state.encode("ascii"))
+        except (ValueError, UnicodeError):
+            raw = b""
+        if base64.urlsafe_b64encode(raw).decode("ascii") != state:
+            raw = b""  # only the exact text we sealed: the decoder would ignore trailing junk
+        signature, body = raw[:32], raw[32:]
+        expected = hmac.new(self._secret, body, hashlib.sha256).digest()
+        if len(raw) > self.max_bytes + 32 or not hmac.compare_digest(signature, expected):
+            raise MCPError(MCP_CODES.INVALID_PARAMS, "Invalid params: requestState failed verification")
+        payload = json.loads(body)
+        if payload["d"] != digest or payload["x"] < time.time():
+            raise MCPError(MCP_CODES.INVALID_PARAMS, "Invalid params: requestState is expired or for another request")
+        answers: dict[str, Any] = payload["a"]
+        return answers
+
+
+def resource_not_found(error: MCPError) -> MCPError:
+    """A handshake-era ``-32002`` resource-not-found, as 2026-07-28 reports it (``-32602``, with the URI)."""
+    return MCPError(
+        error.code,
+        error.message,
+        context=error.context,
+        data={"uri": error.context.get("uri")},
+        jsonrpc_code=JsonRpcCode.INVALID_PARAMS,
+    )

@@ -3,7 +3,7 @@
 Run it, then point the suite at it::
 
     python examples/conformance_server.py --port 3001
-    npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3001/mcp
+    npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3001/mcp   # needs Node >= 22
 
 It serves Streamable HTTP on ``http://HOST:PORT/mcp`` until interrupted.
 Besides being a test fixture, it is a tour of :class:`mcp_sync.MCPServer`:
@@ -209,9 +209,10 @@ def elicitation_enums(arguments: dict[str, Any], ctx: Context) -> str:
 
 
 def reconnection(arguments: dict[str, Any], ctx: Context) -> str:
-    # The suite's (pending) SSE polling scenario expects the server to close
-    # the response stream before the result; here the call simply takes a
-    # moment, and the result is sent on the stream.
+    # The suite's (pending, unscored) SSE polling scenario would like the
+    # server to close the response stream before the result and replay the
+    # result when the client reconnects; here the call simply takes a moment
+    # and is answered like any other.
     time.sleep(0.1)
     return "Reconnection test completed successfully"
 

@@ -536,7 +536,7 @@ class StreamableHTTPApp:
         attached = transport.attach(request.header("Last-Event-ID"), priming=at_least(revision, PRIMING_SINCE))
         if attached is None:
             self.sessions.release(entry)
-            return _error(409, "Conflict: this stream is already being read by another connection")
+            return _error(409, "Conflict: the session's GET stream is already open on another connection")
         stream, reader = attached
 
         def finished(stream: SSEStream = stream) -> None:

@@ -269,11 +269,14 @@ class StreamableSessionTransport(BaseTransport):
     # -------------------------------------------------------------- streams
 
     def attach(self, last_event_id: str | None, *, priming: bool) -> tuple[SSEStream, queue.SimpleQueue[Item]] | None:
-        """Give a GET connection a stream to read; ``None`` when that stream already has a reader.
+        """Give a GET connection a stream to read; ``None`` when the standalone stream already has one.
 
         With ``last_event_id`` from one of this session's streams, the
         events after it are replayed first and the stream goes on live (or
-        ends, when it was finished). Otherwise the standalone stream opens.
+        ends, when it was finished). A client resuming has lost its old
+        connection even if the server has not noticed yet: that connection
+        is ended and the new one takes its place. Otherwise the standalone
+        stream opens.
         """
         assert self._store is not None and self.standalone is not None
         reader: queue.SimpleQueue[Item] = queue.SimpleQueue()
@@ -283,8 +286,7 @@ class StreamableSessionTransport(BaseTransport):
                 stream_id = self._store.replay_after(last_event_id, lambda eid, msg: missed.append(Event(eid, msg)))
                 stream = self._streams.get(stream_id or "")
                 if stream is not None:
-                    if stream.consumer is not None:
-                        return None
+                    stream.put(Signal.END)
                     for event in missed:
                         reader.put(event)
                     if stream.finished:

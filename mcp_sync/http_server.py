@@ -81,7 +81,7 @@ from .jsonrpc import InvalidMessage, decode_message, encode_message, error_respo
 from .revisions import HANDSHAKE_REVISIONS, at_least
 from .server import MCPServer
 from .session import ServerSession
-from .types import JSONRPCErrorResponse, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
+from .types import Error, JSONRPCErrorResponse, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
 from .wsgi_server import WSGIServer
 
 __all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
@@ -366,7 +366,7 @@ class StreamableHTTPApp:
             return denied
         version = request.header("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_REVISIONS:
-            return _error(400, f"Unsupported MCP-Protocol-Version: {version}")
+            return _unsupported_version(version)
         revision = version or DEFAULT_REVISION
         if request.method == "POST":
             return self._post(request, principal, revision)
@@ -682,6 +682,21 @@ class _Answer:
     sse_ok: bool
     priming: bool
     headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _unsupported_version(requested: str) -> _Response:
+    """400 for an ``MCP-Protocol-Version`` this app does not serve, listing those it does.
+
+    The body has the shape of 2026-07-28's ``UnsupportedProtocolVersionError``
+    (code ``-32022``), so that newer clients can retry with a listed version.
+    """
+    supported = list(reversed(HANDSHAKE_REVISIONS))
+    error = Error(
+        code=JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION,
+        message=f"Unsupported protocol version (MCP-Protocol-Version: {requested})",
+        data={"requested": requested, "supported": supported},
+    )
+    return _json(400, JSONRPCErrorResponse(id=None, error=error))
 
 
 def _refusal(message: InvalidMessage) -> _Response:

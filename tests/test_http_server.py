@@ -39,6 +39,7 @@ from mcp_sync.http_security import (
 from mcp_sync.http_server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.http_sessions import Event, HTTPSession, SessionRegistry, Signal, StreamableSessionTransport
 from mcp_sync.jsonrpc import error_response
+from mcp_sync.revisions import HANDSHAKE_REVISIONS
 from mcp_sync.server import MCPServer
 from mcp_sync.types import (
     CreateMessageRequestParams,
@@ -468,7 +469,13 @@ def test_body_limits(serve: Callable[..., RunningHTTPServer]) -> None:
 def test_protocol_version_header(url: str, peer: Peer) -> None:
     refused = peer.request("ping", **{"MCP-Protocol-Version": "1999-01-01"})
     assert refused.status_code == 400
-    assert "MCP-Protocol-Version" in refused.json()["error"]["message"]
+    error = refused.json()["error"]
+    assert "MCP-Protocol-Version" in error["message"]
+    # The shape of 2026-07-28's UnsupportedProtocolVersionError, so newer clients can fall back.
+    assert error["code"] == -32022
+    assert error["data"] == {"requested": "1999-01-01", "supported": list(reversed(HANDSHAKE_REVISIONS))}
+    body = {k: v for k, v in refused.json().items() if k != "id"}  # the schema has no null id
+    validate_definition("2026-07-28", "UnsupportedProtocolVersionError", body)
     # The conformance harness sends 2025-03-26 in a session that negotiated 2025-11-25.
     assert peer.request("tools/list", **{"MCP-Protocol-Version": "2025-03-26"}).status_code == 200
     headers = peer.headers()

@@ -31,6 +31,7 @@ import os
 import re
 import shlex
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -253,16 +254,22 @@ def load_server(spec: str) -> MCPServer:
 def _run(args: argparse.Namespace) -> int:
     if args.transport == "stdio" and (args.host is not None or args.port is not None or args.stateless):
         raise CommandError("--host, --port and --stateless apply to --transport http or sse")
+    if args.transport == "sse" and args.stateless:
+        raise CommandError("--stateless applies to --transport http: the HTTP+SSE transport keeps sessions")
     server = load_server(args.server)
     if args.transport == "stdio":
         server.serve_stdio()
         return 0
-    from .http_server import serve_http
+    from .http_server import start_http
 
-    host = args.host or "127.0.0.1"
     port = 8000 if args.port is None else args.port
-    print(f"mcp-sync: serving {server.info.name} on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    serve_http(server, host, port, stateless=args.stateless)
+    with start_http(server, args.host or "127.0.0.1", port, stateless=args.stateless) as running:
+        url = running.url
+        if args.transport == "sse":
+            url = url.removesuffix(running.app.path) + running.app.sse_path
+        print(f"mcp-sync: serving {server.info.name} on {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
     return 0
 
 

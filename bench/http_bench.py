@@ -1,0 +1,300 @@
+"""HTTP benchmark: mcp_sync against the official ``mcp`` SDK over Streamable HTTP, side by side in one run.
+
+Every server runs in its own process on 127.0.0.1 and serves an ``echo``
+tool; every client makes the same calls:
+
+- ``mcp_sync -> mcp_sync``: our client (in this process) and our server
+  (:func:`mcp_sync.http_server.serve_http` in a child);
+- ``SDK -> SDK (sse)`` and ``SDK -> SDK (json)``: the SDK's client
+  (``bench/sdk_http_client.py``) and the SDK's server
+  (``tests/servers/sdk_http_server.py``) in its default mode and in
+  JSON-response mode;
+- ``mcp_sync -> SDK (sse|json)``: our client against the SDK's servers;
+- ``ceiling``: a bare ``requests.Session`` POST loop against a bare
+  ``http.server`` handler that answers a fixed JSON body.
+
+Figures: connect time (the median of five, after one that warms up; for us
+the handshake and the tool listing that :class:`~mcp_sync.client.MCPClient`
+does on connect, for the ceiling a new connection's first POST), sequential ``tools/call`` round trips per
+second with their p50 and p99, and calls per second of 8 clients calling at
+once (8 threads, each with its own connection, for us and for the ceiling;
+8 tasks for the SDK).
+
+Usage::
+
+    python bench/http_bench.py [--calls 2000] [--clients 8] [--sdk-mode auto|legacy] [--sdk-python PATH]
+
+Without ``--sdk-python`` the SDK is installed into the peers' cache (see
+``tests/peers.py``). ``--sdk-mode`` is the SDK client's ``mode``: ``auto``
+(its default) settles on 2026-07-28 with the SDK's server; ``legacy`` makes
+it use the initialize handshake, as our client does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import requests
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from benchlib import percentile  # noqa: E402
+
+from mcp_sync.client import MCPClient  # noqa: E402
+from mcp_sync.http_client import http_client  # noqa: E402
+
+SDK_SERVER = ROOT / "tests" / "servers" / "sdk_http_server.py"
+
+OUR_SERVER = """
+import logging, sys
+from mcp_sync import MCPServer
+from mcp_sync.http_server import serve_http
+logging.disable(logging.INFO)
+server = MCPServer("bench-echo")
+server.register_tool("echo", lambda args, ctx: args["text"])
+serve_http(server, port=int(sys.argv[1]))
+"""
+
+BARE_SERVER = """
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+BODY = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}],"isError":false}}'
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        self.wfile.write(BODY)
+    def log_message(self, *args):
+        pass
+ThreadingHTTPServer.daemon_threads = True
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+REQUEST = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+
+ROWS = [
+    ("connect_s", "connect (s)", "lower", "connect"),
+    ("sequential_per_s", "sequential calls/s", "higher", "sequential"),
+    ("p50_ms", "  p50 latency (ms)", "lower", "p50"),
+    ("p99_ms", "  p99 latency (ms)", "lower", "p99"),
+    ("concurrent_per_s", "N clients at once, calls/s", "higher", "N clients"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_accepting(port: int, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with code {process.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing accepted connections on port {port} within {timeout:.0f} s")
+
+
+@contextlib.contextmanager
+def child(argv: list[str], port: int) -> Iterator[None]:
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        wait_accepting(port, process)
+        yield
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+def sdk_server(python: str, mode: str) -> tuple[contextlib.AbstractContextManager[None], str]:
+    port = free_port()
+    argv = [python, str(SDK_SERVER), "--port", str(port), "--mode", mode]
+    return child(argv, port), f"http://127.0.0.1:{port}/mcp"
+
+
+def our_server() -> tuple[contextlib.AbstractContextManager[None], str]:
+    port = free_port()
+    return child([sys.executable, "-c", OUR_SERVER, str(port)], port), f"http://127.0.0.1:{port}/mcp"
+
+
+def bare_server() -> tuple[contextlib.AbstractContextManager[None], str]:
+    port = free_port()
+    return child([sys.executable, "-c", BARE_SERVER, str(port)], port), f"http://127.0.0.1:{port}/mcp"
+
+
+def timed_loop(call: Callable[[], Any], calls: int) -> dict[str, float]:
+    latencies = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        call()
+        latencies.append(time.perf_counter() - t)
+    return {
+        "sequential_per_s": calls / sum(latencies),
+        "p50_ms": percentile(latencies, 50) * 1000,
+        "p99_ms": percentile(latencies, 99) * 1000,
+    }
+
+
+def concurrently(
+    make: Callable[[], Callable[[], Any]], close: Callable[[Any], None], calls: int, clients: int
+) -> float:
+    """Calls per second of ``clients`` threads, each with a connection of its own, calling at once."""
+    per_client = calls // clients
+    start = threading.Barrier(clients + 1)
+
+    def work() -> None:
+        call = make()
+        call()  # connected and warm
+        start.wait()
+        for _ in range(per_client):
+            call()
+        close(call)
+
+    threads = [threading.Thread(target=work) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    t = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    return per_client * clients / (time.perf_counter() - t)
+
+
+def connect_time(connect: Callable[[], Any], close: Callable[[Any], None]) -> float:
+    """The median of five connects (a first one warms up what is done once per process)."""
+    close(connect())
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        connection = connect()
+        times.append(time.perf_counter() - started)
+        close(connection)
+    return statistics.median(times)
+
+
+def measure_ours(url: str, calls: int, clients: int) -> dict[str, float]:
+    results = {"connect_s": connect_time(lambda: http_client(url, transport="streamable"), MCPClient.close)}
+    client = http_client(url, transport="streamable")
+    client.call_tool("echo", {"text": "warm up"})
+    results.update(timed_loop(lambda: client.call_tool("echo", {"text": "hello"}), calls))
+    client.close()
+    owners: dict[int, MCPClient] = {}
+
+    def make() -> Callable[[], Any]:
+        own = http_client(url, transport="streamable")
+
+        def call() -> Any:
+            return own.call_tool("echo", {"text": "hello"})
+
+        owners[id(call)] = own
+        return call
+
+    results["concurrent_per_s"] = concurrently(make, lambda call: owners[id(call)].close(), calls, clients)
+    return results
+
+
+def measure_sdk(python: str, url: str, calls: int, clients: int, mode: str) -> dict[str, float]:
+    command = [python, str(HERE / "sdk_http_client.py"), url, str(calls), str(clients), mode]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=900, check=True, cwd=HERE)
+    result: dict[str, float] = json.loads(out.stdout)
+    return result
+
+
+def measure_ceiling(url: str, calls: int, clients: int) -> dict[str, float]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    def connect() -> requests.Session:
+        session = requests.Session()
+        session.post(url, data=REQUEST, headers=headers, timeout=10).json()
+        return session
+
+    results = {"connect_s": connect_time(connect, requests.Session.close)}
+    session = connect()
+    results.update(timed_loop(lambda: session.post(url, data=REQUEST, headers=headers, timeout=10).json(), calls))
+    session.close()
+    sessions: dict[int, requests.Session] = {}
+
+    def make() -> Callable[[], Any]:
+        own = requests.Session()
+
+        def call() -> Any:
+            return own.post(url, data=REQUEST, headers=headers, timeout=10).json()
+
+        sessions[id(call)] = own
+        return call
+
+    results["concurrent_per_s"] = concurrently(make, lambda call: sessions[id(call)].close(), calls, clients)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
+    parser.add_argument("--sdk-mode", default="auto", help="the SDK client's mode: auto (its default) or legacy")
+    args = parser.parse_args()
+    if args.sdk_python is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from peers import peer_python
+
+        args.sdk_python = peer_python()
+
+    columns: dict[str, dict[str, float]] = {}
+    server, url = our_server()
+    with server:
+        columns["mcp_sync->mcp_sync"] = measure_ours(url, args.calls, args.clients)
+    for mode in ("sse", "json"):
+        server, url = sdk_server(args.sdk_python, mode)
+        with server:
+            columns[f"SDK->SDK ({mode})"] = measure_sdk(args.sdk_python, url, args.calls, args.clients, args.sdk_mode)
+            columns[f"mcp_sync->SDK ({mode})"] = measure_ours(url, args.calls, args.clients)
+    server, url = bare_server()
+    with server:
+        columns["ceiling"] = measure_ceiling(url, args.calls, args.clients)
+
+    names = list(columns)
+    print(
+        f"Streamable HTTP on 127.0.0.1, {args.calls} echo calls, {args.clients} clients at once; "
+        f"SDK client mode {args.sdk_mode!r}"
+    )
+    print(f"{'':28}" + "".join(f"{name:>20}" for name in names))
+    for key, label, _, _ in ROWS:
+        label = label.replace("N clients", f"{args.clients} clients")
+        print(f"{label:28}" + "".join(f"{columns[name][key]:20.3f}" for name in names))
+    ours = columns["mcp_sync->mcp_sync"]
+    print("\nmcp_sync->mcp_sync compared (> 1: mcp_sync is better):")
+    for name in names[1:]:
+        ratios = []
+        for key, _, better, short in ROWS:
+            other = columns[name][key]
+            ratio = ours[key] / other if better == "higher" else other / ours[key]
+            ratios.append(f"{short.replace('N clients', f'{args.clients} clients')} {ratio:.2f}x")
+        print(f"  vs {name:18} " + "; ".join(ratios))
+
+
+if __name__ == "__main__":
+    main()

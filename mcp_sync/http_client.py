@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
 
 import pydantic_core
 import requests
+import requests.adapters
 import requests.auth
 import sseclient
 import urllib3.exceptions
@@ -70,6 +71,7 @@ __all__ = [
     "Timeout",
     "default_sse_client",
     "http_client",
+    "new_session",
 ]
 
 log = logging.getLogger("mcp_sync.http_client")
@@ -92,6 +94,8 @@ MAX_RECONNECT_DELAY = 30.0
 JOIN_TIMEOUT = 2.0
 """How long closing waits for the transport's threads to end (seconds, all together)."""
 DELETE_TIMEOUT = 2.0
+POOL_SIZE = 32
+"""Connections kept per host by the sessions the transports make for themselves."""
 """How long closing waits for the server to end the session (seconds)."""
 
 _ACCEPT_ANY = "application/json, text/event-stream"
@@ -145,8 +149,26 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
 
 
 def default_sse_client(response: requests.Response) -> EventSource:
-    """An :class:`sseclient.SSEClient` reading ``response`` as it arrives."""
+    """An :class:`sseclient.SSEClient` reading ``response`` as it arrives.
+
+    It drops events without a ``data`` field, and with them the ``id`` and
+    ``retry`` they carry; servers following MCP prime their streams with an
+    empty ``data`` field, which it keeps.
+    """
     return sseclient.SSEClient(_chunks(response))
+
+
+def new_session() -> requests.Session:
+    """A :class:`requests.Session` whose connection pool holds :data:`POOL_SIZE` connections per host.
+
+    Each call in flight and each open stream holds a connection; the default
+    pool of 10 would drop (and log) connections beyond that.
+    """
+    session = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(pool_maxsize=POOL_SIZE)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 def _abort(response: requests.Response) -> None:
@@ -348,7 +370,16 @@ class StreamableHTTPClientTransport(BaseTransport):
     ``timeout`` is the connect and read timeout of each POST;
     ``sse_read_timeout`` the read timeout of SSE streams;
     ``sse_client_factory`` makes the SSE parser of a response
-    (default: :func:`default_sse_client`).
+    (default: :func:`default_sse_client`). A ``session`` you pass is used
+    as it is (and not closed); its pool should allow a connection per call
+    in flight, plus one for the GET stream.
+
+    ::
+
+        transport = StreamableHTTPClientTransport("http://127.0.0.1:8000/mcp", headers={"X-Team": "blue"})
+        with MCPClient() as client:
+            client.connect(transport)
+            client.call_tool("echo", {"text": "hi"})
     """
 
     def __init__(
@@ -367,7 +398,7 @@ class StreamableHTTPClientTransport(BaseTransport):
     ) -> None:
         super().__init__()
         self.url = url
-        self.session = session if session is not None else requests.Session()
+        self.session = session if session is not None else new_session()
         self._own_session = session is None
         self.headers = dict(headers or {})
         self.auth = auth

@@ -41,6 +41,7 @@ from .http_client import (
     default_sse_client,
     http_error_answer,
     lost_connection,
+    new_session,
 )
 from .jsonrpc import decode_message, encode_message
 from .transport import BaseTransport
@@ -88,7 +89,7 @@ class SSEClientTransport(BaseTransport):
     ) -> None:
         super().__init__()
         self.url = url
-        self.session = session if session is not None else requests.Session()
+        self.session = session if session is not None else new_session()
         self._own_session = session is None
         self.headers = dict(headers or {})
         self.auth = auth

@@ -56,6 +56,8 @@ _DRAIN_LIMIT = 1 << 20
 """Unread request body bytes discarded to keep a connection alive; beyond this it is closed."""
 _LINGER_READS = 64
 """At most this many reads (of 64 KiB) of unwanted input while closing a connection."""
+_LINGER_TIMEOUT = 2.0
+"""How long a closing connection waits for more unwanted input (at most ``idle_timeout``)."""
 _ACCEPT_RETRY_DELAY = 0.1
 """Pause after a failed accept() (out of file descriptors, say) before trying again."""
 
@@ -250,6 +252,7 @@ class _Exchange:
         "body_allowed",
         "chunked",
         "code",
+        "dated",
         "head_only",
         "headers",
         "http11",
@@ -272,6 +275,7 @@ class _Exchange:
         self.length: int | None = None
         self.sent = False
         self.chunked = False
+        self.dated = False
 
     def start_response(
         self, status: str, headers: list[tuple[str, str]], exc_info: OptExcInfo | None = None, /
@@ -286,6 +290,7 @@ class _Exchange:
         if not _STATUS.fullmatch(status):
             raise ValueError(f"invalid status line {status!r}")
         length = None
+        dated = False
         for name, value in headers:
             if not _HEADER_NAME.fullmatch(name) or _BAD_HEADER_VALUE.search(value):
                 raise ValueError(f"invalid response header {name!r}: {value!r}")
@@ -296,10 +301,13 @@ class _Exchange:
                 if not _DIGITS.fullmatch(value):
                     raise ValueError(f"invalid Content-Length {value!r}")
                 length = int(value)
+            elif lower == "date":
+                dated = True
         self.status = status
         self.code = int(status[:3])
         self.headers = headers
         self.length = length
+        self.dated = dated
         return self.write
 
     def write(self, data: bytes) -> None:
@@ -331,7 +339,8 @@ class _Exchange:
             parts.append("Connection: close\r\n")
         elif not self.http11:
             parts.append("Connection: keep-alive\r\n")
-        parts.append(_date_header())
+        if not self.dated:
+            parts.append(_date_header())
         parts.append("\r\n")
         return "".join(parts).encode("latin-1")
 
@@ -419,6 +428,7 @@ class _Connection:
         sock = self.sock
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(min(_LINGER_TIMEOUT, self.server.idle_timeout))
             for _ in range(_LINGER_READS):
                 if not sock.recv(65536):
                     break

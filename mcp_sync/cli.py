@@ -499,7 +499,14 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``mcp-sync`` command with ``argv`` (default: ``sys.argv[1:]``); the exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    # argparse ends a nargs="*" positional at the first option: NAME=VALUE
+    # items after ``--json ...`` or ``--raw`` come back unparsed, and belong there.
+    if extra:
+        if not hasattr(args, "arguments") or any(item.startswith("-") for item in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.arguments += extra
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:

@@ -509,7 +509,7 @@ class _Connection:
             path, _, query = target.partition(b"?")
         else:  # absolute-form (sent to proxies) or "*"
             parts = urlsplit(target)
-            path, query = parts.path, parts.query
+            path, query = parts.path or b"/", parts.query
         environ["REQUEST_METHOD"] = method.decode("latin-1")
         environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1")
         environ["QUERY_STRING"] = query.decode("latin-1")
@@ -680,6 +680,7 @@ class WSGIServer:
         """Have ``callback()`` called at the start of :meth:`close`; returns it (a decorator).
 
         Use it to wake generators that wait for events to stream, so they end.
+        A callback must not call :meth:`close` itself.
 
         >>> import queue
         >>> events = queue.Queue()

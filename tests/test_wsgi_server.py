@@ -504,7 +504,8 @@ def test_paths_queries_and_headers_in_environ() -> None:
         )
         client.request(b"GET http://example.com/abs?k=v HTTP/1.1\r\nHost: example.com\r\n\r\n")
         client.request(b"OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n")
-    first, absolute, star = seen
+        client.request(b"GET http://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n")
+    first, absolute, star, bare = seen
     assert first["PATH_INFO"] == "/a b/\xc3\xa9/"  # PEP 3333: bytes as latin-1
     assert first["QUERY_STRING"] == "x=%20y"
     assert first["REQUEST_URI"] == "/a%20b/%C3%A9%2F?x=%20y"
@@ -513,6 +514,7 @@ def test_paths_queries_and_headers_in_environ() -> None:
     assert first["HTTP_X_TRIMMED"] == "v"
     assert (absolute["PATH_INFO"], absolute["QUERY_STRING"]) == ("/abs", "k=v")
     assert (star["REQUEST_METHOD"], star["PATH_INFO"]) == ("OPTIONS", "*")
+    assert (bare["PATH_INFO"], bare["QUERY_STRING"]) == ("/", "")
 
 
 # --- application errors -----------------------------------------------------------------------

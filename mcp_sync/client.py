@@ -1065,6 +1065,8 @@ class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
     Python functions that call the tool (see :func:`tool_function`). A tool
     whose name is not a Python identifier is an attribute under the
     name :func:`python_name` gives it, unless another tool has that name.
+    Names of the mapping's own methods (``get``, ``keys``, ``items``,
+    ``values``) and names starting with ``_`` are reached with ``[...]`` only.
 
     >>> from mcp_sync import InMemoryTransport, MCPServer
     >>> server = MCPServer("demo")

@@ -190,6 +190,22 @@ def test_call_the_echo_server_in_process(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 1 and "nope" in err and len(err.splitlines()) == 1
 
 
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_sync", "list", ECHO_SERVER, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before the command prints anything
+    assert process.wait(TIMEOUT) == 1
+    assert process.stderr.read() == ""
+    process.stderr.close()
+
+
 def test_progress_goes_to_stderr(target: str) -> None:
     done = cli("call", target, "count")
     assert (done.returncode, done.stdout) == (0, "counted\n")

@@ -113,7 +113,8 @@ def application(environ: dict[str, Any], start_response: StartResponse) -> Itera
         environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + MCP_MOUNT
         environ["PATH_INFO"] = path_info[len(MCP_MOUNT) :]
         return mcp_app(environ, start_response)
-    return django_application(environ, start_response)
+    response: Iterable[bytes] = django_application(environ, start_response)
+    return response
 
 
 def close_on_sigterm(closing: StreamableHTTPApp) -> None:

@@ -166,10 +166,6 @@ def test_list_the_echo_server() -> None:
         "  echo(text: string)                             Return the text unchanged.",
         "  add(a: integer | number, b: integer | number)  Add two numbers.",
     ]
-    listed = json.loads(cli("list", ECHO_SERVER, "--json").stdout)
-    assert listed["server"] == {"name": "echo-server", "version": "1.0", "protocolVersion": "2025-11-25"}
-    assert [tool["name"] for tool in listed["tools"]] == ["echo", "add"]
-    assert listed["resources"] == listed["resourceTemplates"] == listed["prompts"] == []
 
 
 def test_call_the_echo_server() -> None:
@@ -184,15 +180,21 @@ def test_call_the_echo_server() -> None:
 def test_call_the_echo_server_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     command = shlex.join([sys.executable, ECHO_SERVER])
     assert run_main(capsys, "call", command, "echo", "text=hi there") == (0, "hi there\n", "")
-    code, out, _ = run_main(capsys, "call", ECHO_SERVER, "echo", "--json", '{"text": "raw"}', "--raw")
-    assert (code, json.loads(out)) == (0, {"content": [{"type": "text", "text": "raw"}]})
-    code, _, err = run_main(capsys, "call", ECHO_SERVER, "nope")
-    assert code == 1 and "nope" in err and len(err.splitlines()) == 1
 
 
-def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+def test_list_as_json(capsys: pytest.CaptureFixture[str], web: str) -> None:
+    code, out, _ = run_main(capsys, "list", web, "--json")
+    listed = json.loads(out)
+    assert code == 0 and listed["server"] == {"name": "cli-target", "version": "2.0", "protocolVersion": "2025-11-25"}
+    assert [tool["name"] for tool in listed["tools"]][:2] == ["greet", "types"]
+    assert [resource["uri"] for resource in listed["resources"]] == ["notes://readme", "notes://logo"]
+    assert listed["resourceTemplates"][0]["uriTemplate"] == "notes://{name}/text"
+    assert listed["prompts"][0]["name"] == "welcome"
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(web: str) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_sync", "list", ECHO_SERVER, "--json"],
+        [sys.executable, "-m", "mcp_sync", "list", web, "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -206,8 +208,8 @@ def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     process.stderr.close()
 
 
-def test_progress_goes_to_stderr(target: str) -> None:
-    done = cli("call", target, "count")
+def test_progress_goes_to_stderr(web: str) -> None:
+    done = cli("call", web, "count")
     assert (done.returncode, done.stdout) == (0, "counted\n")
     assert "count: 100%" in done.stderr and "3/3" in done.stderr and "step 3" in done.stderr
 
@@ -418,6 +420,8 @@ def test_call_outputs(capsys: pytest.CaptureFixture[str], web: str) -> None:
     )
     code, out, _ = run_main(capsys, "call", web, "greet", "--json", '{"name": "json", "times": 1}', "times=3")
     assert (code, out) == (0, "hello json x3\n")
+    code, out, _ = run_main(capsys, "call", web, "greet", "--json", '{"name": "raw"}', "--raw")
+    assert (code, json.loads(out)) == (0, {"content": [{"type": "text", "text": "hello raw x1"}]})
 
 
 def test_call_errors(capsys: pytest.CaptureFixture[str], web: str) -> None:

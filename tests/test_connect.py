@@ -209,3 +209,23 @@ def test_mcp_sync_connect_is_the_function_whatever_was_imported_first() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=dict(os.environ)
     )
     assert done.stdout.startswith("True <function connect at ")
+
+
+def test_the_example_client_script() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "client.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=ROOT.parent,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "connected to echo-server 1.0",
+        "  echo(text: string)  Return the text unchanged.",
+        "  add(a: integer | number, b: integer | number)  Add two numbers.",
+        "echo -> hello",
+        "add -> {'result': 5}",
+    ]

@@ -494,6 +494,16 @@ class CallToolResult(Result):
         """
         return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
 
+    def _repr_html_(self) -> str:
+        from .notebook import call_tool_result_html
+
+        return call_tool_result_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from .notebook import call_tool_result_text
+
+        printer.text(call_tool_result_text(self))
+
 
 # --------------------------------------------------------------------------
 # Sampling
@@ -914,6 +924,16 @@ class ReadResourceResult(CacheableResult):
         """The text of the text contents, one per line."""
         return "\n".join(item.text for item in self.contents if isinstance(item, TextResourceContents))
 
+    def _repr_html_(self) -> str:
+        from .notebook import read_resource_result_html
+
+        return read_resource_result_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from .notebook import read_resource_result_text
+
+        printer.text(read_resource_result_text(self))
+
 
 class ResourceUpdatedNotificationParams(NotificationParams):
     """Parameters of ``notifications/resources/updated``."""
@@ -960,6 +980,16 @@ class GetPromptResult(Result):
 
     description: str | None = None
     messages: list[PromptMessage]
+
+    def _repr_html_(self) -> str:
+        from .notebook import get_prompt_result_html
+
+        return get_prompt_result_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from .notebook import get_prompt_result_text
+
+        printer.text(get_prompt_result_text(self))
 
 
 class ListPromptsResult(PaginatedResult, CacheableResult):

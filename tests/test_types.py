@@ -928,3 +928,26 @@ def test_2024_11_05_complete_request_with_resource_reference() -> None:
         ),
     )
     validate_definition("2024-11-05", "CompleteRequest", request.to_wire())
+
+
+def test_results_render_in_notebooks() -> None:
+    from mcp_sync import types as t
+
+    class Printer:
+        def __init__(self) -> None:
+            self.out: list[str] = []
+
+        def text(self, value: str) -> None:
+            self.out.append(value)
+
+    results = [
+        t.CallToolResult(content=[t.TextContent(text="tool said <hi>")]),
+        t.ReadResourceResult(contents=[t.TextResourceContents(uri="memo://x", text="memo <text>")]),
+        t.GetPromptResult(messages=[t.PromptMessage(role="user", content=t.TextContent(text="prompt <text>"))]),
+    ]
+    for result, needle in zip(results, ["tool said", "memo", "prompt"], strict=True):
+        html = result._repr_html_()
+        assert needle in html and "<hi>" not in html and "&lt;" in html
+        printer = Printer()
+        result._repr_pretty_(printer, False)
+        assert needle in printer.out[0]

@@ -20,6 +20,10 @@ What the hosting server must offer:
   connection) keeps one of the server's threads busy until it ends, so use
   gunicorn's ``gthread`` worker (its default ``sync`` worker serves one
   request at a time) and give waitress more than its four default threads.
+  A connected client holds a thread for its GET stream as long as it stays
+  connected: with ``--threads 8``, seven connected clients leave one thread
+  for everybody's calls, and eight leave none (requests then wait, and time
+  out). Size the pool for the clients you expect plus their calls in flight.
 - One process for sessions. Sessions live in the memory of the process that
   opened them; with several gunicorn workers a session's next request may
   reach another worker, which does not know it. Run one worker, or set

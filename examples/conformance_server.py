@@ -5,12 +5,23 @@ Run it, then point the suite at it::
     python examples/conformance_server.py --port 3001
     npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3001/mcp   # needs Node >= 22
 
-It serves Streamable HTTP on ``http://HOST:PORT/mcp`` until interrupted.
+It serves Streamable HTTP on ``http://HOST:PORT/mcp`` until interrupted,
+to clients of the handshake revisions (up to 2025-11-25) and of the stateless
+revision 2026-07-28 alike (``conformance server --url ... --requirements
+2026-07-28`` with harness 0.2.0-alpha.12 or later).
+
 Besides being a test fixture, it is a tour of :class:`mcp_sync.MCPServer`:
 plain functions registered as tools, resources, a resource template and
 prompts; content of every kind; log messages and progress sent during a
-call; requests to the client (sampling and elicitation) from inside a tool;
-argument completion; and a resource that clients may subscribe to.
+call; questions for the client (sampling, elicitation, roots) from inside a
+tool, written once for both eras (a request to the client in the handshake
+era, an ``InputRequiredResult`` round in 2026-07-28); argument completion; a
+resource that clients may subscribe to; lists that change while clients
+listen; and a tool argument mirrored into an HTTP header (``x-mcp-header``).
+
+Several processes may serve the same clients behind a load balancer: give
+them one secret in ``MCP_SYNC_REQUEST_STATE_SECRET``, so that each accepts the
+``requestState`` the others sealed.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ import argparse
 import base64
 import json
 import logging
+import os
 import threading
 import time
 from typing import Any
@@ -29,14 +41,24 @@ from mcp_sync.types import (
     AudioContent,
     CallToolResult,
     CompleteRequestParams,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    ElicitRequest,
+    ElicitRequestFormParams,
     EmbeddedResource,
     ImageContent,
+    ListRootsRequest,
     PromptArgument,
     PromptMessage,
+    RequestParams,
     ResourceTemplateReference,
+    SamplingMessage,
     TextContent,
     TextResourceContents,
 )
+
+SECRET_VARIABLE = "MCP_SYNC_REQUEST_STATE_SECRET"
+"""The environment variable holding the secret that signs ``requestState`` (shared by every process)."""
 
 # A 1x1 PNG and a tiny WAV file, base64-encoded.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -226,13 +248,184 @@ SCHEMA_2020_12 = {
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "address",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
     "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+    "if": {"properties": {"name": {"const": "anonymous"}}},
+    "then": {"required": ["address"]},
+    "else": {"required": ["name"]},
     "additionalProperties": False,
 }
+
+
+# ---------------------------------------------- questions for the client (MRTR)
+#
+# In 2026-07-28 a tool does not send requests to the client: ``ctx.elicit``,
+# ``ctx.sample`` and ``ctx.list_roots`` end the call with an
+# InputRequiredResult the first time, and the client calls again with the
+# answers under the same ``key``; the tool then runs from the start and gets
+# them. In the handshake era the same calls send requests to the client.
+
+
+def name_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def answered(answer: Elicited[dict[str, Any]], field: str) -> str:
+    """The text of ``field`` in an accepted answer, or what the user did instead."""
+    if answer.accepted and answer.data is not None:
+        return str(answer.data.get(field, ""))
+    return f"({answer.action})"
+
+
+def text_of(reply: Any) -> str:
+    blocks = reply.content if isinstance(reply.content, list) else [reply.content]
+    return " ".join(block.text for block in blocks if isinstance(block, TextContent))
+
+
+def ask_name(arguments: dict[str, Any], ctx: Context) -> str:
+    answer: Elicited[dict[str, Any]] = ctx.elicit("What is your name?", name_schema(), key="user_name")
+    return f"Hello, {answered(answer, 'name')}!"
+
+
+def ask_model(arguments: dict[str, Any], ctx: Context) -> str:
+    reply = ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+    return f"The model said: {text_of(reply)}"
+
+
+def ask_roots(arguments: dict[str, Any], ctx: Context) -> str:
+    roots = ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(root.uri for root in roots)
+
+
+def ask_with_state(arguments: dict[str, Any], ctx: Context) -> str:
+    # The answers of earlier rounds travel in requestState, signed by the server.
+    ctx.elicit(
+        "Please confirm to continue", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="confirm"
+    )
+    return "state-ok"
+
+
+def ask_everything(arguments: dict[str, Any], ctx: Context) -> str:
+    # Several questions in one round: the client answers them all before calling again.
+    answers = ctx.ask_all(
+        {
+            "user_name": ElicitRequest(
+                params=ElicitRequestFormParams(message="What is your name?", requested_schema=name_schema())
+            ),
+            "greeting": CreateMessageRequest(
+                params=CreateMessageRequestParams(
+                    messages=[SamplingMessage(role="user", content=TextContent(text="Write a greeting"))],
+                    max_tokens=50,
+                )
+            ),
+            "client_roots": ListRootsRequest(params=RequestParams()),
+        }
+    )
+    return f"Received {len(answers)} answers: {', '.join(sorted(answers))}"
+
+
+def ask_twice(arguments: dict[str, Any], ctx: Context) -> str:
+    # Two rounds: the second question is asked only once the first is answered.
+    name = ctx.elicit("What is your name?", name_schema(), key="user_name")
+    color_schema = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+    color = ctx.elicit("What is your favorite color?", color_schema, key="favorite_color")
+    return f"{answered(name, 'name')} likes {answered(color, 'color')}"
+
+
+def ask_what_the_client_can(arguments: dict[str, Any], ctx: Context) -> str:
+    # Only what the client declared it can answer is asked.
+    capabilities = ctx.client_capabilities
+    questions: dict[str, CreateMessageRequest | ElicitRequest | ListRootsRequest] = {}
+    if capabilities.sampling is not None:
+        questions["capability_sample"] = CreateMessageRequest(
+            params=CreateMessageRequestParams(
+                messages=[SamplingMessage(role="user", content=TextContent(text="Say hello"))], max_tokens=20
+            )
+        )
+    if capabilities.elicitation is not None:
+        questions["capability_elicit"] = ElicitRequest(
+            params=ElicitRequestFormParams(message="What is your name?", requested_schema=name_schema())
+        )
+    if capabilities.roots is not None:
+        questions["capability_roots"] = ListRootsRequest(params=RequestParams())
+    answers = ctx.ask_all(questions)
+    return f"Asked for: {', '.join(sorted(answers)) or 'nothing the client can answer'}"
+
+
+def needs_sampling(arguments: dict[str, Any], ctx: Context) -> str:
+    # Without the sampling capability the call fails with -32021 (2026-07-28).
+    reply = ctx.sample("Say something", max_tokens=20, key="sample")
+    return f"The model said: {text_of(reply)}"
+
+
+def streaming_elicitation(arguments: dict[str, Any], ctx: Context) -> str:
+    # Progress (when asked for) goes on the call's stream; the question never does: it is asked by the result.
+    ctx.progress(0, 1, "Preparing a question")
+    answer: Elicited[dict[str, Any]] = ctx.elicit("What is your name?", name_schema(), key="user_name")
+    ctx.progress(1, 1, "Answered")
+    return f"Hello, {answered(answer, 'name')}!"
+
+
+def logging_tool(arguments: dict[str, Any], ctx: Context) -> str:
+    # A 2026-07-28 request gets log messages only when its _meta names a log level.
+    ctx.log("info", "Logging tool started")
+    ctx.log("debug", "Logging tool details")
+    ctx.log("info", "Logging tool finished")
+    return "Logged three messages"
+
+
+def prompt_needing_context(arguments: dict[str, str], ctx: Context) -> str:
+    schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+    answer: Elicited[dict[str, Any]] = ctx.elicit("What context should the prompt use?", schema, key="user_context")
+    return f"Write an answer that takes this context into account: {answered(answer, 'context')}"
+
+
+def region(arguments: dict[str, Any], ctx: Context) -> str:
+    return f"Region: {arguments['region']}"
+
+
+REGION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "region": {
+            "type": "string",
+            "description": "Where to run; mirrored into Mcp-Param-Region",
+            "x-mcp-header": "Region",
+        }
+    },
+    "required": ["region"],
+}
+
+
+class ListChanges:
+    """Tools that change the server's tool and prompt lists, so that listening clients are told."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self._lock = threading.Lock()
+
+    def toggle_tool(self, arguments: dict[str, Any], ctx: Context) -> str:
+        with self._lock:
+            if any(tool.name == "test_dynamic_tool" for tool in self.server.list_tools()):
+                self.server.unregister_tool("test_dynamic_tool")
+                return "Removed test_dynamic_tool"
+            self.server.register_tool(
+                "test_dynamic_tool", simple_text, description="Comes and goes", input_schema=NO_ARGUMENTS
+            )
+            return "Added test_dynamic_tool"
+
+    def toggle_prompt(self, arguments: dict[str, Any], ctx: Context) -> str:
+        with self._lock:
+            if any(prompt.name == "test_dynamic_prompt" for prompt in self.server.list_prompts()):
+                self.server.unregister_prompt("test_dynamic_prompt")
+                return "Removed test_dynamic_prompt"
+            self.server.register_prompt("test_dynamic_prompt", simple_prompt, description="Comes and goes")
+            return "Added test_dynamic_prompt"
 
 
 # ---------------------------------------------------------------- resources
@@ -317,7 +510,8 @@ def complete(params: CompleteRequestParams, ctx: Context) -> list[str]:
 
 def build_server() -> MCPServer:
     """An MCPServer with everything the conformance suite's server scenarios use."""
-    server = MCPServer("mcp-sync-conformance-server", "1.0.0")
+    secret = os.environ.get(SECRET_VARIABLE)
+    server = MCPServer("mcp-sync-conformance-server", "1.0.0", request_state_secret=secret.encode() if secret else None)
 
     tools = [
         ("test_simple_text", simple_text, "Returns a simple text response"),
@@ -331,6 +525,17 @@ def build_server() -> MCPServer:
         ("test_elicitation_sep1034_defaults", elicitation_defaults, "Asks the user for fields that have defaults"),
         ("test_elicitation_sep1330_enums", elicitation_enums, "Asks the user to choose from enums of every kind"),
         ("test_reconnection", reconnection, "Takes a moment, for the SSE reconnection scenario"),
+        ("test_input_required_result_elicitation", ask_name, "Asks the user's name, then greets"),
+        ("test_input_required_result_sampling", ask_model, "Asks the client's model a question"),
+        ("test_input_required_result_list_roots", ask_roots, "Asks the client for its roots"),
+        ("test_input_required_result_request_state", ask_with_state, "Asks for a confirmation; keeps state"),
+        ("test_input_required_result_multiple_inputs", ask_everything, "Asks three questions in one round"),
+        ("test_input_required_result_multi_round", ask_twice, "Asks two questions, one round each"),
+        ("test_input_required_result_tampered_state", ask_with_state, "Refuses request state that was altered"),
+        ("test_input_required_result_capabilities", ask_what_the_client_can, "Asks only what the client can answer"),
+        ("test_missing_capability", needs_sampling, "Needs the client's sampling capability"),
+        ("test_streaming_elicitation", streaming_elicitation, "Reports progress, then asks the user's name"),
+        ("test_logging_tool", logging_tool, "Sends log messages at the level the request asks for"),
     ]
     for name, handler, description in tools:
         server.register_tool(name, handler, description=description, input_schema=NO_ARGUMENTS)
@@ -345,6 +550,25 @@ def build_server() -> MCPServer:
         elicitation,
         description="Asks the user for a username and an email address",
         input_schema=string_arguments("message", description="The message shown to the user"),
+    )
+    server.register_tool(
+        "test_x_mcp_header",
+        region,
+        description="Takes a region that clients also send as the header Mcp-Param-Region",
+        input_schema=REGION_SCHEMA,
+    )
+    changes = ListChanges(server)
+    server.register_tool(
+        "test_trigger_tool_change",
+        changes.toggle_tool,
+        description="Adds or removes a tool, so that the tool list changes",
+        input_schema=NO_ARGUMENTS,
+    )
+    server.register_tool(
+        "test_trigger_prompt_change",
+        changes.toggle_prompt,
+        description="Adds or removes a prompt, so that the prompt list changes",
+        input_schema=NO_ARGUMENTS,
     )
     server.register_tool(
         "json_schema_2020_12_tool",
@@ -406,6 +630,11 @@ def build_server() -> MCPServer:
         arguments=[PromptArgument(name="resourceUri", description="URI of the resource to embed", required=True)],
     )
     server.register_prompt("test_prompt_with_image", prompt_with_image, description="A prompt that holds an image")
+    server.register_prompt(
+        "test_input_required_result_prompt",
+        prompt_needing_context,
+        description="A prompt that first asks the user for context",
+    )
 
     server.set_completion_provider(complete)
     return server

@@ -5,7 +5,12 @@
   compare ``Host`` and ``Origin`` with allow-lists whose entries are
   ``name``, ``name:port``, ``name:*`` (any port, or none) or ``*``;
 - bearer tokens: :func:`bearer_token`, :func:`token_scopes` and
-  :func:`challenge` (the ``WWW-Authenticate`` value of RFC 6750 and RFC 9728).
+  :func:`challenge` (the ``WWW-Authenticate`` value of RFC 6750 and RFC 9728);
+- the request headers of 2026-07-28 that mirror the body: :func:`header_text`
+  decodes an ``Mcp-Name`` or ``Mcp-Param-*`` value (plain, or
+  ``=?base64?...?=``), :func:`header_declarations` reads the ``x-mcp-header``
+  annotations of a tool's input schema and :func:`param_header_problem` says
+  why an ``Mcp-Param-*`` header does not match its argument.
 
 >>> accepts("application/json, text/event-stream", "text/event-stream")
 True
@@ -17,10 +22,16 @@ False
 True
 >>> challenge(error="invalid_token", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp")
 'Bearer error="invalid_token", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp"'
+>>> header_text("=?base64?SGVsbG8sIOS4lueVjA==?=")
+'Hello, 世界'
+>>> header_declarations({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}})
+{'Region': ('region',)}
 """
 
 from __future__ import annotations
 
+import base64
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -32,8 +43,11 @@ __all__ = [
     "accepts",
     "bearer_token",
     "challenge",
+    "header_declarations",
+    "header_text",
     "host_allowed",
     "origin_allowed",
+    "param_header_problem",
     "token_expired",
     "token_principal",
     "token_scopes",
@@ -154,3 +168,115 @@ def challenge(**params: str | None) -> str:
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# ------------------------------------------------ headers mirroring the body
+
+HEADER_ANNOTATION = "x-mcp-header"
+"""The input-schema keyword that mirrors a tool argument into an ``Mcp-Param-{Name}`` header."""
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
+_SENTINEL = re.compile(r"=\?base64\?(.*)\?=")
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_HEADER_TYPES = ("string", "integer", "boolean")
+
+
+def header_text(value: str) -> str | None:
+    """The value an ``Mcp-Name`` or ``Mcp-Param-*`` header carries; ``None`` when it is malformed.
+
+    Surrounding spaces and tabs are not part of a field value (RFC 9110).
+    ``=?base64?...?=`` is Base64 (canonical, padded) of UTF-8 text; any other
+    value is taken literally and may hold only visible ASCII, spaces and tabs.
+
+    >>> header_text("  us-west1 "), header_text("=?base64?SGVsbG8?="), header_text("SGVsbG8=")
+    ('us-west1', None, 'SGVsbG8=')
+    """
+    value = value.strip(" \t")
+    if not _FIELD_VALUE.fullmatch(value):
+        return None
+    sentinel = _SENTINEL.fullmatch(value)
+    if sentinel is None:
+        return value
+    encoded = sentinel.group(1)
+    if not _BASE64.fullmatch(encoded):
+        return None
+    try:
+        return base64.b64decode(encoded, validate=True).decode("utf-8")
+    except UnicodeDecodeError:  # the strict pattern above leaves only this
+        return None
+
+
+def header_declarations(schema: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The ``x-mcp-header`` annotations of a tool's input schema: header name -> property path.
+
+    An annotation is valid on a string, integer or boolean property reached
+    from the root through ``properties`` only, with a token for a name that
+    no other annotation repeats (ignoring case). One invalid annotation makes
+    the whole tool definition invalid (clients drop such a tool): then there
+    is nothing to check, and the result is empty.
+
+    >>> header_declarations({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}})
+    {}
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    names: set[str] = set()
+
+    def walk(node: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+        properties = node.get("properties")
+        for name, prop in properties.items() if isinstance(properties, Mapping) else ():
+            if not isinstance(prop, Mapping):
+                continue
+            if HEADER_ANNOTATION in prop:
+                declared = prop[HEADER_ANNOTATION]
+                if not (isinstance(declared, str) and _TOKEN.fullmatch(declared)):
+                    return False
+                if prop.get("type") not in _HEADER_TYPES or declared.lower() in names:
+                    return False
+                names.add(declared.lower())
+                found[declared] = (*path, name)
+            if not walk(prop, (*path, name)):
+                return False
+        return True
+
+    if not walk(schema, ()) or _annotations(schema) != len(found):
+        return {}  # an annotation that is invalid, or where no chain of properties reaches
+    return found
+
+
+def _annotations(node: Any) -> int:
+    """How many ``x-mcp-header`` keywords a schema holds, wherever they are."""
+    if isinstance(node, Mapping):
+        return sum((key == HEADER_ANNOTATION) + _annotations(value) for key, value in node.items())
+    if isinstance(node, list):
+        return sum(_annotations(item) for item in node)
+    return 0
+
+
+def param_header_problem(name: str, header: str | None, value: Any) -> str | None:
+    """Why header ``Mcp-Param-{name}`` (``None``: not sent) does not match the argument ``value``; ``None`` if it does.
+
+    An argument that is absent or null has no header; any other needs one
+    equal to it: strings exactly, numbers numerically, booleans as
+    ``true``/``false``.
+
+    >>> param_header_problem("Region", "us-west1", "us-west1") is None, param_header_problem("N", "42", 42.0) is None
+    (True, True)
+    >>> param_header_problem("Region", None, "us-west1")
+    'header Mcp-Param-Region is missing, but the argument has a value'
+    """
+    field = f"Mcp-Param-{name}"
+    if value is None:
+        return None if header is None else f"header {field} is sent, but the argument has no value"
+    if header is None:
+        return f"header {field} is missing, but the argument has a value"
+    text = header_text(header)
+    if text is None:
+        return f"header {field} is not a valid value"
+    if isinstance(value, bool):
+        matches = text == ("true" if value else "false")
+    elif isinstance(value, (int, float)):
+        matches = _NUMBER.fullmatch(text) is not None and float(text) == value
+    else:
+        matches = text == value
+    return None if matches else f"header {field} ({text!r}) does not match the argument ({value!r})"

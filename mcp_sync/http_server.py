@@ -51,7 +51,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pydantic_core
 
-from .errors import JsonRpcCode
+from .errors import JsonRpcCode, MCPError
 from .event_store import EventStore, InMemoryEventStore
 from .http_security import (
     LOOPBACK_HOSTS,
@@ -59,8 +59,11 @@ from .http_security import (
     accepts,
     bearer_token,
     challenge,
+    header_declarations,
+    header_text,
     host_allowed,
     origin_allowed,
+    param_header_problem,
     token_expired,
     token_principal,
     token_scopes,
@@ -78,10 +81,11 @@ from .http_sessions import (
     close_sessions,
 )
 from .jsonrpc import InvalidMessage, decode_message, encode_message, error_response
+from .modern import MODERN_REVISIONS, PROTOCOL_VERSION, ModernRequest
 from .revisions import HANDSHAKE_REVISIONS, at_least
 from .server import MCPServer
 from .session import ServerSession
-from .types import Error, JSONRPCErrorResponse, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
+from .types import Error, JSONRPCErrorResponse, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId
 from .wsgi_server import WSGIServer
 
 __all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
@@ -307,6 +311,7 @@ class StreamableHTTPApp:
         self.sessions = SessionRegistry(max_sessions=max_sessions, idle_timeout=session_idle_timeout, clock=clock)
         self._throwaway: set[ServerSession] = set()
         self._lock = threading.Lock()
+        self._alone_done = threading.Condition(self._lock)
         self._closed = False
 
     # ---------------------------------------------------------------- WSGI
@@ -325,13 +330,23 @@ class StreamableHTTPApp:
     def close(self, timeout: float = 5.0) -> None:
         """End every session and wake every open stream; later requests get 503.
 
-        Running handlers are cancelled; their threads are waited for at most
-        ``timeout`` seconds in all.
+        Requests served alone (stateless, and every 2026-07-28 request) are
+        wound down first: their handlers are told to stop and may still
+        answer, so that a ``subscriptions/listen`` stream ends with its
+        result, and their answers are given time to go out. Then every
+        session ends; running handlers are cancelled. All of it takes at most
+        ``timeout`` seconds.
         """
+        deadline = time.monotonic() + timeout
         with self._lock:
             self._closed = True
+            alone = list(self._throwaway)
+        for session in alone:
+            session.dispatcher.drain(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._alone_done.wait_for(lambda: not self._throwaway, max(0.0, deadline - time.monotonic()))
             throwaway, self._throwaway = self._throwaway, set()
-        close_sessions([*self.sessions.take_all(), *throwaway], timeout)
+        close_sessions([*self.sessions.take_all(), *throwaway], max(0.0, deadline - time.monotonic()))
 
     def _handle(self, request: _Request) -> _Response:
         if self._closed:
@@ -365,11 +380,14 @@ class StreamableHTTPApp:
         if denied is not None:
             return denied
         version = request.header("MCP-Protocol-Version")
-        if version is not None and version not in HANDSHAKE_REVISIONS:
-            return _unsupported_version(version)
-        revision = version or DEFAULT_REVISION
         if request.method == "POST":
-            return self._post(request, principal, revision)
+            return self._post(request, principal, version)
+        if version in MODERN_REVISIONS:
+            # 2026-07-28 has no sessions: nothing to stream or end outside a POST.
+            return _error(405, f"Method not allowed at {version}: {request.method}", Allow="POST")
+        if version is not None and version not in HANDSHAKE_REVISIONS:
+            return _unsupported_version(version, None)
+        revision = version or DEFAULT_REVISION
         found = self._find_session(request.header(SESSION_HEADER), principal)
         if isinstance(found, _Response):
             return found
@@ -393,18 +411,21 @@ class StreamableHTTPApp:
             return _error(404, "Session not found", SESSION_NOT_FOUND)
         return entry
 
-    def _post(self, request: _Request, principal: str | None, revision: str) -> _Response:
+    def _post(self, request: _Request, principal: str | None, version: str | None) -> _Response:
         accept = request.header("Accept")
         json_ok, sse_ok = accepts(accept, JSON), accepts(accept, EVENT_STREAM)
-        if not (json_ok or sse_ok) or (self.json_response and not json_ok):
-            return _error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
         body = self._read_body(request)
         if isinstance(body, _Response):
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
             return _refusal(message)
-        answer = _Answer(json_ok=json_ok, sse_ok=sse_ok, priming=at_least(revision, PRIMING_SINCE))
+        if _is_modern(version, message):
+            return self._post_modern(request, message, version, _Answer(json_ok, sse_ok, priming=False, modern=True))
+        if not (json_ok or sse_ok) or (self.json_response and not json_ok):
+            return _error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
+        revision = version or DEFAULT_REVISION
+        answer = _Answer(json_ok, sse_ok and not self.json_response, priming=at_least(revision, PRIMING_SINCE))
         if self.stateless:
             return self._post_stateless(message, answer, revision)
         session_id = request.header(SESSION_HEADER)
@@ -443,17 +464,34 @@ class StreamableHTTPApp:
         if not isinstance(message, JSONRPCRequest):
             # Without sessions nothing waits for a notification or a response.
             return _Response(202)
+        return self._serve_alone(message, answer, None if message.method == "initialize" else revision)
+
+    def _serve_alone(self, message: JSONRPCRequest, answer: _Answer, revision: str | None) -> _Response:
+        """Serve one request with a session of its own, ended when its answer is sent.
+
+        ``revision`` is the handshake revision to assume; ``None`` for a
+        request that needs none (``initialize``, or any 2026-07-28 request,
+        which describes itself). A session of its own keeps the request ids
+        of different clients apart, and closing it when the client goes away
+        cancels the request.
+        """
         transport = StreamableSessionTransport(event_store=None)
         session = self.server.start(transport)
         transport.bind(session)
-        if message.method != "initialize":
+        if revision is not None:
             session.assume_initialized(revision)
         with self._lock:
-            self._throwaway.add(session)
+            closed = self._closed
+            if not closed:
+                self._throwaway.add(session)
+        if closed:
+            session.close()
+            return _error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
 
         def finish() -> None:
             with self._lock:
                 self._throwaway.discard(session)
+                self._alone_done.notify_all()
             session.close()
 
         done = _Once(finish)
@@ -462,6 +500,74 @@ class StreamableHTTPApp:
         except BaseException:
             done()
             raise
+
+    # ---------------------------------------------------------- 2026-07-28
+
+    def _post_modern(
+        self, request: _Request, message: JSONRPCMessage, version: str | None, answer: _Answer
+    ) -> _Response:
+        """A POST of the stateless revision: its headers checked against its body, then served alone."""
+        if not isinstance(message, JSONRPCRequest):
+            # 2026-07-28 defines no notification from the client over HTTP: nothing to do.
+            return _Response(202) if version in MODERN_REVISIONS else _unsupported_version(version or "", None)
+        refused = self._check_modern(request, message, version)
+        if refused is not None:
+            return refused
+        listen = message.method == "subscriptions/listen"
+        if not (answer.sse_ok if listen else answer.json_ok or answer.sse_ok):
+            wanted = EVENT_STREAM if listen else f"{JSON} or {EVENT_STREAM}"
+            return _modern_error(406, message.id, JsonRpcCode.INVALID_REQUEST, f"Not Acceptable: accept {wanted}")
+        # A subscription is a stream from the start; other answers are JSON unless the handler talks first.
+        answer.json_ok = answer.json_ok and not listen
+        answer.sse_ok = answer.sse_ok and (listen or not self.json_response)
+        return self._serve_alone(message, answer, None)
+
+    def _check_modern(self, request: _Request, message: JSONRPCRequest, version: str | None) -> _Response | None:
+        """The 400 refusing a request whose headers disagree with its body or whose ``_meta`` is malformed.
+
+        In order: ``MCP-Protocol-Version`` against ``_meta`` (``-32020``), the
+        revision (``-32022``), ``Mcp-Method`` and ``Mcp-Name`` (``-32020``),
+        ``_meta`` itself (``-32602``), the ``Mcp-Param-*`` headers of the tool
+        called (``-32020``).
+        """
+        params = message.params or {}
+        meta = params.get("_meta")
+        claimed = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        mismatch: str | None = None
+        if version is None:
+            mismatch = "header MCP-Protocol-Version is missing"
+        elif claimed is not None and claimed != version:
+            mismatch = f"header MCP-Protocol-Version ({version}) does not match _meta ({claimed})"
+        elif version not in MODERN_REVISIONS:
+            return _unsupported_version(version, message.id)
+        else:
+            mismatch = _standard_header_problem(request, message.method, params)
+        if mismatch is not None:
+            return _modern_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
+        try:
+            ModernRequest.read(params)
+        except MCPError as error:
+            return _modern_error(400, message.id, error.jsonrpc_code, error.message, error.data)
+        if message.method == "tools/call":
+            problem = self._param_header_problem(request, params)
+            if problem is not None:
+                return _modern_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {problem}")
+        return None
+
+    def _param_header_problem(self, request: _Request, params: dict[str, Any]) -> str | None:
+        """Whether the ``Mcp-Param-*`` headers of a ``tools/call`` match the arguments its tool mirrors."""
+        name, arguments = params.get("name"), params.get("arguments")
+        tool = next((t for t in self.server.list_tools() if t.name == name), None)
+        if tool is None:
+            return None  # the session answers for an unknown tool
+        for header, path in header_declarations(tool.input_schema).items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            problem = param_header_problem(header, request.header(f"Mcp-Param-{header}"), value)
+            if problem is not None:
+                return problem
+        return None
 
     def _pass_on(
         self, transport: StreamableSessionTransport, message: JSONRPCMessage, answer: _Answer, done: _Once
@@ -475,7 +581,7 @@ class StreamableHTTPApp:
                     transport.cancel(cancelled)
             done()
             return _Response(202, answer.headers)
-        json_only = self.json_response or not answer.sse_ok
+        json_only = not answer.sse_ok
         exchange = transport.open_exchange(message.id, json_only=json_only, priming=answer.priming)
         if not answer.json_ok:
             transport.start_streaming(exchange)
@@ -500,7 +606,7 @@ class StreamableHTTPApp:
             if isinstance(item, Event) and exchange.mode == "json":
                 done()
                 assert item.message is not None
-                return _json(200, item.message, answer.headers)
+                return _json(answer.status(item.message), item.message, answer.headers)
             if isinstance(item, Event):
                 pending.append(item)
                 break
@@ -519,7 +625,8 @@ class StreamableHTTPApp:
 
         body = _SSEBody(
             exchange.queue,
-            first=self._retry_field(),
+            # 2026-07-28 streams cannot be resumed: no reconnection delay to advise.
+            first=b": stream\n\n" if answer.modern else self._retry_field(),
             ping_interval=self.ping_interval,
             on_close=finished,
             pending=pending,
@@ -682,21 +789,88 @@ class _Answer:
     sse_ok: bool
     priming: bool
     headers: list[tuple[str, str]] = field(default_factory=list)
+    modern: bool = False
+    """A 2026-07-28 request: some errors have their own HTTP status."""
+
+    def status(self, message: JSONRPCMessage) -> int:
+        """The HTTP status of a JSON answer carrying ``message``."""
+        if self.modern and isinstance(message, JSONRPCErrorResponse):
+            return _MODERN_STATUS.get(message.error.code, 200)
+        return 200
 
 
-def _unsupported_version(requested: str) -> _Response:
-    """400 for an ``MCP-Protocol-Version`` this app does not serve, listing those it does.
+_MODERN_STATUS = {
+    JsonRpcCode.METHOD_NOT_FOUND: 404,
+    JsonRpcCode.HEADER_MISMATCH: 400,
+    JsonRpcCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+"""The HTTP status of a 2026-07-28 error answered as JSON, when not 200."""
 
-    The body has the shape of 2026-07-28's ``UnsupportedProtocolVersionError``
-    (code ``-32022``), so that newer clients can retry with a listed version.
+
+def _is_modern(version: str | None, message: JSONRPCMessage) -> bool:
+    """Whether a POST belongs to the stateless revision (or claims to: its checks then refuse it).
+
+    So it does when its ``MCP-Protocol-Version`` is not a handshake revision,
+    or when its body says so (a ``_meta`` protocol version, or
+    ``server/discover``) without a header to tell otherwise; a handshake
+    header with another ``_meta`` version is a mismatch, refused there.
     """
-    supported = list(reversed(HANDSHAKE_REVISIONS))
+    if version is not None and version not in HANDSHAKE_REVISIONS:
+        return True
+    if not isinstance(message, JSONRPCRequest):
+        return False
+    meta = (message.params or {}).get("_meta")
+    claimed = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    if version is None:
+        return claimed is not None or message.method == "server/discover"
+    return claimed is not None and claimed != version
+
+
+_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+"""The methods whose ``Mcp-Name`` header mirrors a parameter, and which."""
+
+
+def _standard_header_problem(request: _Request, method: str, params: dict[str, Any]) -> str | None:
+    """What is wrong with ``Mcp-Method`` and ``Mcp-Name`` (values exact, surrounding whitespace aside), if anything."""
+    sent = request.header("Mcp-Method")
+    if sent is None:
+        return "header Mcp-Method is missing"
+    if sent.strip(" \t") != method:
+        return f"header Mcp-Method ({sent.strip()!r}) does not match the method ({method!r})"
+    field = _NAMED.get(method)
+    if field is None:
+        return None
+    named = request.header("Mcp-Name")
+    if named is None:
+        return "header Mcp-Name is missing"
+    text = header_text(named)
+    if text is None:
+        return "header Mcp-Name is not a valid value"
+    value = params.get(field)
+    if isinstance(value, str) and text != value:
+        return f"header Mcp-Name ({text!r}) does not match params.{field} ({value!r})"
+    return None
+
+
+def _modern_error(status: int, request_id: RequestId, code: int, message: str, data: Any = None) -> _Response:
+    """A refusal of a 2026-07-28 request: the HTTP status, and a JSON-RPC error echoing its id."""
+    return _json(status, JSONRPCErrorResponse(id=request_id, error=Error(code=code, message=message, data=data)))
+
+
+def _unsupported_version(requested: str, request_id: RequestId | None) -> _Response:
+    """400 for an ``MCP-Protocol-Version`` this app does not serve, listing those it does (newest first).
+
+    The body is 2026-07-28's ``UnsupportedProtocolVersionError`` (code
+    ``-32022``): clients of any era can retry with a listed version.
+    """
+    supported = [*reversed(MODERN_REVISIONS), *reversed(HANDSHAKE_REVISIONS)]
     error = Error(
         code=JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION,
         message=f"Unsupported protocol version (MCP-Protocol-Version: {requested})",
         data={"requested": requested, "supported": supported},
     )
-    return _json(400, JSONRPCErrorResponse(id=None, error=error))
+    return _json(400, JSONRPCErrorResponse(id=request_id, error=error))
 
 
 def _refusal(message: InvalidMessage) -> _Response:

@@ -8,6 +8,9 @@ what the server sends must find the right HTTP response:
 - a notification or request that a handler emits while serving a request
   (progress, log messages, sampling) goes on that request's POST, which
   then turns into an SSE stream;
+- a notification tagged with a subscription (2026-07-28: its ``_meta`` names
+  a ``subscriptions/listen`` request) goes on that request's POST, which
+  stays open as the subscription's stream;
 - anything else (list changes, resource updates, messages sent from other
   threads) goes on the standalone stream the client opened with GET.
 
@@ -45,8 +48,16 @@ from .dispatcher import RequestContext, current_request
 from .errors import MCP_CODES, MCPTransportError
 from .event_store import EventStore
 from .jsonrpc import InvalidMessage
+from .modern import SUBSCRIPTION_ID
 from .transport import BaseTransport
-from .types import JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId
+from .types import (
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    RequestId,
+)
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -199,7 +210,7 @@ class StreamableSessionTransport(BaseTransport):
             return
         context = current_request()
         with self._routes:
-            exchange = self._related_exchange(context)
+            exchange = self._subscription(message) or self._related_exchange(context)
             if exchange is not None:
                 if exchange.mode == "undecided":
                     self._start_sse(exchange)
@@ -216,6 +227,21 @@ class StreamableSessionTransport(BaseTransport):
                 "no open stream can carry a request to the client: it must open the GET stream",
             )
         log.debug("dropped %s: no stream to carry it", getattr(message, "method", "a message"))
+
+    def _subscription(self, message: JSONRPCMessage) -> Exchange | None:
+        """The streaming POST of the ``subscriptions/listen`` request a notification is tagged with, if any.
+
+        Change notifications come from any thread (whatever changed the
+        list); their ``_meta`` names the subscription, which is the id of the
+        listen request whose response stream carries them.
+        """
+        if not isinstance(message, JSONRPCNotification):
+            return None
+        meta = (message.params or {}).get("_meta")
+        tag = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        if not isinstance(tag, (str, int)) or isinstance(tag, bool):
+            return None
+        return next((e for e in self._waiting.get(tag, ()) if not e.json_only), None)
 
     def _related_exchange(self, context: RequestContext | None) -> Exchange | None:
         """The streaming POST of the request being served on this thread, if any."""

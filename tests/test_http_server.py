@@ -473,9 +473,10 @@ def test_protocol_version_header(url: str, peer: Peer) -> None:
     assert "MCP-Protocol-Version" in error["message"]
     # The shape of 2026-07-28's UnsupportedProtocolVersionError, so newer clients can fall back.
     assert error["code"] == -32022
-    assert error["data"] == {"requested": "1999-01-01", "supported": list(reversed(HANDSHAKE_REVISIONS))}
-    body = {k: v for k, v in refused.json().items() if k != "id"}  # the schema has no null id
-    validate_definition("2026-07-28", "UnsupportedProtocolVersionError", body)
+    assert error["data"] == {"requested": "1999-01-01", "supported": ["2026-07-28", *reversed(HANDSHAKE_REVISIONS)]}
+    assert refused.json()["id"] == peer.next_id  # the request's id, read from the body
+    validate_definition("2026-07-28", "UnsupportedProtocolVersionError", refused.json())
+    assert peer.http.get(url, headers={"MCP-Protocol-Version": "1999-01-01"}).json()["id"] is None
     # The conformance harness sends 2025-03-26 in a session that negotiated 2025-11-25.
     assert peer.request("tools/list", **{"MCP-Protocol-Version": "2025-03-26"}).status_code == 200
     headers = peer.headers()

@@ -707,10 +707,10 @@ class StreamableHTTPClientTransport(BaseTransport):
     # ------------------------------------------------------------ sessions
 
     def _learn_session(self, response: requests.Response) -> None:
-        session_id = response.headers.get(_SESSION_HEADER)
-        if response.status_code < 300 and session_id:
+        """An initialize was accepted: the session is the one it names (none when it names none)."""
+        if response.status_code < 300:
             with self._state_lock:
-                self.session_id = session_id
+                self.session_id = response.headers.get(_SESSION_HEADER) or None
 
     def _learn_version(self, answer: JSONRPCResultResponse) -> None:
         version = answer.result.get("protocolVersion")

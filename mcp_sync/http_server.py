@@ -1,9 +1,10 @@
 """MCP over HTTP, server side: a WSGI application.
 
 :class:`StreamableHTTPApp` serves an :class:`~mcp_sync.server.MCPServer`
-with the Streamable HTTP transport (protocol revisions 2025-03-26 to
-2025-11-25) on one endpoint, and the HTTP+SSE transport of 2024-11-05 for
-older clients. It is a plain PEP 3333 application: host it in any WSGI
+with the Streamable HTTP transport on one endpoint, to clients of every era
+at once: the handshake revisions 2025-03-26 to 2025-11-25 (sessions) and the
+stateless revision 2026-07-28, chosen per request; and the HTTP+SSE
+transport of 2024-11-05 for older clients. It is a plain PEP 3333 application: host it in any WSGI
 server that streams (gunicorn with threads, waitress, the embedded server of
 :func:`serve_http`), or mount it in Flask or Django.
 
@@ -33,6 +34,24 @@ A POSTed request is answered with JSON when its response is the first thing
 the server sends for it; when a handler first emits a notification or a
 request of its own (progress, logging, sampling), the answer becomes an SSE
 stream that carries those and ends with the response.
+
+A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
+whose body's ``_meta`` names a revision, or which calls ``server/discover``)
+is served the stateless way: no session id is issued or read, and the
+request is served by a session of its own that ends with it, so closing its
+response stream cancels it. Before that, every header that mirrors the body
+must agree with it, or the answer is 400 with a JSON-RPC error echoing the
+request's id: ``MCP-Protocol-Version`` against ``_meta`` (``-32020``,
+checked before the revision is: ``-32022`` when not served), ``Mcp-Method``
+and ``Mcp-Name`` (``-32020``), ``_meta`` itself (``-32602``), and the
+``Mcp-Param-*`` headers of tool arguments declared with ``x-mcp-header``
+(``-32020``). Errors the request's handling ends with get their own status
+when answered as JSON: 404 for ``-32601``, 400 for ``-32020`` to ``-32022``;
+other errors, like results, 200. GET and DELETE at 2026-07-28 get 405. A
+``subscriptions/listen`` POST is answered with an SSE stream that stays
+open: the acknowledgement, then every change notification tagged with that
+subscription, until the client closes it or the app closes (which ends it
+with the listen result).
 """
 
 from __future__ import annotations
@@ -259,7 +278,13 @@ class StreamableHTTPApp:
     events for resumption (default: :class:`InMemoryEventStore`).
     ``legacy_sse`` also serves the 2024-11-05 transport at ``sse_path`` and
     ``messages_path``. SSE streams get a comment ping every ``ping_interval``
-    seconds and tell clients to wait ``retry_ms`` before reconnecting.
+    seconds (a client that went away is noticed at the next write) and,
+    before 2026-07-28, tell clients to wait ``retry_ms`` before reconnecting.
+    Requests at 2026-07-28 are served whatever ``stateless`` says: each by a
+    session of its own (``json_response`` leaves ``subscriptions/listen`` a
+    stream). Processes that serve the same clients need one
+    ``request_state_secret`` (an :class:`MCPServer` option), so that the
+    ``requestState`` one process seals, another accepts.
 
     >>> app = StreamableHTTPApp(MCPServer("demo"), stateless=True)
     >>> app.path

@@ -355,8 +355,10 @@ class JsonRpcDispatcher:
         try:
             self._send(JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method, params=wire))
         except MCPError as exc:
-            self._forget(pending)
-            self._finish(pending, "error")
+            # The transport may have closed itself while failing, which already
+            # failed (and counted) this call: count it once.
+            if self._forget(pending):
+                self._finish(pending, "error")
             raise exc from exc.cause
         return pending
 

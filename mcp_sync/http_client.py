@@ -94,6 +94,8 @@ MAX_RECONNECT_DELAY = 30.0
 JOIN_TIMEOUT = 2.0
 """How long closing waits for the transport's threads to end (seconds, all together)."""
 DELETE_TIMEOUT = 2.0
+ONE_WAY_READ_TIMEOUT = 10.0
+"""Seconds to wait for the server to acknowledge a notification or response (a 202 comes at once)."""
 POOL_SIZE = 32
 """Connections kept per host by the sessions the transports make for themselves."""
 """How long closing waits for the server to end the session (seconds)."""
@@ -445,11 +447,18 @@ class StreamableHTTPClientTransport(BaseTransport):
             headers[_VERSION_HEADER] = state.version
         return headers
 
-    def _post(self, message: JSONRPCMessage, state: _SessionState | None, *, stream: bool) -> requests.Response:
+    def _post(
+        self, message: JSONRPCMessage, state: _SessionState | None, *, stream: bool, timeout: Timeout | None = None
+    ) -> requests.Response:
         headers = self._headers(state, _ACCEPT_ANY)
         headers["Content-Type"] = "application/json"
         return self.session.post(
-            self.url, data=encode_message(message), headers=headers, auth=self.auth, timeout=self.timeout, stream=stream
+            self.url,
+            data=encode_message(message),
+            headers=headers,
+            auth=self.auth,
+            timeout=self.timeout if timeout is None else timeout,
+            stream=stream,
         )
 
     def _get(self, state: _SessionState, last_event_id: str | None) -> requests.Response:
@@ -504,9 +513,14 @@ class StreamableHTTPClientTransport(BaseTransport):
             self._start_listener()
 
     def _send_one_way(self, message: JSONRPCMessage, state: _SessionState) -> None:
-        """POST a notification or a response; the server should answer 202."""
+        """POST a notification or a response; the server should answer 202.
+
+        It runs on the caller's thread (a cancellation is sent by the caller
+        that gave up), so it waits for the acknowledgement only briefly.
+        """
         try:
-            response = self._post(message, state, stream=False)
+            one_way = (_connect_part(self.timeout), ONE_WAY_READ_TIMEOUT)
+            response = self._post(message, state, stream=False, timeout=one_way)
         except requests.ReadTimeout as exc:
             log.warning("the MCP server at %s did not acknowledge a message in time: %s", self.url, exc)
             return

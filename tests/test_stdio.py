@@ -553,3 +553,33 @@ def test_no_zombie_remains_after_close() -> None:
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
     assert subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip() == ""
+
+
+def test_a_request_on_a_broken_output_fails_once_and_is_counted_once() -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from mcp_sync.dispatcher import JsonRpcDispatcher
+    from mcp_sync.telemetry import Telemetry
+
+    reader = InMemoryMetricReader()
+    out = io.BytesIO()
+    transport = StdioTransport(io.BytesIO(), out, close_on_eof=False)
+    dispatcher = JsonRpcDispatcher(transport, telemetry=Telemetry(MeterProvider(metric_readers=[reader])))
+    dispatcher.start()
+    out.close()
+    with pytest.raises(MCPTransportError) as err:
+        dispatcher.request("ping", timeout=5)
+    assert err.value.code == MCP_CODES.TRANSPORT_CLOSED
+    dispatcher.close()
+    data = reader.get_metrics_data()
+    assert data is not None
+    counts = [
+        point.value
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "mcp_request_total"
+        for point in metric.data.data_points
+    ]
+    assert counts == [1]

@@ -57,6 +57,7 @@ with the listen result).
 from __future__ import annotations
 
 import collections
+import functools
 import http
 import logging
 import queue
@@ -90,6 +91,7 @@ from .http_security import (
 from .http_sessions import (
     Event,
     Exchange,
+    HandlerThreads,
     HTTPSession,
     Item,
     LegacySSETransport,
@@ -337,6 +339,7 @@ class StreamableHTTPApp:
         self._throwaway: set[ServerSession] = set()
         self._lock = threading.Lock()
         self._alone_done = threading.Condition(self._lock)
+        self._handlers = HandlerThreads()
         self._closed = False
 
     # ---------------------------------------------------------------- WSGI
@@ -372,6 +375,7 @@ class StreamableHTTPApp:
             self._alone_done.wait_for(lambda: not self._throwaway, max(0.0, deadline - time.monotonic()))
             throwaway, self._throwaway = self._throwaway, set()
         close_sessions([*self.sessions.take_all(), *throwaway], max(0.0, deadline - time.monotonic()))
+        self._handlers.close(max(0.0, deadline - time.monotonic()))
 
     def _handle(self, request: _Request) -> _Response:
         if self._closed:
@@ -500,7 +504,7 @@ class StreamableHTTPApp:
         of different clients apart, and closing it when the client goes away
         cancels the request.
         """
-        transport = StreamableSessionTransport(event_store=None)
+        transport = StreamableSessionTransport(event_store=None, inline=True)
         session = self.server.start(transport)
         transport.bind(session)
         if revision is not None:
@@ -610,8 +614,21 @@ class StreamableHTTPApp:
         exchange = transport.open_exchange(message.id, json_only=json_only, priming=answer.priming)
         if not answer.json_ok:
             transport.start_streaming(exchange)
-        transport.receive(message)
+        if transport.handoff_reading is not None:
+            # A session of this request only: its handler runs on a thread kept for the purpose.
+            self._handlers.submit(functools.partial(self._deliver, transport, message, done))
+        else:
+            transport.receive(message)
         return self._await_answer(transport, exchange, answer, done)
+
+    @staticmethod
+    def _deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: _Once) -> None:
+        """Pass a request to the session serving it alone, on a handler thread."""
+        try:
+            transport.receive(message)
+        except Exception:
+            log.exception("the MCP HTTP app failed to pass on request %r", message.id)
+            done()  # its session ends, and so the POST waiting for the answer does
 
     def _await_answer(
         self, transport: StreamableSessionTransport, exchange: Exchange, answer: _Answer, done: _Once

@@ -66,6 +66,7 @@ __all__ = [
     "Event",
     "Exchange",
     "HTTPSession",
+    "HandlerThreads",
     "LegacySSETransport",
     "SSEStream",
     "SessionRegistry",
@@ -141,10 +142,17 @@ class StreamableSessionTransport(BaseTransport):
     an :class:`Exchange` before passing a request. With an ``event_store``
     every SSE event gets an id and streams can be resumed; without one (the
     stateless mode) events carry no ids and there is no standalone stream.
+
+    With ``inline=True`` the session runs a request's handler on the thread
+    that passes the request to :meth:`receive` (it has no threads of its
+    own): for sessions that serve one request, passed in by a
+    :class:`HandlerThreads` thread.
     """
 
-    def __init__(self, *, event_store: EventStore | None) -> None:
+    def __init__(self, *, event_store: EventStore | None, inline: bool = False) -> None:
         super().__init__()
+        # The dispatcher runs handlers on the receiving thread when its transport can hand reading off.
+        self.handoff_reading: Callable[[], None] | None = _stay if inline else None
         self._store = event_store
         self._routes = threading.Lock()
         self._waiting: dict[RequestId, list[Exchange]] = {}
@@ -499,6 +507,72 @@ def close_sessions(sessions: list[ServerSession], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     for session in sessions:
         session.dispatcher.close(max(0.0, deadline - time.monotonic()))
+
+
+class HandlerThreads:
+    """Threads that pass requests to sessions serving them inline, kept for the next request.
+
+    Starting a thread per request would cost more than serving most
+    requests. A thread that has passed its request on (and so ran its
+    handler) waits ``idle_timeout`` seconds for another before it ends.
+    There is no upper bound: a request keeps its thread as long as its
+    handler runs (a subscription, as long as it lasts).
+    """
+
+    def __init__(self, idle_timeout: float = 30.0) -> None:
+        self.idle_timeout = idle_timeout
+        self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads: set[threading.Thread] = set()
+
+    def submit(self, task: Callable[[], None]) -> None:
+        """Run ``task`` on an idle thread, or on a new one when none is idle."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1  # an idle thread is spoken for: it will take this task
+                thread = None
+            else:
+                thread = threading.Thread(target=self._work, name="mcp-sync-http-handler", daemon=True)
+                self._threads.add(thread)
+        self._tasks.put(task)
+        if thread is not None:
+            thread.start()
+
+    def _work(self) -> None:
+        task = self._tasks.get()  # one task was put for every thread started
+        while task is not None:
+            task()
+            with self._lock:
+                self._idle += 1
+            task = self._next()
+        with self._lock:
+            self._threads.discard(threading.current_thread())
+
+    def _next(self) -> Callable[[], None] | None:
+        """The next task for an idle thread; ``None`` once idle too long (or told to stop)."""
+        while True:
+            try:
+                return self._tasks.get(timeout=self.idle_timeout)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle:  # no task is on its way to an idle thread: one of them may go
+                        self._idle -= 1
+                        return None
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End every thread once its task is done, waiting at most ``timeout`` seconds in all."""
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._tasks.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _stay() -> None:
+    """Nothing to hand off: the thread that passes a request in is the one meant to serve it."""
 
 
 def _new_stream_id() -> str:

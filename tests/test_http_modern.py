@@ -32,7 +32,7 @@ from mcp_sync import Context, MCPServer
 from mcp_sync.events import CONNECTION_CLOSED
 from mcp_sync.http_security import header_declarations, header_text, param_header_problem
 from mcp_sync.http_server import RunningHTTPServer, StreamableHTTPApp, start_http
-from mcp_sync.http_sessions import Event, Signal, StreamableSessionTransport
+from mcp_sync.http_sessions import Event, HandlerThreads, Signal, StreamableSessionTransport
 from mcp_sync.jsonrpc import error_response
 from mcp_sync.modern import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.revisions import HANDSHAKE_REVISIONS
@@ -840,3 +840,53 @@ def test_a_session_per_request_stays_fast(running: RunningHTTPServer, client: Cl
     modern_ms, legacy_ms = statistics.median(modern) * 1000, statistics.median(legacy) * 1000
     print(f"median tools/call: 2026-07-28 {modern_ms:.2f} ms, 2025-11-25 session {legacy_ms:.2f} ms")
     assert modern_ms < max(5 * legacy_ms, 5.0)
+
+
+# ------------------------------------------------------ the handler threads
+
+
+def wait_idle(threads: HandlerThreads, count: int) -> None:
+    """Wait (at most TIMEOUT) until ``count`` threads wait for a task: a task's end is signalled before that."""
+    deadline = time.monotonic() + TIMEOUT
+    while threads._idle != count and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert threads._idle == count
+
+
+def test_handler_threads_are_reused_then_end_when_idle() -> None:
+    threads = HandlerThreads(idle_timeout=0.2)
+    ran: list[str] = []
+    done = threading.Semaphore(0)
+
+    def task() -> None:
+        ran.append(threading.current_thread().name)
+        done.release()
+
+    threads.submit(task)
+    assert done.acquire(timeout=TIMEOUT)
+    [first] = list(threads._threads)
+    wait_idle(threads, 1)
+    threads.submit(task)  # the idle thread takes it
+    assert done.acquire(timeout=TIMEOUT)
+    assert list(threads._threads) == [first] and ran == ["mcp-sync-http-handler"] * 2
+    first.join(TIMEOUT)  # idle for 0.2 s: it ends
+    assert not first.is_alive() and not threads._threads
+    threads.close()
+
+
+def test_an_idle_thread_spoken_for_as_it_times_out_takes_the_task() -> None:
+    """The race between a thread giving up waiting and a task given to it: the task wins."""
+    threads = HandlerThreads(idle_timeout=0.1)
+    done = threading.Semaphore(0)
+    threads.submit(done.release)
+    assert done.acquire(timeout=TIMEOUT)
+    [thread] = list(threads._threads)
+    wait_idle(threads, 1)
+    with threads._lock:  # what submit does, while the idle thread's wait runs out
+        time.sleep(0.3)
+        threads._idle -= 1
+        threads._tasks.put(done.release)
+    assert done.acquire(timeout=TIMEOUT)
+    assert thread.is_alive()
+    threads.close()
+    assert not thread.is_alive()

@@ -44,8 +44,18 @@ from .dispatcher import (
     RequestContext,
     format_validation_error,
 )
-from .errors import MCP_CODES, MCPError, MCPProtocolError
+from .errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
 from .events import EventBus
+from .modern import MODERN_REVISIONS, SERVER_INFO, SUBSCRIPTION_ID
+from .modern_client import (
+    CACHEABLE,
+    INPUT_METHODS,
+    MODERN_ERROR_CODES,
+    NotificationCallback,
+    ResponseCache,
+    Subscription,
+    request_meta,
+)
 from .revisions import HANDSHAKE_REVISIONS, LATEST_REVISION
 from .telemetry import Telemetry
 from .types import (
@@ -56,9 +66,12 @@ from .types import (
     CompleteContext,
     CompleteRequestParams,
     CompleteResult,
+    CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
+    DiscoverResult,
     ElicitationCapability,
+    ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
     EmptyResult,
@@ -91,6 +104,8 @@ from .types import (
     ServerCapabilities,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    SubscriptionFilter,
+    SubscriptionsListenRequestParams,
     Tool,
     UnsubscribeRequestParams,
     WireModel,
@@ -107,6 +122,7 @@ __all__ = [
     "ResourceUpdated",
     "RootsProvider",
     "SamplingProvider",
+    "Subscription",
     "ToolNamespace",
     "tool_function",
     "tool_signature",
@@ -128,6 +144,28 @@ Progress = ProgressCallback | bool | None
 
 RESOURCE_UPDATED = "resource:updated"
 """Client event: a subscribed resource changed and was read again."""
+
+Era = Literal["auto", "modern", "legacy"]
+"""Which protocol era a client speaks: found out by probing, 2026-07-28, or a handshake revision."""
+DEFAULT_MAX_INPUT_ROUNDS = 8
+"""How many interim results (rounds of input requests) one call may go through before the client gives up."""
+DEFAULT_PROBE_TIMEOUT = 10.0
+"""How long ``connect()`` waits for an answer to its ``server/discover`` probe before trying ``initialize``."""
+
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+_SUBSCRIBED = (
+    _ACKNOWLEDGED,
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+)
+"""The notifications a ``subscriptions/listen`` stream carries, tagged with its id."""
+_LISTINGS = {
+    "tools": ("tools/list",),
+    "prompts": ("prompts/list",),
+    "resources": ("resources/list", "resources/templates/list"),
+}
 
 _R = TypeVar("_R", bound=WireModel)
 _P = TypeVar("_P", bound=PaginatedResult)
@@ -158,12 +196,23 @@ def _forward_to_logging(params: LoggingMessageNotificationParams) -> None:
 class MCPClient:
     """A client for one MCP server connection at a time.
 
+    ``era`` says how to talk to the server: ``"auto"`` (the default) probes
+    with ``server/discover`` and speaks the stateless revision 2026-07-28
+    when the server answers it, falling back to the ``initialize`` handshake
+    of the earlier revisions when it does not; ``"modern"`` and ``"legacy"``
+    force one of the two. The methods work the same in both eras.
+
     ``protocol_version`` is the revision offered at initialize; any of
-    ``accepted_versions`` is accepted back. ``timeout`` is the default for
-    every call (``None``: no limit). The providers answer the server's own
-    requests; the capabilities declared at initialize follow from which ones
-    are set when :meth:`connect` runs. ``log_handler`` receives the server's
-    log messages (default: the ``mcp_sync.server_log`` logger).
+    ``accepted_versions`` is accepted back (a handshake revision given
+    explicitly makes ``"auto"`` skip the probe). ``timeout`` is the default
+    for every call (``None``: no limit). The providers answer the server's
+    own requests (in 2026-07-28, the input requests of its interim results,
+    for up to ``max_input_rounds`` rounds per call); the capabilities the
+    client declares follow from which ones are set. ``log_handler`` receives
+    the server's log messages (default: the ``mcp_sync.server_log`` logger).
+    ``cache`` keeps 2026-07-28 results for as long as their ``ttlMs`` allows;
+    ``probe_timeout`` bounds the wait for an answer to the probe (a server
+    that stays silent is taken for a handshake-era one).
     """
 
     def __init__(
@@ -171,7 +220,8 @@ class MCPClient:
         name: str = "mcp-sync",
         version: str = "0.1.0",
         *,
-        protocol_version: str = LATEST_REVISION,
+        era: Era = "auto",
+        protocol_version: str | None = None,
         accepted_versions: tuple[str, ...] = HANDSHAKE_REVISIONS,
         timeout: float | None = DEFAULT_TIMEOUT,
         sampling_provider: SamplingProvider | None = None,
@@ -182,24 +232,43 @@ class MCPClient:
         clock: Clock | None = None,
         telemetry: Telemetry | None = None,
         max_workers: int = 4,
+        cache: bool = True,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
     ) -> None:
+        if era not in ("auto", "modern", "legacy"):
+            raise ValueError(f"era must be 'auto', 'modern' or 'legacy', not {era!r}")
         self.info = Implementation(name=name, version=version)
-        self.protocol_version = protocol_version
+        self.era: Era = era
+        self.protocol_version = protocol_version or LATEST_REVISION
+        self._handshake_chosen = protocol_version in HANDSHAKE_REVISIONS
         self.accepted_versions = accepted_versions
         self.timeout = timeout
         self.sampling_provider = sampling_provider
         self.roots_provider = roots_provider
         self.elicitation_provider = elicitation_provider
         self.log_handler: LogHandler = log_handler or _forward_to_logging
+        self.max_input_rounds = max_input_rounds
+        self.probe_timeout = probe_timeout
         self.events = EventBus()
         self.initialize_result: InitializeResult | None = None
+        """The server's answer to ``initialize`` (``None`` in the 2026-07-28 era, which has no handshake)."""
+        self.discover_result: DiscoverResult | None = None
+        """The server's answer to ``server/discover`` in the 2026-07-28 era (``None`` in the handshake era)."""
+        self._cache = ResponseCache() if cache else None
         self._id_generator = id_generator
         self._clock = clock
         self._telemetry = telemetry
         self._max_workers = max_workers
         self._dispatcher: JsonRpcDispatcher | None = None
+        self._session: InitializeResult | None = None
+        self._modern: str | None = None
+        self._log_level: LoggingLevel | None = None
         self._background: concurrent.futures.ThreadPoolExecutor | None = None
         self._lock = threading.RLock()
+        self._listen_lock = threading.RLock()
+        self._listens: dict[RequestId, Subscription] = {}
+        self._resource_listens: dict[str, Subscription] = {}
         self._tools: list[Tool] = []
         self._resources: list[Resource] = []
         self._templates: list[ResourceTemplate] = []
@@ -212,8 +281,14 @@ class MCPClient:
 
     @property
     def initialized(self) -> bool:
-        """Whether the handshake is done and the connection is open."""
-        return self._dispatcher is not None and not self._dispatcher.closed and self.initialize_result is not None
+        """Whether the connection is open and ready (the handshake, or the discovery, done)."""
+        return self._dispatcher is not None and not self._dispatcher.closed and self._session is not None
+
+    @property
+    def connected_era(self) -> Literal["modern", "legacy"]:
+        """Which era the connection speaks: ``"modern"`` (2026-07-28) or ``"legacy"`` (a handshake revision)."""
+        self._initialized()
+        return "modern" if self._modern is not None else "legacy"
 
     @property
     def server_info(self) -> Implementation:
@@ -234,9 +309,9 @@ class MCPClient:
         return self._connection()[1]
 
     def _connection(self) -> tuple[JsonRpcDispatcher, InitializeResult]:
-        """The connection's dispatcher and handshake result, read together."""
+        """The connection's dispatcher and what the server said of itself, read together."""
         with self._lock:
-            dispatcher, result = self._dispatcher, self.initialize_result
+            dispatcher, result = self._dispatcher, self._session
         if dispatcher is None or result is None:
             raise MCPError(MCP_CODES.NOT_INITIALIZED, "the client is not connected; call connect() first")
         return dispatcher, result
@@ -249,14 +324,24 @@ class MCPClient:
             elicitation=ElicitationCapability(form={}) if self.elicitation_provider is not None else None,
         )
 
-    def connect(self, transport: Any, *, timeout: float | object | None = ...) -> InitializeResult:
-        """Open ``transport``, run the initialize handshake and fill the caches.
+    def _modern_capabilities(self) -> dict[str, Any]:
+        """The capabilities of a 2026-07-28 request (roots without ``listChanged``, which that revision dropped)."""
+        wire = self.capabilities().to_wire()
+        if "roots" in wire:
+            wire["roots"] = {}
+        return wire
 
-        Raises ``ALREADY_CONNECTED`` while connected (a connection the server
-        ended does not count), and ``PROTOCOL_VERSION_MISMATCH`` (closing the
-        transport) when the server answers a revision this client does not
-        accept. If any step fails, the transport is closed and the client
-        stays disconnected.
+    def connect(self, transport: Any, *, timeout: float | object | None = ...) -> InitializeResult:
+        """Open ``transport``, find out which era the server speaks, and fill the caches.
+
+        In the handshake era this runs ``initialize``; in the 2026-07-28 era
+        ``server/discover``, whose answer is returned in the shape of an
+        initialize result (also in :attr:`discover_result`). Raises
+        ``ALREADY_CONNECTED`` while connected (a connection the server ended
+        does not count), and ``PROTOCOL_VERSION_MISMATCH`` (closing the
+        transport) when the server speaks no revision this client accepts. If
+        any step fails, the transport is closed and the client stays
+        disconnected.
         """
         with self._lock:
             ended = self._dispatcher
@@ -277,18 +362,31 @@ class MCPClient:
         self._register_handlers(dispatcher)
         dispatcher.start()
         try:
-            result = self._initialize(dispatcher, timeout)
-            self.initialize_result = result
-            dispatcher.notify("notifications/initialized")
+            legacy = self.era == "legacy" or getattr(transport, "handshake_only", False)
+            if legacy or (self.era == "auto" and self._handshake_chosen):
+                result = self._handshake(dispatcher, self.protocol_version, timeout)
+            else:
+                result = self._probe(dispatcher, timeout)
             self._fill_caches()
         except BaseException:
             self.disconnect()
             raise
         return result
 
-    def _initialize(self, dispatcher: JsonRpcDispatcher, timeout: float | object | None) -> InitializeResult:
+    def _handshake(
+        self, dispatcher: JsonRpcDispatcher, offered: str, timeout: float | object | None
+    ) -> InitializeResult:
+        result = self._initialize(dispatcher, offered, timeout)
+        with self._lock:
+            self.initialize_result = self._session = result
+        dispatcher.notify("notifications/initialized")
+        return result
+
+    def _initialize(
+        self, dispatcher: JsonRpcDispatcher, offered: str, timeout: float | object | None
+    ) -> InitializeResult:
         params = InitializeRequestParams(
-            protocol_version=self.protocol_version, capabilities=self.capabilities(), client_info=self.info
+            protocol_version=offered, capabilities=self.capabilities(), client_info=self.info
         )
         raw = dispatcher.request("initialize", params, timeout=timeout)
         result = _validate(InitializeResult, raw, "initialize")
@@ -301,6 +399,81 @@ class MCPClient:
             )
         return result
 
+    def _probe(self, dispatcher: JsonRpcDispatcher, timeout: float | object | None) -> InitializeResult:
+        """Ask ``server/discover``; speak 2026-07-28 if the server answers it, else (in ``auto``) the handshake.
+
+        Only a recognized 2026-07-28 error (``-32020`` to ``-32022``) shows a
+        modern server; any other error, or silence for ``probe_timeout``
+        seconds, shows a handshake-era one. An unsupported-version error that
+        lists this client's revision is answered by asking once more (the
+        server may refuse a first request on principle); one that lists only
+        handshake revisions leads to the handshake at the best of them.
+        """
+        limit = self.timeout if timeout is ... else timeout
+        assert limit is None or isinstance(limit, (int, float))
+        wait = self.probe_timeout if limit is None else min(limit, self.probe_timeout)
+        revision = MODERN_REVISIONS[-1]
+        for attempt in range(2):
+            try:
+                raw = dispatcher.request("server/discover", {"_meta": self._meta(revision)}, timeout=wait)
+            except MCPTransportError:
+                raise  # an outage says nothing of the server's era
+            except MCPError as exc:
+                supported = _supported_versions(exc)
+                if supported is not None and revision in supported and attempt == 0:
+                    continue
+                offers = self.accepted_versions if supported is None else supported
+                handshake = [v for v in self.accepted_versions if v in offers]
+                modern = exc.jsonrpc_code in MODERN_ERROR_CODES and not (supported is not None and handshake)
+                if self.era == "modern" or modern:
+                    raise self._refused(exc, supported) from exc
+                log.info("the server does not speak %s (%s): using the initialize handshake", revision, exc.message)
+                offered = self.protocol_version if self.protocol_version in handshake else handshake[-1]
+                return self._handshake(dispatcher, offered, timeout)
+            return self._adopt(dispatcher, raw, revision, timeout)
+        raise AssertionError("unreachable")  # the loop returns or raises on its second pass
+
+    def _refused(self, error: MCPError, supported: list[str] | None) -> MCPError:
+        if supported is None:
+            return error
+        return MCPError(
+            MCP_CODES.PROTOCOL_VERSION_MISMATCH,
+            f"the server speaks {', '.join(supported) or 'no revision'}; this client speaks "
+            f"{', '.join([*MODERN_REVISIONS, *(() if self.era == 'modern' else self.accepted_versions)])}",
+            cause=error,
+            context={"supported": supported},
+        )
+
+    def _adopt(
+        self, dispatcher: JsonRpcDispatcher, raw: dict[str, Any], revision: str, timeout: float | object | None
+    ) -> InitializeResult:
+        """The server answered ``server/discover``: speak ``revision`` unless it lists no revision we share."""
+        result = _validate(DiscoverResult, raw, "server/discover")
+        if revision not in result.supported_versions:
+            handshake = [v for v in self.accepted_versions if v in result.supported_versions]
+            if self.era == "modern" or not handshake:
+                raise MCPError(
+                    MCP_CODES.PROTOCOL_VERSION_MISMATCH,
+                    f"the server speaks {', '.join(result.supported_versions)}; this client needs {revision}",
+                    context={"supported": result.supported_versions},
+                )
+            offered = self.protocol_version if self.protocol_version in handshake else handshake[-1]
+            return self._handshake(dispatcher, offered, timeout)
+        info = _server_info(raw)
+        session = InitializeResult(
+            protocol_version=revision,
+            capabilities=result.capabilities,
+            server_info=info,
+            instructions=result.instructions,
+        )
+        with self._lock:
+            self._modern = revision
+            self.discover_result = result
+            self._session = session
+        if self._cache is not None:
+            self._cache.store("server/discover", {}, raw)
+        return session
+
     def _register_handlers(self, dispatcher: JsonRpcDispatcher) -> None:
         dispatcher.register_handler("ping", lambda params, ctx: EmptyResult())
         dispatcher.register_handler("sampling/createMessage", self._on_sampling, CreateMessageRequestParams)
@@ -312,6 +485,8 @@ class MCPClient:
             dispatcher.on_notification(
                 f"notifications/{kind}/list_changed", functools.partial(self._on_list_changed, kind)
             )
+        for method in _SUBSCRIBED:
+            dispatcher.on_notification(method, functools.partial(self._route, method))
 
     def _fill_caches(self) -> None:
         capabilities = self.server_capabilities
@@ -336,8 +511,12 @@ class MCPClient:
         """Forget the current connection's state (the lock is held); return its background pool."""
         background, self._background = self._background, None
         self._dispatcher = dispatcher
-        self.initialize_result = None
+        self.initialize_result = self._session = self.discover_result = None
+        self._modern = None
         self._subscriptions.clear()
+        self._resource_listens.clear()
+        if self._cache is not None:
+            self._cache.invalidate()
         return background
 
     @staticmethod
@@ -382,6 +561,20 @@ class MCPClient:
 
         return stdio_client(command, args, env=env, cwd=cwd, stderr=stderr, **options)
 
+    @classmethod
+    def http(cls, url: str, **options: Any) -> MCPClient:
+        """Connect to the MCP server at ``url`` over HTTP (see :func:`mcp_sync.http_client.http_client`).
+
+        Options are those of :class:`MCPClient` and of ``http_client``
+        (``transport``, ``session``, ``headers``, ``auth``, ``connect_timeout``)::
+
+            with MCPClient.http("http://127.0.0.1:8000/mcp") as client:
+                print(client.call_tool("echo", {"text": "hi"}).text)
+        """
+        from .http_client import http_client
+
+        return http_client(url, **options)
+
     def __enter__(self) -> MCPClient:
         return self
 
@@ -389,6 +582,9 @@ class MCPClient:
         self.disconnect()
 
     # -------------------------------------------------------------- plumbing
+
+    def _meta(self, revision: str) -> dict[str, Any]:
+        return request_meta(revision, self._modern_capabilities(), self.info.to_wire(), self._log_level)
 
     def _call(
         self,
@@ -399,10 +595,120 @@ class MCPClient:
         timeout: float | object | None = ...,
         cancel: threading.Event | None = None,
         on_progress: ProgressCallback | None = None,
+        fresh: bool = False,
     ) -> _R:
         dispatcher, _ = self._connection()
-        raw = dispatcher.request(method, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
+        revision = self._modern
+        if revision is None:
+            raw = dispatcher.request(method, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
+        else:
+            wire = params.to_wire() if params is not None else {}
+            raw = self._modern_call(dispatcher, revision, method, wire, timeout, cancel, on_progress, fresh)
         return _validate(result_type, raw, method)
+
+    def _modern_call(
+        self,
+        dispatcher: JsonRpcDispatcher,
+        revision: str,
+        method: str,
+        wire: dict[str, Any],
+        timeout: float | object | None,
+        cancel: threading.Event | None,
+        on_progress: ProgressCallback | None,
+        fresh: bool,
+    ) -> dict[str, Any]:
+        """A 2026-07-28 request: from the cache when fresh there, else sent, with input rounds driven to the end."""
+        cache = self._cache if method in CACHEABLE else None
+        if cache is not None and not fresh:
+            cached = cache.get(method, wire)
+            if cached is not None:
+                return cached
+        original, rounds, relisted = wire, 0, False
+        while True:
+            sent = {**wire, "_meta": {**wire.get("_meta", {}), **self._meta(revision)}}
+            try:
+                raw = dispatcher.request(method, sent, timeout=timeout, cancel=cancel, on_progress=on_progress)
+            except MCPError as exc:
+                if method != "tools/call" or exc.jsonrpc_code != -32020 or relisted:
+                    raise
+                # The server wants Mcp-Param headers we could not know: its tool changed. List again, retry once.
+                relisted = True
+                self.refresh_tools(timeout=timeout)
+                continue
+            kind = raw.get("resultType", "complete")  # servers before 2026-07-28 send none
+            if kind == "complete":
+                if cache is not None and rounds == 0:
+                    cache.store(method, original, raw)
+                return raw
+            if kind != "input_required" or method not in INPUT_METHODS:
+                raise MCPProtocolError(
+                    MCP_CODES.PROTOCOL_INVALID,
+                    f"the server answered {method} with resultType {kind!r}",
+                    context={"method": method},
+                )
+            rounds += 1
+            if rounds > self.max_input_rounds:
+                raise MCPError(
+                    MCP_CODES.PROTOCOL_INVALID,
+                    f"the server still asked for input after {self.max_input_rounds} rounds of {method}; "
+                    "giving up (raise max_input_rounds to allow more)",
+                    context={"method": method, "rounds": self.max_input_rounds},
+                )
+            wire = dict(original)
+            answers = self._answer_inputs(method, raw.get("inputRequests"))
+            if answers:
+                wire["inputResponses"] = answers
+            if "requestState" in raw:
+                wire["requestState"] = raw["requestState"]
+
+    def _answer_inputs(self, method: str, requests: Any) -> dict[str, Any]:
+        """The providers' answers to an interim result's ``inputRequests``, under the same keys."""
+        if requests is None:
+            return {}
+        if not isinstance(requests, dict):
+            raise MCPProtocolError(
+                MCP_CODES.PROTOCOL_INVALID, f"the inputRequests of {method} are not an object: {requests!r}"
+            )
+        answers: dict[str, Any] = {}
+        for key, request in requests.items():
+            wanted = request.get("method") if isinstance(request, dict) else None
+            answer = _INPUT_ANSWERS.get(wanted) if isinstance(wanted, str) else None
+            if answer is None:
+                raise MCPError(
+                    MCP_CODES.METHOD_NOT_FOUND,
+                    f"the server asked, while answering {method}, for {wanted!r} (input {key!r}), "
+                    "which this client does not know",
+                    context={"method": method, "input": key},
+                )
+            answers[key] = answer(self, method, key, request).to_wire()
+        return answers
+
+    def _provider(self, provider: Any, what: str, method: str, key: str) -> Any:
+        if provider is None:
+            raise MCPError(
+                MCP_CODES.MISSING_CAPABILITY,
+                f"the server asked, while answering {method}, for {what} (input {key!r}), "
+                f"but this client has no {what} provider",
+                context={"method": method, "input": key},
+            )
+        return provider
+
+    def _input_elicitation(self, method: str, key: str, request: dict[str, Any]) -> ElicitResult:
+        provider = self._provider(self.elicitation_provider, "elicitation", method, key)
+        result: ElicitResult = provider(_validate(ElicitRequest, request, "elicitation/create").params)
+        return result
+
+    def _input_sampling(self, method: str, key: str, request: dict[str, Any]) -> CreateMessageResult:
+        provider = self._provider(self.sampling_provider, "sampling", method, key)
+        result: CreateMessageResult = provider(
+            _validate(CreateMessageRequest, request, "sampling/createMessage").params
+        )
+        return result
+
+    def _input_roots(self, method: str, key: str, request: dict[str, Any]) -> ListRootsResult:
+        provider = self._provider(self.roots_provider, "roots", method, key)
+        self._roots = list(provider())
+        return ListRootsResult(roots=self._roots)
 
     def _in_background(self, fn: Callable[[str], Any], arg: str) -> None:
         """Run ``fn(arg)`` off the reader thread, logging failures."""
@@ -423,12 +729,13 @@ class MCPClient:
             self._background.submit(run)
 
     def _collect(self, method: str, result_type: type[_P], key: str, timeout: float | object | None) -> list[Any]:
-        """Every page of a listing; a server that repeats a cursor would loop for ever, so it is refused."""
+        """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused)."""
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
         while True:
-            page = self._call(method, PaginatedRequestParams(cursor=cursor), result_type, timeout=timeout)
+            params = PaginatedRequestParams(cursor=cursor)
+            page = self._call(method, params, result_type, timeout=timeout, fresh=True)
             items.extend(getattr(page, key))
             cursor = page.next_cursor
             if not cursor:
@@ -442,6 +749,8 @@ class MCPClient:
             seen.add(cursor)
 
     def _on_list_changed(self, kind: str, params: dict[str, Any]) -> None:
+        if self._cache is not None:
+            self._cache.invalidate(*_LISTINGS[kind])
         self._in_background(self._refresh, kind)
 
     def _refresh(self, kind: str) -> None:
@@ -466,11 +775,81 @@ class MCPClient:
                 raise
             self._templates = []
 
+    # ---------------------------------------------------------- subscriptions
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        on_notification: NotificationCallback | None = None,
+        timeout: float | object | None = ...,
+    ) -> Subscription:
+        """Open a ``subscriptions/listen`` stream (2026-07-28) and return it once the server acknowledged it.
+
+        ``tools``, ``prompts`` and ``resources`` ask for the list-changed
+        notifications of those lists, ``resource_uris`` for the
+        ``notifications/resources/updated`` of those resources. Each
+        notification goes to ``on_notification(method, params)`` on the
+        subscription's own thread; the client's list caches are refreshed on
+        list changes as well. Close the :class:`Subscription` (or use it in a
+        ``with`` block) to end the stream. A handshake-era server has no such
+        stream: there, use :meth:`subscribe_resource` and the list-changed
+        notifications every server sends.
+        """
+        dispatcher, _ = self._connection()
+        revision = self._modern
+        if revision is None:
+            raise MCPError(
+                MCP_CODES.METHOD_NOT_FOUND,
+                f"listen() needs a server speaking 2026-07-28; this one speaks {self.negotiated_version}, which "
+                "sends list changes unasked and resource updates after subscribe_resource()",
+            )
+        wanted = SubscriptionFilter(
+            tools_list_changed=tools or None,
+            prompts_list_changed=prompts or None,
+            resources_list_changed=resources or None,
+            resource_subscriptions=list(resource_uris) or None,
+        )
+        params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
+        params["_meta"] = self._meta(revision)
+        subscription = Subscription(dispatcher, wanted, on_notification, self._forget_listen)
+        with self._listen_lock:
+            pending = dispatcher.send_request("subscriptions/listen", params)
+            self._listens[pending.id] = subscription
+            subscription._start(pending)
+        limit = self.timeout if timeout is ... else timeout
+        assert limit is None or isinstance(limit, (int, float))
+        subscription._wait_acknowledged(limit)
+        return subscription
+
+    def _forget_listen(self, subscription: Subscription) -> None:
+        with self._listen_lock:
+            self._listens.pop(subscription.id, None)
+
+    def _route(self, method: str, params: dict[str, Any]) -> None:
+        """Hand a notification tagged with a subscription id to that subscription."""
+        meta = params.get("_meta")
+        tag = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        with self._listen_lock:
+            subscription = self._listens.get(tag) if isinstance(tag, (str, int)) else None
+        if subscription is None:
+            return
+        if method == _ACKNOWLEDGED:
+            subscription._acknowledge(params)
+        else:
+            subscription._deliver(method, params)
+
     # ------------------------------------------------------------------ tools
 
     def ping(self, *, timeout: float | object | None = ...) -> None:
-        """Check that the server answers."""
-        self._call("ping", None, EmptyResult, timeout=timeout)
+        """Check that the server answers (with ``ping``; in 2026-07-28, which has none, ``server/discover``)."""
+        if self._modern is None:
+            self._call("ping", None, EmptyResult, timeout=timeout)
+        else:
+            self._call("server/discover", None, DiscoverResult, timeout=timeout, fresh=True)
 
     def list_tools(self, cursor: str | None = None, *, timeout: float | object | None = ...) -> ListToolsResult:
         """One page of the server's tools."""
@@ -629,21 +1008,34 @@ class MCPClient:
         )
 
     def subscribe_resource(self, uri: str, *, timeout: float | object | None = ...) -> None:
-        """Subscribe to changes of ``uri``.
+        """Subscribe to changes of ``uri`` (``resources/subscribe``; in 2026-07-28 a :meth:`listen` stream).
 
         On each change the client reads the resource again (off the reader
         thread), keeps it for :meth:`subscribed_contents` and emits the
         ``resource:updated`` event with a :class:`ResourceUpdated` payload.
         """
-        self._call("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+        if self._modern is None:
+            self._call("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+            stale = None
+        else:
+            listening = self.listen(resource_uris=[uri], timeout=timeout)
+            with self._lock:
+                stale = self._resource_listens.pop(uri, None)
+                self._resource_listens[uri] = listening
         with self._lock:
             self._subscriptions.setdefault(uri, None)
+        if stale is not None:
+            stale.close()
 
     def unsubscribe_resource(self, uri: str, *, timeout: float | object | None = ...) -> None:
         """Stop receiving changes of ``uri``."""
-        self._call("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+        if self._modern is None:
+            self._call("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
         with self._lock:
             self._subscriptions.pop(uri, None)
+            listening = self._resource_listens.pop(uri, None)
+        if listening is not None:
+            listening.close()
 
     def subscribed_contents(self, uri: str) -> ReadResourceResult | None:
         """The contents last read for a subscribed ``uri`` after a change (``None`` before any)."""
@@ -711,8 +1103,17 @@ class MCPClient:
         return self._call("completion/complete", params, CompleteResult, timeout=timeout)
 
     def set_log_level(self, level: LoggingLevel, *, timeout: float | object | None = ...) -> None:
-        """Ask the server to send log messages of ``level`` and above."""
-        self._call("logging/setLevel", SetLevelRequestParams(level=level), EmptyResult, timeout=timeout)
+        """Ask the server to send log messages of ``level`` and above.
+
+        In the handshake era this is ``logging/setLevel``; 2026-07-28 has no
+        such method, and the level goes in the ``_meta`` of every later
+        request instead (without it, such servers send no log messages).
+        """
+        params = SetLevelRequestParams(level=level)
+        if self._modern is None:
+            self._call("logging/setLevel", params, EmptyResult, timeout=timeout)
+        else:
+            self._log_level = params.level
 
     # -------------------------------------------------------------- providers
 
@@ -736,7 +1137,8 @@ class MCPClient:
         """Read the roots provider again and tell the server the list changed."""
         self._roots = list(self.roots_provider()) if self.roots_provider is not None else []
         dispatcher = self._dispatcher
-        if self.initialized and dispatcher is not None:
+        if self.initialized and dispatcher is not None and self._modern is None:
+            # 2026-07-28 has no such notification: its servers ask for the roots on each call.
             dispatcher.notify("notifications/roots/list_changed")
         return list(self._roots)
 
@@ -767,6 +1169,34 @@ class MCPClient:
     def __repr__(self) -> str:
         state = "connected" if self.initialized else "not connected"
         return f"<MCPClient {self.info.name} ({state})>"
+
+
+_INPUT_ANSWERS: dict[str, Callable[[MCPClient, str, str, dict[str, Any]], WireModel]] = {
+    "elicitation/create": MCPClient._input_elicitation,
+    "sampling/createMessage": MCPClient._input_sampling,
+    "roots/list": MCPClient._input_roots,
+}
+"""How the client answers each kind of input request of a 2026-07-28 interim result."""
+
+
+def _supported_versions(error: MCPError) -> list[str] | None:
+    """The revisions an unsupported-version error (``-32022``) lists; ``None`` for any other error."""
+    data = error.data
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if error.jsonrpc_code != -32022 or not isinstance(supported, list):
+        return None
+    return [version for version in supported if isinstance(version, str)]
+
+
+def _server_info(raw: dict[str, Any]) -> Implementation:
+    """Who answered ``server/discover``: its result's ``_meta`` says (some servers put it in the result itself)."""
+    meta = raw.get("_meta")
+    for found in (meta.get(SERVER_INFO) if isinstance(meta, dict) else None, raw.get("serverInfo")):
+        try:
+            return Implementation.model_validate(found)
+        except ValidationError:
+            continue
+    return Implementation(name="unknown", version="unknown")
 
 
 def _validate(model: type[_R], raw: dict[str, Any], method: str) -> _R:

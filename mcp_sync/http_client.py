@@ -46,6 +46,8 @@ import urllib3.exceptions
 
 from .errors import MCP_CODES, JsonRpcCode, MCPError, MCPTransportError
 from .jsonrpc import InvalidMessage, decode_message, encode_message, parse_value
+from .modern import PROTOCOL_VERSION
+from .modern_client import header_value, screen_tools
 from .transport import BaseTransport
 from .types import (
     Error,
@@ -104,6 +106,8 @@ _ACCEPT_ANY = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
 _SESSION_HEADER = "Mcp-Session-Id"
 _VERSION_HEADER = "MCP-Protocol-Version"
+_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+"""The parameter each method's ``Mcp-Name`` header mirrors (2026-07-28)."""
 _CHUNK = 1 << 16
 _SNIPPET = 200
 _IDLE_WORKER = 30.0
@@ -224,6 +228,14 @@ def _describe(response: requests.Response) -> str:
 def _snippet(body: bytes) -> str:
     text = body.decode("utf-8", errors="replace").strip()
     return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
+
+
+def modern_revision(message: JSONRPCMessage) -> str | None:
+    """The revision a 2026-07-28 request names in its ``_meta`` (``None`` for any other message)."""
+    params = message.params if isinstance(message, JSONRPCRequest) else None
+    meta = params.get("_meta") if params is not None else None
+    revision = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return revision if isinstance(revision, str) else None
 
 
 def _error(request_id: RequestId, code: int, message: str, data: Any = None) -> JSONRPCErrorResponse:
@@ -369,6 +381,19 @@ class StreamableHTTPClientTransport(BaseTransport):
     with :class:`~mcp_sync.errors.MCPTransportError`. Closing ends the session
     with DELETE.
 
+    A request of the stateless revision 2026-07-28 (one whose ``_meta``
+    names it) is sent that revision's way: no session id, and headers that
+    mirror its body: ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``
+    (the tool or prompt name, the resource URI) and an ``Mcp-Param-{Name}``
+    for each tool argument whose schema property declares ``x-mcp-header``
+    (values Base64-encoded as the spec requires). The declarations are read
+    from the ``tools/list`` results the transport carries; a tool whose
+    declarations break the rules is left out of those results, with a
+    warning. Once such requests are sent, the client sends no notifications
+    (2026-07-28 defines none over HTTP): a cancellation closes the request's
+    response stream instead, and a stream that breaks fails its request
+    without closing the transport.
+
     ``timeout`` is the connect and read timeout of each POST;
     ``sse_read_timeout`` the read timeout of SSE streams;
     ``sse_client_factory`` makes the SSE parser of a response
@@ -426,6 +451,8 @@ class StreamableHTTPClientTransport(BaseTransport):
         self._workers = _Workers("mcp-sync-http-post")
         self._listening = False
         self._listener: threading.Thread | None = None
+        self._modern = False
+        self._declarations: dict[str, dict[str, tuple[str, ...]]] = {}
 
     def __repr__(self) -> str:
         return f"<StreamableHTTPClientTransport {self.url}>"
@@ -447,10 +474,53 @@ class StreamableHTTPClientTransport(BaseTransport):
             headers[_VERSION_HEADER] = state.version
         return headers
 
+    def _modern_headers(self, request: JSONRPCRequest, revision: str) -> dict[str, str]:
+        """The headers of a 2026-07-28 request: its revision, method and name, and its tool's mirrored arguments."""
+        headers = {**self.headers, "Accept": _ACCEPT_ANY, _VERSION_HEADER: revision, "Mcp-Method": request.method}
+        params = request.params or {}
+        named = _NAMED_BY.get(request.method)
+        name = header_value(params.get(named)) if named is not None else None
+        if name is not None:
+            headers["Mcp-Name"] = name
+        arguments = params.get("arguments")
+        with self._state_lock:
+            declared = self._declarations.get(str(params.get("name"))) if request.method == "tools/call" else None
+        for header, path in (declared or {}).items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            text = header_value(value)
+            if text is not None:
+                headers[f"Mcp-Param-{header}"] = text
+        return headers
+
+    def _learn_tools(self, answer: JSONRPCResultResponse) -> JSONRPCResultResponse:
+        """A 2026-07-28 ``tools/list`` page: keep its tools' header declarations, drop tools whose ones are invalid."""
+        tools = answer.result.get("tools")
+        if not isinstance(tools, list):
+            return answer
+
+        def warn(name: str, reason: str) -> None:
+            log.warning(
+                "the MCP server at %s lists tool %r with an invalid header: %s; leaving it out", self.url, name, reason
+            )
+
+        kept, declarations = screen_tools(tools, warn)
+        with self._state_lock:
+            self._declarations.update(declarations)
+        if len(kept) == len(tools):
+            return answer
+        return JSONRPCResultResponse(id=answer.id, result={**answer.result, "tools": kept})
+
     def _post(
         self, message: JSONRPCMessage, state: _SessionState | None, *, stream: bool, timeout: Timeout | None = None
     ) -> requests.Response:
-        headers = self._headers(state, _ACCEPT_ANY)
+        revision = modern_revision(message)
+        if revision is not None:
+            assert isinstance(message, JSONRPCRequest)
+            headers = self._modern_headers(message, revision)
+        else:
+            headers = self._headers(state, _ACCEPT_ANY)
         headers["Content-Type"] = "application/json"
         return self.session.post(
             self.url,
@@ -496,6 +566,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         if isinstance(message, JSONRPCRequest):
             if message.method == "initialize":
                 self._initialize = message
+            self._modern = message.method != "initialize" and (self._modern or modern_revision(message) is not None)
             exchange = _Exchange(message)
             with self._state_lock:
                 self._exchanges[message.id] = exchange
@@ -508,6 +579,8 @@ class StreamableHTTPClientTransport(BaseTransport):
             return
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             self._abandon((message.params or {}).get("requestId"))
+        if self._modern:
+            return  # 2026-07-28 defines no notification over HTTP: closing the stream was the cancellation
         self._send_one_way(message, self._state())
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized":
             self._start_listener()
@@ -563,6 +636,12 @@ class StreamableHTTPClientTransport(BaseTransport):
         if answer is not None:
             if request.method == "initialize" and isinstance(answer, JSONRPCResultResponse):
                 self._learn_version(answer)
+            if (
+                request.method == "tools/list"
+                and isinstance(answer, JSONRPCResultResponse)
+                and modern_revision(request)
+            ):
+                answer = self._learn_tools(answer)
             self._deliver(answer)
 
     def _failure(self, request: JSONRPCRequest, exc: requests.RequestException) -> JSONRPCMessage | None:
@@ -582,7 +661,12 @@ class StreamableHTTPClientTransport(BaseTransport):
         request = exchange.request
         state = self._state()
         response = self._post(request, state, stream=True)
-        if response.status_code == 404 and state.id is not None and request.method != "initialize":
+        if (
+            response.status_code == 404
+            and state.id is not None
+            and request.method != "initialize"
+            and not modern_revision(request)
+        ):
             response.close()
             if not self._renew(state):
                 return _error(
@@ -688,6 +772,14 @@ class StreamableHTTPClientTransport(BaseTransport):
         answer, broken, news = self._read_once(response, cursor, request)
         while answer is None and not exchange.abandoned and not self.closed:
             if cursor.last_event_id is None:
+                if broken is not None and modern_revision(request) is not None:
+                    # 2026-07-28 streams cannot be resumed: the request is lost, not the connection.
+                    return _error(
+                        request.id,
+                        JsonRpcCode.INTERNAL_ERROR,
+                        f"the stream answering {request.method} from the MCP server at {self.url} broke: {broken}",
+                        {"url": self.url},
+                    )
                 if broken is not None:
                     self._lose(lost_connection(self.url, broken, f"reading the answer to {request.method}"))
                 return _error(

@@ -72,8 +72,13 @@ class SSEClientTransport(BaseTransport):
     that cannot be reached, or whose stream ends, closes the transport.
     ``session``, ``headers``, ``auth``, ``timeout``, ``sse_read_timeout`` and
     ``sse_client_factory`` are as for
-    :class:`~mcp_sync.http_client.StreamableHTTPClientTransport`.
+    :class:`~mcp_sync.http_client.StreamableHTTPClientTransport`. It
+    carries the handshake revisions only: a client connecting over it
+    does not probe for 2026-07-28.
     """
+
+    handshake_only = True
+    """Read by :meth:`MCPClient.connect <mcp_sync.client.MCPClient.connect>`: run ``initialize`` at once."""
 
     def __init__(
         self,

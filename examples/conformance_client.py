@@ -1,15 +1,18 @@
 """The client that the official MCP conformance suite tests: one behaviour per scenario.
 
 The suite starts a mock server for a scenario, then runs this script with
-the server's URL as its last argument and the scenario's name in the
-environment variable ``MCP_CONFORMANCE_SCENARIO``::
+the server's URL as its last argument, the scenario's name in the
+environment variable ``MCP_CONFORMANCE_SCENARIO`` and the protocol revision
+of the run in ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (harness 0.2)::
 
     npx @modelcontextprotocol/conformance client \\
         --command "python examples/conformance_client.py" --scenario tools_call
 
-The script connects with mcp_sync's Streamable HTTP client, does what the
+The script connects with mcp_sync's Streamable HTTP client, at 2026-07-28
+(stateless: ``_meta`` on every request, no initialize) when the run asks for
+that revision and with the initialize handshake otherwise, does what the
 scenario asks, and exits 0 on success and 1 on any failure. A scenario it
-does not know gets a plain handshake and a tool listing.
+does not know gets a connection and a tool listing.
 """
 
 from __future__ import annotations
@@ -22,43 +25,90 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_sync import MCPClient, MCPError
-from mcp_sync.types import ElicitRequestFormParams, ElicitResult
+from mcp_sync.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitResult,
+    Root,
+    TextContent,
+)
 
 log = logging.getLogger("conformance-client")
 
 TIMEOUT = 20.0
 """Seconds any one request may take; the suite kills the client after 30."""
+STATELESS = "2026-07-28"
+
+_SAMPLES: dict[str, Any] = {
+    "string": "us-west1",
+    "integer": 1,
+    "number": 1.5,
+    "boolean": True,
+    "object": {},
+    "array": [],
+}
 
 
 def accept_with_defaults(params: ElicitRequestFormParams) -> ElicitResult:
-    """Answer a form by accepting it, every field that has a default filled with that default (SEP-1034)."""
+    """Answer a form by accepting it, every field that has a default filled with that default (SEP-1034).
+
+    A boolean field without a default is answered ``true`` (a confirmation).
+    """
     content: dict[str, Any] = {}
     for name, field in params.requested_schema.properties.items():
         default = getattr(field, "default", None)
         if default is not None:
             content[name] = default
+        elif getattr(field, "type", None) == "boolean":
+            content[name] = True
     log.info("elicitation %r answered with %s", params.message, json.dumps(content))
     return ElicitResult(action="accept", content=content)
 
 
-def connect(url: str) -> MCPClient:
-    """A client connected over Streamable HTTP, answering elicitations with the defaults."""
+def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+    """Answer a sampling request with a fixed message."""
+    return CreateMessageResult(role="assistant", content=TextContent(text="a sampled answer"), model="conformance")
+
+
+def connect(url: str, revision: str) -> MCPClient:
+    """A client connected over Streamable HTTP at ``revision``'s wire, with every provider set."""
     from mcp_sync.http_client import http_client
 
     return http_client(
         url,
         transport="streamable",  # the suite speaks Streamable HTTP only
+        era="modern" if revision == STATELESS else "legacy",
         name="mcp-sync-conformance-client",
         version="1.0.0",
         timeout=TIMEOUT,
         elicitation_provider=accept_with_defaults,
+        sampling_provider=sample,
+        roots_provider=lambda: [Root(uri="file:///tmp", name="tmp")],
     )
 
 
+def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for a tool: a sample value of its type for each required property."""
+    properties = schema.get("properties") or {}
+    return {
+        name: _SAMPLES.get(str((properties.get(name) or {}).get("type")), "x") for name in schema.get("required") or ()
+    }
+
+
+def checked(client: MCPClient, name: str, arguments: dict[str, Any] | None = None) -> str:
+    """Call a tool; its text, or RuntimeError when it reports an error."""
+    result = client.call_tool(name, arguments or {})
+    if result.is_error:
+        raise RuntimeError(f"{name} failed: {result.text}")
+    log.info("%s: %s", name, result.text)
+    return result.text
+
+
 def handshake(client: MCPClient) -> None:
-    """``initialize``: initialize (done by connecting), then list the tools."""
+    """``initialize`` (and any scenario only about connecting): connect, then list the tools."""
     tools = client.list_tools().tools
-    log.info("connected to %s; %d tools", client.server_info.name, len(tools))
+    log.info("connected to %s (%s); %d tools", client.server_info.name, client.negotiated_version, len(tools))
 
 
 def call_add_numbers(client: MCPClient) -> None:
@@ -66,26 +116,67 @@ def call_add_numbers(client: MCPClient) -> None:
     names = [tool.name for tool in client.list_tools().tools]
     if "add_numbers" not in names:
         raise RuntimeError(f"the server has no add_numbers tool (it has {names})")
-    result = client.call_tool("add_numbers", {"a": 5, "b": 3})
-    if result.is_error:
-        raise RuntimeError(f"add_numbers failed: {result.text}")
-    log.info("add_numbers: %s", result.text)
+    checked(client, "add_numbers", {"a": 5, "b": 3})
 
 
 def elicitation_defaults(client: MCPClient) -> None:
     """``elicitation-sep1034-client-defaults``: the tool elicits; we accept with the schema's defaults."""
-    result = client.call_tool("test_client_elicitation_defaults", {})
-    if result.is_error:
-        raise RuntimeError(f"test_client_elicitation_defaults failed: {result.text}")
-    log.info("test_client_elicitation_defaults: %s", result.text)
+    checked(client, "test_client_elicitation_defaults")
 
 
 def reconnection(client: MCPClient) -> None:
     """``sse-retry``: the server closes the call's stream early; the result comes after we reconnect."""
-    result = client.call_tool("test_reconnection", {})
-    if result.is_error:
-        raise RuntimeError(f"test_reconnection failed: {result.text}")
-    log.info("test_reconnection: %s", result.text)
+    checked(client, "test_reconnection")
+
+
+def request_state(client: MCPClient) -> None:
+    """``sep-2322-client-request-state``: input rounds with and without state, an unrelated call between them.
+
+    The unrelated tool is called from inside the elicitation that answers
+    the first tool's round, so that it goes out while that round is open.
+    """
+    inner = client.elicitation_provider
+    assert inner is not None
+    unrelated: list[str] = []
+
+    def elicit_then_call(params: ElicitRequestFormParams) -> ElicitResult:
+        if not unrelated:
+            unrelated.append(checked(client, "test_mrtr_unrelated"))
+        return inner(params)
+
+    client.set_elicitation_provider(elicit_then_call)
+    checked(client, "test_mrtr_echo_state")
+    checked(client, "test_mrtr_no_state")
+    checked(client, "test_mrtr_no_result_type")
+
+
+def standard_headers(client: MCPClient) -> None:
+    """``http-standard-headers``: every kind of request, so that each one's Mcp-Method and Mcp-Name are seen."""
+    for tool in client.list_tools().tools:
+        checked(client, tool.name, arguments_for(tool.input_schema))
+    for resource in client.list_resources().resources:
+        client.read_resource(resource.uri)
+    for prompt in client.list_prompts().prompts:
+        client.get_prompt(prompt.name)
+
+
+def custom_headers(client: MCPClient) -> None:
+    """``http-custom-headers``: the calls the scenario lists, whose arguments the tools mirror into headers."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    for call in context.get("toolCalls", []):
+        checked(client, call["name"], call.get("arguments"))
+
+
+def invalid_tool_headers(client: MCPClient) -> None:
+    """``http-invalid-tool-headers``: call every tool the client kept (those with invalid headers are left out)."""
+    for tool in client.tools():
+        checked(client, tool.name, arguments_for(tool.input_schema))
+
+
+def schema_preservation(client: MCPClient) -> None:
+    """``json-schema-2020-12-preservation``: echo a tool's input schema back through another tool, verbatim."""
+    tools = {tool.name: tool for tool in client.list_tools().tools}
+    checked(client, "json_schema_echo", {"schema": tools["json_schema_2020_12_tool"].input_schema})
 
 
 SCENARIOS: dict[str, Callable[[MCPClient], None]] = {
@@ -93,6 +184,13 @@ SCENARIOS: dict[str, Callable[[MCPClient], None]] = {
     "tools_call": call_add_numbers,
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": reconnection,
+    "request-metadata": handshake,
+    "sep-2322-client-request-state": request_state,
+    "http-standard-headers": standard_headers,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
+    "json-schema-ref-no-deref": handshake,
+    "json-schema-2020-12-preservation": schema_preservation,
 }
 
 
@@ -103,12 +201,13 @@ def main(argv: list[str]) -> int:
         return 2
     url = argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     run = SCENARIOS.get(scenario)
     if run is None:
-        log.info("scenario %r is not one this client knows: doing a handshake only", scenario)
+        log.info("scenario %r is not one this client knows: connecting only", scenario)
         run = handshake
     try:
-        with connect(url) as client:
+        with connect(url, revision) as client:
             run(client)
     except (MCPError, RuntimeError, OSError) as exc:
         log.error("scenario %s failed: %s", scenario, exc)

@@ -447,8 +447,17 @@ class MCPClient:
     def _adopt(
         self, dispatcher: JsonRpcDispatcher, raw: dict[str, Any], revision: str, timeout: float | object | None
     ) -> InitializeResult:
-        """The server answered ``server/discover``: speak ``revision`` unless it lists no revision we share."""
-        result = _validate(DiscoverResult, raw, "server/discover")
+        """The server answered ``server/discover``: speak ``revision`` unless it lists no revision we share.
+
+        In ``auto``, an answer that is no discovery result (some handshake-era
+        servers answer any request) leads to the handshake too.
+        """
+        try:
+            result = _validate(DiscoverResult, raw, "server/discover")
+        except MCPProtocolError:
+            if self.era == "modern":
+                raise
+            return self._handshake(dispatcher, self.protocol_version, timeout)
         if revision not in result.supported_versions:
             handshake = [v for v in self.accepted_versions if v in result.supported_versions]
             if self.era == "modern" or not handshake:

@@ -165,6 +165,7 @@ def legacy(peer_python: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 def connect_to(url: str, **options: Any) -> MCPClient:
     options.setdefault("timeout", CALL_TIMEOUT)
+    options.setdefault("era", "legacy")
     options.setdefault("sampling_provider", sampler)
     options.setdefault("elicitation_provider", elicitor)
     return http_client(url, **options)
@@ -225,7 +226,9 @@ def test_the_sdks_legacy_sse_server(legacy: SdkServer) -> None:
     seen: list[ProgressNotificationParams] = []
     transport = SSEClientTransport(legacy.url)
     assert transport.endpoint is not None and transport.endpoint.startswith(legacy.url.replace("/sse", "/messages/"))
-    with MCPClient(timeout=CALL_TIMEOUT, sampling_provider=sampler, elicitation_provider=elicitor) as client:
+    with MCPClient(
+        era="legacy", timeout=CALL_TIMEOUT, sampling_provider=sampler, elicitation_provider=elicitor
+    ) as client:
         client.connect(transport)
         assert client.call_tool("echo", {"text": "old"}).content[0].text == "old"  # type: ignore[union-attr]
         assert client.call_tool("count", {"steps": 2}, on_progress=seen.append).content[0].text == "counted to 2"  # type: ignore[union-attr]
@@ -245,7 +248,7 @@ def test_a_restarted_server_forgot_the_session_and_the_next_call_starts_a_new_on
 ) -> None:
     with sdk_server(peer_python, tmp_path, "sse") as server:
         transport = StreamableHTTPClientTransport(server.url, reconnect_delay=0.05)
-        with MCPClient(timeout=CALL_TIMEOUT) as client:
+        with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
             client.connect(transport)
             first = transport.session_id
             assert client.call_tool("echo", {"text": "before"}).content[0].text == "before"  # type: ignore[union-attr]
@@ -287,7 +290,7 @@ def test_connection_refused_names_the_url() -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     started = time.monotonic()
     with pytest.raises(MCPTransportError) as caught:
-        http_client(url, connect_timeout=5)
+        http_client(url, connect_timeout=5, era="legacy")
     assert time.monotonic() - started < 5.0
     assert url in str(caught.value)
     assert caught.value.context["url"] == url
@@ -441,7 +444,7 @@ def open_client(url: str, **options: Any) -> tuple[MCPClient, StreamableHTTPClie
     }
     options.setdefault("reconnect_delay", 0.05)
     transport = StreamableHTTPClientTransport(url, **options)
-    client = MCPClient(timeout=CALL_TIMEOUT, **client_options)
+    client = MCPClient(era="legacy", timeout=CALL_TIMEOUT, **client_options)
     client.connect(transport)
     return client, transport
 
@@ -675,7 +678,7 @@ def test_a_protocol_version_that_is_not_a_string_is_not_sent(mini: Mini) -> None
     mini.on["initialize"] = lambda r: r.result({**INIT_RESULT, "protocolVersion": 5}, Mcp_Session_Id="s1")
     transport = StreamableHTTPClientTransport(mini.url)
     with pytest.raises(MCPError, match="protocolVersion"):
-        MCPClient(timeout=CALL_TIMEOUT).connect(transport)
+        MCPClient(era="legacy", timeout=CALL_TIMEOUT).connect(transport)
     assert transport.protocol_version is None and transport.closed
 
 
@@ -1154,7 +1157,7 @@ def test_http_client_refuses_an_unknown_transport() -> None:
 def test_auto_falls_back_and_names_both_failures(mini: Mini) -> None:
     mini.on["initialize"] = lambda r: r.reply(405)
     with pytest.raises(MCPError) as caught:
-        http_client(mini.url, connect_timeout=5)
+        http_client(mini.url, connect_timeout=5, era="legacy")
     message = str(caught.value)
     assert f"could not connect to the MCP server at {mini.url}" in message
     assert "Streamable HTTP failed" in message and "HTTP 405" in message
@@ -1164,7 +1167,7 @@ def test_auto_falls_back_and_names_both_failures(mini: Mini) -> None:
 def test_streamable_does_not_fall_back(mini: Mini) -> None:
     mini.on["initialize"] = lambda r: r.reply(405)
     with pytest.raises(MCPError, match="HTTP 405") as caught:
-        http_client(mini.url, transport="streamable", connect_timeout=5)
+        http_client(mini.url, transport="streamable", connect_timeout=5, era="legacy")
     assert "Streamable HTTP failed" not in str(caught.value)
     assert mini.requests_for("GET") == []
 
@@ -1172,7 +1175,7 @@ def test_streamable_does_not_fall_back(mini: Mini) -> None:
 def test_auto_does_not_fall_back_after_a_server_error(mini: Mini) -> None:
     mini.on["initialize"] = lambda r: r.reply(500)
     with pytest.raises(MCPError, match="HTTP 500"):
-        http_client(mini.url, connect_timeout=5)
+        http_client(mini.url, connect_timeout=5, era="legacy")
     assert mini.requests_for("GET") == []
 
 
@@ -1217,7 +1220,7 @@ def test_legacy_endpoint_is_resolved_against_the_url(mini: Mini) -> None:
     legacy_stream(mini, ("endpoint", "/messages?session=1"), ("ping", "ignored"), ("message", ""))
     transport = SSEClientTransport(mini.url)
     assert transport.endpoint == mini.url.replace("/mcp", "/messages?session=1")
-    with MCPClient(timeout=CALL_TIMEOUT) as client:
+    with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
         client.connect(transport)
         assert echo(client) == "old"
     assert repr(transport) == f"<SSEClientTransport {mini.url}>"
@@ -1263,7 +1266,7 @@ def test_legacy_get_refused_or_unreachable(mini: Mini) -> None:
 def test_legacy_post_failures(mini: Mini, caplog: pytest.LogCaptureFixture) -> None:
     legacy_stream(mini, ("endpoint", "/messages"))
     transport = SSEClientTransport(mini.url, timeout=(2, 0.3))
-    client = MCPClient(timeout=CALL_TIMEOUT, roots_provider=lambda: [])
+    client = MCPClient(era="legacy", timeout=CALL_TIMEOUT, roots_provider=lambda: [])
     client.connect(transport)
     with client:
         mini.on["tools/call"] = lambda r: r.json(
@@ -1286,7 +1289,7 @@ def test_legacy_post_failures(mini: Mini, caplog: pytest.LogCaptureFixture) -> N
 def test_legacy_server_that_goes_away(mini: Mini) -> None:
     legacy_stream(mini, ("endpoint", "/messages"))
     transport = SSEClientTransport(mini.url)
-    client = MCPClient(timeout=CALL_TIMEOUT)
+    client = MCPClient(era="legacy", timeout=CALL_TIMEOUT)
     client.connect(transport)
     with client:
         mini.stop()

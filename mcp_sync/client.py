@@ -757,7 +757,16 @@ class MCPClient:
                 )
             seen.add(cursor)
 
+    def _stale(self, params: dict[str, Any]) -> bool:
+        """Whether a notification is tagged with a subscription that this client has closed already."""
+        meta = params.get("_meta")
+        tag = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        with self._listen_lock:
+            return tag is not None and tag not in self._listens
+
     def _on_list_changed(self, kind: str, params: dict[str, Any]) -> None:
+        if self._stale(params):
+            return
         if self._cache is not None:
             self._cache.invalidate(*_LISTINGS[kind])
         self._in_background(self._refresh, kind)
@@ -845,7 +854,7 @@ class MCPClient:
         with self._listen_lock:
             subscription = self._listens.get(tag) if isinstance(tag, (str, int)) else None
         if subscription is None:
-            return
+            return  # untagged, or for a subscription closed meanwhile
         if method == _ACKNOWLEDGED:
             subscription._acknowledge(params)
         else:
@@ -1057,7 +1066,7 @@ class MCPClient:
         except ValidationError:
             log.debug("ignored malformed notifications/resources/updated: %r", params)
             return
-        if uri in self._subscriptions:
+        if uri in self._subscriptions and not self._stale(params):
             self._in_background(self._reread, uri)
 
     def _reread(self, uri: str) -> None:

@@ -203,8 +203,9 @@ class MCPClient:
     force one of the two. The methods work the same in both eras.
 
     ``protocol_version`` is the revision offered at initialize; any of
-    ``accepted_versions`` is accepted back (a handshake revision given
-    explicitly makes ``"auto"`` skip the probe). ``timeout`` is the default
+    ``accepted_versions`` is accepted back. ``"auto"`` probes only when
+    2026-07-28 is among ``accepted_versions`` (it is by default) and no
+    handshake revision was given as ``protocol_version``. ``timeout`` is the default
     for every call (``None``: no limit). The providers answer the server's
     own requests (in 2026-07-28, the input requests of its interim results,
     for up to ``max_input_rounds`` rounds per call); the capabilities the
@@ -222,7 +223,7 @@ class MCPClient:
         *,
         era: Era = "auto",
         protocol_version: str | None = None,
-        accepted_versions: tuple[str, ...] = HANDSHAKE_REVISIONS,
+        accepted_versions: tuple[str, ...] = (*HANDSHAKE_REVISIONS, *MODERN_REVISIONS),
         timeout: float | None = DEFAULT_TIMEOUT,
         sampling_provider: SamplingProvider | None = None,
         roots_provider: RootsProvider | None = None,
@@ -363,7 +364,8 @@ class MCPClient:
         dispatcher.start()
         try:
             legacy = self.era == "legacy" or getattr(transport, "handshake_only", False)
-            if legacy or (self.era == "auto" and self._handshake_chosen):
+            handshake = self._handshake_chosen or not set(MODERN_REVISIONS) & set(self.accepted_versions)
+            if legacy or (self.era == "auto" and handshake):
                 result = self._handshake(dispatcher, self.protocol_version, timeout)
             else:
                 result = self._probe(dispatcher, timeout)
@@ -399,7 +401,9 @@ class MCPClient:
             )
         return result
 
-    def _probe(self, dispatcher: JsonRpcDispatcher, timeout: float | object | None) -> InitializeResult:
+    def _probe(
+        self, dispatcher: JsonRpcDispatcher, timeout: float | object | None, *, again: bool = True
+    ) -> InitializeResult:
         """Ask ``server/discover``; speak 2026-07-28 if the server answers it, else (in ``auto``) the handshake.
 
         Only a recognized 2026-07-28 error (``-32020`` to ``-32022``) shows a
@@ -413,25 +417,26 @@ class MCPClient:
         assert limit is None or isinstance(limit, (int, float))
         wait = self.probe_timeout if limit is None else min(limit, self.probe_timeout)
         revision = MODERN_REVISIONS[-1]
-        for attempt in range(2):
-            try:
-                raw = dispatcher.request("server/discover", {"_meta": self._meta(revision)}, timeout=wait)
-            except MCPTransportError:
-                raise  # an outage says nothing of the server's era
-            except MCPError as exc:
-                supported = _supported_versions(exc)
-                if supported is not None and revision in supported and attempt == 0:
-                    continue
-                offers = self.accepted_versions if supported is None else supported
-                handshake = [v for v in self.accepted_versions if v in offers]
-                modern = exc.jsonrpc_code in MODERN_ERROR_CODES and not (supported is not None and handshake)
-                if self.era == "modern" or modern:
-                    raise self._refused(exc, supported) from exc
-                log.info("the server does not speak %s (%s): using the initialize handshake", revision, exc.message)
-                offered = self.protocol_version if self.protocol_version in handshake else handshake[-1]
-                return self._handshake(dispatcher, offered, timeout)
-            return self._adopt(dispatcher, raw, revision, timeout)
-        raise AssertionError("unreachable")  # the loop returns or raises on its second pass
+        try:
+            raw = dispatcher.request("server/discover", {"_meta": self._meta(revision)}, timeout=wait)
+        except MCPTransportError:
+            raise  # an outage says nothing of the server's era
+        except MCPError as exc:
+            supported = _supported_versions(exc)
+            if supported is not None and revision in supported and again:
+                return self._probe(dispatcher, timeout, again=False)
+            handshake = self._handshake_versions(supported)
+            modern = exc.jsonrpc_code in MODERN_ERROR_CODES and not (supported is not None and handshake)
+            if self.era == "modern" or modern:
+                raise self._refused(exc, supported) from exc
+            log.info("the server does not speak %s (%s): using the initialize handshake", revision, exc.message)
+            offered = self.protocol_version if self.protocol_version in handshake else handshake[-1]
+            return self._handshake(dispatcher, offered, timeout)
+        return self._adopt(dispatcher, raw, revision, timeout)
+
+    def _handshake_versions(self, offered: list[str] | None) -> list[str]:
+        """The handshake revisions this client accepts, of those ``offered`` (``None``: all), oldest first."""
+        return [v for v in self.accepted_versions if v not in MODERN_REVISIONS and (offered is None or v in offered)]
 
     def _refused(self, error: MCPError, supported: list[str] | None) -> MCPError:
         if supported is None:
@@ -439,7 +444,7 @@ class MCPClient:
         return MCPError(
             MCP_CODES.PROTOCOL_VERSION_MISMATCH,
             f"the server speaks {', '.join(supported) or 'no revision'}; this client speaks "
-            f"{', '.join([*MODERN_REVISIONS, *(() if self.era == 'modern' else self.accepted_versions)])}",
+            f"{', '.join([*MODERN_REVISIONS, *(() if self.era == 'modern' else self._handshake_versions(None))])}",
             cause=error,
             context={"supported": supported},
         )
@@ -459,7 +464,7 @@ class MCPClient:
                 raise
             return self._handshake(dispatcher, self.protocol_version, timeout)
         if revision not in result.supported_versions:
-            handshake = [v for v in self.accepted_versions if v in result.supported_versions]
+            handshake = self._handshake_versions(result.supported_versions)
             if self.era == "modern" or not handshake:
                 raise MCPError(
                     MCP_CODES.PROTOCOL_VERSION_MISMATCH,

@@ -239,8 +239,7 @@ def screen_tools(
             warn(str(name), str(exc))
             continue
         kept.append(tool)
-        if isinstance(name, str):
-            declarations[name] = found
+        declarations[str(name)] = found
     return kept, declarations
 
 

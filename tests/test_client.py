@@ -265,7 +265,8 @@ def test_protocol_version_mismatch_closes_the_transport(
         with pytest.raises(MCPError) as caught:
             client.connect(client_end)
         assert caught.value.code == MCP_CODES.PROTOCOL_VERSION_MISMATCH
-        assert caught.value.context == {"server_version": "1999-01-01", "accepted": list(HANDSHAKE_REVISIONS)}
+        accepted = [*HANDSHAKE_REVISIONS, "2026-07-28"]
+        assert caught.value.context == {"server_version": "1999-01-01", "accepted": accepted}
         assert client_end.closed
         assert client.initialized is False
         assert "notifications/initialized" not in seen

@@ -278,6 +278,9 @@ def test_without_a_cache_or_a_ttl_every_request_is_sent(server: MCPServer, pair:
     uncached.client.read_resource("memo://one")
     uncached.client.read_resource("memo://one")
     assert len(uncached.requests("resources/read")) == 2
+    with uncached.client.listen(prompts=True):
+        server.register_prompt("extra", lambda args, ctx: "more")
+        assert wait_for(lambda: "extra" in [prompt.name for prompt in uncached.client.prompts()])
     server.cache_ttl_ms = 0
     fresh = pair()
     fresh.client.read_resource("memo://one")
@@ -566,6 +569,8 @@ def test_an_interim_result_without_requests_is_retried_at_once_and_no_result_typ
         seen.append(params)
         if len(seen) == 1:
             return interim(None, requestState="opaque")
+        if len(seen) == 2:
+            return interim({"where": {"method": "roots/list"}})  # no state this time: none may be sent back
         return {"content": [{"type": "text", "text": "done"}]}  # an older server: no resultType
 
     with (
@@ -577,6 +582,8 @@ def test_an_interim_result_without_requests_is_retried_at_once_and_no_result_typ
         client.connect(end)
         assert client.call_tool("t").text == "done"
         assert seen[1]["requestState"] == "opaque" and "inputResponses" not in seen[1]
+        assert "requestState" not in seen[2]
+        assert seen[2]["inputResponses"] == {"where": {"roots": [roots()[0].to_wire()]}}
 
 
 def test_subscriptions_the_server_never_acknowledges_or_ends_early() -> None:
@@ -735,6 +742,7 @@ def test_our_client_and_server_over_http(server: MCPServer, era: str) -> None:
         assert client.call_tool("locate", {"region": "Hello, 世界"}).text == "in Hello, 世界"
         assert client.get_prompt("ask_topic").messages[0].content.text == "Write about tea."  # type: ignore[union-attr]
         assert client.read_resource("memo://one").text == "remember"
+        assert client.call_tool("locate", {}).is_error  # no argument, no header to mirror: the tool itself fails
         seen: list[float] = []
         client.call_tool("count", {"steps": 2}, progress=lambda p: seen.append(p.progress))
         assert seen == [1, 2]
@@ -877,6 +885,25 @@ def test_auto_over_http_against_a_handshake_server(refuse: Any) -> None:
             assert client.connected_era == "legacy" and client.negotiated_version == LATEST
             assert client.call_tool("echo", {"text": "old"}).text == "old"
         assert server.methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
+    finally:
+        server.stop()
+
+
+def test_a_2026_tool_listing_without_tools_is_refused() -> None:
+    def answer(handler: Any, message: dict[str, Any]) -> None:
+        handler.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": discovered(tools={})})
+
+    def no_tools(handler: Any, message: dict[str, Any]) -> bool:
+        if message.get("method") != "tools/list":
+            return False
+        result = {"tools": "none", "resultType": "complete"}
+        handler.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return True
+
+    server = Handshake(answer, no_tools)
+    try:
+        with pytest.raises(MCPProtocolError, match="tools"):
+            http_client(server.url, transport="streamable", timeout=CALL_TIMEOUT)
     finally:
         server.stop()
 

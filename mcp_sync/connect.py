@@ -69,8 +69,11 @@ def connect(
     of the handshake (seconds; ``None``: no limit). The providers answer the
     server's sampling, elicitation and roots requests; ``log_handler``
     receives its log messages. Other options go to
-    :class:`~mcp_sync.client.MCPClient`. An option that does not apply to
-    the kind of target raises ``TypeError``.
+    :class:`~mcp_sync.client.MCPClient`: ``era`` (``"auto"``, the default,
+    speaks 2026-07-28 with servers that answer ``server/discover`` and the
+    ``initialize`` handshake with the others; ``"modern"``, ``"legacy"``),
+    ``cache``, ``max_input_rounds``, and so on. An option that does not
+    apply to the kind of target raises ``TypeError``.
 
     Use the client in a ``with`` block, or call ``close()``. Inside IPython
     or Jupyter, results then display richly (see

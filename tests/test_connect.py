@@ -43,6 +43,7 @@ def demo_server() -> MCPServer:
         return args["text"].upper()
 
     server.register_tool("shout", shout)
+    server.register_tool("whoami", lambda args, ctx: ctx.client_info.name if ctx.client_info else "nobody")
     return server
 
 
@@ -65,7 +66,7 @@ def test_an_mcpserver_in_memory_and_closing_ends_its_session() -> None:
             assert client.initialized and client.server_info.name == "demo"
             assert client.tools.hello(name="Ada").text == "hi Ada"
             (session,) = server.sessions
-            assert session.client_info is not None and session.client_info.name == "mcp-sync"
+            assert client.tools.whoami().text == "mcp-sync"
         assert session.closed and server.sessions == []
         assert not client.initialized
     finally:
@@ -102,8 +103,7 @@ def test_client_options_are_passed_on() -> None:
     try:
         with mcp_sync.connect(server, name="notebook", timeout=7.5, log_handler=logs.append) as client:
             assert client.timeout == 7.5 and client.info.name == "notebook"
-            assert server.sessions[0].client_info is not None
-            assert server.sessions[0].client_info.name == "notebook"
+            assert client.tools.whoami().text == "notebook"
             client.set_log_level("info")
             assert client.tools.shout(text="quiet").text == "QUIET"
             assert wait_for(lambda: len(logs) == 1)

@@ -18,7 +18,7 @@ def test_quickstart_prints_what_the_server_answered() -> None:
         [sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.splitlines() == [
-        "connected to quickstart 1.0 (2025-11-25)",
+        "connected to quickstart 1.0 (2026-07-28)",
         "tools: ['add']",
         "add(2, 3) = 5",
         "notes://today: Buy milk. Call Ada.",

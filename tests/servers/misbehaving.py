@@ -22,7 +22,7 @@ from typing import Any
 from mcp_sync import MCPServer
 from mcp_sync.context import Context
 from mcp_sync.stdio import serve_stdio
-from mcp_sync.types import CreateMessageRequestParams, SamplingMessage, TextContent
+from mcp_sync.types import SamplingMessage, TextContent
 
 
 def build() -> MCPServer:
@@ -53,9 +53,7 @@ def build() -> MCPServer:
         server.register_tool(name, handler, description=name)
 
     def ask(args: dict[str, Any], ctx: Context) -> str:
-        assert ctx.session is not None
-        question = SamplingMessage(role="user", content=TextContent(text=args["question"]))
-        answer = ctx.session.create_message(CreateMessageRequestParams(messages=[question], max_tokens=5))
+        answer = ctx.sample([SamplingMessage(role="user", content=TextContent(text=args["question"]))], max_tokens=5)
         assert isinstance(answer.content, TextContent)
         return answer.content.text
 

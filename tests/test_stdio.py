@@ -490,7 +490,9 @@ def test_sigterm_makes_serve_stdio_fail_pending_calls_and_return() -> None:
 
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 10
+    while "block: waiting\n" not in lines and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the server runs the handler
     transport.process.send_signal(signal.SIGTERM)
     caller.join(10)
     client.disconnect()

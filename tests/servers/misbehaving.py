@@ -46,6 +46,8 @@ def build() -> MCPServer:
         return str(child.pid)
 
     def block(args: dict[str, Any], ctx: Context) -> str:
+        sys.stderr.write("block: waiting\n")
+        sys.stderr.flush()
         ctx.cancelled.wait(30)
         return "stopped" if ctx.cancelled.is_set() else "timed out"
 

@@ -516,7 +516,9 @@ class HandlerThreads:
     requests. A thread that has passed its request on (and so ran its
     handler) waits ``idle_timeout`` seconds for another before it ends.
     There is no upper bound: a request keeps its thread as long as its
-    handler runs (a subscription, as long as it lasts).
+    handler runs (a subscription, as long as it lasts). Once :meth:`close`
+    is called no thread waits for another request: the idle ones end at
+    once, the busy ones when their task is done.
     """
 
     def __init__(self, idle_timeout: float = 30.0) -> None:
@@ -525,25 +527,25 @@ class HandlerThreads:
         self._lock = threading.Lock()
         self._idle = 0
         self._threads: set[threading.Thread] = set()
+        self._closed = False
 
     def submit(self, task: Callable[[], None]) -> None:
-        """Run ``task`` on an idle thread, or on a new one when none is idle."""
+        """Run ``task`` on an idle thread, or on a new one when none is idle (always a new one once closed)."""
         with self._lock:
-            if self._idle:
+            if self._idle and not self._closed:
                 self._idle -= 1  # an idle thread is spoken for: it will take this task
-                thread = None
-            else:
-                thread = threading.Thread(target=self._work, name="mcp-sync-http-handler", daemon=True)
-                self._threads.add(thread)
-        self._tasks.put(task)
-        if thread is not None:
-            thread.start()
+                self._tasks.put(task)  # under the lock: before any stop signal of close()
+                return
+            thread = threading.Thread(target=self._work, args=(task,), name="mcp-sync-http-handler", daemon=True)
+            self._threads.add(thread)
+        thread.start()
 
-    def _work(self) -> None:
-        task = self._tasks.get()  # one task was put for every thread started
+    def _work(self, task: Callable[[], None] | None) -> None:
         while task is not None:
             task()
             with self._lock:
+                if self._closed:
+                    break
                 self._idle += 1
             task = self._next()
         with self._lock:
@@ -561,11 +563,17 @@ class HandlerThreads:
                         return None
 
     def close(self, timeout: float = 5.0) -> None:
-        """End every thread once its task is done, waiting at most ``timeout`` seconds in all."""
+        """End every thread once its task is done, waiting at most ``timeout`` seconds in all.
+
+        The idle threads are told to stop; a busy one ends after its task
+        (it is joined as long as the time allows). A task submitted later
+        runs on a thread of its own, which ends with it.
+        """
         with self._lock:
+            self._closed = True
             threads = list(self._threads)
-        for _ in threads:
-            self._tasks.put(None)
+            for _ in range(self._idle):
+                self._tasks.put(None)
         deadline = time.monotonic() + timeout
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))

@@ -890,3 +890,49 @@ def test_an_idle_thread_spoken_for_as_it_times_out_takes_the_task() -> None:
     assert thread.is_alive()
     threads.close()
     assert not thread.is_alive()
+
+
+def test_close_ends_idle_threads_at_once_and_busy_ones_after_their_task() -> None:
+    """No thread waits out its idle time after close(); one busy then ends with its task, within the timeout."""
+    threads = HandlerThreads(idle_timeout=60.0)
+    done = threading.Semaphore(0)
+    threads.submit(done.release)
+    assert done.acquire(timeout=TIMEOUT)
+    wait_idle(threads, 1)
+    [idle] = list(threads._threads)
+    started, release = threading.Event(), threading.Event()
+
+    def busy() -> None:
+        started.set()
+        release.wait(TIMEOUT)
+
+    threads.submit(busy)  # the idle thread takes it
+    assert started.wait(TIMEOUT)
+    threads.submit(done.release)  # none idle: a second thread, which then waits for another task
+    assert done.acquire(timeout=TIMEOUT)
+    wait_idle(threads, 1)
+    [waiting] = [thread for thread in threads._threads if thread is not idle]
+    closer = threading.Thread(target=threads.close, kwargs={"timeout": TIMEOUT}, name="test-closer")
+    start = time.monotonic()
+    closer.start()
+    waiting.join(TIMEOUT)
+    assert not waiting.is_alive() and idle.is_alive()  # the idle one ended at once; the busy one still works
+    release.set()
+    closer.join(TIMEOUT)
+    assert not closer.is_alive() and not idle.is_alive() and not threads._threads
+    assert time.monotonic() - start < TIMEOUT
+    threads.submit(done.release)  # after close: on a thread of its own, which does not stay
+    assert done.acquire(timeout=TIMEOUT)
+    deadline = time.monotonic() + TIMEOUT
+    while threads._threads and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert not threads._threads
+
+
+def test_closing_the_app_ends_its_handler_threads(running: RunningHTTPServer, client: Client) -> None:
+    """The threads kept for 2026-07-28 requests do not outlive the server's close()."""
+    client.call("tools/list")
+    handlers = [thread for thread in threading.enumerate() if thread.name == "mcp-sync-http-handler"]
+    assert handlers
+    running.close()
+    assert not [thread for thread in handlers if thread.is_alive()]

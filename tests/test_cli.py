@@ -124,12 +124,22 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
-def web(target: str) -> Iterator[str]:
-    """The target server, loaded in this process and served over HTTP: in-process tests start no process."""
+def target_server(target: str) -> Iterator[MCPServer]:
+    """The target server, loaded (once) in this process."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "path", list(sys.path))
-        with start_http(load_server(target)) as running:
-            yield running.url
+        yield load_server(target)
+
+
+@pytest.fixture
+def web(target_server: MCPServer) -> Iterator[str]:
+    """The target server served over HTTP in this process: in-process tests start no process.
+
+    Served anew for each test: closing the app ends the threads it keeps for
+    2026-07-28 requests, which would otherwise wait for more past the test.
+    """
+    with start_http(target_server) as running:
+        yield running.url
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -160,7 +170,7 @@ def test_list_the_echo_server() -> None:
     done = cli("list", ECHO_SERVER)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:5] == [
-        "echo-server 1.0 (protocol 2025-11-25)",
+        "echo-server 1.0 (protocol 2026-07-28)",
         "",
         "Tools (2)",
         "  echo(text: string)                             Return the text unchanged.",
@@ -185,7 +195,7 @@ def test_call_the_echo_server_in_process(capsys: pytest.CaptureFixture[str]) -> 
 def test_list_as_json(capsys: pytest.CaptureFixture[str], web: str) -> None:
     code, out, _ = run_main(capsys, "list", web, "--json")
     listed = json.loads(out)
-    assert code == 0 and listed["server"] == {"name": "cli-target", "version": "2.0", "protocolVersion": "2025-11-25"}
+    assert code == 0 and listed["server"] == {"name": "cli-target", "version": "2.0", "protocolVersion": "2026-07-28"}
     assert [tool["name"] for tool in listed["tools"]][:2] == ["greet", "types"]
     assert [resource["uri"] for resource in listed["resources"]] == ["notes://readme", "notes://logo"]
     assert listed["resourceTemplates"][0]["uriTemplate"] == "notes://{name}/text"
@@ -396,7 +406,7 @@ def test_list_shows_every_section(capsys: pytest.CaptureFixture[str], web: str) 
     code, out, _ = run_main(capsys, "list", web)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "cli-target 2.0 (protocol 2025-11-25)"
+    assert lines[0] == "cli-target 2.0 (protocol 2026-07-28)"
     assert "  greet(name: string, times: integer = 1)" in out and "Say hello." in out and "second line" not in out
     long_row = lines.index("  a_tool_with_a_rather_long_name_for_the_table(first_argument?: string)")
     assert lines[long_row + 1] == "      Its description goes on the next line."
@@ -421,7 +431,15 @@ def test_call_outputs(capsys: pytest.CaptureFixture[str], web: str) -> None:
     code, out, _ = run_main(capsys, "call", web, "greet", "--json", '{"name": "json", "times": 1}', "times=3")
     assert (code, out) == (0, "hello json x3\n")
     code, out, _ = run_main(capsys, "call", web, "greet", "--json", '{"name": "raw"}', "--raw")
-    assert (code, json.loads(out)) == (0, {"content": [{"type": "text", "text": "hello raw x1"}]})
+    # The result as sent at 2026-07-28: the server names itself in every result, which says it is complete.
+    assert (code, json.loads(out)) == (
+        0,
+        {
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "cli-target", "version": "2.0"}},
+            "resultType": "complete",
+            "content": [{"type": "text", "text": "hello raw x1"}],
+        },
+    )
 
 
 def test_call_errors(capsys: pytest.CaptureFixture[str], web: str) -> None:

@@ -1,8 +1,11 @@
 """The MCP WSGI app hosted by real servers and frameworks, in subprocesses on 127.0.0.1.
 
 - ``examples/wsgi_app.py`` under gunicorn (``gthread``, one worker) and
-  waitress: our client initializes, lists and calls tools, gets progress,
-  answers a sampling request, and speaks the legacy HTTP+SSE transport.
+  waitress: our client initializes, lists and calls tools and gets progress
+  in both eras (its default finds the stateless revision 2026-07-28; the
+  handshake era, ``era="legacy"``, negotiates 2025-11-25), answers a
+  sampling request in each era's way, and speaks the legacy HTTP+SSE
+  transport.
 - The same app stateless under gunicorn with two workers: calls land on both
   and all succeed.
 - ``examples/flask_app.py`` (MCP mounted at ``/mcp`` beside Flask's page)
@@ -14,11 +17,13 @@ Everywhere: a forged ``Host`` or ``Origin`` is refused by the MCP endpoint,
 and SIGTERM stops the server with the exit status it is known for and leaves
 no process of its group running.
 
-That a server streams rather than buffers is shown without timing: the tools
-that sample send a progress notification and then block until the client
-answers the sampling request, which travels on the same SSE response. A
-server that held the response back until its end would never deliver that
-request and the call would time out.
+That a server streams rather than buffers is shown without timing, in the
+handshake era: the tools that sample send a progress notification and then
+block until the client answers the sampling request, which travels on the
+same SSE response. A server that held the response back until its end would
+never deliver that request and the call would time out. At 2026-07-28 a tool
+that samples answers with an input request instead and runs again from the
+start once the client has the answer: its progress comes once per round.
 
 Each server is started once per module (module-scoped fixtures); every wait
 is bounded.
@@ -62,6 +67,10 @@ INITIALIZE = {
 }
 
 pytestmark = pytest.mark.timeout(90)
+
+MODERN = "2026-07-28"
+ERAS = {"auto": MODERN, "legacy": "2025-11-25"}
+"""The client's eras, each with the version it negotiates with our servers."""
 
 
 def free_port() -> int:
@@ -275,7 +284,7 @@ def stop_with_clients_connected(hosted: Hosted, url: str, legacy: str) -> float:
     """
     with connect(legacy, transport="sse") as gone:
         gone.ping()
-    client = connect(url)
+    client = connect(url, era="legacy")  # a session of the handshake era, whose GET stream stays open
     try:
         client.ping()
         return hosted.check_stop()
@@ -303,18 +312,21 @@ def wsgi_host(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         yield hosted
 
 
-def test_initialize_list_and_call_tools(wsgi_host: Hosted) -> None:
-    with connect(wsgi_host.base + "/mcp", transport="streamable") as client:
-        assert client.negotiated_version == "2025-11-25"
+@pytest.mark.parametrize("era", sorted(ERAS))
+def test_initialize_list_and_call_tools(wsgi_host: Hosted, era: str) -> None:
+    with connect(wsgi_host.base + "/mcp", transport="streamable", era=era) as client:
+        assert client.negotiated_version == ERAS[era]
         assert client.server_info.name == "wsgi-example"
         assert [tool.name for tool in client.list_tools().tools] == ["add", "countdown", "ask_model", "worker_pid"]
         assert client.call_tool("add", {"a": 2, "b": 3.5}).structured_content == {"result": 5.5}
         client.ping()
 
 
-def test_progress_notifications_arrive_before_the_result(wsgi_host: Hosted) -> None:
+@pytest.mark.parametrize("era", sorted(ERAS))
+def test_progress_notifications_arrive_before_the_result(wsgi_host: Hosted, era: str) -> None:
     seen: list[ProgressNotificationParams] = []
-    with connect(wsgi_host.base + "/mcp") as client:
+    with connect(wsgi_host.base + "/mcp", era=era) as client:
+        assert client.negotiated_version == ERAS[era]
         result = client.call_tool("countdown", {"steps": 4}, on_progress=seen.append)
         got_by_then = len(seen)
     assert result.text == "liftoff"
@@ -323,8 +335,9 @@ def test_progress_notifications_arrive_before_the_result(wsgi_host: Hosted) -> N
 
 
 def test_sampling_round_trip_through_the_stream(wsgi_host: Hosted) -> None:
+    """Handshake era: the sampling request travels on the call's SSE response while the tool waits."""
     sampler = Sampler("blue")
-    with connect(wsgi_host.base + "/mcp", sampling_provider=sampler) as client:
+    with connect(wsgi_host.base + "/mcp", sampling_provider=sampler, era="legacy") as client:
         result = client.call_tool(
             "ask_model", {"question": "What colour is the sky?"}, on_progress=sampler.progress.append
         )
@@ -332,6 +345,19 @@ def test_sampling_round_trip_through_the_stream(wsgi_host: Hosted) -> None:
     # The progress notification came first, on the same response, while the tool waited for the answer.
     assert sampler.asked == [("What colour is the sky?", 1)]
     assert [p.message for p in sampler.progress] == ["asking the model", "answered"]
+
+
+def test_sampling_in_input_rounds(wsgi_host: Hosted) -> None:
+    """2026-07-28: the tool asks for input, is run again with the answer, and reports progress in each round."""
+    sampler = Sampler("blue")
+    with connect(wsgi_host.base + "/mcp", sampling_provider=sampler) as client:
+        assert client.negotiated_version == MODERN
+        result = client.call_tool(
+            "ask_model", {"question": "What colour is the sky?"}, on_progress=sampler.progress.append
+        )
+    assert result.text == "the model says: blue"
+    assert sampler.asked == [("What colour is the sky?", 1)]  # asked once, after the first round's progress
+    assert [p.message for p in sampler.progress] == ["asking the model", "asking the model", "answered"]
 
 
 def test_concurrent_clients(wsgi_host: Hosted) -> None:
@@ -442,18 +468,21 @@ def test_flask_page_and_mcp_tools_share_the_process(flask_host: Hosted) -> None:
     assert requests.get(flask_host.base + "/nowhere", timeout=HTTP_TIMEOUT).status_code == 404  # Flask's 404
 
 
-def test_flask_mount_streams_progress_and_sampling(flask_host: Hosted) -> None:
+@pytest.mark.parametrize("era", sorted(ERAS))
+def test_flask_mount_streams_progress_and_sampling(flask_host: Hosted, era: str) -> None:
     sampler = Sampler("short and sweet")
-    with connect(flask_host.base + "/mcp", sampling_provider=sampler) as client:
+    with connect(flask_host.base + "/mcp", sampling_provider=sampler, era=era) as client:
+        assert client.negotiated_version == ERAS[era]
         client.call_tool("add_note", {"text": "call Ada"})
         client.call_tool("add_note", {"text": "water plants"})
         result = client.call_tool("summarize_notes", on_progress=sampler.progress.append)
     assert result.text == "short and sweet"
     [(question, progress_by_then)] = sampler.asked
     assert question.startswith("Summarize these notes: ") and "call Ada; water plants" in question
-    total = len(sampler.progress)
-    assert total >= 2 and progress_by_then == total  # every progress notification came before the request
-    assert [p.progress for p in sampler.progress] == list(range(1, total + 1))
+    notes = question.count("; ") + 1
+    rounds = 1 if era == "legacy" else 2  # at 2026-07-28 the tool runs again once the answer is in
+    assert notes >= 2 and progress_by_then == notes  # every progress notification came before the request
+    assert [p.progress for p in sampler.progress] == list(range(1, notes + 1)) * rounds
 
 
 def test_flask_mount_serves_the_legacy_transport_under_its_prefix(flask_host: Hosted) -> None:
@@ -520,15 +549,20 @@ def test_django_views_and_mcp_tools_share_the_process(django_host: Hosted) -> No
     assert requests.get(django_host.base + "/nowhere/", timeout=HTTP_TIMEOUT).status_code == 404
 
 
-def test_django_mount_streams_progress_and_sampling(django_host: Hosted) -> None:
+@pytest.mark.parametrize("era", sorted(ERAS))
+def test_django_mount_streams_progress_and_sampling(django_host: Hosted, era: str) -> None:
     sampler = Sampler("Dune first")
-    with connect(django_host.base + "/mcp", sampling_provider=sampler) as client:
+    with connect(django_host.base + "/mcp", sampling_provider=sampler, era=era) as client:
+        assert client.negotiated_version == ERAS[era]
         client.call_tool("add_book", {"title": "Emma"})
         result = client.call_tool("recommend", on_progress=sampler.progress.append)
     assert result.text == "Dune first"
     [(question, progress_by_then)] = sampler.asked
     assert question.startswith("Which should I read first: ") and "Emma" in question
-    assert progress_by_then == len(sampler.progress) >= 1
+    books = question.count("; ") + 1
+    rounds = 1 if era == "legacy" else 2  # at 2026-07-28 the tool runs again once the answer is in
+    assert progress_by_then == books  # every progress notification came before the request
+    assert [p.progress for p in sampler.progress] == list(range(1, books + 1)) * rounds
 
 
 def test_django_mount_serves_the_legacy_transport(django_host: Hosted) -> None:

@@ -286,7 +286,7 @@ def test_example_notebook_runs_headless(kernel: str) -> None:
     by_source = {cell.source.splitlines()[0]: outputs(cell) for cell in code}
 
     _, connected = by_source["import sys"]
-    assert connected["text/plain"] == "('echo-server', '2025-11-25')"
+    assert connected["text/plain"] == "('echo-server', '2026-07-28')"  # the default era finds the stateless revision
     _, listing = by_source["client.tools"]
     assert "<table" in listing["text/html"] and "echo(text: string)" in listing["text/html"]
     assert "add(a: integer | number, b: integer | number)  -- Add two numbers." in listing["text/plain"]

@@ -154,6 +154,7 @@ class _RegisteredTool:
 class _RegisteredResource:
     resource: Resource
     handler: ResourceHandler
+    cache: dict[str, Any]
 
 
 @dataclass
@@ -161,6 +162,7 @@ class _RegisteredTemplate:
     template: ResourceTemplate
     handler: TemplateHandler
     pattern: re.Pattern[str]
+    cache: dict[str, Any]
 
 
 @dataclass
@@ -225,6 +227,16 @@ def _to_prompt_result(value: Any, description: str | None) -> GetPromptResult:
         PromptMessage(role="user", content=TextContent(text=item)) if isinstance(item, str) else item for item in value
     ]
     return GetPromptResult(description=description, messages=messages)
+
+
+def _cache_hints(ttl_ms: int | None, cache_scope: str | None) -> dict[str, Any]:
+    """A registration's own caching hints, as fields of its read results."""
+    hints: dict[str, Any] = {}
+    if ttl_ms is not None:
+        hints["ttl_ms"] = ttl_ms
+    if cache_scope is not None:
+        hints["cache_scope"] = cache_scope
+    return hints
 
 
 def _resource_value(value: Any) -> Any:
@@ -373,8 +385,14 @@ class MCPServer:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
     ) -> Resource:
-        """Register a resource at a fixed ``uri``; ``handler(uri, ctx)`` returns its contents."""
+        """Register a resource at a fixed ``uri``; ``handler(uri, ctx)`` returns its contents.
+
+        ``ttl_ms`` and ``cache_scope`` are the caching hints of its reads for
+        2026-07-28 clients (the server's defaults otherwise).
+        """
         resource = Resource(
             uri=uri,
             name=name or uri,
@@ -389,7 +407,7 @@ class MCPServer:
         with self._lock:
             if uri in self._resources:
                 raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"resource {uri!r} is already registered")
-            self._resources[uri] = _RegisteredResource(resource, handler)
+            self._resources[uri] = _RegisteredResource(resource, handler, _cache_hints(ttl_ms, cache_scope))
         self._list_changed("resources")
         return resource
 
@@ -405,6 +423,8 @@ class MCPServer:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
     ) -> ResourceTemplate:
         """Register a family of resources such as ``"users://{id}/profile"``.
 
@@ -425,7 +445,9 @@ class MCPServer:
                 raise MCPError(
                     MCP_CODES.DUPLICATE_REGISTRATION, f"resource template {uri_template!r} is already registered"
                 )
-            self._templates[uri_template] = _RegisteredTemplate(template, handler, _template_pattern(uri_template))
+            self._templates[uri_template] = _RegisteredTemplate(
+                template, handler, _template_pattern(uri_template), _cache_hints(ttl_ms, cache_scope)
+            )
         self._list_changed("resources")
         return template
 
@@ -570,6 +592,8 @@ class MCPServer:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a resource, or as a template when ``uri`` has ``{parameters}``.
 
@@ -602,6 +626,8 @@ class MCPServer:
                 "annotations": annotations,
                 "icons": icons,
                 "meta": meta,
+                "ttl_ms": ttl_ms,
+                "cache_scope": cache_scope,
             }
             if variables:
                 self.register_resource_template(
@@ -772,12 +798,13 @@ class MCPServer:
         ctx = context or Context(server=self)
         registered = self._resources.get(uri)
         if registered is not None:
-            return _to_contents(uri, registered.resource.mime_type, registered.handler(uri, ctx))
+            result = _to_contents(uri, registered.resource.mime_type, registered.handler(uri, ctx))
+            return result.model_copy(update=registered.cache) if registered.cache else result
         for template in list(self._templates.values()):
             match = template.pattern.match(uri)
             if match is not None:
-                value = template.handler(uri, match.groupdict(), ctx)
-                return _to_contents(uri, template.template.mime_type, value)
+                result = _to_contents(uri, template.template.mime_type, template.handler(uri, match.groupdict(), ctx))
+                return result.model_copy(update=template.cache) if template.cache else result
         raise MCPError(MCP_CODES.NOT_FOUND, f"Resource not found: {uri}", context={"uri": uri})
 
     def get_prompt(

@@ -99,6 +99,14 @@ def build_server() -> MCPServer:
     def memo() -> str:
         return "remember"
 
+    @server.resource("memo://private", ttl_ms=60_000, cache_scope="private")
+    def private_memo() -> str:
+        return "just for you"
+
+    @server.resource("memo://{n}/copy", ttl_ms=1)
+    def memo_copy(n: int) -> str:
+        return f"copy {n}"
+
     @server.prompt
     def ask_topic(ctx: Context) -> str:
         """A prompt that needs the user first."""
@@ -185,6 +193,14 @@ def test_lists_carry_result_type_cache_hints_and_a_stable_order(modern: tuple[MC
     read = call(client, "resources/read", {"uri": "memo://one"})
     validate_definition(REVISION, "ReadResourceResult", read)
     assert read["contents"][0]["text"] == "remember"
+
+
+def test_caching_hints_per_registration(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = modern
+    private = call(client, "resources/read", {"uri": "memo://private"})
+    assert (private["ttlMs"], private["cacheScope"]) == (60_000, "private")
+    copy = call(client, "resources/read", {"uri": "memo://3/copy"})
+    assert (copy["ttlMs"], copy["cacheScope"], copy["contents"][0]["text"]) == (1, "public", "copy 3")
 
 
 def test_a_missing_resource_is_invalid_params_naming_the_uri(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:

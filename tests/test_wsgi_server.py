@@ -931,6 +931,20 @@ def test_ipv6() -> None:
 needs_signals = pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs signal.pthread_kill")
 
 
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt here, as in a terminal.
+
+    A process started in the background by a non-interactive shell (as CI
+    may run the suite) inherits SIGINT ignored, and Python then leaves it so.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def interrupt_main_after(request: Callable[[], bytes], results: list[bytes]) -> threading.Thread:
     def run() -> None:
         try:
@@ -944,6 +958,7 @@ def interrupt_main_after(request: Callable[[], bytes], results: list[bytes]) -> 
 
 
 @needs_signals
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_serve_forever_stops_on_ctrl_c() -> None:
     assert threading.current_thread() is threading.main_thread()
     server = WSGIServer(ok_app)
@@ -973,6 +988,7 @@ def test_serve_forever_returns_when_closed_from_another_thread() -> None:
 
 
 @needs_signals
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_serve_logs_its_url_and_serves_until_ctrl_c(caplog: pytest.LogCaptureFixture) -> None:
     found = threading.Event()
     urls: list[str] = []

@@ -265,6 +265,7 @@ class MCPClient:
         self._session: InitializeResult | None = None
         self._modern: str | None = None
         self._log_level: LoggingLevel | None = None
+        self._meta_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self._background: concurrent.futures.ThreadPoolExecutor | None = None
         self._lock = threading.RLock()
         self._listen_lock = threading.RLock()
@@ -598,7 +599,20 @@ class MCPClient:
     # -------------------------------------------------------------- plumbing
 
     def _meta(self, revision: str) -> dict[str, Any]:
-        return request_meta(revision, self._modern_capabilities(), self.info.to_wire(), self._log_level)
+        """The ``_meta`` of a 2026-07-28 request, built again only when what it says changes."""
+        key = (
+            revision,
+            self.sampling_provider is None,
+            self.roots_provider is None,
+            self.elicitation_provider is None,
+            self.info,
+            self._log_level,
+        )
+        cached = self._meta_cache
+        if cached is None or cached[0] != key:
+            cached = (key, request_meta(revision, self._modern_capabilities(), self.info.to_wire(), self._log_level))
+            self._meta_cache = cached
+        return dict(cached[1])
 
     def _call(
         self,

@@ -320,6 +320,7 @@ class MCPServer:
         self._prompts: dict[str, _RegisteredPrompt] = {}
         self._roots: dict[str, Root] = {}
         self._completers: dict[tuple[str, str, str], Completer] = {}
+        self._info_wire: tuple[Implementation, dict[str, Any]] | None = None
         self._sessions: list[ServerSession] = []
         self._running = False
 
@@ -933,6 +934,14 @@ class MCPServer:
         check_log_level(level)
         for session in self.sessions:
             session.log(level, data, logger)
+
+    def info_wire(self) -> dict[str, Any]:
+        """This server's name and version as sent in results (built again only when :attr:`info` changes)."""
+        cached = self._info_wire
+        if cached is None or cached[0] is not self.info:
+            cached = (self.info, self.info.to_wire())
+            self._info_wire = cached
+        return dict(cached[1])
 
     def get_info(self) -> ServerInfo:
         """Counts of what is registered, and whether the server runs."""

@@ -201,12 +201,10 @@ class ServerSession:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
         request = ModernRequest.read(ctx.params)
         sealer = self.server.request_state
-        digest = ""
         if method in _INPUT_METHODS:
-            digest = sealer.digest(method, ctx.params)
             state = ctx.params.get("requestState")
             if isinstance(state, str):
-                request.answers.update(sealer.open(state, digest))
+                request.answers.update(sealer.open(state, sealer.digest(method, ctx.params)))
             responses = ctx.params.get("inputResponses")
             if isinstance(responses, dict):
                 request.answers.update(responses)
@@ -217,9 +215,8 @@ class ServerSession:
         try:
             result = handler(params, ctx)
         except InputRequired as needed:
-            interim = InputRequiredResult(
-                input_requests=needed.requests, request_state=sealer.seal(digest, request.answers)
-            )
+            state = sealer.seal(sealer.digest(method, ctx.params), request.answers)
+            interim = InputRequiredResult(input_requests=needed.requests, request_state=state)
             return interim.to_wire()
         except MCPError as error:
             if error.code == MCP_CODES.NOT_FOUND and method == "resources/read":
@@ -227,7 +224,7 @@ class ServerSession:
             raise
         wire = result.to_wire()
         wire["resultType"] = "complete"
-        wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info.to_wire()
+        wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
         if method in _CACHEABLE:
             wire.setdefault("ttlMs", self.server.cache_ttl_ms)
             wire.setdefault("cacheScope", self.server.cache_scope)

@@ -419,3 +419,12 @@ def test_request_state_expires_and_is_bounded() -> None:
     assert err.value.code == MCP_CODES.INTERNAL_ERROR
     shared = RequestStateSealer(b"s" * 32)
     assert RequestStateSealer(b"s" * 32).open(shared.seal("d", {"k": 2}), "d") == {"k": 2}
+
+
+def test_results_name_the_server_as_it_is_now(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    from mcp_sync.types import Implementation
+
+    server, client = modern
+    assert call(client, "tools/list")["_meta"]["io.modelcontextprotocol/serverInfo"]["version"] == "2.0"
+    server.info = Implementation(name="modern", version="2.1")
+    assert call(client, "tools/list")["_meta"]["io.modelcontextprotocol/serverInfo"]["version"] == "2.1"

@@ -39,7 +39,6 @@ from .types import (
     ListRootsRequest,
     ListRootsResult,
     LoggingLevel,
-    LoggingMessageNotificationParams,
     ModelPreferences,
     ReadResourceResult,
     RequestId,
@@ -56,7 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Context", "Elicited", "ProgressReporter"]
 
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 ProgressReporter = Callable[[float, "float | None", "str | None"], None]
 T = TypeVar("T")
@@ -136,10 +134,8 @@ class Context:
             return
         if self.modern is None:
             self.session.log(level, data, logger)
-        elif self.modern.log_level is not None and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.modern.log_level):
-            self.session.notify(
-                "notifications/message", LoggingMessageNotificationParams(level=level, data=data, logger=logger)
-            )
+        elif self.modern.log_level is not None:
+            self.session.log(level, data, logger, minimum=self.modern.log_level)
 
     def _client(self, what: str) -> ServerSession:
         if self.session is None:

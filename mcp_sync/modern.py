@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import MCP_CODES, JsonRpcCode, MCPError
 from .types import (
+    LOG_LEVELS,
     ClientCapabilities,
     CreateMessageRequest,
     ElicitRequest,
@@ -69,7 +70,6 @@ _R = TypeVar("_R", bound=BaseModel)
 ClientRequest = CreateMessageRequest | ElicitRequest | ListRootsRequest
 """What a handler may need from the client."""
 _CAPABILITY_FOR = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
-_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 def is_modern(method: str, params: dict[str, Any]) -> bool:
@@ -133,7 +133,7 @@ class ModernRequest:
         except ValidationError as exc:
             raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid params: {exc}", cause=exc) from exc
         level = meta.get(LOG_LEVEL)
-        request.log_level = level if level in _LOG_LEVELS else None
+        request.log_level = level if level in LOG_LEVELS else None
         return request
 
     def ask(self, request: ClientRequest, result_type: type[_R], key: str | None = None) -> _R:

@@ -19,6 +19,7 @@ with its own negotiated revision, capabilities, subscriptions and log level.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import re
@@ -37,6 +38,7 @@ from .modern import InputRequired, MissingClientCapability, RequestStateSealer
 from .signature import FunctionSpec, template_variables
 from .telemetry import Telemetry
 from .types import (
+    LOG_LEVELS,
     Annotations,
     BlobResourceContents,
     CallToolResult,
@@ -95,18 +97,13 @@ Completer = Callable[[str, dict[str, str]], "Sequence[str]"]
 F = TypeVar("F", bound=Callable[..., Any])
 CompletionProvider = Callable[[CompleteRequestParams, Context], "CompleteResult | Sequence[str]"]
 
-LOG_LEVELS: tuple[LoggingLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
 
-_content_adapter: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
+@functools.cache
+def _content_adapter() -> TypeAdapter[ContentBlock]:
+    """Built on first use: a server that never normalises content blocks does not pay for it at import."""
+    return TypeAdapter(ContentBlock)
+
+
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -194,7 +191,7 @@ def _to_call_tool_result(value: Any) -> CallToolResult:
     if isinstance(value, (WireModel, Mapping)):
         value = [value]
     return CallToolResult(
-        content=[_content_adapter.validate_python(v.to_wire() if isinstance(v, WireModel) else v) for v in value]
+        content=[_content_adapter().validate_python(v.to_wire() if isinstance(v, WireModel) else v) for v in value]
     )
 
 

@@ -31,8 +31,9 @@ from .modern import (
     resource_not_found,
 )
 from .revisions import HANDSHAKE_REVISIONS, adapt_notification, adapt_result, at_least, negotiate
-from .server import LOG_LEVELS, RequestInfo, check_log_level
+from .server import RequestInfo, check_log_level
 from .types import (
+    LOG_LEVELS,
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
@@ -381,10 +382,16 @@ class ServerSession:
             if getattr(wanted, f"{kind}_list_changed"):
                 self.notify(f"notifications/{kind}/list_changed", {"_meta": {SUBSCRIPTION_ID: subscription}})
 
-    def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
-        """Send ``notifications/message`` if ``level`` reaches the client's chosen level."""
+    def log(
+        self, level: LoggingLevel, data: Any, logger: str | None = None, *, minimum: LoggingLevel | None = None
+    ) -> None:
+        """Send ``notifications/message`` if ``level`` reaches the client's chosen level.
+
+        ``minimum`` (a 2026-07-28 request's own level) takes the place of the
+        level the client chose for the connection.
+        """
         check_log_level(level)
-        threshold = self.log_level or self.server.log_level
+        threshold = minimum or self.log_level or self.server.log_level
         if threshold is not None and _SEVERITY[level] < _SEVERITY[threshold]:
             return
         self.notify("notifications/message", LoggingMessageNotificationParams(level=level, data=data, logger=logger))

@@ -32,7 +32,7 @@ through as unknown fields.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -48,6 +48,8 @@ ResultType: TypeAlias = str
 """``complete`` or ``input_required`` (2026-07-28); a plain string in the schema."""
 Role: TypeAlias = Literal["user", "assistant"]
 LoggingLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+LOG_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
+"""The log levels, least severe first."""
 
 
 class WireModel(BaseModel):

@@ -53,9 +53,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from benchlib import percentile  # noqa: E402
+from mcp_sync.client import http_client
 
-from mcp_sync.client import MCPClient  # noqa: E402
-from mcp_sync.http_client import http_client  # noqa: E402
+from mcp_sync.client.core import MCPClient
 
 SDK_SERVER = ROOT / "tests" / "servers" / "sdk_http_server.py"
 

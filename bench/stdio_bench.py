@@ -32,7 +32,8 @@ sys.path.insert(0, str(HERE))
 
 from benchlib import percentile, rss_kib  # noqa: E402
 
-from mcp_sync.stdio import ProcessTransport, stdio_client  # noqa: E402
+from mcp_sync.client import stdio_client
+from mcp_sync.transports.stdio import ProcessTransport
 
 ROWS = [
     ("connect_s", "cold connect (s)", "lower"),

@@ -73,7 +73,7 @@ def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
 
 def connect(url: str, revision: str) -> MCPClient:
     """A client connected over Streamable HTTP at ``revision``'s wire, with every provider set."""
-    from mcp_sync.http_client import http_client
+    from mcp_sync.client import http_client
 
     return http_client(
         url,

@@ -35,8 +35,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from mcp_sync import MCPServer
-from mcp_sync.context import Context
-from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync.server.context import Context
+from mcp_sync.server.http.app import StreamableHTTPApp
 
 MCP_MOUNT = "/mcp"
 

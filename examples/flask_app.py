@@ -32,9 +32,9 @@ from flask import Flask
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 from mcp_sync import MCPServer
-from mcp_sync.context import Context
-from mcp_sync.http_server import StreamableHTTPApp
-from mcp_sync.wsgi_server import WSGIServer
+from mcp_sync.server.context import Context
+from mcp_sync.server.http.app import StreamableHTTPApp
+from mcp_sync.server.http.wsgi import WSGIServer
 
 MCP_MOUNT = "/mcp"
 

@@ -51,8 +51,8 @@ import threading
 from types import FrameType
 
 from mcp_sync import MCPServer
-from mcp_sync.context import Context
-from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync.server.context import Context
+from mcp_sync.server.http.app import StreamableHTTPApp
 
 server = MCPServer("wsgi-example", "1.0")
 

@@ -18,24 +18,25 @@ from typing import TYPE_CHECKING, Any
 # the package attribute to the module, and this import then rebinds it to
 # the function for good. The module itself imports nothing heavy.
 from .connect import connect
+from .protocol import rendering as _rendering
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "MCPClient": "client",
-    "MCPServer": "server",
-    "ServerSession": "session",
-    "Context": "context",
-    "JsonRpcDispatcher": "dispatcher",
-    "Transport": "transport",
-    "InMemoryTransport": "transport",
-    "EventBus": "events",
-    "Telemetry": "telemetry",
-    "MCP_CODES": "errors",
-    "MCPError": "errors",
-    "MCPProtocolError": "errors",
-    "MCPTransportError": "errors",
-    "define_codes": "errors",
+    "MCPClient": "client.core",
+    "MCPServer": "server.core",
+    "ServerSession": "server.session",
+    "Context": "server.context",
+    "JsonRpcDispatcher": "runtime.dispatcher",
+    "Transport": "runtime.transport",
+    "InMemoryTransport": "transports.memory",
+    "EventBus": "runtime.events",
+    "Telemetry": "runtime.telemetry",
+    "MCP_CODES": "protocol.errors",
+    "MCPError": "protocol.errors",
+    "MCPProtocolError": "protocol.errors",
+    "MCPTransportError": "protocol.errors",
+    "define_codes": "protocol.errors",
 }
 
 __all__ = [
@@ -58,15 +59,28 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .client import MCPClient
-    from .context import Context
-    from .dispatcher import JsonRpcDispatcher
-    from .errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError, define_codes
-    from .events import EventBus
-    from .server import MCPServer
-    from .session import ServerSession
-    from .telemetry import Telemetry
-    from .transport import InMemoryTransport, Transport
+    from .client.core import MCPClient
+    from .protocol.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError, define_codes
+    from .runtime.dispatcher import JsonRpcDispatcher
+    from .runtime.events import EventBus
+    from .runtime.telemetry import Telemetry
+    from .runtime.transport import Transport
+    from .server.context import Context
+    from .server.core import MCPServer
+    from .server.session import ServerSession
+    from .transports.memory import InMemoryTransport
+
+
+def _render(kind: str, model: object) -> str | None:
+    """The wire models' rich display: the display layer, imported the first time something is shown."""
+    from .display.render import render
+
+    return render(kind, model)
+
+
+# Set here, at the composition level, so that ``protocol`` never imports ``display``
+# and still every result shown in a notebook (even one built by hand) renders richly.
+_rendering.set_renderer(_render)
 
 
 def __getattr__(name: str) -> Any:

@@ -38,16 +38,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .connect import connect
+from .connect import connect, is_url
+from .protocol.schema import json_kinds
 
 if TYPE_CHECKING:
-    from .client import MCPClient
-    from .server import MCPServer
-    from .types import Prompt, Resource
+    from .client.core import MCPClient
+    from .protocol.types import Prompt, Resource
+    from .server.core import MCPServer
 
 __all__ = ["CommandError", "load_server", "main", "parse_arguments", "parse_value"]
 
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 _OBJECT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 DEFAULT_TIMEOUT = 30.0
 """Seconds allowed for connecting and for each request, unless ``--timeout`` says otherwise."""
@@ -58,29 +58,6 @@ class CommandError(Exception):
 
 
 # ------------------------------------------------------------------ parsing
-
-
-def _kinds(schema: Any) -> set[str]:
-    """The JSON types a property schema allows (from ``type``, ``enum``, ``anyOf``/``oneOf``)."""
-    if not isinstance(schema, Mapping):
-        return set()
-    kinds = schema.get("type")
-    if isinstance(kinds, str):
-        return {kinds}
-    if isinstance(kinds, list):
-        return {str(kind) for kind in kinds}
-    enum = schema.get("enum")
-    if isinstance(enum, list):
-        return {_json_kind(value) for value in enum}
-    found: set[str] = set()
-    for variant in schema.get("anyOf", schema.get("oneOf", [])):
-        found |= _kinds(variant)
-    return found
-
-
-def _json_kind(value: Any) -> str:
-    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
-    return names.get(type(value), "null")
 
 
 _NO = object()
@@ -151,7 +128,7 @@ def parse_value(name: str, raw: str, schema: Any) -> Any:
     >>> parse_value("x", "{bad", {})
     '{bad'
     """
-    kinds = _kinds(schema)
+    kinds = json_kinds(schema)
     if not kinds:
         with contextlib.suppress(ValueError):
             return json.loads(raw)
@@ -225,7 +202,7 @@ def load_server(spec: str) -> MCPServer:
     at its top level. The file is imported under its own name, not as
     ``__main__``, so an ``if __name__ == "__main__":`` block does not run.
     """
-    from .server import MCPServer
+    from .server.core import MCPServer
 
     location, colon, name = spec.rpartition(":")
     if not colon or not _OBJECT.fullmatch(name):
@@ -260,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.serve_stdio()
         return 0
-    from .http_server import start_http
+    from .server.http.app import start_http
 
     port = 8000 if args.port is None else args.port
     with start_http(server, args.host or "127.0.0.1", port, stateless=args.stateless) as running:
@@ -297,7 +274,7 @@ def _client(args: argparse.Namespace) -> MCPClient:
     options: dict[str, Any] = {"timeout": args.timeout, "connect_timeout": args.timeout}
     headers = dict(_pairs(args.header, ":"))
     environment = dict(_pairs(args.env, "="))
-    if _URL.match(args.target):
+    if is_url(args.target):
         if environment:
             raise CommandError("--env applies to servers started as a command, not to URLs")
         return connect(args.target, headers={k: v.strip() for k, v in headers.items()} or None, **options)
@@ -332,7 +309,7 @@ def _first_line(text: str | None) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from .client import tool_summary
+    from .protocol.schema import tool_summary
 
     with _client(args) as client:
         capabilities = client.server_capabilities
@@ -378,7 +355,7 @@ def _prompt_row(prompt: Prompt) -> tuple[str, str]:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from .notebook import content_text
+    from .display.render import content_text
 
     with _client(args) as client:
         tool = {tool.name: tool for tool in client.tools()}.get(args.tool)
@@ -407,7 +384,7 @@ def _call(args: argparse.Namespace) -> int:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from .notebook import read_resource_result_text
+    from .display.render import read_resource_result_text
 
     with _client(args) as client:
         result = client.read_resource(args.uri)
@@ -419,7 +396,7 @@ def _read(args: argparse.Namespace) -> int:
 
 
 def _prompt(args: argparse.Namespace) -> int:
-    from .notebook import get_prompt_result_text
+    from .display.render import get_prompt_result_text
 
     arguments = dict(_pairs(args.arguments, "="))
     with _client(args) as client:
@@ -486,7 +463,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _one_line(exc: BaseException) -> str:
     """What went wrong, on one line: the message's first line, plus the server's last stderr line."""
-    from .errors import MCPError
+    from .protocol.errors import MCPError
 
     if isinstance(exc, MCPError):
         line = _first_line(exc.message).split("; stderr:")[0] or exc.code

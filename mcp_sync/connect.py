@@ -20,13 +20,20 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .client import ElicitationProvider, LogHandler, MCPClient, RootsProvider, SamplingProvider
-    from .server import MCPServer
-    from .stdio import StderrTarget
+    from .client.core import ElicitationProvider, LogHandler, MCPClient, RootsProvider, SamplingProvider
+    from .server.core import MCPServer
+    from .transports.stdio import StderrTarget
 
 __all__ = ["connect"]
 
 _URL = re.compile(r"^https?://", re.IGNORECASE)
+
+
+def is_url(target: str) -> bool:
+    """Whether a target is an HTTP(S) URL rather than a command line (the one test, for ``connect`` and the CLI)."""
+    return _URL.match(target) is not None
+
+
 _HTTP_OPTIONS = ("headers", "auth", "http_transport", "session")
 _STDIO_OPTIONS = ("env", "cwd", "stderr", "inherit_env")
 
@@ -97,7 +104,7 @@ def connect(
         "log_handler": log_handler,
         **client_options,
     }
-    if isinstance(target, str) and _URL.match(target):
+    if isinstance(target, str) and is_url(target):
         _refuse(given, _STDIO_OPTIONS, "an HTTP server")
         client = _connect_http(target, given, connect_timeout, options)
     elif isinstance(target, (str, Sequence)):
@@ -106,7 +113,7 @@ def connect(
     else:
         _refuse(given, (*_HTTP_OPTIONS, *_STDIO_OPTIONS), "an MCPServer object")
         client = _connect_in_memory(target, connect_timeout, options)
-    from .notebook import enable_rich_display
+    from .display.ipython import enable_rich_display
 
     enable_rich_display()
     return client
@@ -121,7 +128,7 @@ def _refuse(given: Mapping[str, Any], names: Sequence[str], kind: str) -> None:
 def _connect_http(
     url: str, given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
 ) -> MCPClient:
-    from .http_client import http_client
+    from .client import http_client
 
     return http_client(
         url,
@@ -137,7 +144,7 @@ def _connect_http(
 def _connect_stdio(
     command: str | Sequence[str], given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
 ) -> MCPClient:
-    from .stdio import stdio_client
+    from .client import stdio_client
 
     return stdio_client(
         command,
@@ -151,9 +158,9 @@ def _connect_stdio(
 
 
 def _connect_in_memory(server: object, connect_timeout: float | None, options: dict[str, Any]) -> MCPClient:
-    from .client import MCPClient
-    from .server import MCPServer
-    from .transport import InMemoryTransport
+    from .client.core import MCPClient
+    from .server.core import MCPServer
+    from .transports.memory import InMemoryTransport
 
     if not isinstance(server, MCPServer):
         raise TypeError(

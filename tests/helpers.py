@@ -6,11 +6,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from mcp_sync.client import MCPClient
-from mcp_sync.jsonrpc import InvalidMessage, encode_message
-from mcp_sync.server import MCPServer
-from mcp_sync.transport import InMemoryTransport, MessageHandler
 from mcp_sync.types import JSONRPCMessage
+
+from mcp_sync.client.core import MCPClient
+from mcp_sync.protocol.jsonrpc import InvalidMessage, encode_message
+from mcp_sync.runtime.transport import MessageHandler
+from mcp_sync.server.core import MCPServer
+from mcp_sync.transports.memory import InMemoryTransport
 
 
 class RecordingTransport:

@@ -24,8 +24,8 @@ import pytest
 
 import mcp_sync
 from mcp_sync.cli import CommandError, load_server, main, parse_arguments, parse_value
-from mcp_sync.http_server import start_http
-from mcp_sync.server import MCPServer
+from mcp_sync.server.core import MCPServer
+from mcp_sync.server.http.app import start_http
 
 ROOT = Path(__file__).parent.parent
 ECHO_SERVER = str(ROOT / "examples" / "echo_server.py")

@@ -18,18 +18,17 @@ from typing import Any, Literal
 import pytest
 
 import mcp_sync
-from mcp_sync.client import (
-    MCPClient,
+from mcp_sync.client.core import MCPClient
+from mcp_sync.client.tools import (
     ToolNamespace,
-    json_type_name,
     python_name,
     tool_docstring,
     tool_function,
     tool_signature,
-    tool_summary,
 )
 from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError
-from mcp_sync.server import MCPServer
+from mcp_sync.protocol.schema import json_type_name, tool_summary
+from mcp_sync.server.core import MCPServer
 from mcp_sync.types import CallToolResult, ProgressNotificationParams, TextContent, Tool
 
 ROOT = Path(__file__).parent.parent
@@ -189,19 +188,20 @@ def test_rich_reprs_of_the_namespace(client: MCPClient) -> None:
 
 def test_tool_function_signature_docstring_and_help(client: MCPClient) -> None:
     add = client.tools.add
-    assert str(inspect.signature(add)) == "(a: float, b: float = 0) -> mcp_sync.types.CallToolResult"
+    assert str(inspect.signature(add)) == "(a: float, b: float = 0) -> mcp_sync.protocol.types.CallToolResult"
     assert add.__doc__ is not None and add.__doc__.startswith("Add two numbers.\n\nArgs:\n")
     assert "    a (number): The first number.\n" in add.__doc__
     assert "    b (number, optional): The second\n        number. Default: 0.\n" in add.__doc__
     rendered = pydoc.render_doc(add, renderer=pydoc.plaintext)
-    assert "add(a: float, b: float = 0) -> mcp_sync.types.CallToolResult" in rendered
+    assert "add(a: float, b: float = 0) -> mcp_sync.protocol.types.CallToolResult" in rendered
     assert "The first number." in rendered
 
 
 def test_tool_function_arguments(client: MCPClient) -> None:
     echo = client.tools["echo-args"]
     assert str(inspect.signature(echo)) == (
-        "(text: str | None = None, note: str | None = None, **extra_arguments: Any) -> mcp_sync.types.CallToolResult"
+        "(text: str | None = None, note: str | None = None, **extra_arguments: Any)"
+        " -> mcp_sync.protocol.types.CallToolResult"
     )
     # None leaves an optional argument out; names that are not identifiers go through **.
     assert echo("hi", None, **{"first-name": "Ada"}).structured_content == {"text": "hi", "first-name": "Ada"}
@@ -287,7 +287,7 @@ def test_extra_arguments_parameter() -> None:
     assert last(make_tool({"a": {}}, additionalProperties=False)).name == "a"
     # A required name that has no property still becomes a parameter.
     assert str(tool_signature(make_tool({"a": {}}, required=["b", "a"]))) == (
-        "(a: Any, b: Any) -> mcp_sync.types.CallToolResult"
+        "(a: Any, b: Any) -> mcp_sync.protocol.types.CallToolResult"
     )
     # A schema whose properties or required list are malformed is read as having none.
     malformed = Tool(name="t", input_schema={"type": "object", "properties": [1]})

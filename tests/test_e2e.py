@@ -14,12 +14,6 @@ from typing import Any
 
 import pytest
 from helpers import RecordingTransport
-from schema_util import validate_definition
-
-from mcp_sync import MCP_CODES, InMemoryTransport, MCPClient, MCPError, MCPServer
-from mcp_sync.context import Context
-from mcp_sync.events import REQUEST_COMPLETED
-from mcp_sync.revisions import HANDSHAKE_REVISIONS
 from mcp_sync.types import (
     AudioContent,
     CreateMessageRequestParams,
@@ -34,6 +28,12 @@ from mcp_sync.types import (
     TextContent,
     ToolAnnotations,
 )
+from schema_util import validate_definition
+
+from mcp_sync import MCP_CODES, InMemoryTransport, MCPClient, MCPError, MCPServer
+from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
+from mcp_sync.runtime.events import REQUEST_COMPLETED
+from mcp_sync.server.context import Context
 
 REQUESTS = {
     "initialize": ("InitializeRequest", "InitializeResult"),

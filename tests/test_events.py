@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sync.events import (
+from mcp_sync.runtime.events import (
     CONNECTION_CLOSED,
     CONNECTION_OPENED,
     NOTIFICATION_EMITTED,

@@ -6,8 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_sync import MCPClient
 from mcp_sync.types import ElicitRequestFormParams, ElicitResult, ProgressNotificationParams, TextContent
+
+from mcp_sync import MCPClient
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 SERVE = {"env": {"PYTHONPATH": str(EXAMPLES.parent)}, "inherit_env": True}

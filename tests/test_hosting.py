@@ -49,7 +49,7 @@ import pytest
 import requests
 
 from mcp_sync import MCPClient
-from mcp_sync.http_client import http_client
+from mcp_sync.client import http_client
 from mcp_sync.types import CreateMessageRequestParams, CreateMessageResult, ProgressNotificationParams, TextContent
 
 ROOT = Path(__file__).parent.parent

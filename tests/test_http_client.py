@@ -31,17 +31,14 @@ import pytest
 import requests
 import requests.auth
 
-import mcp_sync.http_client as http_module
+import mcp_sync.transports.http.streamable as http_module
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
-from mcp_sync.context import Context
-from mcp_sync.http_client import (
-    EventSource,
-    StreamableHTTPClientTransport,
-    default_sse_client,
-    http_client,
-)
-from mcp_sync.http_server import RunningHTTPServer, start_http
-from mcp_sync.sse_client import SSEClientTransport
+from mcp_sync.client import http_client
+from mcp_sync.server.context import Context
+from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.transports.http._common import EventSource, default_sse_client
+from mcp_sync.transports.http.sse import SSEClientTransport
+from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

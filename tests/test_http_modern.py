@@ -29,13 +29,20 @@ import requests
 from schema_util import validate_definition
 
 from mcp_sync import Context, MCPServer
-from mcp_sync.events import CONNECTION_CLOSED
-from mcp_sync.http_security import header_declarations, header_text, param_header_problem
-from mcp_sync.http_server import RunningHTTPServer, StreamableHTTPApp, start_http
-from mcp_sync.http_sessions import Event, HandlerThreads, Signal, StreamableSessionTransport
-from mcp_sync.jsonrpc import error_response
-from mcp_sync.modern import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION, SUBSCRIPTION_ID
-from mcp_sync.revisions import HANDSHAKE_REVISIONS
+from mcp_sync.protocol.headers import InvalidHeaderDeclaration, header_declarations, header_text, param_header_problem
+from mcp_sync.protocol.jsonrpc import error_response
+from mcp_sync.protocol.stateless import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LOG_LEVEL,
+    PROTOCOL_VERSION,
+    SUBSCRIPTION_ID,
+)
+from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
+from mcp_sync.runtime.events import CONNECTION_CLOSED
+from mcp_sync.runtime.workers import HandlerThreads
+from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
+from mcp_sync.server.http.sessions import Event, Signal, StreamableSessionTransport
 from mcp_sync.types import JSONRPCNotification
 
 REVISION = "2026-07-28"
@@ -529,8 +536,9 @@ def test_header_helpers() -> None:
         {"$defs": {"x": string}, "properties": {"a": {"$ref": "#/$defs/x"}}},
         {"properties": {"a": {"properties": {"b": {"type": "string", "x-mcp-header": "B/C"}}}}},
     ]
-    for schema in invalid:
-        assert header_declarations(schema) == {}, schema
+    for schema in invalid:  # one codec for both roles: an invalid declaration raises, and the server catches it
+        with pytest.raises(InvalidHeaderDeclaration):
+            header_declarations(schema)
     assert header_declarations({"properties": {"a": "not a schema", "b": string}}) == {"A": ("b",)}
     assert header_declarations({"properties": "odd"}) == {}
     assert header_declarations({"properties": {"o": {"properties": {"p": string}}}}) == {"A": ("o", "p")}

@@ -23,31 +23,23 @@ import pytest
 import requests
 from schema_util import validate_definition
 
-from mcp_sync.dispatcher import RequestContext, _current
-from mcp_sync.event_store import EventStore, InMemoryEventStore
-from mcp_sync.events import CONNECTION_CLOSED
-from mcp_sync.http_security import (
-    accepts,
-    bearer_token,
-    challenge,
-    host_allowed,
-    origin_allowed,
-    token_expired,
-    token_principal,
-    token_scopes,
-)
-from mcp_sync.http_server import RunningHTTPServer, StreamableHTTPApp, start_http
-from mcp_sync.http_sessions import (
+from mcp_sync.protocol.jsonrpc import error_response
+from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
+from mcp_sync.runtime.dispatcher import RequestContext, _current
+from mcp_sync.runtime.events import CONNECTION_CLOSED
+from mcp_sync.runtime.workers import HandlerThreads
+from mcp_sync.server.core import MCPServer
+from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
+from mcp_sync.server.http.auth import bearer_token, challenge, token_expired, token_principal, token_scopes
+from mcp_sync.server.http.event_store import EventStore, InMemoryEventStore
+from mcp_sync.server.http.security import accepts, host_allowed, origin_allowed
+from mcp_sync.server.http.sessions import (
     Event,
-    HandlerThreads,
     HTTPSession,
     SessionRegistry,
     Signal,
     StreamableSessionTransport,
 )
-from mcp_sync.jsonrpc import error_response
-from mcp_sync.revisions import HANDSHAKE_REVISIONS
-from mcp_sync.server import MCPServer
 from mcp_sync.types import (
     CreateMessageRequestParams,
     JSONRPCMessage,
@@ -1263,7 +1255,7 @@ def test_start_http_as_a_context_manager(server: MCPServer) -> None:
 
 
 def test_serve_http_blocks_until_its_server_closes(server: MCPServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    import mcp_sync.http_server as module
+    import mcp_sync.server.http.app as module
 
     made: list[Any] = []
     ready = threading.Event()
@@ -1427,7 +1419,7 @@ def test_responses_prefer_unbound_posts_then_the_oldest() -> None:
 
 
 def test_an_sse_body_runs_its_close_callback_once() -> None:
-    from mcp_sync.http_server import _SSEBody
+    from mcp_sync.server.http.app import _SSEBody
 
     closed: list[int] = []
     body = _SSEBody(queue.SimpleQueue(), first=b"retry: 1\n\n", ping_interval=0.01, on_close=lambda: closed.append(1))
@@ -1438,7 +1430,7 @@ def test_an_sse_body_runs_its_close_callback_once() -> None:
 
 
 def test_finished_post_streams_are_forgotten_beyond_a_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mcp_sync.http_sessions as sessions
+    import mcp_sync.server.http.sessions as sessions
 
     monkeypatch.setattr(sessions, "MAX_FINISHED_STREAMS", 1)
     store = InMemoryEventStore()

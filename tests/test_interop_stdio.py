@@ -35,8 +35,8 @@ import peers
 import pytest
 
 from mcp_sync import MCP_CODES, MCPError
-from mcp_sync.client import RESOURCE_UPDATED, MCPClient, ResourceUpdated
-from mcp_sync.stdio import stdio_client
+from mcp_sync.client import stdio_client
+from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.types import (
     BlobResourceContents,
     CreateMessageRequestParams,

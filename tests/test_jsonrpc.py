@@ -6,8 +6,6 @@ import json
 from typing import Any
 
 import pytest
-
-from mcp_sync.jsonrpc import InvalidMessage, decode_message, encode_message, error_response, parse_value
 from mcp_sync.types import (
     Error,
     JSONRPCErrorResponse,
@@ -15,6 +13,14 @@ from mcp_sync.types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResultResponse,
+)
+
+from mcp_sync.protocol.jsonrpc import (
+    InvalidMessage,
+    decode_message,
+    encode_message,
+    error_response,
+    parse_value,
 )
 
 

@@ -41,15 +41,22 @@ import requests
 from helpers import RecordingTransport
 
 from mcp_sync import MCP_CODES, Context, MCPClient, MCPError, MCPServer
-from mcp_sync.client import RESOURCE_UPDATED, ResourceUpdated
-from mcp_sync.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.client import http_client, stdio_client
+from mcp_sync.client.cache import ResponseCache
+from mcp_sync.client.core import RESOURCE_UPDATED, ResourceUpdated
 from mcp_sync.errors import MCPProtocolError, MCPTransportError
-from mcp_sync.http_client import StreamableHTTPClientTransport, http_client
-from mcp_sync.http_server import start_http
-from mcp_sync.modern import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION, SUBSCRIPTION_ID
-from mcp_sync.modern_client import ResponseCache, header_declarations, header_value
-from mcp_sync.stdio import stdio_client
-from mcp_sync.transport import InMemoryTransport
+from mcp_sync.protocol.headers import header_declarations, header_value
+from mcp_sync.protocol.stateless import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LOG_LEVEL,
+    PROTOCOL_VERSION,
+    SUBSCRIPTION_ID,
+)
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.server.http.app import start_http
+from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
+from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

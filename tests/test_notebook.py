@@ -18,15 +18,14 @@ from typing import Any
 
 import pytest
 
-from mcp_sync.notebook import (
-    ProgressBar,
+from mcp_sync.display.ipython import enable_rich_display, load_ipython_extension
+from mcp_sync.display.progress import ProgressBar
+from mcp_sync.display.render import (
     call_tool_result_html,
     call_tool_result_text,
     content_text,
-    enable_rich_display,
     get_prompt_result_html,
     get_prompt_result_text,
-    load_ipython_extension,
     read_resource_result_html,
     read_resource_result_text,
     tools_html,
@@ -291,7 +290,7 @@ def test_example_notebook_runs_headless(kernel: str) -> None:
     assert "<table" in listing["text/html"] and "echo(text: string)" in listing["text/html"]
     assert "add(a: integer | number, b: integer | number)  -- Add two numbers." in listing["text/plain"]
     help_text, _ = by_source["help(client.tools.add)"]
-    assert "add(a: int | float, b: int | float) -> mcp_sync.types.CallToolResult" in help_text
+    assert "add(a: int | float, b: int | float) -> mcp_sync.protocol.types.CallToolResult" in help_text
     assert "Add two numbers." in help_text
     _, result = by_source["result = client.tools.add(a=2, b=3)"]
     assert "tool result" in result["text/html"] and "&quot;result&quot;: 5" in result["text/html"]

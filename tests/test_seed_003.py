@@ -31,8 +31,8 @@ import pytest
 import requests
 from schema_util import validate_definition
 
-from mcp_sync.http_server import RunningHTTPServer, start_http
-from mcp_sync.server import MCPServer
+from mcp_sync.server.core import MCPServer
+from mcp_sync.server.http.app import RunningHTTPServer, start_http
 
 REVISION = "2025-11-25"
 TIMEOUT = 10.0

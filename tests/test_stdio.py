@@ -19,14 +19,9 @@ from typing import Any
 import pytest
 
 from mcp_sync import MCP_CODES, MCPError, MCPServer, MCPTransportError
-from mcp_sync.jsonrpc import InvalidMessage
-from mcp_sync.stdio import (
-    ProcessTransport,
-    StdioTransport,
-    default_environment,
-    recover_id,
-    stdio_client,
-)
+from mcp_sync.client import stdio_client
+from mcp_sync.protocol.jsonrpc import InvalidMessage
+from mcp_sync.transports.stdio import ProcessTransport, StdioTransport, default_environment, recover_id
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -561,8 +556,8 @@ def test_a_request_on_a_broken_output_fails_once_and_is_counted_once() -> None:
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-    from mcp_sync.dispatcher import JsonRpcDispatcher
-    from mcp_sync.telemetry import Telemetry
+    from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
+    from mcp_sync.runtime.telemetry import Telemetry
 
     reader = InMemoryMetricReader()
     out = io.BytesIO()

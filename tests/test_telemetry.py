@@ -15,8 +15,8 @@ from opentelemetry import metrics as otel_metrics
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from mcp_sync import telemetry as telemetry_module
-from mcp_sync.telemetry import Telemetry, default_telemetry
+from mcp_sync.runtime import telemetry as telemetry_module
+from mcp_sync.runtime.telemetry import Telemetry, default_telemetry
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -345,7 +345,7 @@ def test_importing_the_module_does_not_import_opentelemetry() -> None:
     result = run_python(
         """
         import sys
-        import mcp_sync.telemetry
+        import mcp_sync.runtime.telemetry
         print(sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry"))
         """
     )

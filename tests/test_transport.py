@@ -10,10 +10,7 @@ from types import TracebackType
 from typing import Any
 
 import pytest
-
 from mcp_sync.errors import MCP_CODES, MCPTransportError
-from mcp_sync.jsonrpc import InvalidMessage, decode_message
-from mcp_sync.transport import BaseTransport, InMemoryTransport, Transport
 from mcp_sync.types import (
     Error,
     JSONRPCErrorResponse,
@@ -22,6 +19,10 @@ from mcp_sync.types import (
     JSONRPCRequest,
     JSONRPCResultResponse,
 )
+
+from mcp_sync.protocol.jsonrpc import InvalidMessage, decode_message
+from mcp_sync.runtime.transport import BaseTransport, Transport
+from mcp_sync.transports.memory import InMemoryTransport
 
 WAIT = 5.0
 

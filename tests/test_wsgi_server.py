@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import requests
 
-from mcp_sync.wsgi_server import ClientDisconnected, RequestBodyError, WSGIServer, serve
+from mcp_sync.server.http.wsgi import ClientDisconnected, RequestBodyError, WSGIServer, serve
 
 WAIT = 5.0
 """The bound on every wait in these tests."""

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from conftest import RAISED_CODES
-
 from mcp_sync.errors import MCP_CODES
 
 

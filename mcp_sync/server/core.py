@@ -30,15 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from .context import Context, ProgressReporter
-from .dispatcher import DEFAULT_TIMEOUT, Clock, format_validation_error
-from .errors import MCP_CODES, JsonRpcCode, MCPError
-from .events import EventBus
-from .modern import InputRequired, MissingClientCapability, RequestStateSealer
-from .signature import FunctionSpec, template_variables
-from .telemetry import Telemetry
-from .types import (
-    LOG_LEVELS,
+from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validation_error
+from ..protocol.types import (
     Annotations,
     BlobResourceContents,
     CallToolResult,
@@ -67,16 +60,22 @@ from .types import (
     ToolAnnotations,
     WireModel,
 )
+from ..protocol.versions import check_log_level
+from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
+from ..runtime.events import EventBus
+from ..runtime.telemetry import Telemetry
+from .auth import Authorizer
+from .context import Context, ProgressReporter
+from .functions import FunctionSpec, template_variables
+from .stateless import InputRequired, MissingClientCapability, RequestStateSealer
 
 if TYPE_CHECKING:
+    from ..runtime.transport import Transport
     from .session import ServerSession
-    from .transport import Transport
 
 __all__ = [
-    "Authorizer",
     "CompletionProvider",
     "MCPServer",
-    "RequestInfo",
     "SamplingProvider",
     "ServerInfo",
 ]
@@ -105,24 +104,6 @@ def _content_adapter() -> TypeAdapter[ContentBlock]:
 
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-def check_log_level(level: str) -> None:
-    """Raise ``INVALID_PARAMS`` unless ``level`` is one of :data:`LOG_LEVELS`."""
-    if level not in LOG_LEVELS:
-        raise MCPError(MCP_CODES.INVALID_PARAMS, f"unknown log level {level!r}")
-
-
-@dataclass(frozen=True)
-class RequestInfo:
-    """What an authorizer sees of a request."""
-
-    method: str
-    params: dict[str, Any]
-    session: ServerSession
-
-
-Authorizer = Callable[[RequestInfo], bool]
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import MCP_CODES, JsonRpcCode, MCPError
-from .types import (
+from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError
+from ..protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, MODERN_REVISIONS, PROTOCOL_VERSION
+from ..protocol.types import (
     LOG_LEVELS,
     ClientCapabilities,
     CreateMessageRequest,
@@ -39,43 +40,17 @@ from .types import (
 )
 
 __all__ = [
-    "CLIENT_CAPABILITIES",
-    "CLIENT_INFO",
-    "LOG_LEVEL",
-    "MODERN_REVISIONS",
-    "PROTOCOL_VERSION",
-    "SERVER_INFO",
-    "SUBSCRIPTION_ID",
     "InputRequired",
     "MissingClientCapability",
     "ModernRequest",
     "RequestStateSealer",
-    "is_modern",
 ]
 
-PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-
-MODERN_REVISIONS = ("2026-07-28",)
-"""The stateless revisions, oldest first."""
-
-REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
-"""Handshake-era methods that a 2026-07-28 request may not call (they answer ``-32601``)."""
 
 _R = TypeVar("_R", bound=BaseModel)
 ClientRequest = CreateMessageRequest | ElicitRequest | ListRootsRequest
 """What a handler may need from the client."""
 _CAPABILITY_FOR = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
-
-
-def is_modern(method: str, params: dict[str, Any]) -> bool:
-    """Whether a request belongs to the stateless era: it carries a revision in ``_meta``, or is discovery."""
-    meta = params.get("_meta")
-    return method == "server/discover" or (isinstance(meta, dict) and PROTOCOL_VERSION in meta)
 
 
 class InputRequired(Exception):

@@ -18,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .errors import MCP_CODES, MCPError
+from .types import LOG_LEVELS
+
 __all__ = [
     "HANDSHAKE_REVISIONS",
     "LATEST_REVISION",
@@ -170,3 +173,10 @@ def adapt_notification(method: str, params: Json, revision: str) -> Json:
     if method == "notifications/progress" and not at_least(revision, "2025-03-26"):
         return _drop(params, "message")
     return params
+
+
+# ---- from server
+def check_log_level(level: str) -> None:
+    """Raise ``INVALID_PARAMS`` unless ``level`` is one of :data:`LOG_LEVELS`."""
+    if level not in LOG_LEVELS:
+        raise MCPError(MCP_CODES.INVALID_PARAMS, f"unknown log level {level!r}")

@@ -1,12 +1,14 @@
-"""The transport interface and the in-memory transport pair.
+"""The transport interface: :class:`Transport` and the :class:`BaseTransport` every carrier builds on.
 
 A transport moves JSON-RPC messages between two peers. It knows nothing of
 MCP: the dispatcher above it correlates requests and responses. Every
 transport delivers incoming messages, in order, to the handlers registered
 with :meth:`Transport.on_message`, and tells the handlers registered with
 :meth:`Transport.on_close` when the connection ends, whichever side ended it.
+The carriers themselves live in :mod:`mcp_sync.transports`.
 
 >>> from mcp_sync.types import JSONRPCNotification
+>>> from mcp_sync.transports.memory import InMemoryTransport
 >>> left, right = InMemoryTransport.pair()
 >>> got = []
 >>> unsubscribe = right.on_message(got.append)
@@ -21,20 +23,18 @@ True
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from .errors import MCP_CODES, MCPTransportError
-from .jsonrpc import InvalidMessage, decode_message, encode_message
-from .types import JSONRPCMessage
+from ..protocol.errors import MCP_CODES, MCPTransportError
+from ..protocol.jsonrpc import InvalidMessage
+from ..protocol.types import JSONRPCMessage
 
 __all__ = [
     "BaseTransport",
     "CloseHandler",
-    "InMemoryTransport",
     "MessageHandler",
     "Transport",
 ]
@@ -158,61 +158,3 @@ class BaseTransport(ABC):
     @abstractmethod
     def _shutdown(self) -> None:
         """Release the connection's resources; called once, after the close handlers."""
-
-
-_CLOSE = object()
-
-
-class InMemoryTransport(BaseTransport):
-    """One end of an in-process connection; make both ends with :meth:`pair`.
-
-    Each message is encoded to JSON and decoded again on the way, exactly as
-    on a real wire, and delivered on the receiving end's own reader thread,
-    which starts when its first handler is registered (messages sent before
-    then wait in its inbox).
-
-    >>> client_end, server_end = InMemoryTransport.pair()
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._inbox: queue.SimpleQueue[bytes | object] = queue.SimpleQueue()
-        self._peer: InMemoryTransport | None = None
-        self._reader: threading.Thread | None = None
-
-    @classmethod
-    def pair(cls) -> tuple[InMemoryTransport, InMemoryTransport]:
-        """Two connected transports: what one sends, the other receives."""
-        left, right = cls(), cls()
-        left._peer, right._peer = right, left
-        return left, right
-
-    def _write(self, message: JSONRPCMessage) -> None:
-        assert self._peer is not None
-        self._peer._inbox.put(encode_message(message))
-
-    def _handlers_changed(self) -> None:
-        with self._lock:
-            if self._reader is not None or self._closed.is_set():
-                return
-            # Started under the lock: a concurrent close() (which takes the
-            # lock first) then always finds a started reader to join.
-            self._reader = threading.Thread(target=self._read_loop, name="mcp-sync-inmemory-reader", daemon=True)
-            self._reader.start()
-
-    def _read_loop(self) -> None:
-        while True:
-            item = self._inbox.get()
-            if item is _CLOSE:
-                break
-            assert isinstance(item, bytes)
-            self._deliver(decode_message(item))
-        self._closed_by_peer(None)
-
-    def _shutdown(self) -> None:
-        assert self._peer is not None
-        self._peer._inbox.put(_CLOSE)
-        self._inbox.put(_CLOSE)
-        reader = self._reader
-        if reader is not None and reader is not threading.current_thread():
-            reader.join(timeout=5.0)

@@ -23,42 +23,33 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import importlib
-import inspect
-import json
-import keyword
 import logging
 import os
-import re
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
-from .dispatcher import (
-    DEFAULT_TIMEOUT,
-    Clock,
-    JsonRpcDispatcher,
-    ProgressCallback,
-    RequestContext,
+from ..protocol.errors import (
+    MCP_CODES,
+    JsonRpcCode,
+    MCPError,
+    MCPProtocolError,
+    MCPTransportError,
     format_validation_error,
 )
-from .errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
-from .events import EventBus
-from .modern import MODERN_REVISIONS, SERVER_INFO, SUBSCRIPTION_ID
-from .modern_client import (
+from ..protocol.stateless import (
     CACHEABLE,
     INPUT_METHODS,
     MODERN_ERROR_CODES,
-    NotificationCallback,
-    ResponseCache,
-    Subscription,
+    MODERN_REVISIONS,
+    SERVER_INFO,
+    SUBSCRIPTION_ID,
     request_meta,
 )
-from .revisions import HANDSHAKE_REVISIONS, LATEST_REVISION
-from .telemetry import Telemetry
-from .types import (
+from ..protocol.types import (
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
@@ -110,9 +101,20 @@ from .types import (
     UnsubscribeRequestParams,
     WireModel,
 )
+from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION
+from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock, JsonRpcDispatcher, ProgressCallback, RequestContext
+from ..runtime.events import EventBus
+from ..runtime.telemetry import Telemetry
+from .cache import ResponseCache
+from .subscriptions import NotificationCallback, Subscription
+from .tools import ToolNamespace
 
 if TYPE_CHECKING:
-    from .stdio import StderrTarget
+    import requests
+    import requests.auth
+
+    from ..transports.stdio import StderrTarget
+    from .factories import TransportKind
 
 __all__ = [
     "RESOURCE_UPDATED",
@@ -123,9 +125,6 @@ __all__ = [
     "RootsProvider",
     "SamplingProvider",
     "Subscription",
-    "ToolNamespace",
-    "tool_function",
-    "tool_signature",
 ]
 
 log = logging.getLogger("mcp_sync.client")
@@ -554,41 +553,77 @@ class MCPClient:
         args: Sequence[str] = (),
         *,
         env: Mapping[str, str] | None = None,
+        inherit_env: bool = False,
         cwd: str | os.PathLike[str] | None = None,
         stderr: StderrTarget = None,
+        connect_timeout: float | None = 30.0,
         **options: Any,
     ) -> MCPClient:
         """Start a server process and connect to it over stdio.
 
-        ``command`` is a command line or an argument list; ``env`` adds to a
-        safe default environment; ``stderr`` takes the server's stderr (a
-        stream, a callable, a logger; default: this process's ``sys.stderr``).
-        Other options are those of :class:`MCPClient` and
-        :func:`mcp_sync.stdio.stdio_client` (``connect_timeout``,
-        ``inherit_env``). Closing the client ends the process.
+        ``command`` is a command line or an argument list; ``args`` are
+        appended; ``env`` adds to a safe default environment (``inherit_env``:
+        to this process's whole environment); ``stderr`` takes the server's
+        stderr (a stream, a callable, a logger; default: this process's
+        ``sys.stderr``). Other options are those of :class:`MCPClient`.
+        Failing to start or to connect within ``connect_timeout`` raises an
+        error that names the command, with what the process said on stderr.
+        Closing the client ends the process.
 
         >>> import sys
         >>> with MCPClient.stdio([sys.executable, "examples/echo_server.py"]) as client:
         ...     client.call_tool("echo", {"text": "hi"}).text
         'hi'
         """
-        from .stdio import stdio_client
+        from .factories import open_process
 
-        return stdio_client(command, args, env=env, cwd=cwd, stderr=stderr, **options)
+        return open_process(
+            cls(**options),
+            command,
+            args,
+            env=env,
+            inherit_env=inherit_env,
+            cwd=cwd,
+            stderr=stderr,
+            connect_timeout=connect_timeout,
+        )
 
     @classmethod
-    def http(cls, url: str, **options: Any) -> MCPClient:
-        """Connect to the MCP server at ``url`` over HTTP (see :func:`mcp_sync.http_client.http_client`).
+    def http(
+        cls,
+        url: str,
+        *,
+        transport: TransportKind = "auto",
+        session: requests.Session | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: requests.auth.AuthBase | None = None,
+        connect_timeout: float | None = 30.0,
+        **options: Any,
+    ) -> MCPClient:
+        """Connect to the MCP server at ``url`` over HTTP.
 
-        Options are those of :class:`MCPClient` and of ``http_client``
-        (``transport``, ``session``, ``headers``, ``auth``, ``connect_timeout``)::
+        ``transport`` is ``"streamable"`` (Streamable HTTP), ``"sse"`` (the
+        HTTP+SSE transport of 2024-11-05) or ``"auto"``: Streamable HTTP, and
+        HTTP+SSE at the same URL if the server answers the first POST with
+        400, 404 or 405. ``session``, ``headers`` and ``auth`` go to
+        :mod:`requests`; other options are those of :class:`MCPClient`.
+        Failing to connect within ``connect_timeout`` raises an error naming
+        the URL::
 
             with MCPClient.http("http://127.0.0.1:8000/mcp") as client:
                 print(client.call_tool("echo", {"text": "hi"}).text)
         """
-        from .http_client import http_client
+        from .factories import open_url
 
-        return http_client(url, **options)
+        return open_url(
+            cls(**options),
+            url,
+            transport=transport,
+            session=session,
+            headers=headers,
+            auth=auth,
+            connect_timeout=connect_timeout,
+        )
 
     def __enter__(self) -> MCPClient:
         return self
@@ -657,7 +692,7 @@ class MCPClient:
             try:
                 raw = dispatcher.request(method, sent, timeout=timeout, cancel=cancel, on_progress=on_progress)
             except MCPError as exc:
-                if method != "tools/call" or exc.jsonrpc_code != -32020 or relisted:
+                if method != "tools/call" or exc.jsonrpc_code != JsonRpcCode.HEADER_MISMATCH or relisted:
                     raise
                 # The server wants Mcp-Param headers we could not know: its tool changed. List again, retry once.
                 relisted = True
@@ -937,7 +972,7 @@ class MCPClient:
         params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         bar = None
         if progress is True:
-            from .notebook import ProgressBar
+            from ..display.progress import ProgressBar
 
             bar = ProgressBar(name)
         callback = bar if bar is not None else progress if callable(progress) else on_progress
@@ -1220,7 +1255,7 @@ def _supported_versions(error: MCPError) -> list[str] | None:
     """The revisions an unsupported-version error (``-32022``) lists; ``None`` for any other error."""
     data = error.data
     supported = data.get("supported") if isinstance(data, dict) else None
-    if error.jsonrpc_code != -32022 or not isinstance(supported, list):
+    if error.jsonrpc_code != JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION or not isinstance(supported, list):
         return None
     return [version for version in supported if isinstance(version, str)]
 
@@ -1278,326 +1313,3 @@ def _check_structured(name: str, schema: dict[str, Any], value: Any) -> None:
 
 
 # ------------------------------------------------------------- tool functions
-
-_JSON_TYPES: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-    "null": None,
-}
-_LITERAL_VALUES = (str, int, float, bool, type(None))
-
-
-def _annotation(schema: Any) -> Any:
-    """The Python type that a JSON schema describes, as far as a signature can show it."""
-    if not isinstance(schema, Mapping):
-        return Any
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum and all(isinstance(value, _LITERAL_VALUES) for value in enum):
-        return Literal.__getitem__(tuple(enum))
-    kinds = schema.get("type")
-    if isinstance(kinds, str):
-        kinds = [kinds]
-    if isinstance(kinds, list):
-        members = [_type_annotation(kind, schema) for kind in kinds]
-    else:
-        variants = schema.get("anyOf", schema.get("oneOf"))
-        if not isinstance(variants, list) or not variants:
-            return Any
-        members = [_annotation(variant) for variant in variants]
-    if Any in members:
-        return Any
-    return functools.reduce(lambda left, right: left | right, members)
-
-
-def _type_annotation(kind: Any, schema: Mapping[str, Any]) -> Any:
-    annotation = _JSON_TYPES.get(kind, Any) if isinstance(kind, str) else Any
-    if annotation is list:
-        item = _annotation(schema.get("items"))
-        return list if item is Any else list[item]  # type: ignore[valid-type]
-    return annotation
-
-
-def json_type_name(schema: Any) -> str:
-    """A short name for the type a JSON schema describes: ``number``, ``string | null``, ``array[string]``.
-
-    >>> json_type_name({"type": ["string", "null"]}), json_type_name({"enum": ["a", "b"]})
-    ('string | null', '"a" | "b"')
-    >>> json_type_name({"type": "array", "items": {"type": "integer"}}), json_type_name({})
-    ('array[integer]', 'any')
-    """
-    if not isinstance(schema, Mapping):
-        return "any"
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return " | ".join(json.dumps(value) for value in enum)
-    kinds = schema.get("type")
-    if isinstance(kinds, str):
-        kinds = [kinds]
-    if isinstance(kinds, list):
-        names = [str(kind) for kind in kinds]
-        if names == ["array"] and isinstance(schema.get("items"), Mapping):
-            return f"array[{json_type_name(schema['items'])}]"
-    else:
-        variants = schema.get("anyOf", schema.get("oneOf"))
-        if not isinstance(variants, list) or not variants:
-            return "any"
-        names = [json_type_name(variant) for variant in variants]
-    return " | ".join(dict.fromkeys(names))
-
-
-@dataclass(frozen=True)
-class _Argument:
-    """One property of a tool's input schema."""
-
-    name: str
-    schema: Mapping[str, Any]
-    required: bool
-
-    @property
-    def has_default(self) -> bool:
-        return "default" in self.schema
-
-
-def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    properties = schema.get("properties")
-    return properties if isinstance(properties, Mapping) else {}
-
-
-def _arguments(tool: Tool) -> list[_Argument]:
-    """The properties of a tool's input schema, the required ones first."""
-    schema = tool.input_schema
-    properties = _properties(schema)
-    required = schema.get("required")
-    required = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
-    names = [*properties, *(name for name in sorted(required) if name not in properties)]
-    arguments = []
-    for name in names:
-        property_schema = properties.get(name)
-        arguments.append(
-            _Argument(name, property_schema if isinstance(property_schema, Mapping) else {}, name in required)
-        )
-    return sorted(arguments, key=lambda argument: not argument.required)
-
-
-def _is_parameter_name(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name)
-
-
-def tool_signature(tool: Tool) -> inspect.Signature:
-    """A Python signature for calling ``tool`` with keyword (or positional) arguments.
-
-    Required properties come first, without a default; optional ones have
-    the schema's ``default`` or ``None``; annotations follow the JSON types.
-    A final ``**extra_arguments`` takes properties whose names are not Python
-    identifiers, and any others when the schema declares no properties or
-    allows additional ones.
-
-    >>> tool = Tool(name="add", input_schema={"type": "object", "required": ["a"],
-    ...     "properties": {"a": {"type": "number"}, "b": {"type": "integer", "default": 0}}})
-    >>> print(tool_signature(tool))
-    (a: float, b: int = 0) -> mcp_sync.types.CallToolResult
-    """
-    parameters: list[inspect.Parameter] = []
-    schema = tool.input_schema
-    extra = schema.get("additionalProperties")
-    unnamed = not _properties(schema) or (extra is not None and extra is not False)
-    for argument in _arguments(tool):
-        if not _is_parameter_name(argument.name):
-            unnamed = True
-            continue
-        annotation = _annotation(argument.schema)
-        if argument.required:
-            default: Any = inspect.Parameter.empty
-        elif argument.has_default:
-            default = argument.schema["default"]
-        else:
-            default = None
-            annotation = annotation if annotation in (Any, None) else annotation | None
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        parameters.append(inspect.Parameter(argument.name, kind, default=default, annotation=annotation))
-    if unnamed:
-        parameters.append(inspect.Parameter(_extra_name(tool), inspect.Parameter.VAR_KEYWORD, annotation=Any))
-    return inspect.Signature(parameters, return_annotation=CallToolResult)
-
-
-def _extra_name(tool: Tool) -> str:
-    """The name of the ``**`` parameter: one that no property of the tool has."""
-    name = "extra_arguments"
-    taken = {argument.name for argument in _arguments(tool)}
-    while name in taken:
-        name += "_"
-    return name
-
-
-def tool_summary(tool: Tool) -> str:
-    """A one-line call summary with JSON type names: ``add(a: number, b: number = 0, note?: string)``.
-
-    >>> tool = Tool(name="add", input_schema={"type": "object", "required": ["a"],
-    ...     "properties": {"a": {"type": "number"}, "b": {"type": "number", "default": 0}, "note": {}}})
-    >>> tool_summary(tool)
-    'add(a: number, b: number = 0, note?: any)'
-    """
-    parts = []
-    for argument in _arguments(tool):
-        type_name = json_type_name(argument.schema)
-        if argument.required:
-            parts.append(f"{argument.name}: {type_name}")
-        elif argument.has_default:
-            parts.append(f"{argument.name}: {type_name} = {json.dumps(argument.schema['default'])}")
-        else:
-            parts.append(f"{argument.name}?: {type_name}")
-    return f"{tool.name}({', '.join(parts)})"
-
-
-def tool_docstring(tool: Tool) -> str:
-    """A docstring for ``tool``'s Python function: its description, then one line per argument."""
-    lines = [tool.description or tool.title or f"Call the MCP tool {tool.name!r}."]
-    arguments = _arguments(tool)
-    if arguments:
-        lines += ["", "Args:"]
-    for argument in arguments:
-        qualifier = "" if argument.required else ", optional"
-        line = f"    {argument.name} ({json_type_name(argument.schema)}{qualifier}):"
-        description = argument.schema.get("description")
-        if isinstance(description, str) and description.strip():
-            line += " " + description.strip().replace("\n", "\n        ")
-        if argument.has_default:
-            line += f" Default: {json.dumps(argument.schema['default'])}."
-        lines.append(line)
-    lines += [
-        "",
-        "Returns:",
-        "    CallToolResult: what the tool returned. A result flagged as an error raises",
-        "    MCPError (HANDLER_FAILED) with the result's text.",
-    ]
-    return "\n".join(lines)
-
-
-def python_name(name: str) -> str:
-    """``name`` made into a Python identifier: other characters become ``_``.
-
-    >>> python_name("get-current.time"), python_name("2fa"), python_name("class")
-    ('get_current_time', '_2fa', '_class')
-    """
-    alias = re.sub(r"\W", "_", name)
-    if not _is_parameter_name(alias):
-        alias = "_" + alias
-    return alias
-
-
-def tool_function(client: MCPClient, tool: Tool) -> Callable[..., CallToolResult]:
-    """A Python function that calls ``tool`` through ``client``.
-
-    It has a real signature (:func:`tool_signature`) and docstring
-    (:func:`tool_docstring`), so ``help()`` and tab completion show the
-    arguments. It returns the :class:`~mcp_sync.types.CallToolResult`, and
-    raises ``MCPError(HANDLER_FAILED)`` when the tool reports an error. An
-    optional argument left at ``None`` is not sent. The tool's model is its
-    ``tool`` attribute.
-    """
-    signature = tool_signature(tool)
-    extra = next(
-        (p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD),
-        None,
-    )
-
-    def call(*args: Any, **kwargs: Any) -> CallToolResult:
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"{tool.name}(): {exc}") from None
-        arguments: dict[str, Any] = {}
-        for name, value in bound.arguments.items():
-            if name == extra:
-                arguments.update(value)
-            elif value is not None or signature.parameters[name].default is not None:
-                arguments[name] = value
-        return client.call_tool(tool.name, arguments, raise_on_error=True)
-
-    call.__name__ = call.__qualname__ = python_name(tool.name)
-    call.__doc__ = tool_docstring(tool)
-    call.__dict__.update(__signature__=signature, tool=tool)
-    return call
-
-
-class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
-    """The server's tools: call it for the list, or use it as a mapping of functions.
-
-    ``client.tools()`` is the list of :class:`~mcp_sync.types.Tool` models as
-    last fetched; ``client.tools["add"]`` and ``client.tools.add`` are
-    Python functions that call the tool (see :func:`tool_function`). A tool
-    whose name is not a Python identifier is an attribute under the
-    name :func:`python_name` gives it, unless another tool has that name.
-    Names of the mapping's own methods (``get``, ``keys``, ``items``,
-    ``values``) and names starting with ``_`` are reached with ``[...]`` only.
-
-    >>> from mcp_sync import InMemoryTransport, MCPServer
-    >>> server = MCPServer("demo")
-    >>> _ = server.register_tool("add", lambda args, ctx: str(args["a"] + args["b"]), description="Add.",
-    ...     input_schema={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-    ...                   "required": ["a", "b"]})
-    >>> client_end, server_end = InMemoryTransport.pair()
-    >>> _ = server.start(server_end)
-    >>> with MCPClient() as client:
-    ...     _ = client.connect(client_end)
-    ...     print(list(client.tools), client.tools.add(a=2, b=3).text, inspect.signature(client.tools.add))
-    ['add'] 5 (a: float, b: float) -> mcp_sync.types.CallToolResult
-    >>> server.stop()
-    """
-
-    def __init__(self, client: MCPClient) -> None:
-        self._client = client
-
-    def __call__(self) -> list[Tool]:
-        self._client._initialized()
-        return list(self._client._tools)
-
-    def __getitem__(self, name: str) -> Callable[..., CallToolResult]:
-        tool = {tool.name: tool for tool in self._client._tools}.get(name)
-        if tool is None:
-            raise KeyError(name)
-        return tool_function(self._client, tool)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([tool.name for tool in self._client._tools])
-
-    def __len__(self) -> int:
-        return len(self._client._tools)
-
-    def _attributes(self) -> dict[str, str]:
-        """Attribute name -> tool name: tools named as identifiers first, then the others' aliases."""
-        names = list(self)
-        attributes = {name: name for name in names if _is_parameter_name(name)}
-        for name in names:
-            attributes.setdefault(python_name(name), name)
-        return attributes
-
-    def __getattr__(self, attribute: str) -> Callable[..., CallToolResult]:
-        name = None if attribute.startswith("_") else self._attributes().get(attribute)
-        if name is None:
-            raise AttributeError(f"the server has no tool {attribute!r}")
-        return self[name]
-
-    def __dir__(self) -> list[str]:
-        public = [name for name in self._attributes() if not name.startswith("_")]
-        return sorted({*super().__dir__(), *public})
-
-    def _ipython_key_completions_(self) -> list[str]:
-        return list(self)
-
-    def __repr__(self) -> str:
-        return f"<tools: {', '.join(self) or 'none'}>"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        from .notebook import tools_text
-
-        printer.text(tools_text(list(self._client._tools)))
-
-    def _repr_html_(self) -> str:
-        from .notebook import tools_html
-
-        return tools_html(list(self._client._tools))

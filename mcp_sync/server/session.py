@@ -17,22 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .context import Context, ProgressReporter
-from .dispatcher import JsonRpcDispatcher, RequestContext, format_validation_error
-from .errors import MCP_CODES, MCPError, MCPProtocolError
-from .modern import (
+from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError, format_validation_error
+from ..protocol.stateless import (
+    CACHEABLE,
+    INPUT_METHODS,
     MODERN_REVISIONS,
     REMOVED_METHODS,
     SERVER_INFO,
+    STATELESS_ONLY,
     SUBSCRIPTION_ID,
-    InputRequired,
-    ModernRequest,
-    is_modern,
-    resource_not_found,
+    is_stateless_request,
 )
-from .revisions import HANDSHAKE_REVISIONS, adapt_notification, adapt_result, at_least, negotiate
-from .server import RequestInfo, check_log_level
-from .types import (
+from ..protocol.types import (
     LOG_LEVELS,
     CallToolRequestParams,
     CallToolResult,
@@ -79,20 +75,27 @@ from .types import (
     UnsubscribeRequestParams,
     WireModel,
 )
+from ..protocol.versions import (
+    HANDSHAKE_REVISIONS,
+    adapt_notification,
+    adapt_result,
+    at_least,
+    check_log_level,
+    negotiate,
+)
+from ..runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from .auth import RequestInfo
+from .context import Context, ProgressReporter
+from .stateless import InputRequired, ModernRequest, resource_not_found
 
 if TYPE_CHECKING:
-    from .server import MCPServer
-    from .transport import Transport
+    from ..runtime.transport import Transport
+    from .core import MCPServer
 
 __all__ = ["ServerSession"]
 
 _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
-_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
-_INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-_CACHEABLE = frozenset(
-    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
-)
 
 Handler = Callable[[Any, RequestContext], WireModel]
 
@@ -182,9 +185,9 @@ class ServerSession:
             return handler(typed, ctx)
 
         def run(params: Any, ctx: RequestContext) -> Any:
-            if is_modern(method, ctx.params):
+            if is_stateless_request(method, ctx.params):
                 return self._serve_modern(method, validated, params, ctx)
-            if method in _MODERN_ONLY:
+            if method in STATELESS_ONLY:
                 raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
             if self.revision is None and method not in _BEFORE_INITIALIZE:
                 raise MCPError(MCP_CODES.NOT_INITIALIZED, f"{method} before initialize")
@@ -202,7 +205,7 @@ class ServerSession:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
         request = ModernRequest.read(ctx.params)
         sealer = self.server.request_state
-        if method in _INPUT_METHODS:
+        if method in INPUT_METHODS:
             state = ctx.params.get("requestState")
             if isinstance(state, str):
                 request.answers.update(sealer.open(state, sealer.digest(method, ctx.params)))
@@ -226,7 +229,7 @@ class ServerSession:
         wire = result.to_wire()
         wire["resultType"] = "complete"
         wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
-        if method in _CACHEABLE:
+        if method in CACHEABLE:
             wire.setdefault("ttlMs", self.server.cache_ttl_ms)
             wire.setdefault("cacheScope", self.server.cache_scope)
         return wire

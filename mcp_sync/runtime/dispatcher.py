@@ -33,7 +33,29 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError, mcp_code_for
+from ..protocol.errors import (
+    MCP_CODES,
+    JsonRpcCode,
+    MCPError,
+    MCPProtocolError,
+    MCPTransportError,
+    format_validation_error,
+    mcp_code_for,
+)
+from ..protocol.jsonrpc import InvalidMessage, error_response
+from ..protocol.types import (
+    CancelledNotificationParams,
+    Error,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    ProgressNotificationParams,
+    ProgressToken,
+    RequestId,
+    WireModel,
+)
 from .events import (
     CONNECTION_CLOSED,
     CONNECTION_OPENED,
@@ -47,21 +69,7 @@ from .events import (
     RequestCompleted,
     RequestReceived,
 )
-from .jsonrpc import InvalidMessage, error_response
 from .telemetry import Telemetry, default_telemetry
-from .types import (
-    CancelledNotificationParams,
-    Error,
-    JSONRPCErrorResponse,
-    JSONRPCMessage,
-    JSONRPCNotification,
-    JSONRPCRequest,
-    JSONRPCResultResponse,
-    ProgressNotificationParams,
-    ProgressToken,
-    RequestId,
-    WireModel,
-)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -73,7 +81,6 @@ __all__ = [
     "RequestContext",
     "SystemClock",
     "current_request",
-    "format_validation_error",
 ]
 
 log = logging.getLogger("mcp_sync.dispatcher")
@@ -126,15 +133,6 @@ class SystemClock:
         except concurrent.futures.TimeoutError:
             return False
         return True
-
-
-def format_validation_error(exc: ValidationError) -> str:
-    """One line naming each failing field by its path, e.g. ``arguments.a: ...``."""
-    parts = []
-    for error in exc.errors(include_url=False):
-        path = ".".join(str(p) for p in error["loc"]) or "(root)"
-        parts.append(f"{path}: {error['msg']}")
-    return "; ".join(parts)
 
 
 def _to_params(params: Params) -> dict[str, Any] | None:

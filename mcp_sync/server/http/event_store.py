@@ -28,7 +28,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
-from .types import JSONRPCMessage
+from ...protocol.types import JSONRPCMessage
 
 __all__ = ["EventStore", "InMemoryEventStore", "ReplaySink"]
 

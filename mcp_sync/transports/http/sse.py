@@ -24,28 +24,28 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import requests.auth
 
-from .errors import MCP_CODES, JsonRpcCode, MCPTransportError
-from .http_client import (
-    _STREAM_ERRORS,
+from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
+from ...protocol.jsonrpc import decode_message, encode_message
+from ...protocol.types import JSONRPCMessage, JSONRPCRequest
+from ...runtime.transport import BaseTransport
+from ._common import (
     DEFAULT_SSE_READ_TIMEOUT,
     DEFAULT_TIMEOUT,
     JOIN_TIMEOUT,
+    STREAM_ERRORS,
     SSEClientFactory,
     Timeout,
-    _abort,
-    _connect_part,
-    _content_type,
-    _describe,
-    _error,
-    _snippet,
+    abort,
+    connect_part,
+    content_type,
     default_sse_client,
+    describe,
+    error_answer,
     http_error_answer,
     lost_connection,
     new_session,
+    snippet,
 )
-from .jsonrpc import decode_message, encode_message
-from .transport import BaseTransport
-from .types import JSONRPCMessage, JSONRPCRequest
 
 __all__ = ["SSEClientTransport"]
 
@@ -110,7 +110,7 @@ class SSEClientTransport(BaseTransport):
                 url,
                 headers={**self.headers, "Accept": "text/event-stream"},
                 auth=auth,
-                timeout=(_connect_part(timeout), sse_read_timeout),
+                timeout=(connect_part(timeout), sse_read_timeout),
                 stream=True,
             )
         except requests.RequestException as exc:
@@ -121,9 +121,9 @@ class SSEClientTransport(BaseTransport):
                 cause=exc,
                 context={"url": url},
             ) from exc
-        if self._response.status_code != 200 or _content_type(self._response) != "text/event-stream":
-            what = f"{_describe(self._response)} ({_content_type(self._response) or 'no content type'})"
-            body = _snippet(self._response.content) if self._response.status_code != 200 else ""
+        if self._response.status_code != 200 or content_type(self._response) != "text/event-stream":
+            what = f"{describe(self._response)} ({content_type(self._response) or 'no content type'})"
+            body = snippet(self._response.content) if self._response.status_code != 200 else ""
             self._release()
             raise MCPTransportError(
                 MCP_CODES.TRANSPORT_ERROR,
@@ -187,7 +187,7 @@ class SSEClientTransport(BaseTransport):
             )
         except MCPTransportError as exc:
             reason = exc
-        except _STREAM_ERRORS as exc:
+        except STREAM_ERRORS as exc:
             reason = lost_connection(self.url, exc, "reading the SSE stream")
         self._response.close()
         if self.endpoint is None:
@@ -211,7 +211,7 @@ class SSEClientTransport(BaseTransport):
         except requests.ReadTimeout as exc:
             if isinstance(message, JSONRPCRequest):
                 self._deliver(
-                    _error(
+                    error_answer(
                         message.id,
                         JsonRpcCode.INTERNAL_ERROR,
                         f"the server at {self.endpoint} did not accept {message.method} in time: {exc}",
@@ -234,15 +234,15 @@ class SSEClientTransport(BaseTransport):
                 log.warning(
                     "the server at %s refused a message with %s: %s",
                     self.endpoint,
-                    _describe(response),
-                    _snippet(response.content),
+                    describe(response),
+                    snippet(response.content),
                 )
 
     # -------------------------------------------------------------- closing
 
     def _shutdown(self) -> None:
         self._ready.set()
-        _abort(self._response)
+        abort(self._response)
         if self._reader is not threading.current_thread():
             self._reader.join(JOIN_TIMEOUT)
         self._release()

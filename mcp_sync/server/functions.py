@@ -31,10 +31,8 @@ from typing import Any, Union, get_args, get_origin
 import pydantic
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from .context import Context
-from .dispatcher import format_validation_error
-from .errors import MCP_CODES, MCPError
-from .types import (
+from ..protocol.errors import MCP_CODES, MCPError, format_validation_error
+from ..protocol.types import (
     AudioContent,
     CallToolResult,
     EmbeddedResource,
@@ -43,6 +41,7 @@ from .types import (
     ResourceLink,
     TextContent,
 )
+from .context import Context
 
 __all__ = ["FunctionSpec", "template_variables"]
 

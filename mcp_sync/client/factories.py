@@ -1,0 +1,115 @@
+"""A client joined to a server process or a URL: what ``MCPClient.stdio`` and ``MCPClient.http`` do.
+
+The transports below know nothing of the client; the functions here make
+the transport, connect the client given to them, and restate a failure to
+connect so that it names what was reached (the command and what it
+printed, or the URL). This module imports the client only for typing, so
+the client's classmethods can import it without a cycle.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
+
+import requests
+import requests.auth
+
+from ..protocol.errors import MCPError
+from ..transports.http.sse import SSEClientTransport
+from ..transports.http.streamable import StreamableHTTPClientTransport
+from ..transports.stdio import ProcessTransport, StderrTarget
+
+if TYPE_CHECKING:
+    from .core import MCPClient
+
+__all__ = ["TransportKind", "open_process", "open_url"]
+
+TransportKind = Literal["auto", "streamable", "sse"]
+
+_FALLBACK_STATUSES = (400, 404, 405)
+"""Statuses of the initialize POST after which ``auto`` tries the 2024-11-05 transport."""
+
+
+def open_process(
+    client: MCPClient,
+    command: str | Sequence[str],
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrTarget = None,
+    connect_timeout: float | None = 30.0,
+) -> MCPClient:
+    """Start a server process and connect ``client`` to it; ``client`` is returned.
+
+    The options are those of :class:`~mcp_sync.transports.stdio.ProcessTransport`.
+    Failing to start or to complete the handshake within ``connect_timeout``
+    raises an error that names the command, with what the process said on
+    stderr (and wrote to stdout, if that was not JSON).
+    """
+    transport = ProcessTransport(command, args, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr)
+    try:
+        client.connect(transport, timeout=connect_timeout)
+    except MCPError as exc:
+        details = []
+        if transport.last_invalid_line is not None:
+            details.append(f"it wrote non-JSON to stdout: {transport.last_invalid_line!r}")
+        if transport.stderr_tail and "stderr:" not in exc.message:
+            details.append("stderr:\n" + "\n".join(transport.stderr_tail))
+        where = f"server `{transport.command_line}`"
+        raise _restated(exc, where, "; ".join([exc.message, *details]), command=transport.command_line) from exc
+    return client
+
+
+def open_url(
+    client: MCPClient,
+    url: str,
+    *,
+    transport: TransportKind = "auto",
+    session: requests.Session | None = None,
+    headers: Mapping[str, str] | None = None,
+    auth: requests.auth.AuthBase | None = None,
+    connect_timeout: float | None = 30.0,
+) -> MCPClient:
+    """Connect ``client`` to the MCP server at ``url`` over HTTP; ``client`` is returned.
+
+    ``transport`` is ``"streamable"`` (Streamable HTTP), ``"sse"`` (the
+    HTTP+SSE transport of 2024-11-05) or ``"auto"``: Streamable HTTP, and if
+    the server answers the initialize POST with 400, 404 or 405, HTTP+SSE at
+    the same URL. ``session``, ``headers`` and ``auth`` go to :mod:`requests`.
+    Failing to connect within ``connect_timeout`` raises an error naming the URL.
+    """
+    if transport not in ("auto", "streamable", "sse"):
+        raise ValueError(f"transport must be 'auto', 'streamable' or 'sse', not {transport!r}")
+    where = f"the MCP server at {url}"
+    first: MCPError | None = None
+    if transport != "sse":
+        streamable = StreamableHTTPClientTransport(url, session=session, headers=headers, auth=auth)
+        try:
+            client.connect(streamable, timeout=connect_timeout)
+            return client
+        except MCPError as exc:
+            if transport == "streamable" or streamable.initialize_status not in _FALLBACK_STATUSES:
+                raise _restated(exc, where, exc.message, url=url) from exc
+            first = exc
+    try:
+        legacy = SSEClientTransport(url, session=session, headers=headers, auth=auth, connect_timeout=connect_timeout)
+        client.connect(legacy, timeout=connect_timeout)
+    except MCPError as exc:
+        before = f"Streamable HTTP failed ({first.message}), then HTTP+SSE failed: " if first is not None else ""
+        raise _restated(exc, where, before + exc.message, url=url) from exc
+    return client
+
+
+def _restated(error: MCPError, where: str, detail: str, **context: str) -> MCPError:
+    """``error`` from connecting, restated to name ``where`` the client tried to connect; same code and class."""
+    return type(error)(
+        error.code,
+        f"could not connect to {where}: {detail}",
+        cause=error,
+        context={**error.context, **context},
+        data=error.data,
+    )

@@ -1,0 +1,236 @@
+"""Error codes and exceptions of mcp_sync.
+
+Every failure that mcp_sync raises is an :class:`MCPError` (or one of its two
+subclasses) carrying a stable code from :data:`MCP_CODES`::
+
+    try:
+        client.call_tool("add", {"a": 1})
+    except MCPError as err:
+        if err.code == MCP_CODES.INVALID_PARAMS:
+            ...
+
+The module also holds the one mapping between those codes and JSON-RPC error
+codes, used in both directions by the dispatcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+
+__all__ = [
+    "MCP_CODES",
+    "CodeRegistry",
+    "JsonRpcCode",
+    "MCPError",
+    "MCPProtocolError",
+    "MCPTransportError",
+    "define_codes",
+    "jsonrpc_code_for",
+    "mcp_code_for",
+]
+
+
+class CodeRegistry:
+    """An immutable set of error codes, each ``"<NAMESPACE>.<LEAF>"``.
+
+    >>> codes = define_codes("DEMO", ["BROKEN"])
+    >>> codes.BROKEN
+    'DEMO.BROKEN'
+    """
+
+    __slots__ = ("_codes", "namespace")
+
+    namespace: str
+    _codes: Mapping[str, str]
+
+    def __init__(self, namespace: str, leaves: Iterable[str]) -> None:
+        codes = {leaf: f"{namespace}.{leaf}" for leaf in leaves}
+        object.__setattr__(self, "namespace", namespace)
+        object.__setattr__(self, "_codes", MappingProxyType(codes))
+
+    def __getattr__(self, leaf: str) -> str:
+        try:
+            return self._codes[leaf]
+        except KeyError:
+            raise AttributeError(f"{self.namespace} has no code {leaf!r}") from None
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError("error code registries are immutable")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError("error code registries are immutable")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._codes.values())
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __contains__(self, code: object) -> bool:
+        return code in self._codes.values()
+
+    @property
+    def leaves(self) -> tuple[str, ...]:
+        """The leaf names, in definition order."""
+        return tuple(self._codes)
+
+    def __repr__(self) -> str:
+        return f"CodeRegistry({self.namespace!r}, {list(self._codes)!r})"
+
+
+def define_codes(namespace: str, leaves: Iterable[str]) -> CodeRegistry:
+    """Build an immutable registry of codes named ``"<namespace>.<leaf>"``."""
+    leaves = list(leaves)
+    if len(set(leaves)) != len(leaves):
+        raise ValueError("error code leaves must be unique")
+    return CodeRegistry(namespace, leaves)
+
+
+MCP_CODES = define_codes(
+    "MCP",
+    [
+        "PROTOCOL_INVALID",
+        "METHOD_NOT_FOUND",
+        "INVALID_PARAMS",
+        "INTERNAL_ERROR",
+        "UNAUTHORIZED",
+        "REQUEST_CANCELLED",
+        "TIMEOUT",
+        "TRANSPORT_CLOSED",
+        "TRANSPORT_ERROR",
+        "NOT_INITIALIZED",
+        "ALREADY_CONNECTED",
+        "DUPLICATE_REGISTRATION",
+        "NOT_FOUND",
+        "PROTOCOL_VERSION_MISMATCH",
+        "HANDLER_FAILED",
+        # Beyond the seed's fifteen: JSON-RPC and 2026-07-28 wire codes that
+        # need their own name so that the mapping below works both ways.
+        "PARSE_ERROR",
+        "HEADER_MISMATCH",
+        "MISSING_CAPABILITY",
+    ],
+)
+
+
+class JsonRpcCode:
+    """JSON-RPC error codes used by MCP."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    UNAUTHORIZED = -32001
+    RESOURCE_NOT_FOUND = -32002
+    HEADER_MISMATCH = -32020
+    MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+    UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+_TO_JSONRPC: Mapping[str, int] = MappingProxyType(
+    {
+        MCP_CODES.PARSE_ERROR: JsonRpcCode.PARSE_ERROR,
+        MCP_CODES.PROTOCOL_INVALID: JsonRpcCode.INVALID_REQUEST,
+        MCP_CODES.METHOD_NOT_FOUND: JsonRpcCode.METHOD_NOT_FOUND,
+        MCP_CODES.INVALID_PARAMS: JsonRpcCode.INVALID_PARAMS,
+        MCP_CODES.INTERNAL_ERROR: JsonRpcCode.INTERNAL_ERROR,
+        MCP_CODES.UNAUTHORIZED: JsonRpcCode.UNAUTHORIZED,
+        MCP_CODES.NOT_FOUND: JsonRpcCode.RESOURCE_NOT_FOUND,
+        MCP_CODES.HEADER_MISMATCH: JsonRpcCode.HEADER_MISMATCH,
+        MCP_CODES.MISSING_CAPABILITY: JsonRpcCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        MCP_CODES.PROTOCOL_VERSION_MISMATCH: JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION,
+    }
+)
+_FROM_JSONRPC: Mapping[int, str] = MappingProxyType({v: k for k, v in _TO_JSONRPC.items()})
+
+
+def jsonrpc_code_for(code: str) -> int:
+    """The JSON-RPC error code that carries ``code`` on the wire.
+
+    Codes that only make sense locally (timeouts, closed transports, ...)
+    travel as ``-32603`` (internal error).
+    """
+    return _TO_JSONRPC.get(code, JsonRpcCode.INTERNAL_ERROR)
+
+
+def mcp_code_for(jsonrpc_code: int) -> str:
+    """The MCP code for a JSON-RPC error code received from a peer.
+
+    Codes outside the mapping (application-defined ones such as ``-32000``)
+    become ``HANDLER_FAILED``; the original number stays on the exception as
+    :attr:`MCPError.jsonrpc_code`.
+    """
+    return _FROM_JSONRPC.get(jsonrpc_code, MCP_CODES.HANDLER_FAILED)
+
+
+class MCPError(Exception):
+    """A failure with a stable :data:`MCP_CODES` code.
+
+    ``context`` holds structured details (a method name, an exit code, ...);
+    ``data`` is what travels in the JSON-RPC error's ``data`` field;
+    ``jsonrpc_code`` is the number used on the wire.
+
+    >>> err = MCPError(MCP_CODES.NOT_FOUND, "no tool 'x'", context={"name": "x"})
+    >>> err.code, err.jsonrpc_code
+    ('MCP.NOT_FOUND', -32002)
+    """
+
+    code: str
+    message: str
+    context: dict[str, Any]
+    data: Any
+    jsonrpc_code: int
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        cause: BaseException | None = None,
+        context: Mapping[str, Any] | None = None,
+        data: Any = None,
+        jsonrpc_code: int | None = None,
+    ) -> None:
+        if code not in MCP_CODES:
+            raise ValueError(f"unknown MCP error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.context = dict(context or {})
+        self.data = data
+        self.jsonrpc_code = jsonrpc_code_for(code) if jsonrpc_code is None else jsonrpc_code
+        self.__cause__ = cause
+
+    @property
+    def cause(self) -> BaseException | None:
+        """The exception that led to this one, if any."""
+        return self.__cause__
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.message!r})"
+
+
+class MCPTransportError(MCPError):
+    """The connection failed or is closed (``TRANSPORT_CLOSED``, ``TRANSPORT_ERROR``)."""
+
+
+class MCPProtocolError(MCPError):
+    """The peer broke the protocol: malformed messages, unexpected versions."""
+
+
+# ---- from dispatcher
+def format_validation_error(exc: ValidationError) -> str:
+    """One line naming each failing field by its path, e.g. ``arguments.a: ...``."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        path = ".".join(str(p) for p in error["loc"]) or "(root)"
+        parts.append(f"{path}: {error['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,995 @@
+"""MCP over HTTP, server side: a WSGI application.
+
+:class:`StreamableHTTPApp` serves an :class:`~mcp_sync.server.MCPServer`
+with the Streamable HTTP transport on one endpoint, to clients of every era
+at once: the handshake revisions 2025-03-26 to 2025-11-25 (sessions) and the
+stateless revision 2026-07-28, chosen per request; and the HTTP+SSE
+transport of 2024-11-05 for older clients. It is a plain PEP 3333 application: host it in any WSGI
+server that streams (gunicorn with threads, waitress, the embedded server of
+:func:`serve_http`), or mount it in Flask or Django.
+
+>>> from mcp_sync import MCPServer
+>>> server = MCPServer("demo")
+>>> app = StreamableHTTPApp(server)          # a WSGI callable, for any WSGI server
+>>> app.close()
+
+For scripts and notebooks, :func:`start_http` runs it in the background::
+
+    with start_http(server) as running:
+        print(running.url)                   # http://127.0.0.1:PORT/mcp
+
+and :func:`serve_http` serves it until interrupted.
+
+What it does, in the order of the checks every request passes:
+
+1. ``Host`` must be allowed (421 otherwise) and ``Origin``, when sent, too
+   (403): DNS rebinding protection, on by default for the loopback names.
+2. With a ``token_verifier``, a valid bearer token (401 with a
+   ``WWW-Authenticate`` challenge otherwise; 403 for missing scopes).
+3. On the endpoint: POST, GET and DELETE (405 otherwise), a supported
+   ``MCP-Protocol-Version`` when sent (400), and ``Mcp-Session-Id`` on every
+   request after ``initialize`` (400 when missing, 404 when unknown).
+
+A POSTed request is answered with JSON when its response is the first thing
+the server sends for it; when a handler first emits a notification or a
+request of its own (progress, logging, sampling), the answer becomes an SSE
+stream that carries those and ends with the response.
+
+A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
+whose body's ``_meta`` names a revision, or which calls ``server/discover``)
+is served the stateless way: no session id is issued or read, and the
+request is served by a session of its own that ends with it, so closing its
+response stream cancels it. Before that, every header that mirrors the body
+must agree with it, or the answer is 400 with a JSON-RPC error echoing the
+request's id: ``MCP-Protocol-Version`` against ``_meta`` (``-32020``,
+checked before the revision is: ``-32022`` when not served), ``Mcp-Method``
+and ``Mcp-Name`` (``-32020``), ``_meta`` itself (``-32602``), and the
+``Mcp-Param-*`` headers of tool arguments declared with ``x-mcp-header``
+(``-32020``). Errors the request's handling ends with get their own status
+when answered as JSON: 404 for ``-32601``, 400 for ``-32020`` to ``-32022``;
+other errors, like results, 200. GET and DELETE at 2026-07-28 get 405. A
+``subscriptions/listen`` POST is answered with an SSE stream that stays
+open: the acknowledgement, then every change notification tagged with that
+subscription, until the client closes it or the app closes (which ends it
+with the listen result).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import http
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pydantic_core
+
+from ...protocol.errors import JsonRpcCode, MCPError
+from ...protocol.headers import (
+    NAMED_BY,
+    InvalidHeaderDeclaration,
+    header_declarations,
+    header_text,
+    param_header_problem,
+)
+from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, error_response
+from ...protocol.stateless import MODERN_REVISIONS, PROTOCOL_VERSION, meta_revision
+from ...protocol.types import (
+    Error,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    RequestId,
+)
+from ...protocol.versions import HANDSHAKE_REVISIONS, at_least
+from ...runtime.workers import HandlerThreads
+from ..core import MCPServer
+from ..session import ServerSession
+from ..stateless import ModernRequest
+from .auth import TokenVerifier, bearer_token, challenge, token_expired, token_principal, token_scopes
+from .event_store import EventStore, InMemoryEventStore
+from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
+from .sessions import (
+    Event,
+    Exchange,
+    HTTPSession,
+    Item,
+    LegacySSETransport,
+    SessionRegistry,
+    Signal,
+    SSEStream,
+    StreamableSessionTransport,
+    close_sessions,
+)
+from .wsgi import WSGIServer
+
+__all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
+
+log = logging.getLogger("mcp_sync.http")
+
+WSGIEnviron = dict[str, Any]
+StartResponse = Callable[..., Any]
+
+JSON = "application/json"
+EVENT_STREAM = "text/event-stream"
+DEFAULT_REVISION = "2025-03-26"
+"""The revision assumed for a request without ``MCP-Protocol-Version`` (the transport spec says so)."""
+PRIMING_SINCE = "2025-11-25"
+"""The first revision whose clients expect a priming event (an id with empty data) on SSE streams."""
+SESSION_HEADER = "Mcp-Session-Id"
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+SESSION_NOT_FOUND = -32001
+"""The JSON-RPC code in the body of a 404 for an unknown session (as the reference SDKs use)."""
+REQUEST_CANCELLED = -32800
+"""The JSON-RPC code answering a cancelled request when only JSON can answer it."""
+_SSE_HEADERS = [
+    ("Content-Type", EVENT_STREAM),
+    ("Cache-Control", "no-cache, no-transform"),
+    ("X-Accel-Buffering", "no"),
+]
+
+
+@dataclass
+class _Response:
+    """What the app answers: a status, headers and a body (bytes or a stream)."""
+
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: Iterable[bytes] = ()
+    message: JSONRPCMessage | None = None
+    """The JSON-RPC message of a JSON answer, for the app's own bookkeeping."""
+
+
+def _json(
+    status: int, payload: JSONRPCMessage | Mapping[str, Any], headers: Sequence[tuple[str, str]] = ()
+) -> _Response:
+    if isinstance(payload, Mapping):
+        body, message = pydantic_core.to_json(dict(payload)), None
+    else:
+        body, message = encode_message(payload), payload
+    all_headers = [("Content-Type", JSON), ("Content-Length", str(len(body))), *headers]
+    return _Response(status, all_headers, [body], message)
+
+
+def _error(status: int, message: str, code: int = JsonRpcCode.INVALID_REQUEST, **headers: str) -> _Response:
+    """An HTTP error whose body is a JSON-RPC error response without a request id."""
+    extra = [(name.replace("_", "-"), value) for name, value in headers.items()]
+    return _json(status, error_response(None, code, message), extra)
+
+
+class _Request:
+    """The parts of a WSGI environ the app reads."""
+
+    def __init__(self, environ: WSGIEnviron) -> None:
+        self.environ = environ
+        self.method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        self.path = str(environ.get("PATH_INFO", "")) or "/"
+
+    def header(self, name: str) -> str | None:
+        key = name.upper().replace("-", "_")
+        value = self.environ.get(key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}")
+        return None if value is None else str(value)
+
+    def query(self, name: str) -> str | None:
+        values = parse_qs(str(self.environ.get("QUERY_STRING", ""))).get(name)
+        return values[0] if values else None
+
+    @property
+    def base_url(self) -> str:
+        """``scheme://host`` plus the mount point (``SCRIPT_NAME``)."""
+        environ = self.environ
+        host = self.header("Host") or f"{environ.get('SERVER_NAME', 'localhost')}:{environ.get('SERVER_PORT', '80')}"
+        return f"{environ.get('wsgi.url_scheme', 'http')}://{host}{environ.get('SCRIPT_NAME', '')}"
+
+
+class _Once:
+    """Runs a function the first time it is called, never again."""
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self._fn: Callable[[], None] | None = fn
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self._lock:
+            fn, self._fn = self._fn, None
+        if fn is not None:
+            fn()
+
+
+def _render(event: Event, name: str = "message") -> bytes:
+    lines = [] if event.event_id is None else [f"id: {event.event_id}"]
+    if event.message is None:
+        lines.append("data:")
+    else:
+        lines += [f"event: {name}", f"data: {encode_message(event.message).decode()}"]
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+class _SSEBody:
+    """The body of an SSE response: events from a queue, comment pings while idle.
+
+    It ends on :attr:`Signal.END`, or on :attr:`Signal.CLOSED` after sending
+    ``closing`` (the error that answers a request whose session ended). The
+    WSGI server calls :meth:`close` however the response ends, even when it
+    never iterated: that runs ``on_close`` once.
+    """
+
+    def __init__(
+        self,
+        reader: queue.SimpleQueue[Item],
+        *,
+        first: bytes,
+        ping_interval: float,
+        on_close: Callable[[], None],
+        pending: Sequence[Item] = (),
+        closing: JSONRPCMessage | None = None,
+    ) -> None:
+        self._reader = reader
+        self._chunks: collections.deque[bytes] = collections.deque([first])
+        self._pending: collections.deque[Item] = collections.deque(pending)
+        self._ping_interval = ping_interval
+        self._on_close = _Once(on_close)
+        self._closing = closing
+        self._done = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        while not self._chunks:
+            if self._done:
+                raise StopIteration
+            if self._pending:
+                item = self._pending.popleft()
+            else:
+                try:
+                    item = self._reader.get(timeout=self._ping_interval)
+                except queue.Empty:
+                    return b": ping\n\n"
+            if isinstance(item, Event):
+                self._chunks.append(_render(item))
+                continue
+            self._done = True
+            if item is Signal.CLOSED and self._closing is not None:
+                self._chunks.append(_render(Event(None, self._closing)))
+        return self._chunks.popleft()
+
+    def close(self) -> None:
+        self._on_close()
+
+
+class StreamableHTTPApp:
+    """A WSGI application serving ``server`` over MCP's HTTP transports.
+
+    ``path`` is the Streamable HTTP endpoint. ``stateless=True`` serves each
+    POST with a fresh session and issues no session ids (GET and DELETE then
+    get 405); ``json_response=True`` answers every request with JSON, never
+    SSE. ``allowed_hosts``/``allowed_origins`` are the DNS rebinding
+    allow-lists (``None``: the loopback names on any port; ``["*"]``: any).
+    ``token_verifier`` turns on bearer-token authentication, ``required_scopes``
+    the scopes every token needs, and ``resource_metadata`` (a dict with at
+    least ``authorization_servers``) is served as the RFC 9728 Protected
+    Resource Metadata. Sessions idle for ``session_idle_timeout`` seconds end;
+    beyond ``max_sessions`` a new one gets 503. ``event_store`` keeps SSE
+    events for resumption (default: :class:`InMemoryEventStore`).
+    ``legacy_sse`` also serves the 2024-11-05 transport at ``sse_path`` and
+    ``messages_path``. SSE streams get a comment ping every ``ping_interval``
+    seconds (a client that went away is noticed at the next write) and,
+    before 2026-07-28, tell clients to wait ``retry_ms`` before reconnecting.
+    Requests at 2026-07-28 are served whatever ``stateless`` says: each by a
+    session of its own (``json_response`` leaves ``subscriptions/listen`` a
+    stream). Processes that serve the same clients need one
+    ``request_state_secret`` (an :class:`MCPServer` option), so that the
+    ``requestState`` one process seals, another accepts.
+
+    >>> app = StreamableHTTPApp(MCPServer("demo"), stateless=True)
+    >>> app.path
+    '/mcp'
+    >>> app.close()
+    """
+
+    def __init__(
+        self,
+        server: MCPServer,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        token_verifier: TokenVerifier | None = None,
+        required_scopes: Sequence[str] = (),
+        resource_metadata: Mapping[str, Any] | None = None,
+        session_idle_timeout: float = 3600.0,
+        max_sessions: int = 1000,
+        event_store: EventStore | None = None,
+        legacy_sse: bool = True,
+        sse_path: str = "/sse",
+        messages_path: str = "/messages/",
+        ping_interval: float = 15.0,
+        retry_ms: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if resource_metadata is not None and not isinstance(resource_metadata.get("authorization_servers"), list):
+            raise ValueError("resource_metadata needs an 'authorization_servers' list (RFC 9728)")
+        self.server = server
+        self.path = path
+        self.stateless = stateless
+        self.json_response = json_response
+        self.allowed_hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
+        self.allowed_origins = tuple(allowed_origins) if allowed_origins is not None else None
+        self.max_body_bytes = max_body_bytes
+        self.token_verifier = token_verifier
+        self.required_scopes = tuple(required_scopes)
+        self.resource_metadata = dict(resource_metadata) if resource_metadata is not None else None
+        self.event_store = event_store if event_store is not None else InMemoryEventStore()
+        self.legacy_sse = legacy_sse and not stateless
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.ping_interval = ping_interval
+        self.retry_ms = retry_ms
+        self.sessions = SessionRegistry(max_sessions=max_sessions, idle_timeout=session_idle_timeout, clock=clock)
+        self._throwaway: set[ServerSession] = set()
+        self._lock = threading.Lock()
+        self._alone_done = threading.Condition(self._lock)
+        self._handlers = HandlerThreads()
+        self._closed = False
+
+    # ---------------------------------------------------------------- WSGI
+
+    def __call__(self, environ: WSGIEnviron, start_response: StartResponse) -> Iterable[bytes]:
+        request = _Request(environ)
+        try:
+            response = self._handle(request)
+        except Exception:
+            log.exception("the MCP HTTP app failed on %s %s", request.method, request.path)
+            response = _error(500, "Internal server error", JsonRpcCode.INTERNAL_ERROR)
+        status = http.HTTPStatus(response.status)
+        start_response(f"{status.value} {status.phrase}", response.headers)
+        return response.body
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End every session and wake every open stream; later requests get 503.
+
+        Requests served alone (stateless, and every 2026-07-28 request) are
+        wound down first: their handlers are told to stop and may still
+        answer, so that a ``subscriptions/listen`` stream ends with its
+        result, and their answers are given time to go out. Then every
+        session ends; running handlers are cancelled. All of it takes at most
+        ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self._closed = True
+            alone = list(self._throwaway)
+        for session in alone:
+            session.dispatcher.drain(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._alone_done.wait_for(lambda: not self._throwaway, max(0.0, deadline - time.monotonic()))
+            throwaway, self._throwaway = self._throwaway, set()
+        close_sessions([*self.sessions.take_all(), *throwaway], max(0.0, deadline - time.monotonic()))
+        self._handlers.close(max(0.0, deadline - time.monotonic()))
+
+    def _handle(self, request: _Request) -> _Response:
+        if self._closed:
+            return _error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+        host = request.header("Host")
+        if host is not None and not host_allowed(host, self.allowed_hosts):
+            return _error(421, f"Host not allowed: {host}")
+        origin = request.header("Origin")
+        if origin is not None and not origin_allowed(origin, self.allowed_origins, self.allowed_hosts):
+            return _error(403, f"Origin not allowed: {origin}")
+        if request.path == self.path:
+            return self._endpoint(request)
+        if self.legacy_sse and request.path == self.sse_path:
+            return self._legacy_stream(request)
+        if self.legacy_sse and request.path == self.messages_path:
+            return self._legacy_message(request)
+        if self.resource_metadata is not None and request.path in (
+            PROTECTED_RESOURCE_PATH,
+            PROTECTED_RESOURCE_PATH + self.path,
+        ):
+            return self._protected_resource(request)
+        return _error(404, f"Not found: {request.path}")
+
+    # ----------------------------------------------------------- endpoint
+
+    def _endpoint(self, request: _Request) -> _Response:
+        methods = ("POST",) if self.stateless else ("GET", "POST", "DELETE")
+        if request.method not in methods:
+            return _error(405, f"Method not allowed: {request.method}", Allow=", ".join(methods))
+        principal, denied = self._authenticate(request)
+        if denied is not None:
+            return denied
+        version = request.header("MCP-Protocol-Version")
+        if request.method == "POST":
+            return self._post(request, principal, version)
+        if version in MODERN_REVISIONS:
+            # 2026-07-28 has no sessions: nothing to stream or end outside a POST.
+            return _error(405, f"Method not allowed at {version}: {request.method}", Allow="POST")
+        if version is not None and version not in HANDSHAKE_REVISIONS:
+            return _unsupported_version(version, None)
+        revision = version or DEFAULT_REVISION
+        found = self._find_session(request.header(SESSION_HEADER), principal)
+        if isinstance(found, _Response):
+            return found
+        if request.method == "DELETE":
+            self.sessions.release(found)
+            self.sessions.remove(found.session_id)
+            return _Response(204)
+        return self._get(request, found, revision)
+
+    def _find_session(
+        self, session_id: str | None, principal: str | None, legacy: bool = False
+    ) -> HTTPSession | _Response:
+        """The session a request names, marked busy; or the error answering the request."""
+        if session_id is None:
+            return _error(400, f"Bad Request: missing {SESSION_HEADER if not legacy else 'session_id'}")
+        entry = self.sessions.get(session_id)
+        if entry is not None and (entry.legacy != legacy or entry.principal not in (None, principal)):
+            self.sessions.release(entry)
+            entry = None
+        if entry is None:
+            return _error(404, "Session not found", SESSION_NOT_FOUND)
+        return entry
+
+    def _post(self, request: _Request, principal: str | None, version: str | None) -> _Response:
+        accept = request.header("Accept")
+        json_ok, sse_ok = accepts(accept, JSON), accepts(accept, EVENT_STREAM)
+        body = self._read_body(request)
+        if isinstance(body, _Response):
+            return body
+        message = decode_message(body)
+        if isinstance(message, InvalidMessage):
+            return _refusal(message)
+        if _is_modern(version, message):
+            return self._post_modern(request, message, version, _Answer(json_ok, sse_ok, priming=False, modern=True))
+        if not (json_ok or sse_ok) or (self.json_response and not json_ok):
+            return _error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
+        revision = version or DEFAULT_REVISION
+        answer = _Answer(json_ok, sse_ok and not self.json_response, priming=at_least(revision, PRIMING_SINCE))
+        if self.stateless:
+            return self._post_stateless(message, answer, revision)
+        session_id = request.header(SESSION_HEADER)
+        if session_id is None and isinstance(message, JSONRPCRequest) and message.method == "initialize":
+            return self._initialize(message, answer, principal)
+        found = self._find_session(session_id, principal)
+        if isinstance(found, _Response):
+            return found
+        entry = found
+        answer.headers.append((SESSION_HEADER, entry.session_id))
+        assert isinstance(entry.transport, StreamableSessionTransport)
+        done = _Once(lambda: self.sessions.release(entry))
+        try:
+            return self._pass_on(entry.transport, message, answer, done)
+        except BaseException:
+            done()
+            raise
+
+    def _initialize(self, message: JSONRPCRequest, answer: _Answer, principal: str | None) -> _Response:
+        transport = StreamableSessionTransport(event_store=self.event_store)
+        session = self.server.start(transport)
+        transport.bind(session)
+        entry = HTTPSession(SessionRegistry.new_id(), transport, session, principal, 0.0)
+        if not self.sessions.add(entry):
+            session.close()
+            return _error(503, "Too many sessions: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="5")
+        answer.headers.append((SESSION_HEADER, entry.session_id))
+        response = self._pass_on(transport, message, answer, _Once(lambda: self.sessions.release(entry)))
+        if isinstance(response.message, JSONRPCErrorResponse):
+            # A failed initialize opens no session.
+            self.sessions.remove(entry.session_id)
+            response.headers.remove((SESSION_HEADER, entry.session_id))
+        return response
+
+    def _post_stateless(self, message: JSONRPCMessage, answer: _Answer, revision: str) -> _Response:
+        if not isinstance(message, JSONRPCRequest):
+            # Without sessions nothing waits for a notification or a response.
+            return _Response(202)
+        return self._serve_alone(message, answer, None if message.method == "initialize" else revision)
+
+    def _serve_alone(self, message: JSONRPCRequest, answer: _Answer, revision: str | None) -> _Response:
+        """Serve one request with a session of its own, ended when its answer is sent.
+
+        ``revision`` is the handshake revision to assume; ``None`` for a
+        request that needs none (``initialize``, or any 2026-07-28 request,
+        which describes itself). A session of its own keeps the request ids
+        of different clients apart, and closing it when the client goes away
+        cancels the request.
+        """
+        transport = StreamableSessionTransport(event_store=None, inline=True)
+        session = self.server.start(transport)
+        transport.bind(session)
+        if revision is not None:
+            session.assume_initialized(revision)
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._throwaway.add(session)
+        if closed:
+            session.close()
+            return _error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+
+        def finish() -> None:
+            with self._lock:
+                self._throwaway.discard(session)
+                self._alone_done.notify_all()
+            session.close()
+
+        done = _Once(finish)
+        try:
+            return self._pass_on(transport, message, answer, done)
+        except BaseException:
+            done()
+            raise
+
+    # ---------------------------------------------------------- 2026-07-28
+
+    def _post_modern(
+        self, request: _Request, message: JSONRPCMessage, version: str | None, answer: _Answer
+    ) -> _Response:
+        """A POST of the stateless revision: its headers checked against its body, then served alone."""
+        if not isinstance(message, JSONRPCRequest):
+            # 2026-07-28 defines no notification from the client over HTTP: nothing to do.
+            return _Response(202) if version in MODERN_REVISIONS else _unsupported_version(version or "", None)
+        refused = self._check_modern(request, message, version)
+        if refused is not None:
+            return refused
+        listen = message.method == "subscriptions/listen"
+        if not (answer.sse_ok if listen else answer.json_ok or answer.sse_ok):
+            wanted = EVENT_STREAM if listen else f"{JSON} or {EVENT_STREAM}"
+            return _modern_error(406, message.id, JsonRpcCode.INVALID_REQUEST, f"Not Acceptable: accept {wanted}")
+        # A subscription is a stream from the start; other answers are JSON unless the handler talks first.
+        answer.json_ok = answer.json_ok and not listen
+        answer.sse_ok = answer.sse_ok and (listen or not self.json_response)
+        return self._serve_alone(message, answer, None)
+
+    def _check_modern(self, request: _Request, message: JSONRPCRequest, version: str | None) -> _Response | None:
+        """The 400 refusing a request whose headers disagree with its body or whose ``_meta`` is malformed.
+
+        In order: ``MCP-Protocol-Version`` against ``_meta`` (``-32020``), the
+        revision (``-32022``), ``Mcp-Method`` and ``Mcp-Name`` (``-32020``),
+        ``_meta`` itself (``-32602``), the ``Mcp-Param-*`` headers of the tool
+        called (``-32020``).
+        """
+        params = message.params or {}
+        meta = params.get("_meta")
+        claimed = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        mismatch: str | None = None
+        if version is None:
+            mismatch = "header MCP-Protocol-Version is missing"
+        elif claimed is not None and claimed != version:
+            mismatch = f"header MCP-Protocol-Version ({version}) does not match _meta ({claimed})"
+        elif version not in MODERN_REVISIONS:
+            return _unsupported_version(version, message.id)
+        else:
+            mismatch = _standard_header_problem(request, message.method, params)
+        if mismatch is not None:
+            return _modern_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
+        try:
+            ModernRequest.read(params)
+        except MCPError as error:
+            return _modern_error(400, message.id, error.jsonrpc_code, error.message, error.data)
+        if message.method == "tools/call":
+            problem = self._param_header_problem(request, params)
+            if problem is not None:
+                return _modern_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {problem}")
+        return None
+
+    def _param_header_problem(self, request: _Request, params: dict[str, Any]) -> str | None:
+        """Whether the ``Mcp-Param-*`` headers of a ``tools/call`` match the arguments its tool mirrors."""
+        name, arguments = params.get("name"), params.get("arguments")
+        tool = next((t for t in self.server.list_tools() if t.name == name), None)
+        if tool is None:
+            return None  # the session answers for an unknown tool
+        try:
+            declared = header_declarations(tool.input_schema)
+        except InvalidHeaderDeclaration:
+            return None  # clients drop such a tool: there are no headers to hold it to
+        for header, path in declared.items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            problem = param_header_problem(header, request.header(f"Mcp-Param-{header}"), value)
+            if problem is not None:
+                return problem
+        return None
+
+    def _pass_on(
+        self, transport: StreamableSessionTransport, message: JSONRPCMessage, answer: _Answer, done: _Once
+    ) -> _Response:
+        """Give ``message`` to the session; for a request, wait for what answers it."""
+        if not isinstance(message, JSONRPCRequest):
+            transport.receive(message)
+            if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+                cancelled = (message.params or {}).get("requestId")
+                if isinstance(cancelled, (str, int)) and not isinstance(cancelled, bool):
+                    transport.cancel(cancelled)
+            done()
+            return _Response(202, answer.headers)
+        json_only = not answer.sse_ok
+        exchange = transport.open_exchange(message.id, json_only=json_only, priming=answer.priming)
+        if not answer.json_ok:
+            transport.start_streaming(exchange)
+        if transport.handoff_reading is not None:
+            # A session of this request only: its handler runs on a thread kept for the purpose.
+            self._handlers.submit(functools.partial(self._deliver, transport, message, done))
+        else:
+            transport.receive(message)
+        return self._await_answer(transport, exchange, answer, done)
+
+    @staticmethod
+    def _deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: _Once) -> None:
+        """Pass a request to the session serving it alone, on a handler thread."""
+        try:
+            transport.receive(message)
+        except Exception:
+            log.exception("the MCP HTTP app failed to pass on request %r", message.id)
+            done()  # its session ends, and so the POST waiting for the answer does
+
+    def _await_answer(
+        self, transport: StreamableSessionTransport, exchange: Exchange, answer: _Answer, done: _Once
+    ) -> _Response:
+        """Wait until the first message for ``exchange`` decides between JSON and SSE."""
+        pending: list[Item] = []
+        # A JSON-only answer waits for the response, the session's end or a
+        # cancellation; the others start streaming after a ping interval, so
+        # that pings keep the connection alive while the handler works.
+        timeout = None if exchange.json_only else self.ping_interval
+        while exchange.mode != "sse":
+            try:
+                item = exchange.queue.get(timeout=timeout)
+            except queue.Empty:
+                transport.start_streaming(exchange)
+                continue
+            if isinstance(item, Event) and exchange.mode == "json":
+                done()
+                assert item.message is not None
+                return _json(answer.status(item.message), item.message, answer.headers)
+            if isinstance(item, Event):
+                pending.append(item)
+                break
+            if item is Signal.END and not exchange.json_only:
+                pending.append(item)
+                break
+            done()
+            if item is Signal.END:
+                cancelled = error_response(exchange.request_id, REQUEST_CANCELLED, "Request cancelled")
+                return _json(200, cancelled, answer.headers)
+            return _json(200, _session_ended(exchange), answer.headers)
+
+        def finished() -> None:
+            transport.detach(exchange, exchange.queue)
+            done()
+
+        body = _SSEBody(
+            exchange.queue,
+            # 2026-07-28 streams cannot be resumed: no reconnection delay to advise.
+            first=b": stream\n\n" if answer.modern else self._retry_field(),
+            ping_interval=self.ping_interval,
+            on_close=finished,
+            pending=pending,
+            closing=_session_ended(exchange),
+        )
+        return _Response(200, [*_SSE_HEADERS, *answer.headers], body)
+
+    def _get(self, request: _Request, entry: HTTPSession, revision: str) -> _Response:
+        if not accepts(request.header("Accept"), EVENT_STREAM):
+            self.sessions.release(entry)
+            return _error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
+        transport = entry.transport
+        assert isinstance(transport, StreamableSessionTransport)
+        attached = transport.attach(request.header("Last-Event-ID"), priming=at_least(revision, PRIMING_SINCE))
+        if attached is None:
+            self.sessions.release(entry)
+            return _error(409, "Conflict: the session's GET stream is already open on another connection")
+        stream, reader = attached
+
+        def finished(stream: SSEStream = stream) -> None:
+            transport.detach(stream, reader)
+            self.sessions.release(entry)
+
+        body = _SSEBody(reader, first=self._retry_field(), ping_interval=self.ping_interval, on_close=finished)
+        return _Response(200, [*_SSE_HEADERS, (SESSION_HEADER, entry.session_id)], body)
+
+    def _retry_field(self) -> bytes:
+        return f"retry: {self.retry_ms}\n\n".encode()
+
+    def _read_body(self, request: _Request) -> bytes | _Response:
+        content_type = (request.header("Content-Type") or "").split(";")
+        charset = next((p.split("=", 1)[1].strip().lower() for p in content_type[1:] if "=" in p), "utf-8")
+        if content_type[0].strip().lower() != JSON or charset.strip('"') not in ("utf-8", "utf8"):
+            return _error(415, f"Unsupported Media Type: the body must be {JSON} (UTF-8)")
+        length = request.header("Content-Length")
+        stream = request.environ["wsgi.input"]
+        if not length:
+            if not request.environ.get("wsgi.input_terminated"):
+                return _error(411, "Length Required")
+            data = bytes(stream.read(self.max_body_bytes + 1))
+        else:
+            try:
+                size = int(length)
+            except ValueError:
+                return _error(400, "Bad Request: invalid Content-Length")
+            if size > self.max_body_bytes:
+                return _error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
+            data = bytes(stream.read(size)) if size > 0 else b""
+            if len(data) != size:
+                return _error(400, "Bad Request: the body ended early")
+        if len(data) > self.max_body_bytes:
+            return _error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
+        return data
+
+    # --------------------------------------------------------------- auth
+
+    def _authenticate(self, request: _Request) -> tuple[str | None, _Response | None]:
+        """The principal of the request's token, or the 401/403 that refuses it."""
+        if self.token_verifier is None:
+            return None, None
+        token = bearer_token(request.header("Authorization"))
+        if token is None:
+            return None, self._refuse(request, 401, None, "Missing bearer token")
+        try:
+            claims = self.token_verifier(token)
+        except Exception:
+            log.exception("the token verifier failed")
+            claims = None
+        if claims is None or token_expired(claims):
+            return None, self._refuse(request, 401, "invalid_token", "Invalid or expired token")
+        missing = set(self.required_scopes) - token_scopes(claims)
+        if missing:
+            return None, self._refuse(
+                request, 403, "insufficient_scope", f"Missing scopes: {' '.join(sorted(missing))}"
+            )
+        return token_principal(claims), None
+
+    def _refuse(self, request: _Request, status: int, error: str | None, description: str) -> _Response:
+        value = challenge(
+            error=error,
+            error_description=description,
+            scope=" ".join(self.required_scopes) or None,
+            resource_metadata=self._metadata_url(request),
+        )
+        body = {"error": error or "invalid_request", "error_description": description}
+        return _json(status, body, [("WWW-Authenticate", value)])
+
+    def _resource(self, request: _Request) -> str:
+        assert self.resource_metadata is not None
+        resource = self.resource_metadata.get("resource")
+        return str(resource) if resource else request.base_url + self.path
+
+    def _metadata_url(self, request: _Request) -> str | None:
+        if self.resource_metadata is None:
+            return None
+        parts = urlsplit(self._resource(request))
+        return f"{parts.scheme}://{parts.netloc}{PROTECTED_RESOURCE_PATH}{parts.path.rstrip('/')}"
+
+    def _protected_resource(self, request: _Request) -> _Response:
+        if request.method != "GET":
+            return _error(405, f"Method not allowed: {request.method}", Allow="GET")
+        assert self.resource_metadata is not None
+        document = {**self.resource_metadata, "resource": self._resource(request)}
+        return _json(200, document, [("Cache-Control", "max-age=3600")])
+
+    # ------------------------------------------------------- legacy HTTP+SSE
+
+    def _legacy_stream(self, request: _Request) -> _Response:
+        if request.method != "GET":
+            return _error(405, f"Method not allowed: {request.method}", Allow="GET")
+        principal, denied = self._authenticate(request)
+        if denied is not None:
+            return denied
+        if not accepts(request.header("Accept"), EVENT_STREAM):
+            return _error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
+        transport = LegacySSETransport()
+        session = self.server.start(transport)
+        entry = HTTPSession(SessionRegistry.new_id(), transport, session, principal, 0.0)
+        if not self.sessions.add(entry):
+            session.close()
+            return _error(503, "Too many sessions: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="5")
+
+        def finished() -> None:
+            self.sessions.release(entry)
+            self.sessions.remove(entry.session_id)
+
+        script = str(request.environ.get("SCRIPT_NAME", ""))
+        endpoint = f"event: endpoint\ndata: {script}{self.messages_path}?session_id={entry.session_id}\n\n"
+        body = _SSEBody(transport.reader, first=endpoint.encode(), ping_interval=self.ping_interval, on_close=finished)
+        return _Response(200, list(_SSE_HEADERS), body)
+
+    def _legacy_message(self, request: _Request) -> _Response:
+        if request.method != "POST":
+            return _error(405, f"Method not allowed: {request.method}", Allow="POST")
+        principal, denied = self._authenticate(request)
+        if denied is not None:
+            return denied
+        body = self._read_body(request)
+        if isinstance(body, _Response):
+            return body
+        message = decode_message(body)
+        if isinstance(message, InvalidMessage):
+            return _refusal(message)
+        found = self._find_session(request.query("session_id"), principal, legacy=True)
+        if isinstance(found, _Response):
+            return found
+        try:
+            assert isinstance(found.transport, LegacySSETransport)
+            found.transport.receive(message)
+        finally:
+            self.sessions.release(found)
+        return _Response(202)
+
+
+@dataclass
+class _Answer:
+    """How a POSTed request may be answered, and the headers every answer carries."""
+
+    json_ok: bool
+    sse_ok: bool
+    priming: bool
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    modern: bool = False
+    """A 2026-07-28 request: some errors have their own HTTP status."""
+
+    def status(self, message: JSONRPCMessage) -> int:
+        """The HTTP status of a JSON answer carrying ``message``."""
+        if self.modern and isinstance(message, JSONRPCErrorResponse):
+            return _MODERN_STATUS.get(message.error.code, 200)
+        return 200
+
+
+_MODERN_STATUS = {
+    JsonRpcCode.METHOD_NOT_FOUND: 404,
+    JsonRpcCode.HEADER_MISMATCH: 400,
+    JsonRpcCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+"""The HTTP status of a 2026-07-28 error answered as JSON, when not 200."""
+
+
+def _is_modern(version: str | None, message: JSONRPCMessage) -> bool:
+    """Whether a POST belongs to the stateless revision (or claims to: its checks then refuse it).
+
+    So it does when its ``MCP-Protocol-Version`` is not a handshake revision,
+    or when its body says so (a ``_meta`` protocol version, or
+    ``server/discover``) without a header to tell otherwise; a handshake
+    header with another ``_meta`` version is a mismatch, refused there.
+    """
+    if version is not None and version not in HANDSHAKE_REVISIONS:
+        return True
+    if not isinstance(message, JSONRPCRequest):
+        return False
+    claimed = meta_revision(message.params)
+    if version is None:
+        return claimed is not None or message.method == "server/discover"
+    return claimed is not None and claimed != version
+
+
+def _standard_header_problem(request: _Request, method: str, params: dict[str, Any]) -> str | None:
+    """What is wrong with ``Mcp-Method`` and ``Mcp-Name`` (values exact, surrounding whitespace aside), if anything."""
+    sent = request.header("Mcp-Method")
+    if sent is None:
+        return "header Mcp-Method is missing"
+    if sent.strip(" \t") != method:
+        return f"header Mcp-Method ({sent.strip()!r}) does not match the method ({method!r})"
+    field = NAMED_BY.get(method)
+    if field is None:
+        return None
+    named = request.header("Mcp-Name")
+    if named is None:
+        return "header Mcp-Name is missing"
+    text = header_text(named)
+    if text is None:
+        return "header Mcp-Name is not a valid value"
+    value = params.get(field)
+    if isinstance(value, str) and text != value:
+        return f"header Mcp-Name ({text!r}) does not match params.{field} ({value!r})"
+    return None
+
+
+def _modern_error(status: int, request_id: RequestId, code: int, message: str, data: Any = None) -> _Response:
+    """A refusal of a 2026-07-28 request: the HTTP status, and a JSON-RPC error echoing its id."""
+    return _json(status, JSONRPCErrorResponse(id=request_id, error=Error(code=code, message=message, data=data)))
+
+
+def _unsupported_version(requested: str, request_id: RequestId | None) -> _Response:
+    """400 for an ``MCP-Protocol-Version`` this app does not serve, listing those it does (newest first).
+
+    The body is 2026-07-28's ``UnsupportedProtocolVersionError`` (code
+    ``-32022``): clients of any era can retry with a listed version.
+    """
+    supported = [*reversed(MODERN_REVISIONS), *reversed(HANDSHAKE_REVISIONS)]
+    error = Error(
+        code=JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION,
+        message=f"Unsupported protocol version (MCP-Protocol-Version: {requested})",
+        data={"requested": requested, "supported": supported},
+    )
+    return _json(400, JSONRPCErrorResponse(id=request_id, error=error))
+
+
+def _refusal(message: InvalidMessage) -> _Response:
+    """400 for a body that is not a JSON-RPC message, with the JSON-RPC error in the body.
+
+    The error carries the request's id when one could be read; never the id
+    of a broken response (that id is the server's own, not the client's).
+    """
+    request_id = message.id if message.reply else None
+    return _json(400, JSONRPCErrorResponse(id=request_id, error=message.error))
+
+
+def _session_ended(exchange: Exchange) -> JSONRPCMessage:
+    return error_response(
+        exchange.request_id, JsonRpcCode.INTERNAL_ERROR, "The session ended before the request was answered"
+    )
+
+
+# ------------------------------------------------------------------ serving
+
+
+class RunningHTTPServer:
+    """An MCP server served over HTTP in the background, by :func:`start_http`.
+
+    ``url`` is the endpoint's full URL; ``app`` the WSGI application;
+    :meth:`close` (or leaving a ``with`` block) ends every session and stream,
+    then stops the embedded server and joins its threads.
+    """
+
+    def __init__(self, app: StreamableHTTPApp, host: str, port: int) -> None:
+        self.app = app
+        self._server = _embedded(app, host, port)
+        self.url = self._server.url + app.path
+        self._server.start()
+
+    def close(self) -> None:
+        """Stop serving: end every session and stream, then the listening socket and its threads."""
+        self._server.close()
+
+    def __enter__(self) -> RunningHTTPServer:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def start_http(server: MCPServer, host: str = "127.0.0.1", port: int = 0, **options: Any) -> RunningHTTPServer:
+    """Serve ``server`` over HTTP in the background; ``options`` go to :class:`StreamableHTTPApp`.
+
+    Port 0 picks a free port; the returned handle's ``url`` tells which.
+
+    >>> running = start_http(MCPServer("demo"))
+    >>> running.url.startswith("http://127.0.0.1:") and running.url.endswith("/mcp")
+    True
+    >>> running.close()
+    """
+    return RunningHTTPServer(StreamableHTTPApp(server, **options), host, port)
+
+
+def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    """Serve ``server`` over HTTP until interrupted (Ctrl-C); ``options`` go to :class:`StreamableHTTPApp`.
+
+    The endpoint's URL is logged (logger ``mcp_sync.http``, level INFO)::
+
+        serve_http(server, port=8000)        # http://127.0.0.1:8000/mcp
+    """
+    app = StreamableHTTPApp(server, **options)
+    embedded = _embedded(app, host, port)
+    log.info("serving MCP on %s%s", embedded.url, app.path)
+    embedded.serve_forever()
+
+
+def _embedded(app: StreamableHTTPApp, host: str, port: int) -> WSGIServer:
+    """The embedded server for ``app``; closing it closes the app first, which wakes every stream."""
+    embedded = WSGIServer(app, host, port)
+    embedded.on_close(app.close)
+    return embedded

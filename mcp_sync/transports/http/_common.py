@@ -1,0 +1,176 @@
+"""What both HTTP client transports share: timeouts, the ``requests`` session, SSE parsing, errors as answers."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pydantic_core
+import requests
+import requests.adapters
+import requests.auth
+import sseclient
+import urllib3.exceptions
+
+from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
+from ...protocol.jsonrpc import parse_value
+from ...protocol.types import (
+    Error,
+    JSONRPCErrorResponse,
+    JSONRPCRequest,
+    RequestId,
+)
+
+if TYPE_CHECKING:
+    pass
+
+POOL_SIZE = 32
+"""Connections kept per host by the sessions the transports make for themselves."""
+_CHUNK = 1 << 16
+_SNIPPET = 200
+
+
+Timeout = float | tuple[float, float | None]
+"""A :mod:`requests` timeout: seconds for connecting and for each read, or one number for both."""
+
+
+DEFAULT_TIMEOUT: Timeout = (10.0, 300.0)
+"""Connect and read timeouts of a POST (seconds). The read timeout bounds how long
+a server may think before it starts answering a request (calls have their own timeout)."""
+
+
+DEFAULT_SSE_READ_TIMEOUT = 300.0
+"""How long an SSE stream may stay silent before it counts as broken (seconds); servers
+send keep-alive comments more often than that."""
+
+
+JOIN_TIMEOUT = 2.0
+"""How long closing waits for the transport's threads to end (seconds, all together)."""
+
+
+STREAM_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError)
+"""What reading an SSE stream raises when the connection breaks, times out or is shut down."""
+
+
+class SSEEvent(Protocol):
+    """One server-sent event, as :class:`sseclient.Event` has it."""
+
+    id: str | None
+    event: str
+    data: str
+    retry: Any
+
+
+class EventSource(Protocol):
+    """The events of one SSE response."""
+
+    def events(self) -> Iterator[SSEEvent]:
+        """The events, in order, until the stream ends."""
+
+    def close(self) -> None:
+        """Stop reading."""
+
+
+SSEClientFactory = Callable[[requests.Response], EventSource]
+"""Makes the :class:`EventSource` of a streaming :class:`requests.Response`."""
+
+
+def _chunks(response: requests.Response) -> Iterator[bytes]:
+    """The body of a streaming response, each piece as soon as it arrives.
+
+    ``Response.iter_content`` would wait for a full buffer, or for the end, of
+    a body sent without chunked encoding; ``read1`` returns what is there.
+    """
+    raw = response.raw
+    while chunk := raw.read1(_CHUNK, decode_content=True):
+        yield chunk
+
+
+def default_sse_client(response: requests.Response) -> EventSource:
+    """An :class:`sseclient.SSEClient` reading ``response`` as it arrives.
+
+    It drops events without a ``data`` field, and with them the ``id`` and
+    ``retry`` they carry; servers following MCP prime their streams with an
+    empty ``data`` field, which it keeps.
+    """
+    return sseclient.SSEClient(_chunks(response))
+
+
+def new_session() -> requests.Session:
+    """A :class:`requests.Session` whose connection pool holds :data:`POOL_SIZE` connections per host.
+
+    Each call in flight and each open stream holds a connection; the default
+    pool of 10 would drop (and log) connections beyond that.
+    """
+    session = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(pool_maxsize=POOL_SIZE)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def abort(response: requests.Response) -> None:
+    """Stop ``response`` from another thread: a read blocked on its socket returns at once.
+
+    Only the socket is shut down; the thread reading the response closes it
+    (``http.client`` responses must not be closed under a reader's feet).
+    """
+    with contextlib.suppress(Exception):
+        response.raw.shutdown()
+
+
+def connect_part(timeout: Timeout) -> float:
+    return timeout[0] if isinstance(timeout, tuple) else timeout
+
+
+def content_type(response: requests.Response) -> str:
+    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def describe(response: requests.Response) -> str:
+    return f"HTTP {response.status_code} {response.reason or ''}".rstrip()
+
+
+def snippet(body: bytes) -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
+
+
+def error_answer(request_id: RequestId, code: int, message: str, data: Any = None) -> JSONRPCErrorResponse:
+    return JSONRPCErrorResponse(id=request_id, error=Error(code=code, message=message, data=data))
+
+
+def http_error_answer(url: str, request: JSONRPCRequest, response: requests.Response) -> JSONRPCErrorResponse:
+    """The answer to ``request`` when the server refused it with an HTTP error status.
+
+    A JSON-RPC error in the body is kept (with the request's id); otherwise the
+    error says what the server answered, with the status in its ``data``.
+    """
+    body = response.content
+    try:
+        message = parse_value(pydantic_core.from_json(body))
+    except ValueError:
+        message = None
+    if isinstance(message, JSONRPCErrorResponse):
+        return JSONRPCErrorResponse(id=request.id, error=message.error)
+    status = response.status_code
+    code = JsonRpcCode.UNAUTHORIZED if status in (401, 403) else JsonRpcCode.INTERNAL_ERROR
+    detail = snippet(body)
+    return error_answer(
+        request.id,
+        code,
+        f"the MCP server at {url} answered {request.method} with {describe(response)}"
+        + (f": {detail}" if detail else ""),
+        {"status": status, "url": url},
+    )
+
+
+def lost_connection(url: str, exc: BaseException, doing: str) -> MCPTransportError:
+    """The error that closes a transport whose server cannot be reached any more."""
+    return MCPTransportError(
+        MCP_CODES.TRANSPORT_ERROR,
+        f"the MCP server at {url} could not be reached while {doing}: {exc}",
+        cause=exc,
+        context={"url": url},
+    )

@@ -1,0 +1,806 @@
+"""MCP over HTTP, client side: the Streamable HTTP transport and :func:`http_client`.
+
+:class:`StreamableHTTPClientTransport` speaks the Streamable HTTP transport
+(protocol revisions 2025-03-26 and later) with :mod:`requests`: each message
+is a POST to the server's MCP endpoint, answered with one JSON body or with
+an SSE stream, and a standalone GET stream carries what the server sends on
+its own. :class:`~mcp_sync.sse_client.SSEClientTransport` speaks the older
+HTTP+SSE transport of 2024-11-05. :func:`http_client` connects a client with
+either, trying Streamable HTTP first as the spec's backwards-compatibility
+section describes::
+
+    from mcp_sync.http_client import http_client
+
+    with http_client("http://127.0.0.1:8000/mcp") as client:
+        print(client.call_tool("echo", {"text": "hi"}).text)
+
+The transport is built on a :class:`requests.Session`, yours if you pass one,
+so authentication, proxies, TLS settings and headers work as they do for any
+other ``requests`` call:
+
+>>> import requests
+>>> session = requests.Session()
+>>> session.headers["Authorization"] = "Bearer s3cret"
+>>> transport = StreamableHTTPClientTransport("http://127.0.0.1:8000/mcp", session=session)
+>>> transport.close()
+>>> session.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pydantic_core
+import requests
+import requests.adapters
+import requests.auth
+
+from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
+from ...protocol.headers import NAMED_BY, header_value, screen_tools
+from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, parse_value
+from ...protocol.stateless import meta_revision
+from ...protocol.types import (
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    RequestId,
+)
+from ...runtime.transport import BaseTransport
+from ._common import (
+    DEFAULT_SSE_READ_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    JOIN_TIMEOUT,
+    STREAM_ERRORS,
+    SSEClientFactory,
+    SSEEvent,
+    Timeout,
+    abort,
+    connect_part,
+    content_type,
+    default_sse_client,
+    describe,
+    error_answer,
+    http_error_answer,
+    lost_connection,
+    new_session,
+    snippet,
+)
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = [
+    "DEFAULT_RECONNECT_ATTEMPTS",
+    "StreamableHTTPClientTransport",
+]
+
+log = logging.getLogger("mcp_sync.http_client")
+
+
+DEFAULT_RECONNECT_ATTEMPTS = 3
+"""How many times in a row a stream is resumed without the server sending anything new."""
+DEFAULT_RECONNECT_DELAY = 1.0
+"""The wait before resuming a stream when the server suggested none (seconds); it doubles
+at each fruitless attempt, up to :data:`MAX_RECONNECT_DELAY`."""
+MAX_RECONNECT_DELAY = 30.0
+DELETE_TIMEOUT = 2.0
+"""How long closing waits for the server to end the session (seconds)."""
+ONE_WAY_READ_TIMEOUT = 10.0
+"""Seconds to wait for the server to acknowledge a notification or response (a 202 comes at once)."""
+
+_ACCEPT_ANY = "application/json, text/event-stream"
+_ACCEPT_SSE = "text/event-stream"
+_SESSION_HEADER = "Mcp-Session-Id"
+_VERSION_HEADER = "MCP-Protocol-Version"
+"""The parameter each method's ``Mcp-Name`` header mirrors (2026-07-28)."""
+_IDLE_WORKER = 30.0
+"""How long an idle POST worker waits for more work before it ends (seconds)."""
+
+
+# ---------------------------------------------------------------- SSE parsing
+
+
+class _Cursor:
+    """Where a client is in one SSE stream: the last event id, the server's retry advice."""
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry: float | None = None
+        self.events = 0
+
+    def saw(self, event: SSEEvent) -> None:
+        self.events += 1
+        if event.id is not None:
+            self.last_event_id = event.id or None
+        retry = str(event.retry) if event.retry is not None else ""
+        if retry.isascii() and retry.isdigit():
+            self.retry = int(retry) / 1000.0
+
+    def delay(self, failures: int, base: float) -> float:
+        """Seconds to wait before the next attempt: the server's advice, else a growing backoff."""
+        if self.retry is not None:
+            return self.retry
+        return float(min(base * 2**failures, MAX_RECONNECT_DELAY))
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def modern_revision(message: JSONRPCMessage) -> str | None:
+    """The revision a 2026-07-28 request names in its ``_meta`` (``None`` for any other message)."""
+    revision = meta_revision(message.params) if isinstance(message, JSONRPCRequest) else None
+    return revision if isinstance(revision, str) else None
+
+
+class _Workers:
+    """Threads that run POSTs: one per request in flight, kept a while for the next ones.
+
+    A call in flight never waits for a free thread, so a call whose answer
+    depends on another one (a sampling handler calling the server, say) can
+    not deadlock on a full pool.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._cond = threading.Condition()
+        self._tasks: deque[Callable[[], None]] = deque()
+        self._threads: set[threading.Thread] = set()
+        self._waiting = 0
+        self._closed = False
+
+    def submit(self, task: Callable[[], None]) -> None:
+        with self._cond:
+            if self._closed:
+                raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
+            self._tasks.append(task)
+            if self._waiting >= len(self._tasks):
+                self._cond.notify()
+                return
+            # Started under the lock, so that close() never finds a thread it cannot join.
+            thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+            self._threads.add(thread)
+            thread.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._tasks and not self._closed:
+                    self._waiting += 1
+                    self._cond.wait(_IDLE_WORKER)
+                    self._waiting -= 1
+                    if not self._tasks and not self._closed:
+                        break  # idle for long enough
+                if not self._tasks:
+                    self._threads.discard(threading.current_thread())
+                    return
+                task = self._tasks.popleft()
+            task()
+
+    def close(self, deadline: float) -> None:
+        """Refuse new work, let idle threads go, wait until ``deadline`` for busy ones."""
+        with self._cond:
+            self._closed = True
+            self._tasks.clear()
+            self._cond.notify_all()
+            threads = list(self._threads)
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+
+class _Exchange:
+    """A request in flight and the response it is reading, so that it can be abandoned."""
+
+    def __init__(self, request: JSONRPCRequest) -> None:
+        self.request = request
+        self.abandoned = False
+        self.response: requests.Response | None = None
+
+
+class _SessionState:
+    """What the server told us about the session, as one consistent snapshot."""
+
+    __slots__ = ("generation", "id", "version")
+
+    def __init__(self, generation: int, session_id: str | None, version: str | None) -> None:
+        self.generation = generation
+        self.id = session_id
+        self.version = version
+
+
+# ---------------------------------------------------------------- the transport
+
+
+class StreamableHTTPClientTransport(BaseTransport):
+    """The client end of the Streamable HTTP transport.
+
+    Requests are POSTed from worker threads (named ``mcp-sync-http-post``), so
+    sending returns at once and a caller's timeout and cancellation work as
+    on any transport; each worker reads its request's answer, a JSON body or
+    an SSE stream, delivering what else the server sends on the way.
+    Notifications and responses are POSTed on the sending thread; a server
+    that refuses one is logged, not retried: the same message would be
+    refused again. After ``notifications/initialized`` a GET stream (thread
+    ``mcp-sync-http-get``) receives what the server sends on its own; a
+    server without one answers 405, which is fine.
+
+    The session id and the negotiated protocol version are learnt from the
+    initialize exchange and sent on every later request. When the server
+    answers 404 to a request carrying the session id (the session expired),
+    a new session is started with the original initialize request and the
+    request is sent again, once. A stream that ends before the answer
+    arrives is resumed with a GET carrying ``Last-Event-ID``, after the
+    server's ``retry`` delay, at most ``reconnect_attempts`` times in a row
+    without news. An HTTP error answers the request with an error; a server
+    that cannot be reached closes the transport, failing every pending call
+    with :class:`~mcp_sync.errors.MCPTransportError`. Closing ends the session
+    with DELETE.
+
+    A request of the stateless revision 2026-07-28 (one whose ``_meta``
+    names it) is sent that revision's way: no session id, and headers that
+    mirror its body: ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``
+    (the tool or prompt name, the resource URI) and an ``Mcp-Param-{Name}``
+    for each tool argument whose schema property declares ``x-mcp-header``
+    (values Base64-encoded as the spec requires). The declarations are read
+    from the ``tools/list`` results the transport carries; a tool whose
+    declarations break the rules is left out of those results, with a
+    warning. Once such requests are sent, the client sends no notifications
+    (2026-07-28 defines none over HTTP): a cancellation closes the request's
+    response stream instead, and a stream that breaks fails its request
+    without closing the transport.
+
+    ``timeout`` is the connect and read timeout of each POST;
+    ``sse_read_timeout`` the read timeout of SSE streams;
+    ``sse_client_factory`` makes the SSE parser of a response
+    (default: :func:`default_sse_client`). A ``session`` you pass is used
+    as it is (and not closed); its pool should allow a connection per call
+    in flight, plus one for the GET stream.
+
+    ::
+
+        transport = StreamableHTTPClientTransport("http://127.0.0.1:8000/mcp", headers={"X-Team": "blue"})
+        with MCPClient() as client:
+            client.connect(transport)
+            client.call_tool("echo", {"text": "hi"})
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        session: requests.Session | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: requests.auth.AuthBase | None = None,
+        timeout: Timeout = DEFAULT_TIMEOUT,
+        sse_read_timeout: float = DEFAULT_SSE_READ_TIMEOUT,
+        sse_client_factory: SSEClientFactory | None = None,
+        reconnect_attempts: int = DEFAULT_RECONNECT_ATTEMPTS,
+        reconnect_delay: float = DEFAULT_RECONNECT_DELAY,
+        open_get_stream: bool = True,
+    ) -> None:
+        super().__init__()
+        self.url = url
+        self.session = session if session is not None else new_session()
+        self._own_session = session is None
+        self.headers = dict(headers or {})
+        self.auth = auth
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.sse_client_factory: SSEClientFactory = sse_client_factory or default_sse_client
+        self.reconnect_attempts = reconnect_attempts
+        self.reconnect_delay = reconnect_delay
+        self.open_get_stream = open_get_stream
+        self.session_id: str | None = None
+        """The server's ``Mcp-Session-Id``, once it gave one."""
+        self.protocol_version: str | None = None
+        """The negotiated protocol revision, once initialize was answered."""
+        self.sessions_started = 0
+        """How many sessions were started again after the server forgot ours."""
+        self._generation = 0
+        self._state_lock = threading.Lock()
+        self._renew_lock = threading.Lock()
+        self._initialize: JSONRPCRequest | None = None
+        self.initialize_status: int | None = None
+        self._exchanges: dict[RequestId, _Exchange] = {}
+        self._streams: set[requests.Response] = set()
+        self._workers = _Workers("mcp-sync-http-post")
+        self._listening = False
+        self._listener: threading.Thread | None = None
+        self._modern = False
+        self._declarations: dict[str, dict[str, tuple[str, ...]]] = {}
+
+    def __repr__(self) -> str:
+        return f"<StreamableHTTPClientTransport {self.url}>"
+
+    # ------------------------------------------------------------ plumbing
+
+    def _handlers_changed(self) -> None:
+        """Nothing to start: reading happens on the threads that send."""
+
+    def _state(self) -> _SessionState:
+        with self._state_lock:
+            return _SessionState(self._generation, self.session_id, self.protocol_version)
+
+    def _headers(self, state: _SessionState | None, accept: str) -> dict[str, str]:
+        headers = {**self.headers, "Accept": accept}
+        if state is not None and state.id is not None:
+            headers[_SESSION_HEADER] = state.id
+        if state is not None and state.version is not None:
+            headers[_VERSION_HEADER] = state.version
+        return headers
+
+    def _modern_headers(self, request: JSONRPCRequest, revision: str) -> dict[str, str]:
+        """The headers of a 2026-07-28 request: its revision, method and name, and its tool's mirrored arguments."""
+        headers = {**self.headers, "Accept": _ACCEPT_ANY, _VERSION_HEADER: revision, "Mcp-Method": request.method}
+        params = request.params or {}
+        named = NAMED_BY.get(request.method)
+        name = header_value(params.get(named)) if named is not None else None
+        if name is not None:
+            headers["Mcp-Name"] = name
+        arguments = params.get("arguments")
+        with self._state_lock:
+            declared = self._declarations.get(str(params.get("name"))) if request.method == "tools/call" else None
+        for header, path in (declared or {}).items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            text = header_value(value)
+            if text is not None:
+                headers[f"Mcp-Param-{header}"] = text
+        return headers
+
+    def _learn_tools(self, answer: JSONRPCResultResponse) -> JSONRPCResultResponse:
+        """A 2026-07-28 ``tools/list`` page: keep its tools' header declarations, drop tools whose ones are invalid."""
+        tools = answer.result.get("tools")
+        if not isinstance(tools, list):
+            return answer
+
+        def warn(name: str, reason: str) -> None:
+            log.warning(
+                "the MCP server at %s lists tool %r with an invalid header: %s; leaving it out", self.url, name, reason
+            )
+
+        kept, declarations = screen_tools(tools, warn)
+        with self._state_lock:
+            self._declarations.update(declarations)
+        if len(kept) == len(tools):
+            return answer
+        return JSONRPCResultResponse(id=answer.id, result={**answer.result, "tools": kept})
+
+    def _post(
+        self, message: JSONRPCMessage, state: _SessionState | None, *, stream: bool, timeout: Timeout | None = None
+    ) -> requests.Response:
+        revision = modern_revision(message)
+        if revision is not None:
+            assert isinstance(message, JSONRPCRequest)
+            headers = self._modern_headers(message, revision)
+        else:
+            headers = self._headers(state, _ACCEPT_ANY)
+        headers["Content-Type"] = "application/json"
+        return self.session.post(
+            self.url,
+            data=encode_message(message),
+            headers=headers,
+            auth=self.auth,
+            timeout=self.timeout if timeout is None else timeout,
+            stream=stream,
+        )
+
+    def _get(self, state: _SessionState, last_event_id: str | None) -> requests.Response:
+        headers = self._headers(state, _ACCEPT_SSE)
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        timeout = (connect_part(self.timeout), self.sse_read_timeout)
+        return self.session.get(self.url, headers=headers, auth=self.auth, timeout=timeout, stream=True)
+
+    @contextlib.contextmanager
+    def _open(self, response: requests.Response, exchange: _Exchange | None = None) -> Iterator[requests.Response]:
+        """Keep ``response`` where closing (or abandoning ``exchange``) can stop it; close it after."""
+        with self._state_lock:
+            self._streams.add(response)
+            stop = self.closed or (exchange is not None and exchange.abandoned)
+            if exchange is not None:
+                exchange.response = response
+        if stop:
+            abort(response)
+        try:
+            yield response
+        finally:
+            with self._state_lock:
+                self._streams.discard(response)
+            response.close()
+
+    def _lose(self, error: MCPTransportError) -> NoReturn:
+        """The server cannot be reached: close the transport with ``error`` and raise it."""
+        self._closed_by_peer(error)
+        raise error
+
+    # -------------------------------------------------------------- writing
+
+    def _write(self, message: JSONRPCMessage) -> None:
+        if isinstance(message, JSONRPCRequest):
+            if message.method == "initialize":
+                self._initialize = message
+            self._modern = message.method != "initialize" and (self._modern or modern_revision(message) is not None)
+            exchange = _Exchange(message)
+            with self._state_lock:
+                self._exchanges[message.id] = exchange
+            try:
+                self._workers.submit(functools.partial(self._run, exchange))
+            except MCPTransportError:
+                with self._state_lock:
+                    self._exchanges.pop(message.id, None)
+                raise
+            return
+        if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._abandon((message.params or {}).get("requestId"))
+        if self._modern:
+            return  # 2026-07-28 defines no notification over HTTP: closing the stream was the cancellation
+        self._send_one_way(message, self._state())
+        if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized":
+            self._start_listener()
+
+    def _send_one_way(self, message: JSONRPCMessage, state: _SessionState) -> None:
+        """POST a notification or a response; the server should answer 202.
+
+        It runs on the caller's thread (a cancellation is sent by the caller
+        that gave up), so it waits for the acknowledgement only briefly.
+        """
+        try:
+            one_way = (connect_part(self.timeout), ONE_WAY_READ_TIMEOUT)
+            response = self._post(message, state, stream=False, timeout=one_way)
+        except requests.ReadTimeout as exc:
+            log.warning("the MCP server at %s did not acknowledge a message in time: %s", self.url, exc)
+            return
+        except requests.RequestException as exc:
+            self._lose(lost_connection(self.url, exc, "sending a message"))
+        with response:
+            if response.status_code >= 400:
+                log.warning(
+                    "the MCP server at %s refused a message with %s: %s",
+                    self.url,
+                    describe(response),
+                    snippet(response.content),
+                )
+
+    def _abandon(self, request_id: Any) -> None:
+        """The caller gave up on ``request_id``: stop reading its answer."""
+        with self._state_lock:
+            exchange = self._exchanges.get(request_id) if isinstance(request_id, (str, int)) else None
+            if exchange is None:
+                return
+            exchange.abandoned = True
+            response = exchange.response
+        if response is not None:
+            abort(response)
+
+    # ------------------------------------------------------------ requests
+
+    def _run(self, exchange: _Exchange) -> None:
+        """On a worker thread: POST a request and deliver its answer."""
+        request = exchange.request
+        try:
+            answer = self._answer(exchange)
+        except requests.RequestException as exc:
+            answer = None if exchange.abandoned or self.closed else self._failure(request, exc)
+        except MCPTransportError:
+            answer = None  # the transport is closed: every pending call has failed already
+        finally:
+            with self._state_lock:
+                self._exchanges.pop(request.id, None)
+        if answer is not None:
+            if request.method == "initialize" and isinstance(answer, JSONRPCResultResponse):
+                self._learn_version(answer)
+            if (
+                request.method == "tools/list"
+                and isinstance(answer, JSONRPCResultResponse)
+                and modern_revision(request)
+            ):
+                answer = self._learn_tools(answer)
+            self._deliver(answer)
+
+    def _failure(self, request: JSONRPCRequest, exc: requests.RequestException) -> JSONRPCMessage | None:
+        """What a failed HTTP exchange means: no answer in time fails the call, anything else the transport."""
+        if isinstance(exc, requests.ReadTimeout):
+            return error_answer(
+                request.id,
+                JsonRpcCode.INTERNAL_ERROR,
+                f"the MCP server at {self.url} did not answer {request.method} in time: {exc}",
+                {"url": self.url},
+            )
+        self._closed_by_peer(lost_connection(self.url, exc, f"waiting for the answer to {request.method}"))
+        return None
+
+    def _answer(self, exchange: _Exchange) -> JSONRPCMessage | None:
+        """The answer to the exchange's request (``None`` when it was abandoned)."""
+        request = exchange.request
+        state = self._state()
+        response = self._post(request, state, stream=True)
+        if (
+            response.status_code == 404
+            and state.id is not None
+            and request.method != "initialize"
+            and not modern_revision(request)
+        ):
+            response.close()
+            if not self._renew(state):
+                return error_answer(
+                    request.id,
+                    JsonRpcCode.INTERNAL_ERROR,
+                    f"the session with the MCP server at {self.url} expired and a new one could not be started",
+                    {"url": self.url},
+                )
+            response = self._post(request, self._state(), stream=True)
+        with self._open(response, exchange):
+            if request.method == "initialize":
+                self.initialize_status = response.status_code
+                self._learn_session(response)
+            return self._read_answer(exchange, response)
+
+    def _read_answer(self, exchange: _Exchange, response: requests.Response) -> JSONRPCMessage | None:
+        request = exchange.request
+        if response.status_code >= 400:
+            return http_error_answer(self.url, request, response)
+        kind = content_type(response)
+        if kind == "application/json":
+            return self._json_answer(request, response.content)
+        if kind == "text/event-stream":
+            return self._stream_answer(exchange, response)
+        return error_answer(
+            request.id,
+            JsonRpcCode.INTERNAL_ERROR,
+            f"the MCP server at {self.url} answered {request.method} with {describe(response)} "
+            f"and content type {kind or 'none'}, not JSON or an SSE stream",
+            {"status": response.status_code, "url": self.url},
+        )
+
+    def _json_answer(self, request: JSONRPCRequest, body: bytes) -> JSONRPCMessage:
+        try:
+            value = pydantic_core.from_json(body)
+        except ValueError:
+            return error_answer(
+                request.id,
+                JsonRpcCode.PARSE_ERROR,
+                f"the MCP server at {self.url} answered {request.method} with invalid JSON: {snippet(body)}",
+            )
+        answer = None
+        for item in value if isinstance(value, list) else [value]:
+            found = self._incoming(parse_value(item), request)
+            if answer is None:
+                answer = found
+        return answer or error_answer(
+            request.id,
+            JsonRpcCode.INTERNAL_ERROR,
+            f"the MCP server at {self.url} sent no answer to {request.method}: {snippet(body)}",
+        )
+
+    def _incoming(
+        self, message: JSONRPCMessage | InvalidMessage, request: JSONRPCRequest | None
+    ) -> JSONRPCMessage | None:
+        """Deliver ``message``, unless it answers ``request``: then return it."""
+        if request is not None:
+            if isinstance(message, InvalidMessage):
+                if message.id == request.id:
+                    return error_answer(
+                        request.id,
+                        JsonRpcCode.INTERNAL_ERROR,
+                        f"the MCP server at {self.url} sent an invalid answer to {request.method}: "
+                        f"{message.error.message}",
+                    )
+            elif isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+                if message.id == request.id:
+                    return message
+                if message.id is None and isinstance(message, JSONRPCErrorResponse):
+                    return JSONRPCErrorResponse(id=request.id, error=message.error)
+        self._deliver(message)
+        return None
+
+    def _pump(
+        self, response: requests.Response, cursor: _Cursor, request: JSONRPCRequest | None
+    ) -> JSONRPCMessage | None:
+        """Deliver an SSE response's messages until it ends or the answer to ``request`` comes; that answer."""
+        source = self.sse_client_factory(response)
+        for event in source.events():
+            cursor.saw(event)
+            if event.event == "message" and event.data.strip():
+                answer = self._incoming(decode_message(event.data), request)
+                if answer is not None:
+                    return answer
+        return None
+
+    def _read_once(
+        self, response: requests.Response, cursor: _Cursor, request: JSONRPCRequest
+    ) -> tuple[JSONRPCMessage | None, BaseException | None, bool]:
+        """Read one SSE response: the answer if it came, what broke the stream, whether anything came."""
+        seen = cursor.events
+        try:
+            answer = self._pump(response, cursor, request)
+        except STREAM_ERRORS as exc:
+            return None, exc, cursor.events > seen
+        return answer, None, cursor.events > seen
+
+    def _stream_answer(self, exchange: _Exchange, response: requests.Response) -> JSONRPCMessage | None:
+        """Read the answer from an SSE stream, resuming the stream with GETs while it breaks off early."""
+        request = exchange.request
+        cursor = _Cursor()
+        failures = 0
+        answer, broken, news = self._read_once(response, cursor, request)
+        while answer is None and not exchange.abandoned and not self.closed:
+            if cursor.last_event_id is None:
+                if broken is not None and modern_revision(request) is not None:
+                    # 2026-07-28 streams cannot be resumed: the request is lost, not the connection.
+                    return error_answer(
+                        request.id,
+                        JsonRpcCode.INTERNAL_ERROR,
+                        f"the stream answering {request.method} from the MCP server at {self.url} broke: {broken}",
+                        {"url": self.url},
+                    )
+                if broken is not None:
+                    self._lose(lost_connection(self.url, broken, f"reading the answer to {request.method}"))
+                return error_answer(
+                    request.id,
+                    JsonRpcCode.INTERNAL_ERROR,
+                    f"the MCP server at {self.url} ended the stream without answering {request.method}",
+                )
+            failures = 0 if news else failures + 1
+            if failures > self.reconnect_attempts:
+                return error_answer(
+                    request.id,
+                    JsonRpcCode.INTERNAL_ERROR,
+                    f"gave up resuming the answer to {request.method} from the MCP server at {self.url} "
+                    f"after {self.reconnect_attempts} attempts without news",
+                )
+            if self._closed.wait(cursor.delay(failures, self.reconnect_delay)):
+                return None
+            resumed = self._get(self._state(), cursor.last_event_id)
+            with self._open(resumed, exchange):
+                if resumed.status_code != 200 or content_type(resumed) != "text/event-stream":
+                    return error_answer(
+                        request.id,
+                        JsonRpcCode.INTERNAL_ERROR,
+                        f"could not resume the answer to {request.method}: the MCP server at {self.url} "
+                        f"answered the GET with {describe(resumed)}",
+                        {"status": resumed.status_code, "url": self.url},
+                    )
+                answer, broken, news = self._read_once(resumed, cursor, request)
+        return answer
+
+    # ------------------------------------------------------------ sessions
+
+    def _learn_session(self, response: requests.Response) -> None:
+        """An initialize was accepted: the session is the one it names (none when it names none)."""
+        if response.status_code < 300:
+            with self._state_lock:
+                self.session_id = response.headers.get(_SESSION_HEADER) or None
+
+    def _learn_version(self, answer: JSONRPCResultResponse) -> None:
+        version = answer.result.get("protocolVersion")
+        if isinstance(version, str):
+            with self._state_lock:
+                self.protocol_version = version
+
+    def _renew(self, stale: _SessionState) -> bool:
+        """Start a new session after the server forgot ``stale``; whether there is one now."""
+        with self._renew_lock:
+            if self._state().generation != stale.generation:
+                return True  # another thread started one already
+            initialize = self._initialize
+            if initialize is None:
+                return False
+            self.sessions_started += 1
+            request = JSONRPCRequest(
+                id=f"mcp-sync-renew-{self.sessions_started}", method="initialize", params=initialize.params
+            )
+            log.info("the MCP server at %s forgot session %s: starting a new one", self.url, stale.id)
+            try:
+                response = self._post(request, None, stream=True)
+                with self._open(response):
+                    self._learn_session(response)
+                    answer = self._read_answer(_Exchange(request), response)
+            except (requests.RequestException, MCPTransportError) as exc:
+                log.warning("could not start a new session with the MCP server at %s: %s", self.url, exc)
+                return False
+            if not isinstance(answer, JSONRPCResultResponse):
+                log.warning("the MCP server at %s refused a new session: %s", self.url, answer)
+                return False
+            self._learn_version(answer)
+            with self._state_lock:
+                self._generation += 1
+            self._send_one_way(JSONRPCNotification(method="notifications/initialized"), self._state())
+        self._start_listener()
+        return True
+
+    # ------------------------------------------------------------ the GET stream
+
+    def _start_listener(self) -> None:
+        with self._state_lock:
+            if not self.open_get_stream or self._listening or self.closed:
+                return
+            self._listening = True
+            self._listener = threading.Thread(target=self._listen, name="mcp-sync-http-get", daemon=True)
+            self._listener.start()
+
+    def _listen(self) -> None:
+        """The standalone GET stream: deliver what the server sends on its own, reconnecting as told.
+
+        It ends when the server has no stream for us (405, or any refusal),
+        after ``reconnect_attempts`` fruitless attempts in a row, or on close;
+        a new session started meanwhile gets a stream of its own.
+        """
+        generation = -1
+        cursor, failures = _Cursor(), 0
+        while not self.closed:
+            state = self._state()
+            if state.generation != generation:
+                generation, cursor, failures = state.generation, _Cursor(), 0
+            seen, refused = cursor.events, False
+            try:
+                response = self._get(state, cursor.last_event_id)
+                with self._open(response):
+                    refused = response.status_code != 200 or content_type(response) != "text/event-stream"
+                    if refused:
+                        log.debug("no GET stream from the MCP server at %s: %s", self.url, describe(response))
+                    else:
+                        self._pump(response, cursor, None)
+            except STREAM_ERRORS as exc:
+                log.debug("the GET stream from the MCP server at %s broke: %s", self.url, exc)
+            failures = 0 if cursor.events > seen else failures + 1
+            if refused or failures > self.reconnect_attempts:
+                if self._keep_listening(generation):
+                    continue
+                return
+            self._closed.wait(cursor.delay(failures, self.reconnect_delay))
+
+    def _keep_listening(self, generation: int) -> bool:
+        """The GET stream is done; whether to go on because a new session started meanwhile."""
+        with self._state_lock:
+            if self._generation != generation and not self.closed:
+                return True
+            self._listening = False
+            return False
+
+    # ------------------------------------------------------------ closing
+
+    def _shutdown(self) -> None:
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        with self._state_lock:
+            streams = list(self._streams)
+            session_id = self.session_id
+            listener = self._listener
+        for response in streams:
+            abort(response)
+        if session_id is not None and self.close_reason is None:
+            self._end_session()
+        self._workers.close(deadline)
+        if listener is not None and listener is not threading.current_thread():
+            listener.join(max(0.0, deadline - time.monotonic()))
+        if self._own_session:
+            self.session.close()
+
+    def _end_session(self) -> None:
+        """DELETE the session; a server that does not allow it (405) or fails is fine."""
+        try:
+            response = self.session.delete(
+                self.url,
+                headers=self._headers(self._state(), _ACCEPT_ANY),
+                auth=self.auth,
+                timeout=(connect_part(self.timeout), DELETE_TIMEOUT),
+            )
+        except requests.RequestException as exc:
+            log.debug("could not end the session with the MCP server at %s: %s", self.url, exc)
+            return
+        response.close()
+        if response.status_code >= 400 and response.status_code != 405:
+            log.debug("the MCP server at %s answered DELETE with %s", self.url, describe(response))
+
+
+# ---------------------------------------------------------------- connecting

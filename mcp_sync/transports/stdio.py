@@ -1,0 +1,492 @@
+"""The stdio transport: one JSON-RPC message per line over a pair of byte streams.
+
+:class:`StdioTransport` frames messages on any readable and writable binary
+streams; :class:`ProcessTransport` starts a server process and speaks to it
+over its stdin and stdout; :func:`serve_stdio` serves an MCPServer on this
+process's own stdin and stdout.
+
+>>> import io
+>>> out = io.BytesIO()
+>>> transport = StdioTransport(io.BytesIO(b""), out)
+>>> from mcp_sync.types import JSONRPCNotification
+>>> transport.send(JSONRPCNotification(method="notifications/initialized"))
+>>> out.getvalue()
+b'{"jsonrpc":"2.0","method":"notifications/initialized"}\\n'
+>>> transport.close()
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import logging
+import os
+import re
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, BinaryIO
+
+import pydantic_core
+
+from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
+from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message
+from ..protocol.types import Error, JSONRPCMessage, RequestId
+from ..runtime.transport import BaseTransport
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = [
+    "DEFAULT_INHERITED_ENV",
+    "DEFAULT_MAX_LINE_BYTES",
+    "ProcessTransport",
+    "StderrTarget",
+    "StdioTransport",
+    "default_environment",
+    "recover_id",
+]
+
+log = logging.getLogger("mcp_sync.stdio")
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line (one message) read by default: 64 MiB."""
+
+_READ_SIZE = 1 << 16
+_ID_SCAN_BYTES = 1 << 16
+_ID_PATTERN = re.compile(rb'"id"\s*:\s*(-?\d+(?:\.0*)?(?![\d.eE])|"(?:[^"\\]|\\.){0,1024}")')
+
+DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+"""Variables a server process inherits by default; everything else must be passed."""
+
+StderrTarget = IO[str] | Callable[[str], None] | logging.Logger | None
+"""Where a server process's stderr lines go: a text stream, a callable, a logger
+(at INFO), or ``None`` for this process's ``sys.stderr`` (whatever object it is)."""
+
+
+def recover_id(raw: bytes) -> RequestId | None:
+    """The top-level ``"id"`` of a message that could not be parsed, if it can be read.
+
+    Only the start of the message is scanned, and only a key at the top
+    level of the object counts, so an ``id`` nested in ``params`` is never
+    mistaken for the request's.
+    """
+    head = raw[:_ID_SCAN_BYTES]
+    for match in _ID_PATTERN.finditer(head):
+        if _depth_at(head, match.start()) != 1:
+            continue
+        token = match.group(1)
+        if not token.startswith(b'"'):
+            return int(float(token))
+        try:
+            value: str = pydantic_core.from_json(token)
+        except ValueError:  # a broken escape or invalid UTF-8 inside the id
+            return None
+        return value
+    return None
+
+
+def _depth_at(data: bytes, end: int) -> int:
+    """Object/array nesting depth at ``end`` (strings skipped)."""
+    depth = 0
+    in_string = False
+    escaped = False
+    for byte in data[:end]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x7B, 0x5B):
+            depth += 1
+        elif byte in (0x7D, 0x5D):
+            depth -= 1
+    return depth
+
+
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """A line that was over the size limit; ``head`` is its start, kept to read its id."""
+
+    head: bytes
+
+
+class StdioTransport(BaseTransport):
+    """Newline-delimited JSON-RPC over a readable and a writable binary stream.
+
+    Reading tolerates CRLF, blank lines and any chunking. A line that is
+    not JSON is delivered as an :class:`InvalidMessage` (the dispatcher
+    answers it with ``-32700``, using the request's id when it can be read);
+    a line longer than ``max_line_bytes`` is skipped without being held in
+    memory and answered the same way with ``-32600``. Writes from many
+    threads never interleave. The reader thread starts when the first
+    message handler is registered and ends at end of input or on close.
+    """
+
+    def __init__(
+        self,
+        readable: BinaryIO | IO[bytes],
+        writable: BinaryIO | IO[bytes],
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        close_on_eof: bool = True,
+    ) -> None:
+        super().__init__()
+        self._readable = readable
+        self._writable = writable
+        self.max_line_bytes = max_line_bytes
+        self.close_on_eof = close_on_eof
+        self.input_ended = threading.Event()
+        self._write_lock = threading.Lock()
+        self.last_invalid_line: bytes | None = None
+        self._readers: list[threading.Thread] = []
+        self._reading = threading.Lock()  # held by the thread whose turn it is to read
+        self._turn = threading.local()
+        self._standby = 0
+        self._items: collections.deque[bytes | _Oversized] = collections.deque()
+        self._partial = bytearray()
+        self._skipping = False  # inside a line that is over the limit
+        self._skipped_head = b""
+        # A pipe stream is read with select() on it and on a wake-up pipe,
+        # so that close() can stop a reader blocked on a silent peer.
+        self._wakeup: tuple[int, int] | None = os.pipe() if isinstance(readable, io.FileIO) else None
+
+    # -------------------------------------------------------------- writing
+
+    def _write(self, message: JSONRPCMessage) -> None:
+        data = encode_message(message) + b"\n"
+        try:
+            with self._write_lock:
+                view = memoryview(data)
+                while view:
+                    written = self._writable.write(view)
+                    view = view[written:]
+                self._writable.flush()
+        except (OSError, ValueError) as exc:
+            reason = MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, f"the output stream is closed: {exc}", cause=exc)
+            self._closed_by_peer(self._describe_close(reason))
+            raise reason from exc
+
+    # -------------------------------------------------------------- reading
+    #
+    # Reading is a role that threads take in turn ("leader/follower"): the
+    # thread that holds the turn reads and delivers messages; a handler that
+    # is about to do real work on that thread calls handoff_reading(), and a
+    # standby thread takes the turn while the handler runs where it is. The
+    # request is handled without a hop to another thread, and still never
+    # on a thread that is responsible for reading.
+
+    def _handlers_changed(self) -> None:
+        with self._lock:
+            if self._readers or self._closed.is_set():
+                return
+            reader = self._new_reader()
+        reader.start()
+
+    def _new_reader(self) -> threading.Thread:
+        reader = threading.Thread(target=self._read_loop, name="mcp-sync-stdio-reader", daemon=True)
+        self._readers.append(reader)
+        return reader
+
+    def handoff_reading(self) -> None:
+        """If this thread holds the reading turn, pass it to another thread (which may be new)."""
+        if not getattr(self._turn, "held", False):
+            return
+        self._turn.held = False
+        with self._lock:
+            reader = self._new_reader() if self._standby == 0 and not self._closed.is_set() else None
+        self._reading.release()
+        if reader is not None:
+            reader.start()
+
+    def _take_turn(self) -> bool:
+        """Wait for the reading turn; ``False`` once the input has ended."""
+        with self._lock:
+            self._standby += 1
+        self._reading.acquire()
+        with self._lock:
+            self._standby -= 1
+        if self.input_ended.is_set():
+            self._reading.release()
+            return False
+        self._turn.held = True
+        return True
+
+    def _read_loop(self) -> None:
+        read = self._chunk_reader()
+        while self._take_turn():
+            reason: BaseException | None = None
+            try:
+                while self._turn.held:
+                    item = self._next_item(read)
+                    if item is None:
+                        break
+                    if isinstance(item, bytes):
+                        self._line(item)
+                    else:
+                        self._refuse_oversized(item.head)
+                else:
+                    continue  # handed off: wait for another turn
+            except (OSError, ValueError) as exc:
+                if not self.closed:
+                    reason = MCPTransportError(MCP_CODES.TRANSPORT_ERROR, f"reading failed: {exc}", cause=exc)
+            self.input_ended.set()
+            self._turn.held = False
+            self._reading.release()
+            if self.close_on_eof or reason is not None:
+                self._closed_by_peer(self._describe_close(reason))
+            return
+
+    def _chunk_reader(self) -> Callable[[], bytes]:
+        """A function returning the next chunk of input, or ``b""`` at its end."""
+        if self._wakeup is None:
+            read = getattr(self._readable, "read1", self._readable.read)
+            return lambda: bytes(read(_READ_SIZE))
+        fd, wakeup = self._readable.fileno(), self._wakeup[0]
+
+        def read_pipe() -> bytes:
+            ready, _, _ = select.select([fd, wakeup], [], [])
+            return os.read(fd, _READ_SIZE) if fd in ready else b""
+
+        return read_pipe
+
+    def _next_item(self, read: Callable[[], bytes]) -> bytes | _Oversized | None:
+        """The next complete line (or oversized line), reading more as needed; ``None`` at the end."""
+        while not self._items:
+            chunk = read()
+            if not chunk:
+                self._flush_partial()
+                return self._items.popleft() if self._items else None
+            self._split(chunk)
+        return self._items.popleft()
+
+    def _split(self, chunk: bytes) -> None:
+        limit = self.max_line_bytes
+        items = self._items
+        start = 0
+        while (newline := chunk.find(b"\n", start)) != -1:
+            if self._skipping:
+                self._skipping = False
+                items.append(_Oversized(self._skipped_head))
+            else:
+                if self._partial:
+                    self._partial += chunk[start:newline]
+                    line = bytes(self._partial)
+                    self._partial.clear()
+                else:
+                    line = chunk[start:newline]
+                items.append(line if len(line) <= limit else _Oversized(line[:_ID_SCAN_BYTES]))
+            start = newline + 1
+        if self._skipping:
+            return
+        self._partial += chunk[start:]
+        if len(self._partial) > limit:
+            self._skipping = True
+            self._skipped_head = bytes(self._partial[:_ID_SCAN_BYTES])
+            self._partial.clear()
+
+    def _flush_partial(self) -> None:
+        """At the end of input: a last line without a newline still counts."""
+        if self._skipping:
+            self._skipping = False
+            self._items.append(_Oversized(self._skipped_head))
+        elif self._partial.strip():
+            self._items.append(bytes(self._partial))
+            self._partial.clear()
+
+    def _line(self, line: bytes) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line.strip():
+            return
+        message = decode_message(line)
+        if isinstance(message, InvalidMessage):
+            self.last_invalid_line = line[:200]
+            if message.id is None and message.error.code == JsonRpcCode.PARSE_ERROR:
+                message = InvalidMessage(message.error, recover_id(line), message.reply)
+        self._deliver(message)
+
+    def _refuse_oversized(self, head: bytes) -> None:
+        error = Error(
+            code=JsonRpcCode.INVALID_REQUEST,
+            message=f"Invalid request: message larger than the limit of {self.max_line_bytes} bytes",
+        )
+        self._deliver(InvalidMessage(error, recover_id(head)))
+
+    # -------------------------------------------------------------- closing
+
+    def _describe_close(self, reason: BaseException | None) -> BaseException | None:
+        """Hook for subclasses: the reason given to close handlers."""
+        return reason
+
+    def _shutdown(self) -> None:
+        if self._wakeup is not None:
+            os.write(self._wakeup[1], b"x")
+        with contextlib.suppress(OSError, ValueError):
+            self._writable.close()
+        deadline = time.monotonic() + 2.0
+        with self._lock:
+            readers = list(self._readers)
+        for reader in readers:
+            if reader is not threading.current_thread():
+                reader.join(max(0.0, deadline - time.monotonic()))
+        with contextlib.suppress(OSError, ValueError):
+            self._readable.close()
+        if self._wakeup is not None:
+            for fd in self._wakeup:
+                os.close(fd)
+
+
+def default_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A safe environment for a server process: a few inherited variables plus ``extra``."""
+    env = {name: os.environ[name] for name in DEFAULT_INHERITED_ENV if name in os.environ}
+    env.update(extra or {})
+    return env
+
+
+def _stderr_writer(target: StderrTarget) -> Callable[[str], None]:
+    if isinstance(target, logging.Logger):
+        logger = target
+        return lambda line: logger.info("%s", line.rstrip("\n"))
+    if callable(target):
+        return target
+
+    def write(line: str) -> None:
+        stream = sys.stderr if target is None else target
+        stream.write(line)
+        stream.flush()
+
+    return write
+
+
+class ProcessTransport(StdioTransport):
+    """A server process, spoken to over its stdin and stdout.
+
+    The process runs in its own process group with a safe default
+    environment plus ``env``. Its stderr goes, line by line, to ``stderr``
+    (see :data:`StderrTarget`); the last lines are kept for error messages.
+    Closing ends the process as the spec describes: stdin is closed, then
+    after ``shutdown_timeout / 2`` SIGTERM goes to the group, then after as
+    long again SIGKILL.
+
+    >>> transport = ProcessTransport([sys.executable, "-c", "pass"])
+    >>> transport.close()
+    >>> transport.returncode
+    0
+    """
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        inherit_env: bool = False,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrTarget = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        shutdown_timeout: float = 4.0,
+        stderr_lines: int = 20,
+    ) -> None:
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.argv = [*argv, *args]
+        self.command_line = shlex.join(self.argv)
+        self.shutdown_timeout = shutdown_timeout
+        environment = dict(os.environ) if inherit_env else default_environment()
+        environment.update(env or {})
+        try:
+            self.process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=environment,
+                cwd=cwd,
+                bufsize=0,
+                start_new_session=True,
+            )
+        except (OSError, ValueError) as exc:
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                f"could not start server `{self.command_line}`: {exc}",
+                cause=exc,
+                context={"command": self.command_line},
+            ) from exc
+        assert self.process.stdin is not None and self.process.stdout is not None
+        super().__init__(self.process.stdout, self.process.stdin, max_line_bytes=max_line_bytes)
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        self._stderr_write = _stderr_writer(stderr)
+        self._stderr_reader = threading.Thread(target=self._pump_stderr, name="mcp-sync-stdio-stderr", daemon=True)
+        self._stderr_reader.start()
+        # Popen.wait(timeout) polls with growing sleeps; a thread blocked in
+        # wait() learns of the exit at once, which keeps close() fast.
+        self._exited = threading.Event()
+        self._waiter = threading.Thread(target=self._wait_for_exit, name="mcp-sync-stdio-waiter", daemon=True)
+        self._waiter.start()
+
+    @property
+    def returncode(self) -> int | None:
+        """The process's exit code, once it has exited."""
+        return self.process.returncode
+
+    def _wait_for_exit(self) -> None:
+        self.process.wait()
+        self._exited.set()
+
+    def _pump_stderr(self) -> None:
+        stream = self.process.stderr
+        assert stream is not None
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", errors="replace")
+            self.stderr_tail.append(line.rstrip("\n"))
+            try:
+                self._stderr_write(line)
+            except Exception:
+                log.exception("the stderr target of `%s` failed", self.command_line)
+
+    def _describe_close(self, reason: BaseException | None) -> BaseException | None:
+        """The process went away: say how, with its exit code and last stderr lines."""
+        self._exited.wait(1.0)
+        self._stderr_reader.join(timeout=0.5)
+        code = self.process.returncode
+        status = "is still running" if code is None else f"exited with code {code}"
+        tail = "\n".join(self.stderr_tail)
+        detail = f"; stderr:\n{tail}" if tail else ""
+        return MCPTransportError(
+            MCP_CODES.TRANSPORT_CLOSED,
+            f"server `{self.command_line}` {status}{detail}",
+            cause=reason,
+            context={"command": self.command_line, "exit_code": code, "stderr": tail},
+        )
+
+    def _shutdown(self) -> None:
+        process = self.process
+        half = self.shutdown_timeout / 2
+        with contextlib.suppress(OSError, ValueError):
+            self._writable.close()
+        if not self._exited.wait(half):
+            self._signal_group(signal.SIGTERM)
+            if not self._exited.wait(half):
+                self._signal_group(signal.SIGKILL)
+        self._waiter.join()
+        self._signal_group(signal.SIGTERM)  # grandchildren left in the group
+        super()._shutdown()
+        self._stderr_reader.join(timeout=1.0)
+        with contextlib.suppress(OSError, ValueError):
+            assert process.stderr is not None
+            process.stderr.close()
+
+    def _signal_group(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signum)

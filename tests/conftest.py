@@ -31,6 +31,12 @@ def _recording_init(self: MCPError, code: str, *args: object, **kwargs: object) 
 MCPError.__init__ = _recording_init  # type: ignore[method-assign]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The error-code check runs last, once every other test (and doctest) has had its chance to raise."""
+    last = [item for item in items if item.path.name == "test_error_codes_are_raised.py"]
+    items[:] = [item for item in items if item not in last] + last
+
+
 def mcp_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
 

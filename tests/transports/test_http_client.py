@@ -53,7 +53,7 @@ from mcp_sync.types import (
 
 pytestmark = pytest.mark.timeout(120)  # the first run installs the SDK
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent
 SDK_SERVER = HERE / "servers" / "sdk_http_server.py"
 CALL_TIMEOUT = 10.0
 START_TIMEOUT = 30.0

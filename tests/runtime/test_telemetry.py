@@ -18,7 +18,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from mcp_sync.runtime import telemetry as telemetry_module
 from mcp_sync.runtime.telemetry import Telemetry, default_telemetry
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from mcp_sync.protocol.schema import json_type_name, tool_summary
 from mcp_sync.server.core import MCPServer
 from mcp_sync.types import CallToolResult, ProgressNotificationParams, TextContent, Tool
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parent.parent.parent
 ECHO_SERVER = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
 
 

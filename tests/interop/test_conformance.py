@@ -50,7 +50,7 @@ from mcp_sync.server.core import MCPServer
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SERVER = ROOT / "examples" / "conformance_server.py"
 CLIENT = ROOT / "examples" / "conformance_client.py"
 

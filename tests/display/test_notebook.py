@@ -47,7 +47,7 @@ from mcp_sync.types import (
     Tool,
 )
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parent.parent.parent
 EXAMPLES = ROOT / "examples"
 PNG = "iVBORw0KGgo="  # 8 bytes
 

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from schema_util import validate_definition
 
-EXAMPLES = Path(__file__).resolve().parent / "spec" / "2026-07-28" / "examples"
+EXAMPLES = Path(__file__).resolve().parent.parent / "spec" / "2026-07-28" / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*/*.json"))
 
 META_2026: dict[str, Any] = t.RequestMetaObject(

@@ -57,7 +57,7 @@ from mcp_sync.types import (
 
 pytestmark = pytest.mark.timeout(300)  # the first run installs the peers
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent
 ROOT = HERE.parent
 ECHO_SERVER = ROOT / "examples" / "echo_server.py"
 SDK_TARGET = HERE / "servers" / "sdk_target.py"

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer
 from mcp_sync.server.context import Context, Elicited
 
-SERVERS = Path(__file__).parent / "servers"
+SERVERS = Path(__file__).parent.parent / "servers"
 sys.path.insert(0, str(SERVERS))
 
 from schema_functions import FUNCTIONS, Address  # noqa: E402

@@ -48,7 +48,7 @@ from mcp_sync.types import JSONRPCNotification
 REVISION = "2026-07-28"
 TIMEOUT = 10.0
 BOTH = "application/json, text/event-stream"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 EVERYTHING = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
 
 

@@ -31,7 +31,7 @@ from mcp_sync.types import (
     TextContent,
 )
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent
 MISBEHAVING = [sys.executable, str(HERE / "servers" / "misbehaving.py")]
 ECHO_SERVER = [sys.executable, str(HERE.parent / "examples" / "echo_server.py")]
 ENV = {"PYTHONPATH": str(HERE.parent)}

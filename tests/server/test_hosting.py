@@ -52,7 +52,7 @@ from mcp_sync import MCPClient
 from mcp_sync.client import http_client
 from mcp_sync.types import CreateMessageRequestParams, CreateMessageResult, ProgressNotificationParams, TextContent
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parent.parent.parent
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 15.0
 """Less than gunicorn's 30 s ``graceful_timeout``: a stop that waits for open streams fails."""

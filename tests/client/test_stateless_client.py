@@ -69,7 +69,7 @@ from mcp_sync.types import (
 
 pytestmark = pytest.mark.timeout(300)  # the first run installs the peers
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent
 ROOT = HERE.parent
 ECHO_SERVER = ROOT / "examples" / "echo_server.py"
 LIBRARY_SERVER = ROOT / "examples" / "library_server.py"

@@ -27,7 +27,7 @@ from conformance import Harness, ScenarioRun
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 CLIENT = ROOT / "examples" / "conformance_client.py"
 CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
 from mcp_sync.errors import MCPError
 
 # Server scripts run as subprocesses (some with another project's packages): not test modules.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RAISED_CODES
+
 from mcp_sync.errors import MCP_CODES
 
 

@@ -21,7 +21,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
+from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
+from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.runtime.events import CONNECTION_CLOSED
+from mcp_sync.runtime.telemetry import Telemetry
+from mcp_sync.server.context import Context
+from mcp_sync.server.core import MCPServer
+from mcp_sync.server.session import ServerSession
+from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CallToolResult,
     CompleteResult,
@@ -40,16 +50,6 @@ from mcp_sync.types import (
     TextContent,
     TextResourceContents,
 )
-
-from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
-from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
-from mcp_sync.runtime.events import CONNECTION_CLOSED
-from mcp_sync.runtime.telemetry import Telemetry
-from mcp_sync.server.context import Context
-from mcp_sync.server.core import MCPServer
-from mcp_sync.server.session import ServerSession
-from mcp_sync.transports.memory import InMemoryTransport
 from tests.helpers import RecordingTransport
 
 # ----------------------------------------------------------------- helpers

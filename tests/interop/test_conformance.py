@@ -35,6 +35,9 @@ import conformance
 import pytest
 from conformance import Harness
 from helpers import connect_pair
+
+from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
+from mcp_sync.server.core import MCPServer
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -44,9 +47,6 @@ from mcp_sync.types import (
     PromptReference,
     TextContent,
 )
-
-from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
-from mcp_sync.server.core import MCPServer
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 

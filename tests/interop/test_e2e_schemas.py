@@ -14,6 +14,12 @@ from typing import Any
 
 import pytest
 from helpers import RecordingTransport
+from schema_util import validate_definition
+
+from mcp_sync import MCP_CODES, InMemoryTransport, MCPClient, MCPError, MCPServer
+from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
+from mcp_sync.runtime.events import REQUEST_COMPLETED
+from mcp_sync.server.context import Context
 from mcp_sync.types import (
     AudioContent,
     CreateMessageRequestParams,
@@ -28,12 +34,6 @@ from mcp_sync.types import (
     TextContent,
     ToolAnnotations,
 )
-from schema_util import validate_definition
-
-from mcp_sync import MCP_CODES, InMemoryTransport, MCPClient, MCPError, MCPServer
-from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
-from mcp_sync.runtime.events import REQUEST_COMPLETED
-from mcp_sync.server.context import Context
 
 REQUESTS = {
     "initialize": ("InitializeRequest", "InitializeResult"),

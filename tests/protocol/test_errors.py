@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from mcp_sync.errors import (
     MCP_CODES,
     CodeRegistry,

@@ -6,14 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from mcp_sync.types import (
-    Error,
-    JSONRPCErrorResponse,
-    JSONRPCMessage,
-    JSONRPCNotification,
-    JSONRPCRequest,
-    JSONRPCResultResponse,
-)
 
 from mcp_sync.protocol.jsonrpc import (
     InvalidMessage,
@@ -21,6 +13,14 @@ from mcp_sync.protocol.jsonrpc import (
     encode_message,
     error_response,
     parse_value,
+)
+from mcp_sync.types import (
+    Error,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
 )
 
 

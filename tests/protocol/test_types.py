@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import mcp_sync.types as t
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from schema_util import validate_definition
+
+import mcp_sync.types as t
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "spec" / "2026-07-28" / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*/*.json"))

@@ -18,6 +18,20 @@ from typing import Any
 
 import jsonschema
 import pytest
+
+from mcp_sync.client.core import MCPClient
+from mcp_sync.protocol.versions import (
+    HANDSHAKE_REVISIONS,
+    LATEST_REVISION,
+    STATELESS_REVISION,
+    adapt_notification,
+    adapt_result,
+    at_least,
+    negotiate,
+)
+from mcp_sync.server.context import Context
+from mcp_sync.server.core import MCPServer
+from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     Annotations,
     AudioContent,
@@ -34,20 +48,6 @@ from mcp_sync.types import (
     TextResourceContents,
     ToolAnnotations,
 )
-
-from mcp_sync.client.core import MCPClient
-from mcp_sync.protocol.versions import (
-    HANDSHAKE_REVISIONS,
-    LATEST_REVISION,
-    STATELESS_REVISION,
-    adapt_notification,
-    adapt_result,
-    at_least,
-    negotiate,
-)
-from mcp_sync.server.context import Context
-from mcp_sync.server.core import MCPServer
-from mcp_sync.transports.memory import InMemoryTransport
 from tests.helpers import RecordingTransport
 from tests.schema_util import load_schema, validate_definition
 

@@ -15,18 +15,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
-from mcp_sync.types import (
-    CallToolResult,
-    JSONRPCMessage,
-    JSONRPCRequest,
-    ProgressNotificationParams,
-    TextContent,
-)
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from pydantic import BaseModel, ValidationError, model_validator
 
+from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
 from mcp_sync.protocol.errors import format_validation_error
 from mcp_sync.protocol.jsonrpc import InvalidMessage, decode_message, encode_message
 from mcp_sync.runtime.dispatcher import (
@@ -53,6 +46,13 @@ from mcp_sync.runtime.events import (
 from mcp_sync.runtime.telemetry import Telemetry, default_telemetry
 from mcp_sync.runtime.transport import BaseTransport
 from mcp_sync.transports.memory import InMemoryTransport
+from mcp_sync.types import (
+    CallToolResult,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    ProgressNotificationParams,
+    TextContent,
+)
 
 WAIT = 5.0
 """Upper bound of every wait; a passing test never comes near it."""

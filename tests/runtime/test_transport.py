@@ -10,7 +10,11 @@ from types import TracebackType
 from typing import Any
 
 import pytest
+
 from mcp_sync.errors import MCP_CODES, MCPTransportError
+from mcp_sync.protocol.jsonrpc import InvalidMessage, decode_message
+from mcp_sync.runtime.transport import BaseTransport, Transport
+from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     Error,
     JSONRPCErrorResponse,
@@ -19,10 +23,6 @@ from mcp_sync.types import (
     JSONRPCRequest,
     JSONRPCResultResponse,
 )
-
-from mcp_sync.protocol.jsonrpc import InvalidMessage, decode_message
-from mcp_sync.runtime.transport import BaseTransport, Transport
-from mcp_sync.transports.memory import InMemoryTransport
 
 WAIT = 5.0
 

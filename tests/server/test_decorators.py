@@ -12,6 +12,11 @@ from typing import Annotated, Any
 
 import pytest
 from helpers import connect_pair
+from peers import peer_environment, peer_python
+from pydantic import BaseModel, Field
+
+from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer
+from mcp_sync.server.context import Context, Elicited
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -26,11 +31,6 @@ from mcp_sync.types import (
     TextResourceContents,
     ToolAnnotations,
 )
-from peers import peer_environment, peer_python
-from pydantic import BaseModel, Field
-
-from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer
-from mcp_sync.server.context import Context, Elicited
 
 SERVERS = Path(__file__).parent.parent / "servers"
 sys.path.insert(0, str(SERVERS))

@@ -18,7 +18,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, model_validator
+
+from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
+from mcp_sync.runtime.events import CONNECTION_CLOSED, REQUEST_COMPLETED, ConnectionClosed, RequestCompleted
+from mcp_sync.server.auth import RequestInfo
+from mcp_sync.server.context import Context
+from mcp_sync.server.core import MCPServer
+from mcp_sync.server.session import ServerSession
+from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     BlobResourceContents,
     CallToolResult,
@@ -47,16 +57,6 @@ from mcp_sync.types import (
     TextResourceContents,
     ToolAnnotations,
 )
-from pydantic import BaseModel, model_validator
-
-from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
-from mcp_sync.runtime.events import CONNECTION_CLOSED, REQUEST_COMPLETED, ConnectionClosed, RequestCompleted
-from mcp_sync.server.auth import RequestInfo
-from mcp_sync.server.context import Context
-from mcp_sync.server.core import MCPServer
-from mcp_sync.server.session import ServerSession
-from mcp_sync.transports.memory import InMemoryTransport
 from tests.helpers import RecordingTransport
 
 RAW_INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}

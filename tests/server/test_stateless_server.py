@@ -13,6 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from schema_util import validate_definition
+
+from mcp_sync import MCP_CODES, Context, MCPError, MCPServer
+from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
+from mcp_sync.server.stateless import RequestStateSealer
+from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CreateMessageRequest,
     CreateMessageRequestParams,
@@ -23,13 +30,6 @@ from mcp_sync.types import (
     SamplingMessage,
     TextContent,
 )
-from schema_util import validate_definition
-
-from mcp_sync import MCP_CODES, Context, MCPError, MCPServer
-from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
-from mcp_sync.server.stateless import RequestStateSealer
-from mcp_sync.transports.memory import InMemoryTransport
 
 REVISION = "2026-07-28"
 ALL = {"sampling": {}, "elicitation": {}, "roots": {}}
@@ -305,9 +305,9 @@ def test_the_authorizer_gates_modern_requests_too(modern: tuple[MCPServer, JsonR
 
 def test_ask_all_in_the_handshake_era_asks_one_by_one() -> None:
     from helpers import connect_pair
-    from mcp_sync.types import CreateMessageResult, ElicitResult, Root
 
     from mcp_sync import MCPClient
+    from mcp_sync.types import CreateMessageResult, ElicitResult, Root
 
     server = build_server()
     client = MCPClient(

@@ -22,6 +22,7 @@ the peer.
 from __future__ import annotations
 
 import concurrent.futures
+import enum
 import itertools
 import logging
 import threading
@@ -73,6 +74,9 @@ from .telemetry import Telemetry, default_telemetry
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "USE_DEFAULT",
+    "Timeout",
+    "UseDefault",
     "Clock",
     "Handler",
     "JsonRpcDispatcher",
@@ -87,6 +91,19 @@ log = logging.getLogger("mcp_sync.dispatcher")
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a request waits for its response unless told otherwise."""
+
+
+class UseDefault(enum.Enum):
+    """The type of :data:`USE_DEFAULT`: a ``timeout=`` left to the dispatcher's (or client's) default."""
+
+    USE_DEFAULT = "USE_DEFAULT"
+
+
+USE_DEFAULT = UseDefault.USE_DEFAULT
+"""``timeout=USE_DEFAULT``: wait as long as the default says (``None`` means no limit, so it cannot say this)."""
+
+Timeout = float | None | UseDefault
+"""What a ``timeout=`` parameter takes: seconds, ``None`` for no limit, or :data:`USE_DEFAULT`."""
 
 _current = threading.local()
 
@@ -407,7 +424,7 @@ class JsonRpcDispatcher:
         method: str,
         params: Params = None,
         *,
-        timeout: float | object | None = ...,
+        timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
@@ -418,9 +435,7 @@ class JsonRpcDispatcher:
         peer's progress notifications for this request, on the reader thread.
         """
         pending = self.send_request(method, params, on_progress=on_progress)
-        limit = self.timeout if timeout is ... else timeout
-        assert limit is None or isinstance(limit, (int, float))
-        return self.wait(pending, limit, cancel)
+        return self.wait(pending, self.timeout if timeout is USE_DEFAULT else timeout, cancel)
 
     def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:
         if not self._forget(pending):

@@ -35,6 +35,8 @@ import threading
 import time
 from typing import Any
 
+from mcp_sync import Context, MCPServer
+from mcp_sync.context import Elicited
 from mcp_sync.types import (
     AudioContent,
     CallToolResult,
@@ -54,9 +56,6 @@ from mcp_sync.types import (
     TextContent,
     TextResourceContents,
 )
-
-from mcp_sync import Context, MCPServer
-from mcp_sync.server.context import Elicited
 
 SECRET_VARIABLE = "MCP_SYNC_REQUEST_STATE_SECRET"
 """The environment variable holding the secret that signs ``requestState`` (shared by every process)."""
@@ -651,7 +650,7 @@ def main(argv: list[str] | None = None) -> None:
         level=logging.DEBUG if options.verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s"
     )
 
-    from mcp_sync.server.http.app import serve_http
+    from mcp_sync.http_server import serve_http
 
     # Blocks until interrupted (Ctrl-C, SIGINT), then closes every session.
     serve_http(build_server(), options.host, options.port)

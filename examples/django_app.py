@@ -34,9 +34,8 @@ from django.core.wsgi import get_wsgi_application
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from mcp_sync import MCPServer
-from mcp_sync.server.context import Context
-from mcp_sync.server.http.app import StreamableHTTPApp
+from mcp_sync import Context, MCPServer
+from mcp_sync.http_server import StreamableHTTPApp
 
 MCP_MOUNT = "/mcp"
 

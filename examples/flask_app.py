@@ -31,10 +31,9 @@ from types import FrameType
 from flask import Flask
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
-from mcp_sync import MCPServer
-from mcp_sync.server.context import Context
-from mcp_sync.server.http.app import StreamableHTTPApp
-from mcp_sync.server.http.wsgi import WSGIServer
+from mcp_sync import Context, MCPServer
+from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync.wsgi_server import WSGIServer
 
 MCP_MOUNT = "/mcp"
 

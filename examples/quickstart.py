@@ -7,9 +7,8 @@ and prints what came back.
 
 from __future__ import annotations
 
-from mcp_sync.types import PromptArgument
-
 from mcp_sync import InMemoryTransport, MCPClient, MCPServer
+from mcp_sync.types import PromptArgument
 
 
 def build_server() -> MCPServer:

@@ -50,9 +50,8 @@ import signal
 import threading
 from types import FrameType
 
-from mcp_sync import MCPServer
-from mcp_sync.server.context import Context
-from mcp_sync.server.http.app import StreamableHTTPApp
+from mcp_sync import Context, MCPServer
+from mcp_sync.http_server import StreamableHTTPApp
 
 server = MCPServer("wsgi-example", "1.0")
 

@@ -6,13 +6,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from mcp_sync.types import JSONRPCMessage
-
 from mcp_sync.client.core import MCPClient
 from mcp_sync.protocol.jsonrpc import InvalidMessage, encode_message
 from mcp_sync.runtime.transport import MessageHandler
 from mcp_sync.server.core import MCPServer
 from mcp_sync.transports.memory import InMemoryTransport
+from mcp_sync.types import JSONRPCMessage
 
 
 class RecordingTransport:
@@ -27,6 +26,14 @@ class RecordingTransport:
     @property
     def closed(self) -> bool:
         return self.inner.closed
+
+    @property
+    def handoff_reading(self) -> Callable[[], None] | None:
+        return self.inner.handoff_reading
+
+    @property
+    def handshake_only(self) -> bool:
+        return self.inner.handshake_only
 
     def send(self, message: JSONRPCMessage) -> None:
         with self._lock:

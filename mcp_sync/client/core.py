@@ -16,6 +16,12 @@ Every method blocks until the server answers, then returns a model from
 may be called from many threads at once. Each takes ``timeout`` (seconds;
 the client's default otherwise) and most take ``cancel``, a
 :class:`threading.Event` that another thread may set to abandon the call.
+
+What differs between the protocol's two eras (the ``initialize`` handshake
+of 2024-11-05 to 2025-11-25, the stateless requests of 2026-07-28) is not
+decided here: :meth:`MCPClient.connect` negotiates it once per connection,
+and the methods hand the differing operations to the era it settled (see
+:mod:`mcp_sync.client.era`).
 """
 
 from __future__ import annotations
@@ -32,23 +38,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
-from ..protocol.errors import (
-    MCP_CODES,
-    JsonRpcCode,
-    MCPError,
-    MCPProtocolError,
-    MCPTransportError,
-    format_validation_error,
-)
-from ..protocol.stateless import (
-    CACHEABLE,
-    INPUT_METHODS,
-    MODERN_ERROR_CODES,
-    MODERN_REVISIONS,
-    SERVER_INFO,
-    SUBSCRIPTION_ID,
-    request_meta,
-)
+from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
+from ..protocol.stateless import SUBSCRIPTION_ID, request_meta
 from ..protocol.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -57,24 +48,20 @@ from ..protocol.types import (
     CompleteContext,
     CompleteRequestParams,
     CompleteResult,
-    CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
     DiscoverResult,
     ElicitationCapability,
-    ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
     Implementation,
-    InitializeRequestParams,
     InitializeResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
-    ListRootsResult,
     ListToolsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -94,18 +81,15 @@ from ..protocol.types import (
     SamplingCapability,
     ServerCapabilities,
     SetLevelRequestParams,
-    SubscribeRequestParams,
-    SubscriptionFilter,
-    SubscriptionsListenRequestParams,
     Tool,
-    UnsubscribeRequestParams,
     WireModel,
 )
-from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION
-from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock, JsonRpcDispatcher, ProgressCallback, RequestContext
+from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION, STATELESS_REVISIONS
+from ..runtime.dispatcher import DEFAULT_TIMEOUT, USE_DEFAULT, Clock, JsonRpcDispatcher, ProgressCallback, Timeout
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from .cache import ResponseCache
+from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
 from .subscriptions import NotificationCallback, Subscription
 from .tools import ToolNamespace
 
@@ -144,8 +128,8 @@ Progress = ProgressCallback | bool | None
 RESOURCE_UPDATED = "resource:updated"
 """Client event: a subscribed resource changed and was read again."""
 
-Era = Literal["auto", "modern", "legacy"]
-"""Which protocol era a client speaks: found out by probing, 2026-07-28, or a handshake revision."""
+Era = EraChoice
+"""What ``era=`` takes (kept under its old name): ``"auto"``, ``"handshake"``, ``"stateless"``, or the aliases."""
 DEFAULT_MAX_INPUT_ROUNDS = 8
 """How many interim results (rounds of input requests) one call may go through before the client gives up."""
 DEFAULT_PROBE_TIMEOUT = 10.0
@@ -192,14 +176,40 @@ def _forward_to_logging(params: LoggingMessageNotificationParams) -> None:
     server_log.log(_PYTHON_LEVELS[params.level], "%s%s", f"[{params.logger}] " if params.logger else "", params.data)
 
 
+class _BackgroundPool:
+    """The one thread that runs what a notification starts (a list refresh, a re-read) off the reader thread.
+
+    It knows its own thread, so that a disconnect made from that very thread
+    (by a callback, say) does not wait for itself to finish.
+    """
+
+    def __init__(self) -> None:
+        self._membership = threading.local()  # set in the pool's thread only, by the initializer
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="mcp-sync-client-refresh", initializer=self._enrol
+        )
+
+    def _enrol(self) -> None:
+        self._membership.inside = True
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        self._executor.submit(fn)
+
+    def shutdown(self) -> None:
+        """Drop the queued work and wait for the running one, unless called from the pool's own thread."""
+        inside: bool = getattr(self._membership, "inside", False)
+        self._executor.shutdown(wait=not inside, cancel_futures=True)
+
+
 class MCPClient:
     """A client for one MCP server connection at a time.
 
     ``era`` says how to talk to the server: ``"auto"`` (the default) probes
     with ``server/discover`` and speaks the stateless revision 2026-07-28
     when the server answers it, falling back to the ``initialize`` handshake
-    of the earlier revisions when it does not; ``"modern"`` and ``"legacy"``
-    force one of the two. The methods work the same in both eras.
+    of the earlier revisions when it does not; ``"stateless"`` and
+    ``"handshake"`` force one of the two (``"modern"`` and ``"legacy"`` are
+    accepted as their older names). The methods work the same in both eras.
 
     ``protocol_version`` is the revision offered at initialize; any of
     ``accepted_versions`` is accepted back. ``"auto"`` probes only when
@@ -222,7 +232,7 @@ class MCPClient:
         *,
         era: Era = "auto",
         protocol_version: str | None = None,
-        accepted_versions: tuple[str, ...] = (*HANDSHAKE_REVISIONS, *MODERN_REVISIONS),
+        accepted_versions: tuple[str, ...] = (*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS),
         timeout: float | None = DEFAULT_TIMEOUT,
         sampling_provider: SamplingProvider | None = None,
         roots_provider: RootsProvider | None = None,
@@ -236,10 +246,9 @@ class MCPClient:
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
     ) -> None:
-        if era not in ("auto", "modern", "legacy"):
-            raise ValueError(f"era must be 'auto', 'modern' or 'legacy', not {era!r}")
+        self.era = resolve_era(era)
+        """The era asked for, by its name now: ``"auto"``, ``"handshake"`` or ``"stateless"``."""
         self.info = Implementation(name=name, version=version)
-        self.era: Era = era
         self.protocol_version = protocol_version or LATEST_REVISION
         self._handshake_chosen = protocol_version in HANDSHAKE_REVISIONS
         self.accepted_versions = accepted_versions
@@ -261,15 +270,16 @@ class MCPClient:
         self._telemetry = telemetry
         self._max_workers = max_workers
         self._dispatcher: JsonRpcDispatcher | None = None
-        self._session: InitializeResult | None = None
-        self._modern: str | None = None
+        # Set together, once per connection, when negotiation ends (see _settle); cleared by _detach.
+        self._era: ClientEra | None = None
+        self._peer: InitializeResult | None = None
+        self._stateless_revision: str | None = None
         self._log_level: LoggingLevel | None = None
         self._meta_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
-        self._background: concurrent.futures.ThreadPoolExecutor | None = None
+        self._background: _BackgroundPool | None = None
         self._lock = threading.RLock()
         self._listen_lock = threading.RLock()
         self._listens: dict[RequestId, Subscription] = {}
-        self._resource_listens: dict[str, Subscription] = {}
         self._tools: list[Tool] = []
         self._resources: list[Resource] = []
         self._templates: list[ResourceTemplate] = []
@@ -283,13 +293,21 @@ class MCPClient:
     @property
     def initialized(self) -> bool:
         """Whether the connection is open and ready (the handshake, or the discovery, done)."""
-        return self._dispatcher is not None and not self._dispatcher.closed and self._session is not None
+        return self._dispatcher is not None and not self._dispatcher.closed and self._peer is not None
 
     @property
     def connected_era(self) -> Literal["modern", "legacy"]:
-        """Which era the connection speaks: ``"modern"`` (2026-07-28) or ``"legacy"`` (a handshake revision)."""
-        self._initialized()
-        return "modern" if self._modern is not None else "legacy"
+        """Which era the connection speaks: ``"modern"`` (2026-07-28) or ``"legacy"`` (a handshake revision).
+
+        The older words, kept for compatibility; :attr:`negotiated_era` says the same as
+        ``"stateless"`` or ``"handshake"``.
+        """
+        return self._connection().old_name
+
+    @property
+    def negotiated_era(self) -> EraName:
+        """Which era the connection speaks: ``"stateless"`` (2026-07-28) or ``"handshake"`` (an earlier revision)."""
+        return self._connection().name
 
     @property
     def server_info(self) -> Implementation:
@@ -307,15 +325,15 @@ class MCPClient:
         return self._initialized().protocol_version
 
     def _initialized(self) -> InitializeResult:
-        return self._connection()[1]
+        return self._connection().peer
 
-    def _connection(self) -> tuple[JsonRpcDispatcher, InitializeResult]:
-        """The connection's dispatcher and what the server said of itself, read together."""
+    def _connection(self) -> ClientEra:
+        """The era of the open connection (it holds the dispatcher and what the server said of itself)."""
         with self._lock:
-            dispatcher, result = self._dispatcher, self._session
-        if dispatcher is None or result is None:
+            dispatcher, era = self._dispatcher, self._era
+        if dispatcher is None or era is None:
             raise MCPError(MCP_CODES.NOT_INITIALIZED, "the client is not connected; call connect() first")
-        return dispatcher, result
+        return era
 
     def capabilities(self) -> ClientCapabilities:
         """The capabilities this client declares, from the providers set now."""
@@ -325,14 +343,14 @@ class MCPClient:
             elicitation=ElicitationCapability(form={}) if self.elicitation_provider is not None else None,
         )
 
-    def _modern_capabilities(self) -> dict[str, Any]:
+    def _stateless_capabilities(self) -> dict[str, Any]:
         """The capabilities of a 2026-07-28 request (roots without ``listChanged``, which that revision dropped)."""
         wire = self.capabilities().to_wire()
         if "roots" in wire:
             wire["roots"] = {}
         return wire
 
-    def connect(self, transport: Any, *, timeout: float | object | None = ...) -> InitializeResult:
+    def connect(self, transport: Any, *, timeout: Timeout = USE_DEFAULT) -> InitializeResult:
         """Open ``transport``, find out which era the server speaks, and fill the caches.
 
         In the handshake era this runs ``initialize``; in the 2026-07-28 era
@@ -363,136 +381,28 @@ class MCPClient:
         self._register_handlers(dispatcher)
         dispatcher.start()
         try:
-            legacy = self.era == "legacy" or getattr(transport, "handshake_only", False)
-            handshake = self._handshake_chosen or not set(MODERN_REVISIONS) & set(self.accepted_versions)
-            if legacy or (self.era == "auto" and handshake):
-                result = self._handshake(dispatcher, self.protocol_version, timeout)
-            else:
-                result = self._probe(dispatcher, timeout)
+            # The era is settled by the negotiation itself, as it ends (before notifications/initialized
+            # in the handshake era), not here once it has returned: see Negotiation._handshake.
+            handshake_only = getattr(transport, "handshake_only", False)
+            result = Negotiation(self, dispatcher, timeout).run(handshake_only).peer
             self._fill_caches()
         except BaseException:
             self.disconnect()
             raise
         return result
 
-    def _handshake(
-        self, dispatcher: JsonRpcDispatcher, offered: str, timeout: float | object | None
-    ) -> InitializeResult:
-        result = self._initialize(dispatcher, offered, timeout)
+    def _settle(self, era: ClientEra) -> None:
+        """Make ``era`` the connection's: called once per connection, by the negotiation, as it ends."""
         with self._lock:
-            self.initialize_result = self._session = result
-        dispatcher.notify("notifications/initialized")
-        return result
-
-    def _initialize(
-        self, dispatcher: JsonRpcDispatcher, offered: str, timeout: float | object | None
-    ) -> InitializeResult:
-        params = InitializeRequestParams(
-            protocol_version=offered, capabilities=self.capabilities(), client_info=self.info
-        )
-        raw = dispatcher.request("initialize", params, timeout=timeout)
-        result = _validate(InitializeResult, raw, "initialize")
-        if result.protocol_version not in self.accepted_versions:
-            raise MCPError(
-                MCP_CODES.PROTOCOL_VERSION_MISMATCH,
-                f"the server answered protocol version {result.protocol_version!r}; "
-                f"this client accepts {', '.join(self.accepted_versions)}",
-                context={"server_version": result.protocol_version, "accepted": list(self.accepted_versions)},
-            )
-        return result
-
-    def _probe(
-        self, dispatcher: JsonRpcDispatcher, timeout: float | object | None, *, again: bool = True
-    ) -> InitializeResult:
-        """Ask ``server/discover``; speak 2026-07-28 if the server answers it, else (in ``auto``) the handshake.
-
-        Only a recognized 2026-07-28 error (``-32020`` to ``-32022``) shows a
-        modern server; any other error, or silence for ``probe_timeout``
-        seconds, shows a handshake-era one. An unsupported-version error that
-        lists this client's revision is answered by asking once more (the
-        server may refuse a first request on principle); one that lists only
-        handshake revisions leads to the handshake at the best of them.
-        """
-        limit = self.timeout if timeout is ... else timeout
-        assert limit is None or isinstance(limit, (int, float))
-        wait = self.probe_timeout if limit is None else min(limit, self.probe_timeout)
-        revision = MODERN_REVISIONS[-1]
-        try:
-            raw = dispatcher.request("server/discover", {"_meta": self._meta(revision)}, timeout=wait)
-        except MCPTransportError:
-            raise  # an outage says nothing of the server's era
-        except MCPError as exc:
-            supported = _supported_versions(exc)
-            if supported is not None and revision in supported and again:
-                return self._probe(dispatcher, timeout, again=False)
-            handshake = self._handshake_versions(supported)
-            modern = exc.jsonrpc_code in MODERN_ERROR_CODES and not (supported is not None and handshake)
-            if self.era == "modern" or modern:
-                raise self._refused(exc, supported) from exc
-            log.info("the server does not speak %s (%s): using the initialize handshake", revision, exc.message)
-            offered = self.protocol_version if self.protocol_version in handshake else handshake[-1]
-            return self._handshake(dispatcher, offered, timeout)
-        return self._adopt(dispatcher, raw, revision, timeout)
-
-    def _handshake_versions(self, offered: list[str] | None) -> list[str]:
-        """The handshake revisions this client accepts, of those ``offered`` (``None``: all), oldest first."""
-        return [v for v in self.accepted_versions if v not in MODERN_REVISIONS and (offered is None or v in offered)]
-
-    def _refused(self, error: MCPError, supported: list[str] | None) -> MCPError:
-        if supported is None:
-            return error
-        return MCPError(
-            MCP_CODES.PROTOCOL_VERSION_MISMATCH,
-            f"the server speaks {', '.join(supported) or 'no revision'}; this client speaks "
-            f"{', '.join([*MODERN_REVISIONS, *(() if self.era == 'modern' else self._handshake_versions(None))])}",
-            cause=error,
-            context={"supported": supported},
-        )
-
-    def _adopt(
-        self, dispatcher: JsonRpcDispatcher, raw: dict[str, Any], revision: str, timeout: float | object | None
-    ) -> InitializeResult:
-        """The server answered ``server/discover``: speak ``revision`` unless it lists no revision we share.
-
-        In ``auto``, an answer that is no discovery result (some handshake-era
-        servers answer any request) leads to the handshake too.
-        """
-        try:
-            result = _validate(DiscoverResult, raw, "server/discover")
-        except MCPProtocolError:
-            if self.era == "modern":
-                raise
-            return self._handshake(dispatcher, self.protocol_version, timeout)
-        if revision not in result.supported_versions:
-            handshake = self._handshake_versions(result.supported_versions)
-            if self.era == "modern" or not handshake:
-                raise MCPError(
-                    MCP_CODES.PROTOCOL_VERSION_MISMATCH,
-                    f"the server speaks {', '.join(result.supported_versions)}; this client needs {revision}",
-                    context={"supported": result.supported_versions},
-                )
-            offered = self.protocol_version if self.protocol_version in handshake else handshake[-1]
-            return self._handshake(dispatcher, offered, timeout)
-        info = _server_info(raw)
-        session = InitializeResult(
-            protocol_version=revision,
-            capabilities=result.capabilities,
-            server_info=info,
-            instructions=result.instructions,
-        )
-        with self._lock:
-            self._modern = revision
-            self.discover_result = result
-            self._session = session
-        if self._cache is not None:
-            self._cache.store("server/discover", {}, raw)
-        return session
+            self._era = era
+            self._peer = era.peer
+            self._stateless_revision = era.stateless_revision
+            self.initialize_result = era.initialize_result
+            self.discover_result = era.discover_result
 
     def _register_handlers(self, dispatcher: JsonRpcDispatcher) -> None:
         dispatcher.register_handler("ping", lambda params, ctx: EmptyResult())
-        dispatcher.register_handler("sampling/createMessage", self._on_sampling, CreateMessageRequestParams)
-        dispatcher.register_handler("roots/list", self._on_roots)
-        dispatcher.register_handler("elicitation/create", self._on_elicitation, ElicitRequestFormParams)
+        HandshakeEra.answer_questions(self, dispatcher)
         dispatcher.on_notification("notifications/message", self._on_log)
         dispatcher.on_notification("notifications/resources/updated", self._on_resource_updated)
         for kind in ("tools", "resources", "prompts"):
@@ -521,28 +431,25 @@ class MCPClient:
             background = self._detach(None)
         self._release(dispatcher, background)
 
-    def _detach(self, dispatcher: JsonRpcDispatcher | None) -> concurrent.futures.ThreadPoolExecutor | None:
-        """Forget the current connection's state (the lock is held); return its background pool."""
+    def _detach(self, dispatcher: JsonRpcDispatcher | None) -> _BackgroundPool | None:
+        """Forget the current connection's state, its era with it (the lock is held); return its background pool."""
         background, self._background = self._background, None
         self._dispatcher = dispatcher
-        self.initialize_result = self._session = self.discover_result = None
-        self._modern = None
+        self.initialize_result = self._peer = self.discover_result = None
+        self._era = None
+        self._stateless_revision = None
         self._subscriptions.clear()
-        self._resource_listens.clear()
         if self._cache is not None:
             self._cache.invalidate()
         return background
 
     @staticmethod
-    def _release(
-        dispatcher: JsonRpcDispatcher | None, background: concurrent.futures.ThreadPoolExecutor | None
-    ) -> None:
+    def _release(dispatcher: JsonRpcDispatcher | None, background: _BackgroundPool | None) -> None:
         """Close a detached connection and wait for its background work (not from inside it)."""
         if dispatcher is not None:
             dispatcher.close()
         if background is not None:
-            inside = threading.current_thread() in background._threads
-            background.shutdown(wait=not inside, cancel_futures=True)
+            background.shutdown()
 
     close = disconnect
 
@@ -645,7 +552,7 @@ class MCPClient:
         )
         cached = self._meta_cache
         if cached is None or cached[0] != key:
-            cached = (key, request_meta(revision, self._modern_capabilities(), self.info.to_wire(), self._log_level))
+            cached = (key, request_meta(revision, self._stateless_capabilities(), self.info.to_wire(), self._log_level))
             self._meta_cache = cached
         return dict(cached[1])
 
@@ -655,123 +562,16 @@ class MCPClient:
         params: WireModel | None,
         result_type: type[_R],
         *,
-        timeout: float | object | None = ...,
+        timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         on_progress: ProgressCallback | None = None,
         fresh: bool = False,
     ) -> _R:
-        dispatcher, _ = self._connection()
-        revision = self._modern
-        if revision is None:
-            raw = dispatcher.request(method, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
-        else:
-            wire = params.to_wire() if params is not None else {}
-            raw = self._modern_call(dispatcher, revision, method, wire, timeout, cancel, on_progress, fresh)
-        return _validate(result_type, raw, method)
-
-    def _modern_call(
-        self,
-        dispatcher: JsonRpcDispatcher,
-        revision: str,
-        method: str,
-        wire: dict[str, Any],
-        timeout: float | object | None,
-        cancel: threading.Event | None,
-        on_progress: ProgressCallback | None,
-        fresh: bool,
-    ) -> dict[str, Any]:
-        """A 2026-07-28 request: from the cache when fresh there, else sent, with input rounds driven to the end."""
-        cache = self._cache if method in CACHEABLE else None
-        if cache is not None and not fresh:
-            cached = cache.get(method, wire)
-            if cached is not None:
-                return cached
-        original, rounds, relisted = wire, 0, False
-        while True:
-            sent = {**wire, "_meta": {**wire.get("_meta", {}), **self._meta(revision)}}
-            try:
-                raw = dispatcher.request(method, sent, timeout=timeout, cancel=cancel, on_progress=on_progress)
-            except MCPError as exc:
-                if method != "tools/call" or exc.jsonrpc_code != JsonRpcCode.HEADER_MISMATCH or relisted:
-                    raise
-                # The server wants Mcp-Param headers we could not know: its tool changed. List again, retry once.
-                relisted = True
-                self.refresh_tools(timeout=timeout)
-                continue
-            kind = raw.get("resultType", "complete")  # servers before 2026-07-28 send none
-            if kind == "complete":
-                if cache is not None and rounds == 0:
-                    cache.store(method, original, raw)
-                return raw
-            if kind != "input_required" or method not in INPUT_METHODS:
-                raise MCPProtocolError(
-                    MCP_CODES.PROTOCOL_INVALID,
-                    f"the server answered {method} with resultType {kind!r}",
-                    context={"method": method},
-                )
-            rounds += 1
-            if rounds > self.max_input_rounds:
-                raise MCPError(
-                    MCP_CODES.PROTOCOL_INVALID,
-                    f"the server still asked for input after {self.max_input_rounds} rounds of {method}; "
-                    "giving up (raise max_input_rounds to allow more)",
-                    context={"method": method, "rounds": self.max_input_rounds},
-                )
-            wire = dict(original)
-            answers = self._answer_inputs(method, raw.get("inputRequests"))
-            if answers:
-                wire["inputResponses"] = answers
-            if "requestState" in raw:
-                wire["requestState"] = raw["requestState"]
-
-    def _answer_inputs(self, method: str, requests: Any) -> dict[str, Any]:
-        """The providers' answers to an interim result's ``inputRequests``, under the same keys."""
-        if requests is None:
-            return {}
-        if not isinstance(requests, dict):
-            raise MCPProtocolError(
-                MCP_CODES.PROTOCOL_INVALID, f"the inputRequests of {method} are not an object: {requests!r}"
-            )
-        answers: dict[str, Any] = {}
-        for key, request in requests.items():
-            wanted = request.get("method") if isinstance(request, dict) else None
-            answer = _INPUT_ANSWERS.get(wanted) if isinstance(wanted, str) else None
-            if answer is None:
-                raise MCPError(
-                    MCP_CODES.METHOD_NOT_FOUND,
-                    f"the server asked, while answering {method}, for {wanted!r} (input {key!r}), "
-                    "which this client does not know",
-                    context={"method": method, "input": key},
-                )
-            answers[key] = answer(self, method, key, request).to_wire()
-        return answers
-
-    def _provider(self, provider: Any, what: str, method: str, key: str) -> Any:
-        if provider is None:
-            raise MCPError(
-                MCP_CODES.MISSING_CAPABILITY,
-                f"the server asked, while answering {method}, for {what} (input {key!r}), "
-                f"but this client has no {what} provider",
-                context={"method": method, "input": key},
-            )
-        return provider
-
-    def _input_elicitation(self, method: str, key: str, request: dict[str, Any]) -> ElicitResult:
-        provider = self._provider(self.elicitation_provider, "elicitation", method, key)
-        result: ElicitResult = provider(_validate(ElicitRequest, request, "elicitation/create").params)
-        return result
-
-    def _input_sampling(self, method: str, key: str, request: dict[str, Any]) -> CreateMessageResult:
-        provider = self._provider(self.sampling_provider, "sampling", method, key)
-        result: CreateMessageResult = provider(
-            _validate(CreateMessageRequest, request, "sampling/createMessage").params
+        """Ask ``method`` the way the connection's era does (``fresh``: not from the stateless era's cache)."""
+        era = self._connection()
+        return era.call(
+            method, params, result_type, timeout=timeout, cancel=cancel, on_progress=on_progress, fresh=fresh
         )
-        return result
-
-    def _input_roots(self, method: str, key: str, request: dict[str, Any]) -> ListRootsResult:
-        provider = self._provider(self.roots_provider, "roots", method, key)
-        self._roots = list(provider())
-        return ListRootsResult(roots=self._roots)
 
     def _in_background(self, fn: Callable[[str], Any], arg: str) -> None:
         """Run ``fn(arg)`` off the reader thread, logging failures."""
@@ -786,12 +586,10 @@ class MCPClient:
             if self._dispatcher is None:
                 return
             if self._background is None:
-                self._background = concurrent.futures.ThreadPoolExecutor(
-                    1, thread_name_prefix="mcp-sync-client-refresh"
-                )
+                self._background = _BackgroundPool()
             self._background.submit(run)
 
-    def _collect(self, method: str, result_type: type[_P], key: str, timeout: float | object | None) -> list[Any]:
+    def _collect(self, method: str, result_type: type[_P], key: str, timeout: Timeout) -> list[Any]:
         """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused)."""
         items: list[Any] = []
         cursor: str | None = None
@@ -857,7 +655,7 @@ class MCPClient:
         resources: bool = False,
         resource_uris: Sequence[str] = (),
         on_notification: NotificationCallback | None = None,
-        timeout: float | object | None = ...,
+        timeout: Timeout = USE_DEFAULT,
     ) -> Subscription:
         """Open a ``subscriptions/listen`` stream (2026-07-28) and return it once the server acknowledged it.
 
@@ -871,31 +669,14 @@ class MCPClient:
         stream: there, use :meth:`subscribe_resource` and the list-changed
         notifications every server sends.
         """
-        dispatcher, _ = self._connection()
-        revision = self._modern
-        if revision is None:
-            raise MCPError(
-                MCP_CODES.METHOD_NOT_FOUND,
-                f"listen() needs a server speaking 2026-07-28; this one speaks {self.negotiated_version}, which "
-                "sends list changes unasked and resource updates after subscribe_resource()",
-            )
-        wanted = SubscriptionFilter(
-            tools_list_changed=tools or None,
-            prompts_list_changed=prompts or None,
-            resources_list_changed=resources or None,
-            resource_subscriptions=list(resource_uris) or None,
+        return self._connection().listen(
+            tools=tools,
+            prompts=prompts,
+            resources=resources,
+            resource_uris=resource_uris,
+            on_notification=on_notification,
+            timeout=timeout,
         )
-        params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
-        params["_meta"] = self._meta(revision)
-        subscription = Subscription(dispatcher, wanted, on_notification, self._forget_listen)
-        with self._listen_lock:
-            pending = dispatcher.send_request("subscriptions/listen", params)
-            self._listens[pending.id] = subscription
-            subscription._start(pending)
-        limit = self.timeout if timeout is ... else timeout
-        assert limit is None or isinstance(limit, (int, float))
-        subscription._wait_acknowledged(limit)
-        return subscription
 
     def _forget_listen(self, subscription: Subscription) -> None:
         with self._listen_lock:
@@ -916,18 +697,15 @@ class MCPClient:
 
     # ------------------------------------------------------------------ tools
 
-    def ping(self, *, timeout: float | object | None = ...) -> None:
+    def ping(self, *, timeout: Timeout = USE_DEFAULT) -> None:
         """Check that the server answers (with ``ping``; in 2026-07-28, which has none, ``server/discover``)."""
-        if self._modern is None:
-            self._call("ping", None, EmptyResult, timeout=timeout)
-        else:
-            self._call("server/discover", None, DiscoverResult, timeout=timeout, fresh=True)
+        self._connection().ping(timeout)
 
-    def list_tools(self, cursor: str | None = None, *, timeout: float | object | None = ...) -> ListToolsResult:
+    def list_tools(self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT) -> ListToolsResult:
         """One page of the server's tools."""
         return self._call("tools/list", PaginatedRequestParams(cursor=cursor), ListToolsResult, timeout=timeout)
 
-    def refresh_tools(self, *, timeout: float | object | None = ...) -> list[Tool]:
+    def refresh_tools(self, *, timeout: Timeout = USE_DEFAULT) -> list[Tool]:
         """Fetch every page of tools and update :meth:`tools`."""
         tools: list[Tool] = self._collect("tools/list", ListToolsResult, "tools", timeout)
         self._tools = tools
@@ -949,7 +727,7 @@ class MCPClient:
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
-        timeout: float | object | None = ...,
+        timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         progress: Progress = None,
         on_progress: ProgressCallback | None = None,
@@ -996,7 +774,7 @@ class MCPClient:
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
-        timeout: float | object | None = ...,
+        timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         progress: Progress = None,
     ) -> Any:
@@ -1032,11 +810,11 @@ class MCPClient:
 
     # -------------------------------------------------------------- resources
 
-    def list_resources(self, cursor: str | None = None, *, timeout: float | object | None = ...) -> ListResourcesResult:
+    def list_resources(self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT) -> ListResourcesResult:
         """One page of the server's resources."""
         return self._call("resources/list", PaginatedRequestParams(cursor=cursor), ListResourcesResult, timeout=timeout)
 
-    def refresh_resources(self, *, timeout: float | object | None = ...) -> list[Resource]:
+    def refresh_resources(self, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
         """Fetch every page of resources and update :meth:`resources`."""
         resources: list[Resource] = self._collect("resources/list", ListResourcesResult, "resources", timeout)
         self._resources = resources
@@ -1048,7 +826,7 @@ class MCPClient:
         return list(self._resources)
 
     def list_resource_templates(
-        self, cursor: str | None = None, *, timeout: float | object | None = ...
+        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT
     ) -> ListResourceTemplatesResult:
         """One page of the server's resource templates."""
         return self._call(
@@ -1058,7 +836,7 @@ class MCPClient:
             timeout=timeout,
         )
 
-    def refresh_resource_templates(self, *, timeout: float | object | None = ...) -> list[ResourceTemplate]:
+    def refresh_resource_templates(self, *, timeout: Timeout = USE_DEFAULT) -> list[ResourceTemplate]:
         """Fetch every page of resource templates and update :meth:`resource_templates`."""
         templates: list[ResourceTemplate] = self._collect(
             "resources/templates/list", ListResourceTemplatesResult, "resource_templates", timeout
@@ -1072,40 +850,31 @@ class MCPClient:
         return list(self._templates)
 
     def read_resource(
-        self, uri: str, *, timeout: float | object | None = ..., cancel: threading.Event | None = None
+        self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
     ) -> ReadResourceResult:
         """Read a resource's contents."""
         return self._call(
             "resources/read", ReadResourceRequestParams(uri=uri), ReadResourceResult, timeout=timeout, cancel=cancel
         )
 
-    def subscribe_resource(self, uri: str, *, timeout: float | object | None = ...) -> None:
+    def subscribe_resource(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> None:
         """Subscribe to changes of ``uri`` (``resources/subscribe``; in 2026-07-28 a :meth:`listen` stream).
 
         On each change the client reads the resource again (off the reader
         thread), keeps it for :meth:`subscribed_contents` and emits the
         ``resource:updated`` event with a :class:`ResourceUpdated` payload.
         """
-        if self._modern is None:
-            self._call("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
-            stale = None
-        else:
-            listening = self.listen(resource_uris=[uri], timeout=timeout)
-            with self._lock:
-                stale = self._resource_listens.pop(uri, None)
-                self._resource_listens[uri] = listening
+        stale = self._connection().subscribe(uri, timeout)
         with self._lock:
             self._subscriptions.setdefault(uri, None)
         if stale is not None:
             stale.close()
 
-    def unsubscribe_resource(self, uri: str, *, timeout: float | object | None = ...) -> None:
+    def unsubscribe_resource(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> None:
         """Stop receiving changes of ``uri``."""
-        if self._modern is None:
-            self._call("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+        listening = self._connection().unsubscribe(uri, timeout)
         with self._lock:
             self._subscriptions.pop(uri, None)
-            listening = self._resource_listens.pop(uri, None)
         if listening is not None:
             listening.close()
 
@@ -1133,11 +902,11 @@ class MCPClient:
 
     # ---------------------------------------------------------------- prompts
 
-    def list_prompts(self, cursor: str | None = None, *, timeout: float | object | None = ...) -> ListPromptsResult:
+    def list_prompts(self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT) -> ListPromptsResult:
         """One page of the server's prompts."""
         return self._call("prompts/list", PaginatedRequestParams(cursor=cursor), ListPromptsResult, timeout=timeout)
 
-    def refresh_prompts(self, *, timeout: float | object | None = ...) -> list[Prompt]:
+    def refresh_prompts(self, *, timeout: Timeout = USE_DEFAULT) -> list[Prompt]:
         """Fetch every page of prompts and update :meth:`prompts`."""
         prompts: list[Prompt] = self._collect("prompts/list", ListPromptsResult, "prompts", timeout)
         self._prompts = prompts
@@ -1149,7 +918,7 @@ class MCPClient:
         return list(self._prompts)
 
     def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | object | None = ...
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: Timeout = USE_DEFAULT
     ) -> GetPromptResult:
         """Render a prompt with ``arguments``."""
         params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
@@ -1164,7 +933,7 @@ class MCPClient:
         value: str,
         *,
         context: Mapping[str, str] | None = None,
-        timeout: float | object | None = ...,
+        timeout: Timeout = USE_DEFAULT,
     ) -> CompleteResult:
         """Ask for completions of ``argument`` (typed so far: ``value``) of a prompt or template."""
         params = CompleteRequestParams(
@@ -1174,7 +943,7 @@ class MCPClient:
         )
         return self._call("completion/complete", params, CompleteResult, timeout=timeout)
 
-    def set_log_level(self, level: LoggingLevel, *, timeout: float | object | None = ...) -> None:
+    def set_log_level(self, level: LoggingLevel, *, timeout: Timeout = USE_DEFAULT) -> None:
         """Ask the server to send log messages of ``level`` and above.
 
         In the handshake era this is ``logging/setLevel``; 2026-07-28 has no
@@ -1182,10 +951,7 @@ class MCPClient:
         request instead (without it, such servers send no log messages).
         """
         params = SetLevelRequestParams(level=level)
-        if self._modern is None:
-            self._call("logging/setLevel", params, EmptyResult, timeout=timeout)
-        else:
-            self._log_level = params.level
+        self._connection().set_log_level(params, timeout)
 
     # -------------------------------------------------------------- providers
 
@@ -1208,27 +974,10 @@ class MCPClient:
     def refresh_roots(self) -> list[Root]:
         """Read the roots provider again and tell the server the list changed."""
         self._roots = list(self.roots_provider()) if self.roots_provider is not None else []
-        dispatcher = self._dispatcher
-        if self.initialized and dispatcher is not None and self._modern is None:
-            # 2026-07-28 has no such notification: its servers ask for the roots on each call.
-            dispatcher.notify("notifications/roots/list_changed")
+        era = self._era
+        if era is not None and self.initialized:  # read first: a disconnect may clear it meanwhile
+            era.roots_changed()
         return list(self._roots)
-
-    def _on_sampling(self, params: CreateMessageRequestParams, ctx: RequestContext) -> CreateMessageResult:
-        if self.sampling_provider is None:
-            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "this client does not support sampling")
-        return self.sampling_provider(params)
-
-    def _on_roots(self, params: Any, ctx: RequestContext) -> ListRootsResult:
-        if self.roots_provider is None:
-            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "this client does not expose roots")
-        self._roots = list(self.roots_provider())
-        return ListRootsResult(roots=self._roots)
-
-    def _on_elicitation(self, params: ElicitRequestFormParams, ctx: RequestContext) -> ElicitResult:
-        if self.elicitation_provider is None:
-            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "this client does not support elicitation")
-        return self.elicitation_provider(params)
 
     def _on_log(self, params: dict[str, Any]) -> None:
         try:
@@ -1241,46 +990,6 @@ class MCPClient:
     def __repr__(self) -> str:
         state = "connected" if self.initialized else "not connected"
         return f"<MCPClient {self.info.name} ({state})>"
-
-
-_INPUT_ANSWERS: dict[str, Callable[[MCPClient, str, str, dict[str, Any]], WireModel]] = {
-    "elicitation/create": MCPClient._input_elicitation,
-    "sampling/createMessage": MCPClient._input_sampling,
-    "roots/list": MCPClient._input_roots,
-}
-"""How the client answers each kind of input request of a 2026-07-28 interim result."""
-
-
-def _supported_versions(error: MCPError) -> list[str] | None:
-    """The revisions an unsupported-version error (``-32022``) lists; ``None`` for any other error."""
-    data = error.data
-    supported = data.get("supported") if isinstance(data, dict) else None
-    if error.jsonrpc_code != JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION or not isinstance(supported, list):
-        return None
-    return [version for version in supported if isinstance(version, str)]
-
-
-def _server_info(raw: dict[str, Any]) -> Implementation:
-    """Who answered ``server/discover``: its result's ``_meta`` says (some servers put it in the result itself)."""
-    meta = raw.get("_meta")
-    for found in (meta.get(SERVER_INFO) if isinstance(meta, dict) else None, raw.get("serverInfo")):
-        try:
-            return Implementation.model_validate(found)
-        except ValidationError:
-            continue
-    return Implementation(name="unknown", version="unknown")
-
-
-def _validate(model: type[_R], raw: dict[str, Any], method: str) -> _R:
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        raise MCPProtocolError(
-            MCP_CODES.PROTOCOL_INVALID,
-            f"invalid {method} result: {format_validation_error(exc)}",
-            cause=exc,
-            context={"method": method},
-        ) from exc
 
 
 def _check_structured(name: str, schema: dict[str, Any], value: Any) -> None:

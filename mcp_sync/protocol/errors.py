@@ -29,6 +29,7 @@ __all__ = [
     "MCPProtocolError",
     "MCPTransportError",
     "define_codes",
+    "error_class_for",
     "jsonrpc_code_for",
     "mcp_code_for",
 ]
@@ -126,10 +127,21 @@ class JsonRpcCode:
     INVALID_PARAMS = -32602
     INTERNAL_ERROR = -32603
     UNAUTHORIZED = -32001
+    SESSION_NOT_FOUND = -32001
+    """The body of an HTTP 404 for an unknown ``Mcp-Session-Id``, as the reference SDKs send it.
+
+    The same number as :attr:`UNAUTHORIZED`: -32001 is the first code of the
+    implementation-defined server-error range (-32000 to -32099), and each
+    SDK picked it for its own purpose. The HTTP status tells them apart, so
+    the wire value is kept for interoperability (and :attr:`UNAUTHORIZED`
+    alone maps back to an MCP code).
+    """
     RESOURCE_NOT_FOUND = -32002
     HEADER_MISMATCH = -32020
     MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
     UNSUPPORTED_PROTOCOL_VERSION = -32022
+    REQUEST_CANCELLED = -32800
+    """Answers a cancelled request over HTTP when only a JSON body can answer it (LSP's ``RequestCancelled``)."""
 
 
 _TO_JSONRPC: Mapping[str, int] = MappingProxyType(
@@ -186,6 +198,21 @@ class MCPError(Exception):
     data: Any
     jsonrpc_code: int
 
+    def __new__(cls, code: str, *args: Any, **kwargs: Any) -> MCPError:
+        # The code decides the class, so ``except MCPProtocolError`` sees every protocol
+        # failure however it was raised: ``MCPError(PROTOCOL_INVALID, ...)`` is built as an
+        # MCPProtocolError; naming a class that contradicts the code is a programming error.
+        family = error_class_for(code)
+        if code not in MCP_CODES:
+            return super().__new__(cls)  # __init__ says what is wrong with it
+        if cls is MCPError:
+            return super().__new__(family)
+        named = MCPProtocolError if issubclass(cls, MCPProtocolError) else family
+        named = MCPTransportError if issubclass(cls, MCPTransportError) else named
+        if not issubclass(cls, family) or named is not family:
+            raise TypeError(f"{code} is raised as {family.__name__}, not {cls.__name__}")
+        return super().__new__(cls)
+
     def __init__(
         self,
         code: str,
@@ -211,6 +238,11 @@ class MCPError(Exception):
         """The exception that led to this one, if any."""
         return self.__cause__
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own reduce would call the class with ``args`` (the message alone).
+        state = {"context": self.context, "data": self.data, "jsonrpc_code": self.jsonrpc_code}
+        return (_rebuild, (type(self), self.code, self.message, state))
+
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
 
@@ -219,14 +251,48 @@ class MCPError(Exception):
 
 
 class MCPTransportError(MCPError):
-    """The connection failed or is closed (``TRANSPORT_CLOSED``, ``TRANSPORT_ERROR``)."""
+    """The connection failed or is closed (``TRANSPORT_CLOSED``, ``TRANSPORT_ERROR``).
+
+    >>> type(MCPError(MCP_CODES.TRANSPORT_CLOSED, "gone")).__name__
+    'MCPTransportError'
+    """
 
 
 class MCPProtocolError(MCPError):
-    """The peer broke the protocol: malformed messages, unexpected versions."""
+    """A message broke the protocol: malformed JSON or envelopes, an unsupported revision, mismatched headers.
+
+    Every error whose code is ``PROTOCOL_INVALID``, ``PROTOCOL_VERSION_MISMATCH``,
+    ``PARSE_ERROR`` or ``HEADER_MISMATCH`` is one, whichever class its raiser named.
+    """
 
 
-# ---- from dispatcher
+_FAMILY: Mapping[str, type[MCPError]] = MappingProxyType(
+    {
+        MCP_CODES.TRANSPORT_CLOSED: MCPTransportError,
+        MCP_CODES.TRANSPORT_ERROR: MCPTransportError,
+        MCP_CODES.PROTOCOL_INVALID: MCPProtocolError,
+        MCP_CODES.PROTOCOL_VERSION_MISMATCH: MCPProtocolError,
+        MCP_CODES.PARSE_ERROR: MCPProtocolError,
+        MCP_CODES.HEADER_MISMATCH: MCPProtocolError,
+    }
+)
+"""The class each code is raised as (codes not listed: :class:`MCPError` itself)."""
+
+
+def _rebuild(cls: type[MCPError], code: str, message: str, state: dict[str, Any]) -> MCPError:
+    """An error again from what :meth:`MCPError.__reduce__` kept (for copy and pickle)."""
+    return cls(code, message, context=state["context"], data=state["data"], jsonrpc_code=state["jsonrpc_code"])
+
+
+def error_class_for(code: str) -> type[MCPError]:
+    """The exception class an error with ``code`` has.
+
+    >>> error_class_for(MCP_CODES.PARSE_ERROR).__name__, error_class_for(MCP_CODES.TIMEOUT).__name__
+    ('MCPProtocolError', 'MCPError')
+    """
+    return _FAMILY.get(code, MCPError)
+
+
 def format_validation_error(exc: ValidationError) -> str:
     """One line naming each failing field by its path, e.g. ``arguments.a: ...``."""
     parts = []

@@ -5,8 +5,8 @@ names in listings) and the command line (parsing ``key=value`` arguments).
 :func:`declared_types` and :func:`alternatives` are the two readings every
 walk here is built on.
 
->>> json_type_name({"type": ["string", "null"]}), json_kinds({"anyOf": [{"type": "integer"}, {"enum": ["a"]}]})
-('string | null', {'integer', 'string'})
+>>> json_type_name({"type": ["string", "null"]}), sorted(json_kinds({"anyOf": [{"type": "integer"}, {"enum": ["a"]}]}))
+('string | null', ['integer', 'string'])
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import JsonRpcCode
+from .versions import STATELESS_REVISIONS
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
@@ -35,8 +36,11 @@ SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
-MODERN_REVISIONS = ("2026-07-28",)
-"""The stateless revisions, oldest first."""
+MODERN_REVISIONS = STATELESS_REVISIONS
+"""Deprecated alias of :data:`mcp_sync.protocol.versions.STATELESS_REVISIONS` (defined there, once).
+
+Kept importable from here for the modules that still say "modern".
+"""
 
 
 REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
@@ -58,7 +62,7 @@ def is_stateless_request(method: str, params: Mapping[str, Any] | None) -> bool:
     return method == "server/discover" or meta_revision(params) is not None
 
 
-# ---- from modern_client
+
 CACHEABLE = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )

@@ -1,14 +1,18 @@
-"""Protocol revisions and what each one lacks.
+"""Protocol revisions, their order, and what each one lacks.
 
-mcp_sync speaks every handshake-era revision (2024-11-05 to 2025-11-25).
-A peer that negotiated an older revision must not receive what that revision
-does not define, so results are adapted with :func:`adapt_result` before they
-are sent.
+mcp_sync speaks every handshake-era revision (2024-11-05 to 2025-11-25) and
+the stateless revision 2026-07-28. :data:`KNOWN_REVISIONS` lists them all,
+oldest first, and :func:`at_least` compares revisions by their place in that
+list, never as strings. A peer that negotiated an older revision must not
+receive what that revision does not define, so results are adapted with
+:func:`adapt_result` before they are sent.
 
 >>> negotiate("2025-03-26")
 '2025-03-26'
 >>> negotiate("1999-01-01")
 '2025-11-25'
+>>> at_least("2025-11-25", "2025-06-18"), at_least("zzz", "2025-06-18")
+(True, False)
 >>> adapt_result("tools/list", {"tools": [{"name": "a", "title": "A", "inputSchema": {}}]}, "2025-03-26")
 {'tools': [{'name': 'a', 'inputSchema': {}}]}
 """
@@ -23,24 +27,69 @@ from .types import LOG_LEVELS
 
 __all__ = [
     "HANDSHAKE_REVISIONS",
+    "KNOWN_REVISIONS",
     "LATEST_REVISION",
     "STATELESS_REVISION",
+    "STATELESS_REVISIONS",
     "adapt_notification",
     "adapt_result",
     "at_least",
     "negotiate",
+    "revision_index",
 ]
 
 HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """The revisions with an ``initialize`` handshake, oldest first."""
 
+STATELESS_REVISIONS = ("2026-07-28",)
+"""The stateless revisions (no handshake; each request describes itself), oldest first.
+
+Defined only here; :data:`mcp_sync.protocol.stateless.MODERN_REVISIONS` is the old name of this same tuple.
+"""
+
+KNOWN_REVISIONS = (*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS)
+"""Every revision mcp_sync knows, oldest first: the order :func:`at_least` compares by."""
+
 LATEST_REVISION = HANDSHAKE_REVISIONS[-1]
-STATELESS_REVISION = "2026-07-28"
+"""The newest handshake-era revision: what :func:`negotiate` falls back to."""
+
+STATELESS_REVISION = STATELESS_REVISIONS[-1]
+"""The newest stateless revision."""
+
+# Position of each revision in KNOWN_REVISIONS, looked up by at_least.
+_POSITION = {revision: index for index, revision in enumerate(KNOWN_REVISIONS)}
+
+
+def revision_index(revision: str) -> int | None:
+    """Where ``revision`` stands in :data:`KNOWN_REVISIONS` (0 is the oldest), or ``None`` if unknown.
+
+    >>> revision_index("2024-11-05"), revision_index("2026-07-28"), revision_index("2030-01-01")
+    (0, 4, None)
+    """
+    return _POSITION.get(revision)
 
 
 def at_least(revision: str, minimum: str) -> bool:
-    """Whether ``revision`` is ``minimum`` or newer (revisions are ISO dates)."""
-    return revision >= minimum
+    """Whether ``revision`` is ``minimum`` or a later known revision.
+
+    Revisions are compared by their position in :data:`KNOWN_REVISIONS`, not
+    as strings. An unknown ``revision`` (a typo, an empty string, a revision
+    from the future) is conservatively *not* at least any known one, so
+    nothing a known revision added is sent to a peer whose revision is not
+    understood. ``minimum`` must be a known revision (``ValueError``
+    otherwise): it is always a constant in the code, and a misspelt one
+    would silently turn a feature off.
+
+    >>> at_least("2025-06-18", "2025-06-18"), at_least("2026-07-28", "2025-11-25")
+    (True, True)
+    >>> at_least("2025-03-26", "2025-06-18"), at_least("9999-99-99", "2024-11-05")
+    (False, False)
+    """
+    floor = _POSITION.get(minimum)
+    if floor is None:
+        raise ValueError(f"unknown protocol revision {minimum!r} as a minimum; known: {', '.join(KNOWN_REVISIONS)}")
+    position = _POSITION.get(revision)
+    return position is not None and position >= floor
 
 
 def negotiate(requested: str, supported: tuple[str, ...] = HANDSHAKE_REVISIONS) -> str:
@@ -175,7 +224,7 @@ def adapt_notification(method: str, params: Json, revision: str) -> Json:
     return params
 
 
-# ---- from server
+
 def check_log_level(level: str) -> None:
     """Raise ``INVALID_PARAMS`` unless ``level`` is one of :data:`LOG_LEVELS`."""
     if level not in LOG_LEVELS:

@@ -8,7 +8,7 @@ itself call the peer and wait. Notifications go to listeners in arrival
 order, on the reader thread: listeners must be quick and must not wait for
 the peer.
 
->>> from mcp_sync.transport import InMemoryTransport
+>>> from mcp_sync.transports.memory import InMemoryTransport
 >>> a, b = InMemoryTransport.pair()
 >>> server = JsonRpcDispatcher(b, side="server")
 >>> server.register_handler("echo", lambda params, ctx: params)
@@ -71,12 +71,11 @@ from .events import (
     RequestReceived,
 )
 from .telemetry import Telemetry, default_telemetry
+from .transport import Transport
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "USE_DEFAULT",
-    "Timeout",
-    "UseDefault",
     "Clock",
     "Handler",
     "JsonRpcDispatcher",
@@ -84,6 +83,8 @@ __all__ = [
     "ProgressCallback",
     "RequestContext",
     "SystemClock",
+    "Timeout",
+    "UseDefault",
     "current_request",
 ]
 
@@ -253,7 +254,7 @@ class JsonRpcDispatcher:
 
     def __init__(
         self,
-        transport: Any,
+        transport: Transport,
         *,
         side: str = "client",
         id_generator: Callable[[], RequestId] | None = None,
@@ -279,6 +280,8 @@ class JsonRpcDispatcher:
         self._inline = 0
         # Transports whose reading role can move between threads (stdio)
         # let handlers run on the thread that read the request.
+        # Declared on the Transport protocol; a transport written before it was (duck-typed,
+        # not a BaseTransport) may lack it, and the public protocol must keep serving it.
         self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
         self._handlers: dict[str, _HandlerEntry] = {}
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
@@ -286,6 +289,8 @@ class JsonRpcDispatcher:
         self._progress: dict[ProgressToken, PendingRequest] = {}
         self._inflight: dict[RequestId, list[RequestContext]] = {}
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        # The pool's threads, as each registers itself when it starts: close() joins them.
+        self._pool_threads: list[threading.Thread] = []
         self._unsubscribe: list[Callable[[], None]] = []
         self._started = False
         self._closed = False
@@ -581,9 +586,15 @@ class JsonRpcDispatcher:
     def _submit_locked(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(
-                self._max_workers, thread_name_prefix=f"mcp-sync-{self.side}-handler"
+                self._max_workers,
+                thread_name_prefix=f"mcp-sync-{self.side}-handler",
+                initializer=self._pool_thread_started,
             )
         self._pool.submit(self._run, entry, ctx)
+
+    def _pool_thread_started(self) -> None:
+        """Runs first on each new pool thread: note it, so that closing can wait for it to end."""
+        self._pool_threads.append(threading.current_thread())  # list.append is atomic
 
     def _run(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self.events.has_listeners(REQUEST_RECEIVED):
@@ -723,6 +734,9 @@ class JsonRpcDispatcher:
             return
         pool.shutdown(wait=False, cancel_futures=True)
         deadline = time.monotonic() + timeout
-        for thread in list(pool._threads):
+        # A thread registers before it takes its first task. One started so
+        # late that it has not yet registered finds the pool shut down and
+        # ends on its own, without running anything.
+        for thread in list(self._pool_threads):
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))

@@ -68,6 +68,27 @@ class Transport(Protocol):
     def close(self) -> None:
         """Close the connection. Idempotent."""
 
+    # Optional capabilities: BaseTransport gives every transport the defaults.
+
+    @property
+    def handoff_reading(self) -> Callable[[], None] | None:
+        """How a reader thread hands reading off so that it can run a handler itself; ``None``: it cannot.
+
+        With a callable, the dispatcher runs a request's handler on the
+        thread that delivered the request, after calling it (stdio lets
+        another thread take over reading; a session serving one HTTP request
+        has nothing to hand off). Without one, handlers run on the
+        dispatcher's pool, so that the reader thread is never blocked.
+        """
+
+    @property
+    def handshake_only(self) -> bool:
+        """Whether the transport only speaks the handshake eras of MCP (the 2024-11-05 HTTP+SSE transport).
+
+        A client on such a transport negotiates with ``initialize`` and never
+        tries the stateless 2026-07-28 revision.
+        """
+
 
 class BaseTransport(ABC):
     """Handler bookkeeping and close semantics shared by the transports.
@@ -76,6 +97,11 @@ class BaseTransport(ABC):
     :meth:`_deliver` for each incoming message and :meth:`_closed_by_peer`
     when the peer goes away.
     """
+
+    handoff_reading: Callable[[], None] | None = None
+    """See :attr:`Transport.handoff_reading`; ``None``: handlers run on the dispatcher's pool."""
+    handshake_only: bool = False
+    """See :attr:`Transport.handshake_only`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,86 +1,153 @@
-"""An elastic pool of named threads that end when idle, so a waiting task never waits for a free thread."""
+"""An elastic pool of named threads: a task never waits for a busy thread, and idle threads end.
+
+Both HTTP ends need threads whose work may block on other work: a server
+handler served alone may wait for the client it serves, a client POST may
+wait for an answer that a handler of this very client has to give first. A
+bounded pool could deadlock there, so :class:`ElasticPool` has no bound: a
+task goes to a thread that waits for work, or to a new thread when none
+does. A thread left without work for ``idle_timeout`` seconds ends, so the
+pool shrinks back once a burst is over.
+"""
 
 from __future__ import annotations
 
-import queue
+import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    pass
+__all__ = ["ElasticPool", "PoolClosed", "stay_on_this_thread"]
+
+log = logging.getLogger("mcp_sync.workers")
+
+Task = Callable[[], None]
+
+DEFAULT_IDLE_TIMEOUT = 30.0
+"""Seconds a thread without work waits for a task before it ends."""
 
 
-class HandlerThreads:
-    """Threads that pass requests to sessions serving them inline, kept for the next request.
+class PoolClosed(RuntimeError):
+    """A task was submitted to a closed :class:`ElasticPool` that refuses late work."""
 
-    Starting a thread per request would cost more than serving most
-    requests. A thread that has passed its request on (and so ran its
-    handler) waits ``idle_timeout`` seconds for another before it ends.
-    There is no upper bound: a request keeps its thread as long as its
-    handler runs (a subscription, as long as it lasts). Once :meth:`close`
-    is called no thread waits for another request: the idle ones end at
-    once, the busy ones when their task is done.
+
+class ElasticPool:
+    """Threads started on demand, kept ``idle_timeout`` seconds for the next task, then ended.
+
+    Every thread is named ``name`` (the test suite tells mcp_sync's threads
+    by their ``mcp-sync`` prefix) and tracked until it ends, so that
+    :meth:`close` can join it. A task that raises is logged; its thread goes
+    on serving.
+
+    Once :meth:`close` was called no thread waits for another task: idle
+    threads end at once, busy ones when their task returns. A task accepted
+    before the close still runs. A task submitted after it is refused with
+    :class:`PoolClosed`, or, with ``run_after_close=True``, runs on a thread
+    of its own that ends with it (for callers that must never lose a task).
+
+    >>> pool = ElasticPool("mcp-sync-doctest", idle_timeout=1.0)
+    >>> done = threading.Event()
+    >>> pool.submit(done.set)
+    >>> done.wait(5.0)
+    True
+    >>> pool.close()
+    >>> pool.threads
+    []
     """
 
-    def __init__(self, idle_timeout: float = 30.0) -> None:
+    def __init__(self, name: str, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, run_after_close: bool = False) -> None:
+        self.name = name
         self.idle_timeout = idle_timeout
-        self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
+        self.run_after_close = run_after_close
+        self._cond = threading.Condition()
+        self._tasks: deque[Task] = deque()
+        self._idle = 0  # threads waiting in _next(); a queued task is owed to one of them
         self._threads: set[threading.Thread] = set()
         self._closed = False
 
-    def submit(self, task: Callable[[], None]) -> None:
-        """Run ``task`` on an idle thread, or on a new one when none is idle (always a new one once closed)."""
-        with self._lock:
-            if self._idle and not self._closed:
-                self._idle -= 1  # an idle thread is spoken for: it will take this task
-                self._tasks.put(task)  # under the lock: before any stop signal of close()
+    @property
+    def threads(self) -> list[threading.Thread]:
+        """The pool's threads that have not ended yet (a snapshot)."""
+        with self._cond:
+            return list(self._threads)
+
+    @property
+    def idle(self) -> int:
+        """How many threads wait for a task now."""
+        with self._cond:
+            return self._idle
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def submit(self, task: Task) -> None:
+        """Run ``task`` on a waiting thread, or on a new one when every thread is busy.
+
+        Raises :class:`PoolClosed` after :meth:`close`, unless the pool runs
+        late tasks (``run_after_close``).
+        """
+        with self._cond:
+            if self._closed and not self.run_after_close:
+                raise PoolClosed(f"the {self.name} threads are closed")
+            # Every queued task is owed to a distinct waiting thread: queue this
+            # one only while a waiting thread is left unclaimed.
+            if not self._closed and self._idle > len(self._tasks):
+                self._tasks.append(task)
+                self._cond.notify()
                 return
-            thread = threading.Thread(target=self._work, args=(task,), name="mcp-sync-http-handler", daemon=True)
+            thread = threading.Thread(target=self._work, args=(task,), name=self.name, daemon=True)
+            # Tracked and started under the lock, so close() never misses a thread it must join.
             self._threads.add(thread)
-        thread.start()
+            thread.start()
 
-    def _work(self, task: Callable[[], None] | None) -> None:
-        while task is not None:
-            task()
-            with self._lock:
-                if self._closed:
-                    break
-                self._idle += 1
-            task = self._next()
-        with self._lock:
-            self._threads.discard(threading.current_thread())
+    def _work(self, task: Task | None) -> None:
+        try:
+            while task is not None:
+                try:
+                    task()
+                except Exception:
+                    log.exception("a task on an %s thread failed", self.name)
+                task = self._next()
+        finally:
+            with self._cond:
+                self._threads.discard(threading.current_thread())
 
-    def _next(self) -> Callable[[], None] | None:
-        """The next task for an idle thread; ``None`` once idle too long (or told to stop)."""
-        while True:
+    def _next(self) -> Task | None:
+        """The next task for this thread; ``None`` once idle too long or the pool is closed.
+
+        A task already queued is taken even after the close: it was
+        accepted, and a thread counted as waiting is owed it.
+        """
+        with self._cond:
+            self._idle += 1
             try:
-                return self._tasks.get(timeout=self.idle_timeout)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle:  # no task is on its way to an idle thread: one of them may go
-                        self._idle -= 1
+                deadline = time.monotonic() + self.idle_timeout
+                while not self._tasks:
+                    remaining = deadline - time.monotonic()
+                    if self._closed or remaining <= 0:
                         return None
+                    self._cond.wait(remaining)
+                return self._tasks.popleft()
+            finally:
+                self._idle -= 1
 
     def close(self, timeout: float = 5.0) -> None:
-        """End every thread once its task is done, waiting at most ``timeout`` seconds in all.
+        """Stop keeping threads: the idle end now, the busy after their task; wait ``timeout`` seconds in all.
 
-        The idle threads are told to stop; a busy one ends after its task
-        (it is joined as long as the time allows). A task submitted later
-        runs on a thread of its own, which ends with it.
+        The calling thread is not waited for when it is one of the pool's
+        (a task may close the pool that runs it).
         """
-        with self._lock:
+        with self._cond:
             self._closed = True
+            self._cond.notify_all()
             threads = list(self._threads)
-            for _ in range(self._idle):
-                self._tasks.put(None)
         deadline = time.monotonic() + timeout
         for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _stay() -> None:
-    """Nothing to hand off: the thread that passes a request in is the one meant to serve it."""
+def stay_on_this_thread() -> None:
+    """A ``handoff_reading`` with nothing to hand off: the thread passing a request in is meant to serve it."""

@@ -14,7 +14,7 @@ imports the server.
 
 from .auth import Authorizer, RequestInfo
 from .context import Context, Elicited
-from .core import CompletionProvider, MCPServer, SamplingProvider, ServerInfo
+from .core import CompletionProvider, MCPServer, SamplingProvider, ServerInfo, ServerStats
 from .session import ServerSession
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "SamplingProvider",
     "ServerInfo",
     "ServerSession",
+    "ServerStats",
 ]

@@ -1,4 +1,12 @@
-"""Who may do what: the facts of a request that an :data:`Authorizer` decides on."""
+"""Who may do what: the facts of a request that an :data:`Authorizer` decides on.
+
+An authorizer sees every request of both eras (after its era is known, before
+its handler runs); a request it refuses is answered ``UNAUTHORIZED``.
+
+>>> from mcp_sync import MCPServer
+>>> server = MCPServer("demo")
+>>> server.set_authorizer(lambda info: info.method != "tools/call" or info.params.get("name") != "shutdown")
+"""
 
 from __future__ import annotations
 
@@ -12,7 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RequestInfo:
-    """What an authorizer sees of a request."""
+    """What an authorizer sees of a request: its method, its raw params and the connection it came on."""
 
     method: str
     params: dict[str, Any]
@@ -20,3 +28,4 @@ class RequestInfo:
 
 
 Authorizer = Callable[[RequestInfo], bool]
+"""``(info) -> allowed``: whether the request described by ``info`` may be served."""

@@ -4,6 +4,21 @@ A handler that declares a parameter annotated with :class:`Context` gets
 one: it reports progress, sends log messages, notices cancellation, and
 reaches the client for sampling, elicitation and roots.
 
+How the client is reached depends on the protocol era of the request, and
+that is decided once, where the context is built, by the
+:class:`ClientChannel` it is given:
+
+* :class:`HandshakeChannel` (revisions 2024-11-05 to 2025-11-25) sends real
+  requests to the client through the :class:`~mcp_sync.server.session.ServerSession`;
+* :class:`StatelessChannel` (2026-07-28) cannot send requests: a question
+  raises :class:`~mcp_sync.server.stateless.InputRequired` the first time and
+  returns the client's answer when the request is retried with it;
+* :class:`NoClientChannel` serves local calls such as
+  :meth:`MCPServer.invoke_tool`, where there is no client to ask.
+
+The :class:`Context` itself only delegates, so handlers are written once for
+every era.
+
 >>> from mcp_sync import MCPServer
 >>> server = MCPServer("demo")
 >>> @server.tool
@@ -22,7 +37,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -47,16 +62,27 @@ from ..protocol.types import (
     SamplingMessage,
     TextContent,
 )
+from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
     from .core import MCPServer
     from .session import ServerSession
-    from .stateless import ModernRequest
 
-__all__ = ["Context", "Elicited", "ProgressReporter"]
+__all__ = [
+    "NO_CLIENT",
+    "ClientChannel",
+    "Context",
+    "Elicited",
+    "HandshakeChannel",
+    "NoClientChannel",
+    "ProgressReporter",
+    "StatelessChannel",
+    "default_channel",
+]
 
 
 ProgressReporter = Callable[[float, "float | None", "str | None"], None]
+"""``(progress, total, message)``: sends one progress notification for the current request."""
 T = TypeVar("T")
 
 
@@ -78,13 +104,266 @@ class Elicited(Generic[T]):
         return self.action == "accept"
 
 
+class ClientChannel(Protocol):
+    """How a :class:`Context` reaches the client of one request, in that request's era.
+
+    ``timeout`` bounds a real request to the client (handshake era);
+    ``key`` names a question across the retries of a stateless request.
+    Each implementation ignores the one its era has no use for.
+    """
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's name and version, when it gave them."""
+        ...
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """What the client declared it can do."""
+        ...
+
+    @property
+    def stateless(self) -> StatelessRequest | None:
+        """The request's own description (2026-07-28), ``None`` in the other eras."""
+        ...
+
+    def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
+        """Send a log message to the client, if it wants messages of that level."""
+        ...
+
+    def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
+        """The client's raw answers to several questions, by key."""
+        ...
+
+    def create_message(
+        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> CreateMessageResult:
+        """The client's answer to ``sampling/createMessage``."""
+        ...
+
+    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+        """The client's answer to ``elicitation/create``."""
+        ...
+
+    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+        """The client's answer to ``roots/list``."""
+        ...
+
+
+class NoClientChannel:
+    """No client at all (local calls): questions raise ``MISSING_CAPABILITY``, log messages go nowhere.
+
+    >>> try:
+    ...     NO_CLIENT.list_roots(None, None)
+    ... except MCPError as error:
+    ...     error.code == MCP_CODES.MISSING_CAPABILITY, error.message
+    (True, 'roots needs a connected client')
+    """
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """Always ``None``: there is no client."""
+        return None
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """Always empty: there is no client."""
+        return ClientCapabilities()
+
+    @property
+    def stateless(self) -> StatelessRequest | None:
+        """Always ``None``: a local call has no request."""
+        return None
+
+    def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
+        """Nothing: there is nobody to tell."""
+
+    @staticmethod
+    def _absent(what: str) -> MCPError:
+        return MCPError(MCP_CODES.MISSING_CAPABILITY, f"{what} needs a connected client")
+
+    def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
+        """Raises ``MISSING_CAPABILITY``."""
+        raise self._absent("input")
+
+    def create_message(
+        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> CreateMessageResult:
+        """Raises ``MISSING_CAPABILITY`` (even when the server has a sampling provider, as before)."""
+        raise self._absent("sampling")
+
+    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+        """Raises ``MISSING_CAPABILITY``."""
+        raise self._absent("elicitation")
+
+    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+        """Raises ``MISSING_CAPABILITY``."""
+        raise self._absent("roots")
+
+
+NO_CLIENT = NoClientChannel()
+"""The channel of every context without a client (it holds no state, so one serves all)."""
+
+
+class HandshakeChannel:
+    """The handshake era (2024-11-05 to 2025-11-25): real requests to the client, through its session.
+
+    The session knows what the client declared at ``initialize`` and refuses
+    (``MISSING_CAPABILITY``) what it did not.
+
+    >>> from mcp_sync import MCPServer
+    >>> from mcp_sync.transports.memory import InMemoryTransport
+    >>> server = MCPServer("demo")
+    >>> session = server.start(InMemoryTransport.pair()[0])
+    >>> Context(session=session, channel=HandshakeChannel(session)).client_capabilities.roots is None
+    True
+    >>> server.stop()
+    """
+
+    def __init__(self, session: ServerSession) -> None:
+        self.session = session
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """What the client sent in ``initialize``."""
+        return self.session.client_info
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """What the client declared in ``initialize``."""
+        return self.session.client_capabilities
+
+    @property
+    def stateless(self) -> StatelessRequest | None:
+        """Always ``None``: handshake-era requests do not describe themselves."""
+        return None
+
+    def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
+        """Sent when ``level`` reaches the level the client chose for its connection."""
+        self.session.log(level, data, logger)
+
+    def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
+        """Each question is sent to the client in turn (this era has no batched round)."""
+        answers: dict[str, Any] = {}
+        for name, request in requests.items():
+            if isinstance(request, CreateMessageRequest):
+                answers[name] = self.session.create_message(request.params).to_wire()
+            elif isinstance(request, ElicitRequest):
+                answers[name] = self.session.elicit(request.params).to_wire()
+            else:
+                answers[name] = self.session.list_roots().to_wire()
+        return answers
+
+    def create_message(
+        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> CreateMessageResult:
+        """``sampling/createMessage``, or the server's own sampling provider when the client cannot sample."""
+        return self.session.create_message(params, timeout=timeout)
+
+    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+        """``elicitation/create`` sent to the client."""
+        return self.session.elicit(params, timeout=timeout)
+
+    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+        """``roots/list`` sent to the client."""
+        return self.session.list_roots(timeout=timeout)
+
+
+class StatelessChannel:
+    """The stateless era (2026-07-28): questions become input-required rounds.
+
+    A question the client has not answered yet raises
+    :class:`~mcp_sync.server.stateless.InputRequired` (the session turns it
+    into an ``InputRequiredResult``); on the retry the same question, asked
+    in the same order or under the same ``key``, returns the answer. Log
+    messages reach the client only when the request named a log level.
+
+    >>> from mcp_sync.server.stateless import InputRequired, StatelessRequest
+    >>> from mcp_sync.types import ClientCapabilities
+    >>> request = StatelessRequest("2026-07-28", ClientCapabilities(roots={}))
+    >>> ctx = Context(channel=StatelessChannel(request))
+    >>> try:
+    ...     ctx.list_roots()
+    ... except InputRequired as needed:
+    ...     list(needed.requests)
+    ['roots-1']
+    >>> request.answers["roots-2"] = {"roots": [{"uri": "file:///work"}]}
+    >>> [root.uri for root in ctx.list_roots()]
+    ['file:///work']
+    """
+
+    def __init__(self, request: StatelessRequest, session: ServerSession | None = None) -> None:
+        self.request = request
+        self.session = session
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """What this request's ``_meta`` says the client is."""
+        return self.request.client_info
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """What this request's ``_meta`` says the client can do."""
+        return self.request.client_capabilities
+
+    @property
+    def stateless(self) -> StatelessRequest | None:
+        """The request's reading of its ``_meta`` and the answers it carries."""
+        return self.request
+
+    def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
+        """Sent only when the request named a log level (that level, not the connection's, filters)."""
+        if self.session is not None and self.request.log_level is not None:
+            self.session.log(level, data, logger, minimum=self.request.log_level)
+
+    def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
+        """Every question still unanswered is asked in one round."""
+        return self.request.ask_all(requests)
+
+    def create_message(
+        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> CreateMessageResult:
+        """The answer to a sampling question, or :class:`InputRequired`."""
+        return self.request.ask(CreateMessageRequest(params=params), CreateMessageResult, key)
+
+    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+        """The answer to an elicitation question, or :class:`InputRequired`."""
+        return self.request.ask(ElicitRequest(params=params), ElicitResult, key)
+
+    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+        """The answer to a roots question, or :class:`InputRequired`."""
+        return self.request.ask(ListRootsRequest(params=RequestParams()), ListRootsResult, key)
+
+
+def default_channel(session: ServerSession | None, stateless: StatelessRequest | None = None) -> ClientChannel:
+    """The channel for a context built without one: stateless if a request description is given,
+    else the session's handshake channel, else :data:`NO_CLIENT`.
+
+    The server passes its channel explicitly; this only serves code that
+    builds a :class:`Context` by hand the way it did before channels.
+
+    >>> default_channel(None) is NO_CLIENT
+    True
+    """
+    if stateless is not None:
+        return StatelessChannel(stateless, session)
+    return NO_CLIENT if session is None else HandshakeChannel(session)
+
+
 class Context:
     """What a handler knows about the call it serves, and how it talks back.
 
     ``cancelled`` is set when the client cancels the call or goes away;
     ``session`` is ``None`` for local calls such as
     :meth:`MCPServer.invoke_tool`, where the methods that need a client
-    raise ``MISSING_CAPABILITY``.
+    raise ``MISSING_CAPABILITY``. ``channel`` is how the client is reached
+    (see the module's description); without one it follows from
+    ``stateless`` and ``session`` (:func:`default_channel`). ``modern`` is
+    the deprecated name of ``stateless``.
+
+    >>> ctx = Context()
+    >>> ctx.client_info is None, ctx.stateless is None
+    (True, True)
     """
 
     def __init__(
@@ -96,29 +375,37 @@ class Context:
         server: MCPServer | None = None,
         progress: ProgressReporter | None = None,
         meta: dict[str, Any] | None = None,
-        modern: ModernRequest | None = None,
+        stateless: StatelessRequest | None = None,
+        channel: ClientChannel | None = None,
+        modern: StatelessRequest | None = None,
     ) -> None:
         self.request_id = request_id
         self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.session = session
         self.server = server if server is not None or session is None else session.server
         self.meta = meta or {}
-        self.modern = modern
+        self.channel: ClientChannel = channel or default_channel(session, stateless or modern)
         self._progress = progress
+
+    @property
+    def stateless(self) -> StatelessRequest | None:
+        """What a 2026-07-28 request says about itself (revision, capabilities, answers so far); else ``None``."""
+        return self.channel.stateless
+
+    @property
+    def modern(self) -> StatelessRequest | None:
+        """Deprecated name of :attr:`stateless`."""
+        return self.stateless
 
     @property
     def client_info(self) -> Implementation | None:
         """The client's name and version (from initialize, or from this request in 2026-07-28)."""
-        if self.modern is not None:
-            return self.modern.client_info
-        return None if self.session is None else self.session.client_info
+        return self.channel.client_info
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
         """What the client declared it can do."""
-        if self.modern is not None:
-            return self.modern.client_capabilities
-        return ClientCapabilities() if self.session is None else self.session.client_capabilities
+        return self.channel.client_capabilities
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress (a no-op unless the caller asked for progress)."""
@@ -130,36 +417,15 @@ class Context:
 
         A 2026-07-28 request gets log messages only when it named a level.
         """
-        if self.session is None:
-            return
-        if self.modern is None:
-            self.session.log(level, data, logger)
-        elif self.modern.log_level is not None:
-            self.session.log(level, data, logger, minimum=self.modern.log_level)
+        self.channel.log(level, data, logger)
 
-    def _client(self, what: str) -> ServerSession:
-        if self.session is None:
-            raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"{what} needs a connected client")
-        return self.session
-
-    def ask_all(self, requests: dict[str, CreateMessageRequest | ElicitRequest | ListRootsRequest]) -> dict[str, Any]:
+    def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
         """Several questions for the client at once (2026-07-28): all asked in one round.
 
         Returns the raw answers by key; in the handshake era each request is
         sent to the client in turn.
         """
-        if self.modern is not None:
-            return self.modern.ask_all(requests)
-        session = self._client("input")
-        answers: dict[str, Any] = {}
-        for name, request in requests.items():
-            if isinstance(request, CreateMessageRequest):
-                answers[name] = session.create_message(request.params).to_wire()
-            elif isinstance(request, ElicitRequest):
-                answers[name] = session.elicit(request.params).to_wire()
-            else:
-                answers[name] = session.list_roots().to_wire()
-        return answers
+        return self.channel.ask_all(requests)
 
     def sample(
         self,
@@ -189,9 +455,7 @@ class Context:
             stop_sequences=stop_sequences,
             model_preferences=model_preferences,
         )
-        if self.modern is not None:
-            return self.modern.ask(CreateMessageRequest(params=params), CreateMessageResult, key)
-        return self._client("sampling").create_message(params, timeout=timeout)
+        return self.channel.create_message(params, timeout, key)
 
     def elicit(
         self, message: str, schema: type[T] | dict[str, Any], *, timeout: float | None = None, key: str | None = None
@@ -209,11 +473,7 @@ class Context:
             model.model_json_schema() if model is not None else dict(cast("dict[str, Any]", schema))
         )
         requested.pop("title", None)
-        params = ElicitRequestFormParams(message=message, requested_schema=requested)
-        if self.modern is not None:
-            result = self.modern.ask(ElicitRequest(params=params), ElicitResult, key)
-        else:
-            result = self._client("elicitation").elicit(params, timeout=timeout)
+        result = self.channel.elicit(ElicitRequestFormParams(message=message, requested_schema=requested), timeout, key)
         if result.action != "accept":
             return Elicited(result.action)
         if model is None:
@@ -225,9 +485,7 @@ class Context:
 
     def list_roots(self, *, timeout: float | None = None, key: str | None = None) -> list[Root]:
         """The client's roots (directories or locations it lets the server work in)."""
-        if self.modern is not None:
-            return self.modern.ask(ListRootsRequest(params=RequestParams()), ListRootsResult, key).roots
-        return self._client("roots").list_roots(timeout=timeout).roots
+        return self.channel.list_roots(timeout, key).roots
 
     def read_resource(self, uri: str) -> ReadResourceResult:
         """Read one of this server's own resources."""

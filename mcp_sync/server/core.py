@@ -22,8 +22,8 @@ import base64
 import functools
 import json
 import logging
-import re
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -65,9 +65,10 @@ from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from .auth import Authorizer
-from .context import Context, ProgressReporter
-from .functions import FunctionSpec, template_variables
+from .context import NO_CLIENT, Context, ProgressReporter
+from .functions import FunctionSpec
 from .stateless import InputRequired, MissingClientCapability, RequestStateSealer
+from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..runtime.transport import Transport
@@ -78,6 +79,7 @@ __all__ = [
     "MCPServer",
     "SamplingProvider",
     "ServerInfo",
+    "ServerStats",
 ]
 
 log = logging.getLogger("mcp_sync.server")
@@ -107,8 +109,16 @@ _M = TypeVar("_M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
-class ServerInfo:
-    """A summary of a server: what it holds and whether it runs."""
+class ServerStats:
+    """A summary of a server: how much it holds and whether it runs (from :meth:`MCPServer.get_info`).
+
+    Not the server's identity sent to clients: that is :attr:`MCPServer.info`.
+
+    >>> server = MCPServer("demo", "1.0")
+    >>> stats = server.get_info()
+    >>> (stats.name, stats.tools, stats.running)
+    ('demo', 0, False)
+    """
 
     name: str
     version: str
@@ -119,6 +129,13 @@ class ServerInfo:
     roots: int
     sessions: int
     running: bool
+
+
+ServerInfo = ServerStats
+"""Deprecated name of :class:`ServerStats` (it was easy to mistake for the server's identity)."""
+
+
+_REQUEST_STATE_RENAMED = "MCPServer.request_state is deprecated; use MCPServer.request_state_sealer"
 
 
 @dataclass
@@ -139,7 +156,7 @@ class _RegisteredResource:
 class _RegisteredTemplate:
     template: ResourceTemplate
     handler: TemplateHandler
-    pattern: re.Pattern[str]
+    parsed: UriTemplate
     cache: dict[str, Any]
 
 
@@ -147,18 +164,6 @@ class _RegisteredTemplate:
 class _RegisteredPrompt:
     prompt: Prompt
     handler: PromptHandler
-
-
-def _template_pattern(uri_template: str) -> re.Pattern[str]:
-    """A regex for an RFC 6570 template: ``{x}`` matches one path segment, ``{+x}`` anything."""
-    parts = []
-    for literal, expression in re.findall(r"([^{]*)(?:\{([^}]*)\})?", uri_template):
-        parts.append(re.escape(literal))
-        if expression.startswith("+"):
-            parts.append(f"(?P<{expression[1:]}>.+)")
-        elif expression:
-            parts.append(f"(?P<{expression}>[^/?#]+)")
-    return re.compile("".join(parts) + r"\Z")
 
 
 def _to_call_tool_result(value: Any) -> CallToolResult:
@@ -280,7 +285,7 @@ class MCPServer:
         self.page_size = page_size
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
-        self.request_state = RequestStateSealer(request_state_secret)
+        self.request_state_sealer = RequestStateSealer(request_state_secret)
         self.timeout = timeout
         self.max_workers = max_workers
         self.id_generator = id_generator
@@ -301,6 +306,17 @@ class MCPServer:
         self._info_wire: tuple[Implementation, dict[str, Any]] | None = None
         self._sessions: list[ServerSession] = []
         self._running = False
+
+    @property
+    def request_state(self) -> RequestStateSealer:
+        """Deprecated name of :attr:`request_state_sealer` (it holds the sealer, not a state)."""
+        warnings.warn(_REQUEST_STATE_RENAMED, DeprecationWarning, stacklevel=2)
+        return self.request_state_sealer
+
+    @request_state.setter
+    def request_state(self, sealer: RequestStateSealer) -> None:
+        warnings.warn(_REQUEST_STATE_RENAMED, DeprecationWarning, stacklevel=2)
+        self.request_state_sealer = sealer
 
     # ------------------------------------------------------------ registries
 
@@ -407,8 +423,17 @@ class MCPServer:
     ) -> ResourceTemplate:
         """Register a family of resources such as ``"users://{id}/profile"``.
 
-        ``handler(uri, params, ctx)`` gets the parameters read from the URI.
+        ``handler(uri, params, ctx)`` gets the parameters read from the URI:
+        ``{name}`` stands for one path segment, ``{+name}`` for any text. A
+        template :mod:`~mcp_sync.server.uri_template` cannot serve raises
+        ``ValueError`` here.
+
+        >>> server = MCPServer("demo")
+        >>> _ = server.register_resource_template("users://{id}/profile", lambda uri, p, ctx: f"user {p['id']}")
+        >>> server.read_resource("users://7/profile").text
+        'user 7'
         """
+        parsed = UriTemplate.parse(uri_template)
         template = ResourceTemplate(
             uri_template=uri_template,
             name=name or uri_template,
@@ -425,7 +450,7 @@ class MCPServer:
                     MCP_CODES.DUPLICATE_REGISTRATION, f"resource template {uri_template!r} is already registered"
                 )
             self._templates[uri_template] = _RegisteredTemplate(
-                template, handler, _template_pattern(uri_template), _cache_hints(ttl_ms, cache_scope)
+                template, handler, parsed, _cache_hints(ttl_ms, cache_scope)
             )
         self._list_changed("resources")
         return template
@@ -591,7 +616,7 @@ class MCPServer:
 
         def register(function: F) -> F:
             spec = FunctionSpec(function, name, description)
-            variables = template_variables(uri)
+            variables = UriTemplate.parse(uri).variables
             parameters = set(spec.arguments_model.model_fields)
             if set(variables) != parameters:
                 raise TypeError(
@@ -749,7 +774,8 @@ class MCPServer:
                 context={"tool": name},
                 jsonrpc_code=JsonRpcCode.INVALID_PARAMS,
             )
-        ctx = context or Context(cancelled=cancel, progress=progress, server=self)
+        # A local call has no client: its context gets the channel that says so.
+        ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
         args: Any = dict(arguments or {})
         if registered.input_model is not None:
             try:
@@ -774,15 +800,15 @@ class MCPServer:
 
     def read_resource(self, uri: str, *, context: Context | None = None) -> ReadResourceResult:
         """Read a resource here, without a client; ``NOT_FOUND`` for an unknown URI."""
-        ctx = context or Context(server=self)
+        ctx = context or Context(server=self, channel=NO_CLIENT)
         registered = self._resources.get(uri)
         if registered is not None:
             result = _to_contents(uri, registered.resource.mime_type, registered.handler(uri, ctx))
             return result.model_copy(update=registered.cache) if registered.cache else result
         for template in list(self._templates.values()):
-            match = template.pattern.match(uri)
-            if match is not None:
-                result = _to_contents(uri, template.template.mime_type, template.handler(uri, match.groupdict(), ctx))
+            values = template.parsed.match(uri)
+            if values is not None:
+                result = _to_contents(uri, template.template.mime_type, template.handler(uri, values, ctx))
                 return result.model_copy(update=template.cache) if template.cache else result
         raise MCPError(MCP_CODES.NOT_FOUND, f"Resource not found: {uri}", context={"uri": uri})
 
@@ -810,7 +836,7 @@ class MCPServer:
                 f"Missing required arguments for prompt {name}: {', '.join(missing)}",
                 context={"prompt": name, "missing": missing},
             )
-        value = registered.handler(args, context or Context(server=self))
+        value = registered.handler(args, context or Context(server=self, channel=NO_CLIENT))
         return _to_prompt_result(value, registered.prompt.description)
 
     def get_prompt_messages(self, name: str, arguments: Mapping[str, str] | None = None) -> list[PromptMessage]:
@@ -827,7 +853,7 @@ class MCPServer:
             given = params.context.arguments if params.context is not None else None
             value: Any = completer(params.argument.value, dict(given or {}))
         elif self.completion_provider is not None:
-            value = self.completion_provider(params, context or Context(server=self))
+            value = self.completion_provider(params, context or Context(server=self, channel=NO_CLIENT))
         else:
             value = []
         if isinstance(value, CompleteResult):
@@ -921,10 +947,14 @@ class MCPServer:
             self._info_wire = cached
         return dict(cached[1])
 
-    def get_info(self) -> ServerInfo:
-        """Counts of what is registered, and whether the server runs."""
+    def get_info(self) -> ServerStats:
+        """Counts of what is registered, and whether the server runs.
+
+        >>> MCPServer("demo").get_info().sessions
+        0
+        """
         with self._lock:
-            return ServerInfo(
+            return ServerStats(
                 name=self.info.name,
                 version=self.info.version,
                 tools=len(self._tools),

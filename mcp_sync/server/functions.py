@@ -23,7 +23,6 @@ import asyncio
 import functools
 import inspect
 import json
-import re
 import types
 from collections.abc import Callable
 from typing import Any, Union, get_args, get_origin
@@ -42,7 +41,9 @@ from ..protocol.types import (
     TextContent,
 )
 from .context import Context
+from .uri_template import template_variables
 
+# template_variables lives in uri_template now (one parser for every use); it stays importable from here.
 __all__ = ["FunctionSpec", "template_variables"]
 
 _CONTENT_TYPES: tuple[type, ...] = (
@@ -54,11 +55,6 @@ _CONTENT_TYPES: tuple[type, ...] = (
     EmbeddedResource,
 )
 _RESERVED = frozenset(dir(BaseModel))
-
-
-def template_variables(uri_template: str) -> list[str]:
-    """The variable names of an RFC 6570 URI template, e.g. ``["city"]`` for ``"weather://{city}"``."""
-    return [name.lstrip("+") for name in re.findall(r"\{([^}]+)\}", uri_template)]
 
 
 def _is_context(annotation: Any) -> bool:

@@ -6,6 +6,21 @@ log level. It answers the client's requests using the server's registries,
 and offers the server-to-client requests (sampling, roots, elicitation).
 Sessions are made by :meth:`MCPServer.start`; user code meets them as
 ``ctx.session`` inside handlers.
+
+Each request is served in one of two eras, decided once when it arrives:
+a request that describes itself in ``_meta`` (2026-07-28) is served
+statelessly, anything else within the handshake this connection made. The
+:class:`~mcp_sync.server.context.Context` a handler receives is given the
+matching channel (:class:`~mcp_sync.server.context.StatelessChannel` or
+:class:`~mcp_sync.server.context.HandshakeChannel`) at that point.
+
+>>> from mcp_sync import MCPServer
+>>> from mcp_sync.transports.memory import InMemoryTransport
+>>> server = MCPServer("demo")
+>>> session = server.start(InMemoryTransport.pair()[0])
+>>> session.revision is None, session.capabilities().tools.list_changed
+(True, True)
+>>> server.stop()
 """
 
 from __future__ import annotations
@@ -21,7 +36,6 @@ from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError, format_vali
 from ..protocol.stateless import (
     CACHEABLE,
     INPUT_METHODS,
-    MODERN_REVISIONS,
     REMOVED_METHODS,
     SERVER_INFO,
     STATELESS_ONLY,
@@ -77,16 +91,17 @@ from ..protocol.types import (
 )
 from ..protocol.versions import (
     HANDSHAKE_REVISIONS,
+    STATELESS_REVISIONS,
     adapt_notification,
     adapt_result,
     at_least,
     check_log_level,
     negotiate,
 )
-from ..runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, RequestContext, Timeout
 from .auth import RequestInfo
-from .context import Context, ProgressReporter
-from .stateless import InputRequired, ModernRequest, resource_not_found
+from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
+from .stateless import InputRequired, StatelessRequest, resource_not_found
 
 if TYPE_CHECKING:
     from ..runtime.transport import Transport
@@ -96,12 +111,18 @@ __all__ = ["ServerSession"]
 
 _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
+_CHANNEL = "channel"
+"""The key of ``RequestContext.state`` under which a request's :class:`ClientChannel` is kept."""
 
 Handler = Callable[[Any, RequestContext], WireModel]
 
 
 class ServerSession:
-    """The server's side of one connection."""
+    """The server's side of one connection.
+
+    Made by :meth:`MCPServer.start` (see the module's example); handlers see
+    it as ``ctx.session``.
+    """
 
     def __init__(self, server: MCPServer, transport: Transport) -> None:
         self.server = server
@@ -185,8 +206,10 @@ class ServerSession:
             return handler(typed, ctx)
 
         def run(params: Any, ctx: RequestContext) -> Any:
+            # The one place the era of a request is decided; its channel goes with it to the handler's Context.
             if is_stateless_request(method, ctx.params):
-                return self._serve_modern(method, validated, params, ctx)
+                return self._serve_stateless(method, validated, params, ctx)
+            ctx.state[_CHANNEL] = HandshakeChannel(self)
             if method in STATELESS_ONLY:
                 raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
             if self.revision is None and method not in _BEFORE_INITIALIZE:
@@ -199,12 +222,12 @@ class ServerSession:
 
         return run
 
-    def _serve_modern(self, method: str, handler: Handler, params: Any, ctx: RequestContext) -> Any:
+    def _serve_stateless(self, method: str, handler: Handler, params: Any, ctx: RequestContext) -> Any:
         """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info."""
         if method in REMOVED_METHODS:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
-        request = ModernRequest.read(ctx.params)
-        sealer = self.server.request_state
+        request = StatelessRequest.read(ctx.params)
+        sealer = self.server.request_state_sealer
         if method in INPUT_METHODS:
             state = ctx.params.get("requestState")
             if isinstance(state, str):
@@ -212,7 +235,7 @@ class ServerSession:
             responses = ctx.params.get("inputResponses")
             if isinstance(responses, dict):
                 request.answers.update(responses)
-        ctx.state["modern"] = request
+        ctx.state[_CHANNEL] = StatelessChannel(request, self)
         authorizer = self.server.authorizer
         if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
@@ -235,14 +258,16 @@ class ServerSession:
         return wire
 
     def _context(self, ctx: RequestContext) -> Context:
+        """The handler's context, with the channel chosen when the request arrived."""
         token = ctx.progress_token
+        channel: ClientChannel = ctx.state[_CHANNEL]
         return Context(
             request_id=ctx.request_id,
             cancelled=ctx.cancelled,
             session=self,
             progress=self._progress_reporter(token) if token is not None else None,
             meta=ctx.meta,
-            modern=ctx.state.get("modern"),
+            channel=channel,
         )
 
     def _progress_reporter(self, token: ProgressToken) -> ProgressReporter:
@@ -268,7 +293,7 @@ class ServerSession:
 
     def _discover(self, params: Any, ctx: RequestContext) -> DiscoverResult:
         return DiscoverResult(
-            supported_versions=[*HANDSHAKE_REVISIONS, *MODERN_REVISIONS],
+            supported_versions=[*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS],
             capabilities=self.capabilities(),
             instructions=self.server.instructions,
         )
@@ -402,7 +427,8 @@ class ServerSession:
     # ------------------------------------------------- requests to the client
 
     def _request(self, method: str, params: WireModel | None, result_type: type[Any], timeout: float | None) -> Any:
-        limit: Any = ... if timeout is None else timeout
+        # None here means "the server's default", which the dispatcher spells USE_DEFAULT (its None is "no limit").
+        limit: Timeout = USE_DEFAULT if timeout is None else timeout
         result = self.dispatcher.request(method, params, timeout=limit)
         try:
             return result_type.model_validate(result)
@@ -425,7 +451,7 @@ class ServerSession:
             provider = self.server.sampling_provider
             if provider is None:
                 raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support sampling")
-            return provider(params, Context(session=self))
+            return provider(params, Context(session=self, channel=HandshakeChannel(self)))
         result: CreateMessageResult = self._request("sampling/createMessage", params, CreateMessageResult, timeout)
         return result
 

@@ -4,14 +4,22 @@ From 2026-07-28 there is no handshake: every request names its revision and
 the client's capabilities in ``_meta``, and a handler that needs the client
 (elicitation, sampling, roots) does not send it a request but answers with an
 ``InputRequiredResult``; the client retries the original request with the
-answers. :class:`ModernRequest` reads a request's ``_meta`` and keeps the
+answers. :class:`StatelessRequest` reads a request's ``_meta`` and keeps the
 answers; :class:`RequestStateSealer` protects the ``requestState`` that
 carries earlier rounds' answers between retries.
 
 Handlers are written once for both eras: ``ctx.elicit(...)`` sends a request
-to the client in the handshake era, and in this era raises
+to the client in the handshake era, and in this era (through
+:class:`~mcp_sync.server.context.StatelessChannel`) raises
 :class:`InputRequired` the first time and returns the answer on the retry
 (the handler runs again from the start, with the answers it already got).
+
+>>> request = StatelessRequest.read({"_meta": {
+...     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+...     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+... }})
+>>> request.revision, request.client_capabilities.elicitation is not None
+('2026-07-28', True)
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError
-from ..protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, MODERN_REVISIONS, PROTOCOL_VERSION
+from ..protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from ..protocol.types import (
     LOG_LEVELS,
     ClientCapabilities,
@@ -38,12 +46,15 @@ from ..protocol.types import (
     ListRootsRequest,
     LoggingLevel,
 )
+from ..protocol.versions import STATELESS_REVISIONS
 
 __all__ = [
+    "ClientRequest",
     "InputRequired",
     "MissingClientCapability",
     "ModernRequest",
     "RequestStateSealer",
+    "StatelessRequest",
 ]
 
 
@@ -54,7 +65,11 @@ _CAPABILITY_FOR = {"sampling/createMessage": "sampling", "elicitation/create": "
 
 
 class InputRequired(Exception):
-    """A handler needs answers from the client before it can finish (raised, then answered for it)."""
+    """A handler needs answers from the client before it can finish (raised, then answered for it).
+
+    ``requests`` holds the questions by key; the session answers the request
+    with an ``InputRequiredResult`` carrying them.
+    """
 
     def __init__(self, requests: dict[str, ClientRequest]) -> None:
         super().__init__(", ".join(requests))
@@ -73,8 +88,17 @@ class MissingClientCapability(MCPError):
 
 
 @dataclass
-class ModernRequest:
-    """What a 2026-07-28 request says about itself, and the client's answers so far."""
+class StatelessRequest:
+    """What a 2026-07-28 request says about itself, and the client's answers so far.
+
+    Read from the request with :meth:`read`; ``answers`` gathers the client's
+    answers (from ``inputResponses`` and the sealed ``requestState``) by key.
+
+    >>> from mcp_sync.types import ClientCapabilities
+    >>> request = StatelessRequest("2026-07-28", ClientCapabilities())
+    >>> request.log_level is None and request.answers == {}
+    True
+    """
 
     revision: str
     client_capabilities: ClientCapabilities
@@ -84,7 +108,7 @@ class ModernRequest:
     asked: int = 0
 
     @classmethod
-    def read(cls, params: dict[str, Any]) -> ModernRequest:
+    def read(cls, params: dict[str, Any]) -> StatelessRequest:
         """Read and check a request's ``_meta``: ``-32602`` when malformed, ``-32022`` for an unknown revision."""
         meta = params.get("_meta")
         meta = meta if isinstance(meta, dict) else {}
@@ -95,11 +119,11 @@ class ModernRequest:
                 MCP_CODES.INVALID_PARAMS,
                 f"Invalid params: _meta must carry {PROTOCOL_VERSION} and {CLIENT_CAPABILITIES}",
             )
-        if revision not in MODERN_REVISIONS:
+        if revision not in STATELESS_REVISIONS:
             raise MCPError(
                 MCP_CODES.PROTOCOL_VERSION_MISMATCH,
                 f"Unsupported protocol version: {revision}",
-                data={"supported": list(MODERN_REVISIONS), "requested": revision},
+                data={"supported": list(STATELESS_REVISIONS), "requested": revision},
             )
         try:
             request = cls(revision, ClientCapabilities.model_validate(capabilities))
@@ -144,6 +168,10 @@ class ModernRequest:
             raise MissingClientCapability(capability)
 
 
+ModernRequest = StatelessRequest
+"""Deprecated name of :class:`StatelessRequest` (the stateless era was once called "modern")."""
+
+
 class RequestStateSealer:
     """Seals and opens ``requestState``: answers of earlier rounds, signed and bounded.
 
@@ -151,6 +179,11 @@ class RequestStateSealer:
     request's method and parameters, expires after ``ttl`` seconds and may
     not exceed ``max_bytes``. Tampered, foreign or expired state is refused
     with ``-32602``. Servers behind a load balancer share one ``secret``.
+
+    >>> sealer = RequestStateSealer(b"shared secret")
+    >>> digest = sealer.digest("tools/call", {"name": "book"})
+    >>> sealer.open(sealer.seal(digest, {"elicitation-1": {"action": "cancel"}}), digest)
+    {'elicitation-1': {'action': 'cancel'}}
     """
 
     def __init__(self, secret: bytes | None = None, *, ttl: float = 600.0, max_bytes: int = 256 * 1024) -> None:

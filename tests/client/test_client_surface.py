@@ -365,6 +365,12 @@ def test_call_tool_structured(client: MCPClient, server: CatalogueServer) -> Non
     assert failed.value.code == MCP_CODES.HANDLER_FAILED
 
 
+def test_checking_structured_content_needs_jsonschema(client: MCPClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r"needs the jsonschema package \(pip install jsonschema\)"):
+        client.call_tool_structured("add", {"a": 2, "b": 3})
+
+
 def test_structured_content_of_tools_the_list_does_not_show(server: CatalogueServer) -> None:
     server.listed = False
     with mcp_sync.connect(server) as client:

@@ -168,20 +168,22 @@ def test_unknown_code_is_rejected() -> None:
         MCPError("TIMEOUT", "a bare leaf is not a code")
 
 
-@pytest.mark.parametrize("cls", [MCPTransportError, MCPProtocolError])
-def test_subclasses_behave_like_mcp_error(cls: type[MCPError]) -> None:
+@pytest.mark.parametrize(
+    ("cls", "code"), [(MCPTransportError, "MCP.TRANSPORT_ERROR"), (MCPProtocolError, "MCP.PROTOCOL_INVALID")]
+)
+def test_subclasses_behave_like_mcp_error(cls: type[MCPError], code: str) -> None:
     root = ValueError("bad")
-    err = cls(MCP_CODES.TRANSPORT_ERROR, "broken", cause=root, context={"k": 1}, data=[1], jsonrpc_code=-32099)
+    err = cls(code, "broken", cause=root, context={"k": 1}, data=[1], jsonrpc_code=-32099)
     assert isinstance(err, MCPError)
     assert (err.code, err.message, err.cause, err.context, err.data, err.jsonrpc_code) == (
-        "MCP.TRANSPORT_ERROR",
+        code,
         "broken",
         root,
         {"k": 1},
         [1],
         -32099,
     )
-    assert repr(err) == f"{cls.__name__}('MCP.TRANSPORT_ERROR', 'broken')"
+    assert repr(err) == f"{cls.__name__}({code!r}, 'broken')"
     with pytest.raises(ValueError, match="unknown MCP error code"):
         cls("MCP.NOPE", "x")
 

@@ -5,7 +5,7 @@ offering each handshake revision to a server that uses every optional field,
 and check what the client receives against that revision's official schema:
 once as published (``tests/schema_util.validate_definition``), and once made
 strict (no property the revision does not define), which is the promise of
-:mod:`mcp_sync.revisions`.
+:mod:`mcp_sync.protocol.versions`.
 """
 
 from __future__ import annotations
@@ -20,14 +20,18 @@ import jsonschema
 import pytest
 
 from mcp_sync.client.core import MCPClient
+from mcp_sync.protocol import stateless as stateless_data
 from mcp_sync.protocol.versions import (
     HANDSHAKE_REVISIONS,
+    KNOWN_REVISIONS,
     LATEST_REVISION,
     STATELESS_REVISION,
+    STATELESS_REVISIONS,
     adapt_notification,
     adapt_result,
     at_least,
     negotiate,
+    revision_index,
 )
 from mcp_sync.server.context import Context
 from mcp_sync.server.core import MCPServer
@@ -78,6 +82,48 @@ def test_at_least_compares_dates() -> None:
     assert at_least("2025-11-25", "2025-06-18")
     assert not at_least("2025-03-26", "2025-06-18")
     assert not at_least("", "2024-11-05")
+
+
+def test_one_ordered_registry_of_every_revision() -> None:
+    assert STATELESS_REVISIONS == ("2026-07-28",)
+    assert (*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS) == KNOWN_REVISIONS
+    assert [revision_index(r) for r in KNOWN_REVISIONS] == list(range(len(KNOWN_REVISIONS)))
+    assert revision_index("2030-01-01") is None
+    # The stateless revisions are defined once; the old name in protocol.stateless is the same tuple.
+    assert stateless_data.MODERN_REVISIONS is STATELESS_REVISIONS
+
+
+def test_stateless_request_meta_names_the_revision_and_an_optional_log_level() -> None:
+    quiet = stateless_data.request_meta(STATELESS_REVISION, {}, {"name": "c", "version": "1"}, None)
+    chatty = stateless_data.request_meta(STATELESS_REVISION, {}, {"name": "c", "version": "1"}, "debug")
+    assert stateless_data.meta_revision({"_meta": quiet}) == STATELESS_REVISION
+    assert stateless_data.LOG_LEVEL not in quiet and chatty[stateless_data.LOG_LEVEL] == "debug"
+
+
+def test_at_least_compares_positions_not_strings() -> None:
+    for newer, revision in enumerate(KNOWN_REVISIONS):
+        for older, minimum in enumerate(KNOWN_REVISIONS):
+            assert at_least(revision, minimum) == (newer >= older), (revision, minimum)
+    assert at_least(STATELESS_REVISION, LATEST_REVISION)
+
+
+@pytest.mark.parametrize("unknown", ["zzz", "9999-12-31", "2025-06-18 ", "2025-6-18", "2026-01-01"])
+def test_an_unknown_revision_is_not_at_least_any_known_one(unknown: str) -> None:
+    # As strings, "zzz" and "9999-12-31" would be newer than every revision; "2026-01-01" sits between
+    # two known ones. None of them is known, so none gets what a known revision added.
+    for minimum in KNOWN_REVISIONS:
+        assert not at_least(unknown, minimum)
+
+
+def test_an_unknown_minimum_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="unknown protocol revision '2025-13-01' as a minimum"):
+        at_least("2025-11-25", "2025-13-01")
+
+
+def test_an_unknown_revision_gets_the_most_conservative_adaptation() -> None:
+    result = {"tools": [{"name": "t", "title": "T", "inputSchema": {}, "annotations": {"readOnlyHint": True}}]}
+    assert adapt_result("tools/list", result, "zzz") == {"tools": [{"name": "t", "inputSchema": {}}]}
+    assert adapt_notification("notifications/progress", {"progress": 1, "message": "m"}, "zzz") == {"progress": 1}
 
 
 # ---------------------------------------------------------------- results

@@ -465,7 +465,7 @@ def test_handler_mcp_error_keeps_its_code_message_and_data(connect: Connect) -> 
             MCPError(MCP_CODES.PROTOCOL_VERSION_MISMATCH, "too new"),
             MCP_CODES.PROTOCOL_VERSION_MISMATCH,
             -32022,
-            MCPError,
+            MCPProtocolError,  # the code decides the class, on the wire's far side too
         ),
     ],
 )

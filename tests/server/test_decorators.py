@@ -366,6 +366,26 @@ def test_resource_parameters_must_match_the_uri(server: MCPServer) -> None:
             return name
 
 
+def test_the_decorator_reads_the_template_with_the_same_parser_as_the_matcher(server: MCPServer) -> None:
+    # The decorator once took "{++path}" as a variable 'path' (and "{a,b}" as one named 'a,b') while the
+    # matcher could not compile either; both now come from one parser, which refuses them up front.
+    for template in ("files://{++path}", "pair://{a,b}"):
+        with pytest.raises(ValueError, match="unsupported expression"):
+
+            @server.resource(template)
+            def anything(path: str) -> str:
+                return path
+
+    assert server.list_resource_templates() == []
+
+
+def test_template_variables_is_still_importable_from_functions() -> None:
+    from mcp_sync.server import functions, uri_template
+
+    assert functions.template_variables is uri_template.template_variables
+    assert functions.template_variables("weather://{city}/{+rest}") == ["city", "rest"]
+
+
 # ------------------------------------------------------------------ prompts
 
 

@@ -27,18 +27,18 @@ from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
 from mcp_sync.runtime.dispatcher import RequestContext, _current
 from mcp_sync.runtime.events import CONNECTION_CLOSED
-from mcp_sync.runtime.workers import HandlerThreads
+from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.auth import bearer_token, challenge, token_expired, token_principal, token_scopes
 from mcp_sync.server.http.event_store import EventStore, InMemoryEventStore
 from mcp_sync.server.http.security import accepts, host_allowed, origin_allowed
 from mcp_sync.server.http.sessions import (
-    Event,
     HTTPSession,
     SessionRegistry,
     Signal,
     StreamableSessionTransport,
+    StreamEvent,
 )
 from mcp_sync.types import (
     CreateMessageRequestParams,
@@ -1244,7 +1244,7 @@ def test_a_failure_mid_request_releases_the_session(
     answered = stateless.request("ping")
     assert answered.status_code == 200 and answered.json()["error"]["code"] == -32603
     assert [s for s in server.sessions if s.revision is None] == []  # the throw-away session was closed
-    monkeypatch.setattr(HandlerThreads, "submit", lambda self, task: broken(None, None))  # no thread to be had
+    monkeypatch.setattr(ElasticPool, "submit", lambda self, task: broken(None, None))  # no thread to be had
     assert stateless.request("ping").status_code == 500
     assert [s for s in server.sessions if s.revision is None] == []
 
@@ -1379,28 +1379,30 @@ def test_session_transport_routing_units() -> None:
     try:
         transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 1}))
         # Two POSTs wait for id 5; the handler's messages and response keep to the one it was bound to.
-        first = transport.open_exchange(5, priming=False)
-        second = transport.open_exchange(5, priming=False)
+        first = transport.open_post(5, priming=False)
+        second = transport.open_post(5, priming=False)
         second.context = context
         transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 2}))
     finally:
         _current.context = None
     transport.send(error_response(5, -32603, "for the second"))
     item = second.queue.get_nowait()
-    assert isinstance(item, Event)
+    assert isinstance(item, StreamEvent)
     final = second.queue.get_nowait()
-    assert isinstance(final, Event) and final.message is not None and final.message.error.message == "for the second"
+    assert (
+        isinstance(final, StreamEvent) and final.message is not None and final.message.error.message == "for the second"
+    )
     assert second.queue.get_nowait() is Signal.END
     # The thread's binding is gone: the next response for 5 goes to the remaining POST.
     transport.send(error_response(5, -32603, "for the first"))
     assert first.mode == "json"
-    # An exchange whose response came first does not start streaming.
+    # An post whose response came first does not start streaming.
     assert first.mode == "json"
     transport.start_streaming(first)
     assert first.mode == "json"
-    # An exchange opened after close is told at once.
+    # An post opened after close is told at once.
     transport.close()
-    late = transport.open_exchange(6, priming=False)
+    late = transport.open_post(6, priming=False)
     assert late.queue.get_nowait() is Signal.CLOSED
     assert transport.attach(None, priming=False) is not None
 
@@ -1409,7 +1411,7 @@ def test_responses_prefer_unbound_posts_then_the_oldest() -> None:
     transport = StreamableSessionTransport(event_store=None)
     # Without sessions there is no standalone stream: unrelated notifications are dropped.
     transport.send(JSONRPCNotification(method="notifications/tools/list_changed"))
-    bound, unbound = transport.open_exchange(1, priming=False), transport.open_exchange(1, priming=False)
+    bound, unbound = transport.open_post(1, priming=False), transport.open_post(1, priming=False)
     bound.context = RequestContext(object(), 1, "x", {})  # type: ignore[arg-type]
     transport.send(error_response(1, -1, "a"))
     assert unbound.mode == "json" and bound.mode == "undecided"
@@ -1437,9 +1439,9 @@ def test_finished_post_streams_are_forgotten_beyond_a_limit(monkeypatch: pytest.
     transport = StreamableSessionTransport(event_store=store)
     ids = []
     for request_id in range(3):
-        exchange = transport.open_exchange(request_id, priming=True)
-        transport.start_streaming(exchange)
-        ids.append(exchange.stream_id)
+        post = transport.open_post(request_id, priming=True)
+        transport.start_streaming(post)
+        ids.append(post.stream_id)
         transport.send(error_response(request_id, -1, "done"))
     kept = [i for i in ids if store.replay_after(f"{i}:0", lambda eid, msg: None) is not None]
     assert kept == ids[1:]

@@ -40,9 +40,8 @@ from mcp_sync.protocol.stateless import (
 )
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
 from mcp_sync.runtime.events import CONNECTION_CLOSED
-from mcp_sync.runtime.workers import HandlerThreads
 from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
-from mcp_sync.server.http.sessions import Event, Signal, StreamableSessionTransport
+from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
 from mcp_sync.types import JSONRPCNotification
 
 REVISION = "2026-07-28"
@@ -461,7 +460,7 @@ def test_a_missing_client_capability_gets_400(client: Client) -> None:
     assert error["data"] == {"requiredCapabilities": {"sampling": {}}}
     whole = {"jsonrpc": "2.0", "id": client.next_id, "error": error}
     validate_definition(REVISION, "MissingRequiredClientCapabilityError", whole)
-    # Other errors keep 200, the result of the JSON-RPC exchange.
+    # Other errors keep 200, the result of the JSON-RPC post.
     unknown = client.post("tools/call", {"name": "nope", "arguments": {}, "_meta": meta()})
     assert unknown.status_code == 200 and unknown.json()["error"]["code"] == -32602
     missing = client.post("resources/read", {"uri": "memo://none", "_meta": meta()})
@@ -722,8 +721,8 @@ def test_a_request_arriving_as_the_app_closes_is_refused(probe: Probe) -> None:
 def test_subscription_routing_in_the_transport() -> None:
     """Tagged notifications go to the listen POST they name; anything else falls through."""
     transport = StreamableSessionTransport(event_store=None)
-    listening = transport.open_exchange(5, priming=False)
-    silent = transport.open_exchange(6, json_only=True, priming=False)
+    listening = transport.open_post(5, priming=False)
+    silent = transport.open_post(6, json_only=True, priming=False)
 
     def tagged(tag: Any) -> JSONRPCNotification:
         return JSONRPCNotification(method="notifications/tools/list_changed", params={"_meta": {SUBSCRIPTION_ID: tag}})
@@ -732,10 +731,10 @@ def test_subscription_routing_in_the_transport() -> None:
         transport.send(message)  # no stream carries these: dropped
     transport.send(tagged(5))
     event = listening.queue.get_nowait()
-    assert isinstance(event, Event) and event.message == tagged(5) and listening.mode == "sse"
+    assert isinstance(event, StreamEvent) and event.message == tagged(5) and listening.mode == "sse"
     assert listening.queue.empty() and silent.queue.empty()
     transport.send(error_response(6, -32601, "nope"))
-    assert isinstance(silent.queue.get_nowait(), Event)
+    assert isinstance(silent.queue.get_nowait(), StreamEvent)
     transport.close()
     assert listening.queue.get_nowait() is Signal.CLOSED
 
@@ -848,93 +847,6 @@ def test_a_session_per_request_stays_fast(running: RunningHTTPServer, client: Cl
     modern_ms, legacy_ms = statistics.median(modern) * 1000, statistics.median(legacy) * 1000
     print(f"median tools/call: 2026-07-28 {modern_ms:.2f} ms, 2025-11-25 session {legacy_ms:.2f} ms")
     assert modern_ms < max(5 * legacy_ms, 5.0)
-
-
-# ------------------------------------------------------ the handler threads
-
-
-def wait_idle(threads: HandlerThreads, count: int) -> None:
-    """Wait (at most TIMEOUT) until ``count`` threads wait for a task: a task's end is signalled before that."""
-    deadline = time.monotonic() + TIMEOUT
-    while threads._idle != count and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert threads._idle == count
-
-
-def test_handler_threads_are_reused_then_end_when_idle() -> None:
-    threads = HandlerThreads(idle_timeout=0.2)
-    ran: list[str] = []
-    done = threading.Semaphore(0)
-
-    def task() -> None:
-        ran.append(threading.current_thread().name)
-        done.release()
-
-    threads.submit(task)
-    assert done.acquire(timeout=TIMEOUT)
-    [first] = list(threads._threads)
-    wait_idle(threads, 1)
-    threads.submit(task)  # the idle thread takes it
-    assert done.acquire(timeout=TIMEOUT)
-    assert list(threads._threads) == [first] and ran == ["mcp-sync-http-handler"] * 2
-    first.join(TIMEOUT)  # idle for 0.2 s: it ends
-    assert not first.is_alive() and not threads._threads
-    threads.close()
-
-
-def test_an_idle_thread_spoken_for_as_it_times_out_takes_the_task() -> None:
-    """The race between a thread giving up waiting and a task given to it: the task wins."""
-    threads = HandlerThreads(idle_timeout=0.1)
-    done = threading.Semaphore(0)
-    threads.submit(done.release)
-    assert done.acquire(timeout=TIMEOUT)
-    [thread] = list(threads._threads)
-    wait_idle(threads, 1)
-    with threads._lock:  # what submit does, while the idle thread's wait runs out
-        time.sleep(0.3)
-        threads._idle -= 1
-        threads._tasks.put(done.release)
-    assert done.acquire(timeout=TIMEOUT)
-    assert thread.is_alive()
-    threads.close()
-    assert not thread.is_alive()
-
-
-def test_close_ends_idle_threads_at_once_and_busy_ones_after_their_task() -> None:
-    """No thread waits out its idle time after close(); one busy then ends with its task, within the timeout."""
-    threads = HandlerThreads(idle_timeout=60.0)
-    done = threading.Semaphore(0)
-    threads.submit(done.release)
-    assert done.acquire(timeout=TIMEOUT)
-    wait_idle(threads, 1)
-    [idle] = list(threads._threads)
-    started, release = threading.Event(), threading.Event()
-
-    def busy() -> None:
-        started.set()
-        release.wait(TIMEOUT)
-
-    threads.submit(busy)  # the idle thread takes it
-    assert started.wait(TIMEOUT)
-    threads.submit(done.release)  # none idle: a second thread, which then waits for another task
-    assert done.acquire(timeout=TIMEOUT)
-    wait_idle(threads, 1)
-    [waiting] = [thread for thread in threads._threads if thread is not idle]
-    closer = threading.Thread(target=threads.close, kwargs={"timeout": TIMEOUT}, name="test-closer")
-    start = time.monotonic()
-    closer.start()
-    waiting.join(TIMEOUT)
-    assert not waiting.is_alive() and idle.is_alive()  # the idle one ended at once; the busy one still works
-    release.set()
-    closer.join(TIMEOUT)
-    assert not closer.is_alive() and not idle.is_alive() and not threads._threads
-    assert time.monotonic() - start < TIMEOUT
-    threads.submit(done.release)  # after close: on a thread of its own, which does not stay
-    assert done.acquire(timeout=TIMEOUT)
-    deadline = time.monotonic() + TIMEOUT
-    while threads._threads and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert not threads._threads
 
 
 def test_closing_the_app_ends_its_handler_threads(running: RunningHTTPServer, client: Client) -> None:

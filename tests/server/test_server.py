@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,9 +27,11 @@ from mcp_sync.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.events import CONNECTION_CLOSED, REQUEST_COMPLETED, ConnectionClosed, RequestCompleted
 from mcp_sync.server.auth import RequestInfo
-from mcp_sync.server.context import Context
-from mcp_sync.server.core import MCPServer
+from mcp_sync.server.context import NO_CLIENT, Context, HandshakeChannel, NoClientChannel, StatelessChannel
+from mcp_sync.server.core import MCPServer, ServerInfo, ServerStats
 from mcp_sync.server.session import ServerSession
+from mcp_sync.server.stateless import RequestStateSealer, StatelessRequest
+from mcp_sync.server.uri_template import TemplateVariable, UriTemplate, template_pattern, template_variables
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     BlobResourceContents,
@@ -704,6 +708,66 @@ def test_resource_templates_match_simple_and_reserved_parameters(server: MCPServ
     )
 
 
+@pytest.mark.parametrize(
+    ("template", "variables", "uri", "values"),
+    [
+        ("users://{id}/profile", ("id",), "users://42/profile", {"id": "42"}),
+        ("users://{id}/profile", ("id",), "users://4/2/profile", None),  # one segment only
+        ("users://{id}", ("id",), "users://42?x=1", None),  # stops at the query
+        ("files://{+path}", ("path",), "files://a/b/c.txt", {"path": "a/b/c.txt"}),
+        ("files://{+path}", ("path",), "files://", None),  # never empty
+        ("a.b://{x}/{+rest}", ("x", "rest"), "a.b://1/2/3", {"x": "1", "rest": "2/3"}),
+        ("plain://no/variables", (), "plain://no/variables", {}),
+        ("plain://no/variables", (), "plainXXno/variables", None),  # literals are escaped, not regexes
+    ],
+)
+def test_one_parser_gives_the_variables_and_the_pattern(
+    template: str, variables: tuple[str, ...], uri: str, values: dict[str, str] | None
+) -> None:
+    parsed = UriTemplate.parse(template)
+    assert parsed.variables == variables
+    assert template_variables(template) == list(variables)
+    assert parsed.match(uri) == values
+    found = template_pattern(template).match(uri)
+    assert (found.groupdict() if found else None) == values
+
+
+def test_a_template_is_literals_and_variables_in_order() -> None:
+    assert UriTemplate.parse("files://{+path}/v{version}").parts == (
+        "files://",
+        TemplateVariable("path", reserved=True),
+        "/v",
+        TemplateVariable("version"),
+    )
+    assert UriTemplate.parse("{a}{b}").parts == (TemplateVariable("a"), TemplateVariable("b"))
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        # Where the two old regexes disagreed, the variable list said one thing and the matcher another
+        # (or crashed at the first read); the one parser refuses these templates at registration.
+        ("x://{a,b}", "unsupported expression {a,b}"),  # was variable 'a,b'; the matcher raised re.error
+        ("x://{#frag}", "unsupported expression {#frag}"),  # was variable '#frag'
+        ("x://{++x}", "unsupported expression {++x}"),  # was variable 'x'; the matcher raised re.error
+        ("x://{x*}", "unsupported expression {x*}"),
+        ("x://{x:3}", "unsupported expression {x:3}"),
+        ("x://{user.id}", "unsupported expression {user.id}"),
+        ("x://{}", "unsupported expression {}"),  # both silently dropped it
+        ("x://{+}", "unsupported expression {+}"),
+        ("x://{abc", "'{' is never closed"),  # the matcher silently matched 'x://abc'
+        ("x://abc}", "'}' without a matching '{'"),
+        ("x://{a}/{a}", "the variable 'a' appears twice"),
+    ],
+)
+def test_templates_the_parser_cannot_serve_are_refused(server: MCPServer, template: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        UriTemplate.parse(template)
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        server.register_resource_template(template, lambda uri, params, ctx: "never")
+    assert server.list_resource_templates() == []
+
+
 def test_unknown_resource_is_not_found_locally_and_minus_32002_on_the_wire(
     server: MCPServer, link: Callable[..., Link]
 ) -> None:
@@ -1207,3 +1271,90 @@ def test_connection_closed_events_come_from_the_server_side(server: MCPServer, l
     conn.client.disconnect()
     assert wait_until(lambda: len(closed) == 1)
     assert closed[0].side == "server"
+
+
+# ----------------------------------------------------------------- channels
+
+
+def test_the_channel_is_chosen_where_the_context_is_built(server: MCPServer, link: Callable[..., Link]) -> None:
+    contexts: list[Context] = []
+    server.register_tool("who", lambda args, ctx: contexts.append(ctx))
+    server.register_resource("memo://who", lambda uri, ctx: contexts.append(ctx) or "ok")
+    server.register_prompt("who", lambda args, ctx: contexts.append(ctx) or "ok")
+    server.set_completion_provider(lambda params, ctx: contexts.append(ctx) or [])
+    server.invoke_tool("who")
+    server.read_resource("memo://who")
+    server.get_prompt("who")
+    server.complete(_complete_params())
+    assert [ctx.channel for ctx in contexts] == [NO_CLIENT] * 4  # local calls: no client to reach
+    contexts.clear()
+
+    conn = link(MCPClient(era="legacy"))
+    conn.client.call_tool("who")
+    conn.client.read_resource("memo://who")
+    conn.client.get_prompt("who")
+    channels = [ctx.channel for ctx in contexts]
+    assert all(isinstance(c, HandshakeChannel) and c.session is conn.session for c in channels)
+    assert len({id(c) for c in channels}) == 3  # one per request
+    assert all(ctx.stateless is None and ctx.modern is None for ctx in contexts)
+
+
+def test_a_context_built_by_hand_derives_its_channel() -> None:
+    assert Context().channel is NO_CLIENT
+    assert isinstance(NO_CLIENT, NoClientChannel) and NO_CLIENT.stateless is None
+    request = StatelessRequest("2026-07-28", ClientCapabilities(roots={}))
+    for ctx in (Context(stateless=request), Context(modern=request)):  # modern= is the old keyword
+        assert isinstance(ctx.channel, StatelessChannel)
+        assert ctx.stateless is request and ctx.modern is request
+        assert ctx.client_capabilities.roots is not None
+        ctx.log("error", "no session: goes nowhere")
+    own = NoClientChannel()
+    assert Context(stateless=request, channel=own).channel is own  # an explicit channel wins
+
+
+def test_a_context_without_a_client_refuses_every_question() -> None:
+    ctx = Context()
+    questions: dict[str, Callable[[], object]] = {
+        "input": lambda: ctx.ask_all({}),
+        "sampling": lambda: ctx.sample("hi"),
+        "elicitation": lambda: ctx.elicit("Name?", {"type": "object", "properties": {}}),
+        "roots": lambda: ctx.list_roots(),
+    }
+    for what, ask in questions.items():
+        with pytest.raises(MCPError) as caught:
+            ask()
+        assert caught.value.code == MCP_CODES.MISSING_CAPABILITY
+        assert caught.value.message == f"{what} needs a connected client"
+
+
+def test_handshake_handlers_ask_the_client_with_real_requests(server: MCPServer, link: Callable[..., Link]) -> None:
+    roots = [Root(uri="file:///work", name="work")]
+    server.register_tool("roots", lambda args, ctx: ", ".join(r.uri for r in ctx.list_roots(timeout=5)))
+    conn = link(MCPClient(roots_provider=lambda: roots, era="legacy"))
+    assert text_of(conn.client.call_tool("roots")) == "file:///work"
+    assert "roots/list" in methods(conn.server_wire.sent)
+
+
+# ------------------------------------------------------------- old names
+
+
+def test_server_stats_keeps_its_old_name() -> None:
+    import mcp_sync.server as package
+
+    assert ServerInfo is ServerStats and package.ServerInfo is ServerStats
+    stats = MCPServer("demo", "1.0").get_info()
+    assert isinstance(stats, ServerStats) and (stats.name, stats.version, stats.running) == ("demo", "1.0", False)
+
+
+def test_request_state_is_a_deprecated_name_of_the_sealer() -> None:
+    server = MCPServer("demo")
+    assert isinstance(server.request_state_sealer, RequestStateSealer)
+    with pytest.warns(DeprecationWarning, match="request_state_sealer"):
+        assert server.request_state is server.request_state_sealer
+    shared = RequestStateSealer(b"s" * 32)
+    with pytest.warns(DeprecationWarning, match="request_state_sealer"):
+        server.request_state = shared
+    assert server.request_state_sealer is shared
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert server.request_state_sealer is shared  # the new name does not warn

@@ -18,7 +18,8 @@ from schema_util import validate_definition
 from mcp_sync import MCP_CODES, Context, MCPError, MCPServer
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
-from mcp_sync.server.stateless import RequestStateSealer
+from mcp_sync.server.context import HandshakeChannel, StatelessChannel
+from mcp_sync.server.stateless import ModernRequest, RequestStateSealer, StatelessRequest
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CreateMessageRequest,
@@ -118,7 +119,7 @@ def build_server() -> MCPServer:
 
 
 @pytest.fixture
-def modern() -> Iterator[tuple[MCPServer, JsonRpcDispatcher]]:
+def stateless() -> Iterator[tuple[MCPServer, JsonRpcDispatcher]]:
     server = build_server()
     client_end, server_end = InMemoryTransport.pair()
     server.start(server_end)
@@ -142,8 +143,8 @@ def error(client: JsonRpcDispatcher, method: str, params: dict[str, Any]) -> MCP
 # ------------------------------------------------------------------ discovery
 
 
-def test_discover_names_versions_capabilities_and_the_server(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_discover_names_versions_capabilities_and_the_server(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     result = call(client, "server/discover")
     validate_definition(REVISION, "DiscoverResult", result)
     assert result["resultType"] == "complete"
@@ -155,8 +156,8 @@ def test_discover_names_versions_capabilities_and_the_server(modern: tuple[MCPSe
     assert error(client, "server/discover", {}).jsonrpc_code == -32602
 
 
-def test_malformed_meta_and_unknown_versions_are_refused(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_malformed_meta_and_unknown_versions_are_refused(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     no_capabilities = {"_meta": {PROTOCOL_VERSION: REVISION}}
     assert error(client, "tools/list", no_capabilities).jsonrpc_code == -32602
     assert error(client, "server/discover", {"_meta": {CLIENT_CAPABILITIES: {}}}).jsonrpc_code == -32602
@@ -168,19 +169,19 @@ def test_malformed_meta_and_unknown_versions_are_refused(modern: tuple[MCPServer
 
 @pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/x"])
 def test_removed_and_unknown_methods_are_method_not_found(
-    modern: tuple[MCPServer, JsonRpcDispatcher], method: str
+    stateless: tuple[MCPServer, JsonRpcDispatcher], method: str
 ) -> None:
-    _, client = modern
+    _, client = stateless
     assert error(client, method, {"_meta": meta(), "uri": "memo://one"}).jsonrpc_code == -32601
 
 
-def test_modern_only_methods_need_meta(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_stateless_only_methods_need_meta(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     assert error(client, "subscriptions/listen", {"notifications": {}}).jsonrpc_code == -32601
 
 
-def test_lists_carry_result_type_cache_hints_and_a_stable_order(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_lists_carry_result_type_cache_hints_and_a_stable_order(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     first = call(client, "tools/list")
     validate_definition(REVISION, "ListToolsResult", first)
     assert (first["resultType"], first["ttlMs"], first["cacheScope"]) == ("complete", 5000, "public")
@@ -196,16 +197,16 @@ def test_lists_carry_result_type_cache_hints_and_a_stable_order(modern: tuple[MC
     assert read["contents"][0]["text"] == "remember"
 
 
-def test_caching_hints_per_registration(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_caching_hints_per_registration(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     private = call(client, "resources/read", {"uri": "memo://private"})
     assert (private["ttlMs"], private["cacheScope"]) == (60_000, "private")
     copy = call(client, "resources/read", {"uri": "memo://3/copy"})
     assert (copy["ttlMs"], copy["cacheScope"], copy["contents"][0]["text"]) == (1, "public", "copy 3")
 
 
-def test_a_missing_resource_is_invalid_params_naming_the_uri(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_a_missing_resource_is_invalid_params_naming_the_uri(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     missing = error(client, "resources/read", {"uri": "memo://none", "_meta": meta()})
     assert missing.jsonrpc_code == -32602 and missing.data == {"uri": "memo://none"}
 
@@ -213,8 +214,8 @@ def test_a_missing_resource_is_invalid_params_naming_the_uri(modern: tuple[MCPSe
 # ------------------------------------------------------------ multi round trip
 
 
-def test_elicitation_becomes_an_input_required_round(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_elicitation_becomes_an_input_required_round(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     first = call(client, "tools/call", {"name": "greet"})
     validate_definition(REVISION, "InputRequiredResult", first)
     assert first["resultType"] == "input_required"
@@ -238,8 +239,8 @@ def test_elicitation_becomes_an_input_required_round(modern: tuple[MCPServer, Js
     assert wrong["resultType"] == "input_required"
 
 
-def test_several_rounds_each_with_new_state(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_several_rounds_each_with_new_state(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     first = call(client, "tools/call", {"name": "two_rounds"})
     [(key1, asked1)] = first["inputRequests"].items()
     assert asked1["method"] == "sampling/createMessage"
@@ -263,8 +264,8 @@ def test_several_rounds_each_with_new_state(modern: tuple[MCPServer, JsonRpcDisp
     assert third["content"][0]["text"] == "four ['file:///r']"
 
 
-def test_several_questions_in_one_round(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_several_questions_in_one_round(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     first = call(client, "tools/call", {"name": "everything_at_once"})
     assert {request["method"] for request in first["inputRequests"].values()} == {
         "elicitation/create",
@@ -280,8 +281,8 @@ def test_several_questions_in_one_round(modern: tuple[MCPServer, JsonRpcDispatch
     assert done["content"][0]["text"] == "e,r,s"
 
 
-def test_tampered_or_foreign_request_state_is_refused(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_tampered_or_foreign_request_state_is_refused(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     state = call(client, "tools/call", {"name": "greet"})["requestState"]
     for bad in (state + "-TAMPERED", "!!!", state[:-4] + "AAAA", "é"):
         refused = error(client, "tools/call", {"name": "greet", "requestState": bad, "_meta": meta()})
@@ -290,14 +291,14 @@ def test_tampered_or_foreign_request_state_is_refused(modern: tuple[MCPServer, J
     assert "another request" in other.message
 
 
-def test_the_handler_sees_the_requests_client(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_the_handler_sees_the_requests_client(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     answer = call(client, "tools/call", {"name": "whoami"}, capabilities={"roots": {}})
     assert answer["content"][0]["text"] == "modern-test ['roots']"
 
 
-def test_the_authorizer_gates_modern_requests_too(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    server, client = modern
+def test_the_authorizer_gates_stateless_requests_too(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    server, client = stateless
     server.set_authorizer(lambda info: info.method != "tools/list")
     assert error(client, "tools/list", {"_meta": meta()}).jsonrpc_code == -32001
     assert call(client, "prompts/list")["resultType"] == "complete"
@@ -321,15 +322,15 @@ def test_ask_all_in_the_handshake_era_asks_one_by_one() -> None:
     server.stop()
 
 
-def test_a_missing_client_capability_is_a_typed_error(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_a_missing_client_capability_is_a_typed_error(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     missing = error(client, "tools/call", {"name": "greet", "_meta": meta({"sampling": {}})})
     assert missing.jsonrpc_code == -32021
     assert missing.data == {"requiredCapabilities": {"elicitation": {}}}
 
 
-def test_prompts_can_ask_too(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_prompts_can_ask_too(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     first = call(client, "prompts/get", {"name": "ask_topic"})
     assert first["resultType"] == "input_required"
     done = call(
@@ -341,8 +342,8 @@ def test_prompts_can_ask_too(modern: tuple[MCPServer, JsonRpcDispatcher]) -> Non
     assert done["messages"][0]["content"]["text"] == "Write about owls."
 
 
-def test_log_messages_only_for_requests_that_ask_for_them(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_log_messages_only_for_requests_that_ask_for_them(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     logs: list[dict[str, Any]] = []
     client.on_notification("notifications/message", logs.append)
     call(client, "tools/call", {"name": "chatty"})
@@ -354,8 +355,8 @@ def test_log_messages_only_for_requests_that_ask_for_them(modern: tuple[MCPServe
 # --------------------------------------------------------------- subscriptions
 
 
-def test_subscriptions_listen_delivers_only_what_was_asked(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    server, client = modern
+def test_subscriptions_listen_delivers_only_what_was_asked(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    server, client = stateless
     got: dict[str, list[dict[str, Any]]] = {"tools": [], "prompts": [], "ack": [], "updated": []}
     acked = threading.Semaphore(0)
     client.on_notification(
@@ -395,8 +396,8 @@ def test_subscriptions_listen_delivers_only_what_was_asked(modern: tuple[MCPServ
     assert ended["resultType"] == "complete"
 
 
-def test_both_eras_on_one_connection(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
-    _, client = modern
+def test_both_eras_on_one_connection(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    _, client = stateless
     legacy = client.request(
         "initialize",
         {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}},
@@ -404,6 +405,32 @@ def test_both_eras_on_one_connection(modern: tuple[MCPServer, JsonRpcDispatcher]
     assert legacy["protocolVersion"] == "2025-11-25"
     assert "resultType" not in client.request("tools/list")
     assert call(client, "tools/list")["resultType"] == "complete"
+
+
+def test_each_request_gets_the_channel_of_its_era(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+    server, client = stateless
+    contexts: list[Context] = []
+    server.register_tool("record", lambda args, ctx: contexts.append(ctx))
+    client.request(
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}},
+    )
+    client.request("tools/call", {"name": "record"})
+    call(client, "tools/call", {"name": "record"}, capabilities={"roots": {}})
+    old_era, new_era = contexts
+    assert isinstance(old_era.channel, HandshakeChannel) and old_era.stateless is None
+    assert old_era.client_info is not None and old_era.client_info.name == "old"
+    assert isinstance(new_era.channel, StatelessChannel)
+    assert isinstance(new_era.stateless, StatelessRequest) and new_era.modern is new_era.stateless
+    assert new_era.stateless.revision == REVISION
+    assert new_era.client_info is not None and new_era.client_info.name == "modern-test"
+    assert new_era.client_capabilities.roots is not None and old_era.client_capabilities.roots is None
+
+
+def test_the_stateless_request_keeps_its_old_name() -> None:
+    assert ModernRequest is StatelessRequest
+    request = ModernRequest.read({"_meta": meta()})
+    assert isinstance(request, StatelessRequest) and request.client_capabilities.sampling is not None
 
 
 # ----------------------------------------------------------------- the sealer
@@ -422,10 +449,10 @@ def test_request_state_expires_and_is_bounded() -> None:
     assert RequestStateSealer(b"s" * 32).open(shared.seal("d", {"k": 2}), "d") == {"k": 2}
 
 
-def test_results_name_the_server_as_it_is_now(modern: tuple[MCPServer, JsonRpcDispatcher]) -> None:
+def test_results_name_the_server_as_it_is_now(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
     from mcp_sync.types import Implementation
 
-    server, client = modern
+    server, client = stateless
     assert call(client, "tools/list")["_meta"]["io.modelcontextprotocol/serverInfo"]["version"] == "2.0"
     server.info = Implementation(name="modern", version="2.1")
     assert call(client, "tools/list")["_meta"]["io.modelcontextprotocol/serverInfo"]["version"] == "2.1"

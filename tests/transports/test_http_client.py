@@ -649,7 +649,7 @@ def test_a_call_the_caller_gives_up_on_stops_being_read(mini: Mini) -> None:
         with pytest.raises(MCPError) as caught:
             echo(client, timeout=0.3)
         assert caught.value.code == MCP_CODES.TIMEOUT
-        assert wait_for(lambda: not transport._exchanges)  # the worker let go of the stream
+        assert wait_for(lambda: not transport._inflight)  # the worker let go of the stream
         call = mini.requests_for("tools/call")[0]
         cancelled = mini.requests_for("notifications/cancelled")
         assert [c.message["params"]["requestId"] for c in cancelled] == [call.message["id"]]
@@ -665,7 +665,7 @@ def test_a_call_given_up_before_its_answer_began_is_dropped_when_it_comes(mini: 
     with client:
         with pytest.raises(MCPError, match="timed out"):
             echo(client, timeout=0.1)
-        assert wait_for(lambda: not transport._exchanges)
+        assert wait_for(lambda: not transport._inflight)
         del mini.on["tools/call"]
         assert echo(client) == "hi"
         assert not transport.closed
@@ -1129,18 +1129,29 @@ def test_idle_post_workers_end_and_new_ones_start(mini: Mini, monkeypatch: pytes
     client, transport = open_client(mini.url)
     with client:
         assert echo(client, "a") == "a"
-        assert wait_for(lambda: not transport._workers._threads)
+        assert wait_for(lambda: not transport._workers.threads)
         assert echo(client, "b") == "b"
 
 
 def test_sending_after_close_is_refused(mini: Mini) -> None:
     transport = StreamableHTTPClientTransport(mini.url)
-    transport._workers.close(time.monotonic())
+    transport._workers.close(0.0)  # as if close() ran between send()'s check and the hand-off
     with pytest.raises(MCPTransportError, match="closed"):
         transport.send(JSONRPCRequest(id=1, method="ping"))
-    assert transport._exchanges == {}
+    assert transport._inflight == {}
     transport.close()
     assert repr(transport) == f"<StreamableHTTPClientTransport {mini.url}>"
+
+
+def test_a_request_accepted_just_before_close_is_not_posted(mini: Mini) -> None:
+    """A worker that gets its request only after the close drops it: nobody waits for its answer."""
+    transport = StreamableHTTPClientTransport(mini.url)
+    transport.close()
+    inflight = http_module._InflightRequest(JSONRPCRequest(id=1, method="ping"))
+    transport._inflight[1] = inflight
+    transport._run(inflight)  # what the worker would do
+    assert transport._inflight == {}
+    assert mini.requests_for("POST") == []
 
 
 # ----------------------------------------------------------- http_client

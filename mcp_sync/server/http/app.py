@@ -90,7 +90,7 @@ from ...protocol.types import (
     RequestId,
 )
 from ...protocol.versions import HANDSHAKE_REVISIONS, at_least
-from ...runtime.workers import HandlerThreads
+from ...runtime.workers import ElasticPool
 from ..core import MCPServer
 from ..session import ServerSession
 from ..stateless import ModernRequest
@@ -98,15 +98,15 @@ from .auth import TokenVerifier, bearer_token, challenge, token_expired, token_p
 from .event_store import EventStore, InMemoryEventStore
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import (
-    Event,
-    Exchange,
     HTTPSession,
     Item,
     LegacySSETransport,
+    PostedRequest,
     SessionRegistry,
     Signal,
     SSEStream,
     StreamableSessionTransport,
+    StreamEvent,
     close_sessions,
 )
 from .wsgi import WSGIServer
@@ -126,10 +126,6 @@ PRIMING_SINCE = "2025-11-25"
 """The first revision whose clients expect a priming event (an id with empty data) on SSE streams."""
 SESSION_HEADER = "Mcp-Session-Id"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
-SESSION_NOT_FOUND = -32001
-"""The JSON-RPC code in the body of a 404 for an unknown session (as the reference SDKs use)."""
-REQUEST_CANCELLED = -32800
-"""The JSON-RPC code answering a cancelled request when only JSON can answer it."""
 _SSE_HEADERS = [
     ("Content-Type", EVENT_STREAM),
     ("Cache-Control", "no-cache, no-transform"),
@@ -159,7 +155,7 @@ def _json(
     return _Response(status, all_headers, [body], message)
 
 
-def _error(status: int, message: str, code: int = JsonRpcCode.INVALID_REQUEST, **headers: str) -> _Response:
+def _http_error(status: int, message: str, code: int = JsonRpcCode.INVALID_REQUEST, **headers: str) -> _Response:
     """An HTTP error whose body is a JSON-RPC error response without a request id."""
     extra = [(name.replace("_", "-"), value) for name, value in headers.items()]
     return _json(status, error_response(None, code, message), extra)
@@ -204,7 +200,7 @@ class _Once:
             fn()
 
 
-def _render(event: Event, name: str = "message") -> bytes:
+def _render(event: StreamEvent, name: str = "message") -> bytes:
     lines = [] if event.event_id is None else [f"id: {event.event_id}"]
     if event.message is None:
         lines.append("data:")
@@ -254,12 +250,12 @@ class _SSEBody:
                     item = self._reader.get(timeout=self._ping_interval)
                 except queue.Empty:
                     return b": ping\n\n"
-            if isinstance(item, Event):
+            if isinstance(item, StreamEvent):
                 self._chunks.append(_render(item))
                 continue
             self._done = True
             if item is Signal.CLOSED and self._closing is not None:
-                self._chunks.append(_render(Event(None, self._closing)))
+                self._chunks.append(_render(StreamEvent(None, self._closing)))
         return self._chunks.popleft()
 
     def close(self) -> None:
@@ -341,7 +337,9 @@ class StreamableHTTPApp:
         self._throwaway: set[ServerSession] = set()
         self._lock = threading.Lock()
         self._alone_done = threading.Condition(self._lock)
-        self._handlers = HandlerThreads()
+        # Threads for requests served alone; a request arriving while the app closes
+        # still gets its thread (and so its "shutting down" answer).
+        self._handlers = ElasticPool("mcp-sync-http-handler", run_after_close=True)
         self._closed = False
 
     # ---------------------------------------------------------------- WSGI
@@ -352,7 +350,7 @@ class StreamableHTTPApp:
             response = self._handle(request)
         except Exception:
             log.exception("the MCP HTTP app failed on %s %s", request.method, request.path)
-            response = _error(500, "Internal server error", JsonRpcCode.INTERNAL_ERROR)
+            response = _http_error(500, "Internal server error", JsonRpcCode.INTERNAL_ERROR)
         status = http.HTTPStatus(response.status)
         start_response(f"{status.value} {status.phrase}", response.headers)
         return response.body
@@ -381,13 +379,13 @@ class StreamableHTTPApp:
 
     def _handle(self, request: _Request) -> _Response:
         if self._closed:
-            return _error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
         host = request.header("Host")
         if host is not None and not host_allowed(host, self.allowed_hosts):
-            return _error(421, f"Host not allowed: {host}")
+            return _http_error(421, f"Host not allowed: {host}")
         origin = request.header("Origin")
         if origin is not None and not origin_allowed(origin, self.allowed_origins, self.allowed_hosts):
-            return _error(403, f"Origin not allowed: {origin}")
+            return _http_error(403, f"Origin not allowed: {origin}")
         if request.path == self.path:
             return self._endpoint(request)
         if self.legacy_sse and request.path == self.sse_path:
@@ -399,14 +397,14 @@ class StreamableHTTPApp:
             PROTECTED_RESOURCE_PATH + self.path,
         ):
             return self._protected_resource(request)
-        return _error(404, f"Not found: {request.path}")
+        return _http_error(404, f"Not found: {request.path}")
 
     # ----------------------------------------------------------- endpoint
 
     def _endpoint(self, request: _Request) -> _Response:
         methods = ("POST",) if self.stateless else ("GET", "POST", "DELETE")
         if request.method not in methods:
-            return _error(405, f"Method not allowed: {request.method}", Allow=", ".join(methods))
+            return _http_error(405, f"Method not allowed: {request.method}", Allow=", ".join(methods))
         principal, denied = self._authenticate(request)
         if denied is not None:
             return denied
@@ -415,7 +413,7 @@ class StreamableHTTPApp:
             return self._post(request, principal, version)
         if version in MODERN_REVISIONS:
             # 2026-07-28 has no sessions: nothing to stream or end outside a POST.
-            return _error(405, f"Method not allowed at {version}: {request.method}", Allow="POST")
+            return _http_error(405, f"Method not allowed at {version}: {request.method}", Allow="POST")
         if version is not None and version not in HANDSHAKE_REVISIONS:
             return _unsupported_version(version, None)
         revision = version or DEFAULT_REVISION
@@ -433,13 +431,13 @@ class StreamableHTTPApp:
     ) -> HTTPSession | _Response:
         """The session a request names, marked busy; or the error answering the request."""
         if session_id is None:
-            return _error(400, f"Bad Request: missing {SESSION_HEADER if not legacy else 'session_id'}")
+            return _http_error(400, f"Bad Request: missing {SESSION_HEADER if not legacy else 'session_id'}")
         entry = self.sessions.get(session_id)
         if entry is not None and (entry.legacy != legacy or entry.principal not in (None, principal)):
             self.sessions.release(entry)
             entry = None
         if entry is None:
-            return _error(404, "Session not found", SESSION_NOT_FOUND)
+            return _http_error(404, "Session not found", JsonRpcCode.SESSION_NOT_FOUND)
         return entry
 
     def _post(self, request: _Request, principal: str | None, version: str | None) -> _Response:
@@ -454,7 +452,7 @@ class StreamableHTTPApp:
         if _is_modern(version, message):
             return self._post_modern(request, message, version, _Answer(json_ok, sse_ok, priming=False, modern=True))
         if not (json_ok or sse_ok) or (self.json_response and not json_ok):
-            return _error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
+            return _http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
         revision = version or DEFAULT_REVISION
         answer = _Answer(json_ok, sse_ok and not self.json_response, priming=at_least(revision, PRIMING_SINCE))
         if self.stateless:
@@ -482,7 +480,7 @@ class StreamableHTTPApp:
         entry = HTTPSession(SessionRegistry.new_id(), transport, session, principal, 0.0)
         if not self.sessions.add(entry):
             session.close()
-            return _error(503, "Too many sessions: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="5")
+            return _http_error(503, "Too many sessions: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="5")
         answer.headers.append((SESSION_HEADER, entry.session_id))
         response = self._pass_on(transport, message, answer, _Once(lambda: self.sessions.release(entry)))
         if isinstance(response.message, JSONRPCErrorResponse):
@@ -517,7 +515,7 @@ class StreamableHTTPApp:
                 self._throwaway.add(session)
         if closed:
             session.close()
-            return _error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
 
         def finish() -> None:
             with self._lock:
@@ -617,15 +615,15 @@ class StreamableHTTPApp:
             done()
             return _Response(202, answer.headers)
         json_only = not answer.sse_ok
-        exchange = transport.open_exchange(message.id, json_only=json_only, priming=answer.priming)
+        post = transport.open_post(message.id, json_only=json_only, priming=answer.priming)
         if not answer.json_ok:
-            transport.start_streaming(exchange)
+            transport.start_streaming(post)
         if transport.handoff_reading is not None:
             # A session of this request only: its handler runs on a thread kept for the purpose.
             self._handlers.submit(functools.partial(self._deliver, transport, message, done))
         else:
             transport.receive(message)
-        return self._await_answer(transport, exchange, answer, done)
+        return self._await_answer(transport, post, answer, done)
 
     @staticmethod
     def _deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: _Once) -> None:
@@ -637,61 +635,61 @@ class StreamableHTTPApp:
             done()  # its session ends, and so the POST waiting for the answer does
 
     def _await_answer(
-        self, transport: StreamableSessionTransport, exchange: Exchange, answer: _Answer, done: _Once
+        self, transport: StreamableSessionTransport, post: PostedRequest, answer: _Answer, done: _Once
     ) -> _Response:
-        """Wait until the first message for ``exchange`` decides between JSON and SSE."""
+        """Wait until the first message for ``post`` decides between JSON and SSE."""
         pending: list[Item] = []
         # A JSON-only answer waits for the response, the session's end or a
         # cancellation; the others start streaming after a ping interval, so
         # that pings keep the connection alive while the handler works.
-        timeout = None if exchange.json_only else self.ping_interval
-        while exchange.mode != "sse":
+        timeout = None if post.json_only else self.ping_interval
+        while post.mode != "sse":
             try:
-                item = exchange.queue.get(timeout=timeout)
+                item = post.queue.get(timeout=timeout)
             except queue.Empty:
-                transport.start_streaming(exchange)
+                transport.start_streaming(post)
                 continue
-            if isinstance(item, Event) and exchange.mode == "json":
+            if isinstance(item, StreamEvent) and post.mode == "json":
                 done()
                 assert item.message is not None
                 return _json(answer.status(item.message), item.message, answer.headers)
-            if isinstance(item, Event):
+            if isinstance(item, StreamEvent):
                 pending.append(item)
                 break
-            if item is Signal.END and not exchange.json_only:
+            if item is Signal.END and not post.json_only:
                 pending.append(item)
                 break
             done()
             if item is Signal.END:
-                cancelled = error_response(exchange.request_id, REQUEST_CANCELLED, "Request cancelled")
+                cancelled = error_response(post.request_id, JsonRpcCode.REQUEST_CANCELLED, "Request cancelled")
                 return _json(200, cancelled, answer.headers)
-            return _json(200, _session_ended(exchange), answer.headers)
+            return _json(200, _session_ended(post), answer.headers)
 
         def finished() -> None:
-            transport.detach(exchange, exchange.queue)
+            transport.detach(post, post.queue)
             done()
 
         body = _SSEBody(
-            exchange.queue,
+            post.queue,
             # 2026-07-28 streams cannot be resumed: no reconnection delay to advise.
             first=b": stream\n\n" if answer.modern else self._retry_field(),
             ping_interval=self.ping_interval,
             on_close=finished,
             pending=pending,
-            closing=_session_ended(exchange),
+            closing=_session_ended(post),
         )
         return _Response(200, [*_SSE_HEADERS, *answer.headers], body)
 
     def _get(self, request: _Request, entry: HTTPSession, revision: str) -> _Response:
         if not accepts(request.header("Accept"), EVENT_STREAM):
             self.sessions.release(entry)
-            return _error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
+            return _http_error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
         transport = entry.transport
         assert isinstance(transport, StreamableSessionTransport)
         attached = transport.attach(request.header("Last-Event-ID"), priming=at_least(revision, PRIMING_SINCE))
         if attached is None:
             self.sessions.release(entry)
-            return _error(409, "Conflict: the session's GET stream is already open on another connection")
+            return _http_error(409, "Conflict: the session's GET stream is already open on another connection")
         stream, reader = attached
 
         def finished(stream: SSEStream = stream) -> None:
@@ -708,25 +706,25 @@ class StreamableHTTPApp:
         content_type = (request.header("Content-Type") or "").split(";")
         charset = next((p.split("=", 1)[1].strip().lower() for p in content_type[1:] if "=" in p), "utf-8")
         if content_type[0].strip().lower() != JSON or charset.strip('"') not in ("utf-8", "utf8"):
-            return _error(415, f"Unsupported Media Type: the body must be {JSON} (UTF-8)")
+            return _http_error(415, f"Unsupported Media Type: the body must be {JSON} (UTF-8)")
         length = request.header("Content-Length")
         stream = request.environ["wsgi.input"]
         if not length:
             if not request.environ.get("wsgi.input_terminated"):
-                return _error(411, "Length Required")
+                return _http_error(411, "Length Required")
             data = bytes(stream.read(self.max_body_bytes + 1))
         else:
             try:
                 size = int(length)
             except ValueError:
-                return _error(400, "Bad Request: invalid Content-Length")
+                return _http_error(400, "Bad Request: invalid Content-Length")
             if size > self.max_body_bytes:
-                return _error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
+                return _http_error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
             data = bytes(stream.read(size)) if size > 0 else b""
             if len(data) != size:
-                return _error(400, "Bad Request: the body ended early")
+                return _http_error(400, "Bad Request: the body ended early")
         if len(data) > self.max_body_bytes:
-            return _error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
+            return _http_error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
         return data
 
     # --------------------------------------------------------------- auth
@@ -775,7 +773,7 @@ class StreamableHTTPApp:
 
     def _protected_resource(self, request: _Request) -> _Response:
         if request.method != "GET":
-            return _error(405, f"Method not allowed: {request.method}", Allow="GET")
+            return _http_error(405, f"Method not allowed: {request.method}", Allow="GET")
         assert self.resource_metadata is not None
         document = {**self.resource_metadata, "resource": self._resource(request)}
         return _json(200, document, [("Cache-Control", "max-age=3600")])
@@ -784,18 +782,18 @@ class StreamableHTTPApp:
 
     def _legacy_stream(self, request: _Request) -> _Response:
         if request.method != "GET":
-            return _error(405, f"Method not allowed: {request.method}", Allow="GET")
+            return _http_error(405, f"Method not allowed: {request.method}", Allow="GET")
         principal, denied = self._authenticate(request)
         if denied is not None:
             return denied
         if not accepts(request.header("Accept"), EVENT_STREAM):
-            return _error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
+            return _http_error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
         transport = LegacySSETransport()
         session = self.server.start(transport)
         entry = HTTPSession(SessionRegistry.new_id(), transport, session, principal, 0.0)
         if not self.sessions.add(entry):
             session.close()
-            return _error(503, "Too many sessions: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="5")
+            return _http_error(503, "Too many sessions: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="5")
 
         def finished() -> None:
             self.sessions.release(entry)
@@ -808,7 +806,7 @@ class StreamableHTTPApp:
 
     def _legacy_message(self, request: _Request) -> _Response:
         if request.method != "POST":
-            return _error(405, f"Method not allowed: {request.method}", Allow="POST")
+            return _http_error(405, f"Method not allowed: {request.method}", Allow="POST")
         principal, denied = self._authenticate(request)
         if denied is not None:
             return denied
@@ -926,9 +924,9 @@ def _refusal(message: InvalidMessage) -> _Response:
     return _json(400, JSONRPCErrorResponse(id=request_id, error=message.error))
 
 
-def _session_ended(exchange: Exchange) -> JSONRPCMessage:
+def _session_ended(post: PostedRequest) -> JSONRPCMessage:
     return error_response(
-        exchange.request_id, JsonRpcCode.INTERNAL_ERROR, "The session ended before the request was answered"
+        post.request_id, JsonRpcCode.INTERNAL_ERROR, "The session ended before the request was answered"
     )
 
 

@@ -20,13 +20,13 @@ the 2024-11-05 HTTP+SSE transport (everything on one stream), and
 :class:`SessionRegistry` keeps the sessions of an app by id, ending the idle.
 
 The HTTP layer reads what a response must carry from a queue of
-:class:`Event` items and :class:`Signal` values.
+:class:`StreamEvent` items and :class:`Signal` values.
 
 >>> transport = StreamableSessionTransport(event_store=None)
->>> exchange = transport.open_exchange(7, priming=False)
+>>> post = transport.open_post(7, priming=False)
 >>> from mcp_sync.jsonrpc import error_response
 >>> transport.send(error_response(7, -32601, "Method not found: nope"))
->>> exchange.queue.get_nowait().message.id
+>>> post.queue.get_nowait().message.id
 7
 >>> transport.close()
 """
@@ -57,20 +57,20 @@ from ...protocol.types import (
 )
 from ...runtime.dispatcher import RequestContext, current_request
 from ...runtime.transport import BaseTransport
-from ...runtime.workers import _stay
+from ...runtime.workers import stay_on_this_thread
 from .event_store import EventStore
 
 if TYPE_CHECKING:
     from ..session import ServerSession
 
 __all__ = [
-    "Event",
-    "Exchange",
     "HTTPSession",
     "LegacySSETransport",
+    "PostedRequest",
     "SSEStream",
     "SessionRegistry",
     "Signal",
+    "StreamEvent",
     "StreamableSessionTransport",
     "close_sessions",
 ]
@@ -91,14 +91,14 @@ class Signal(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Event:
+class StreamEvent:
     """One SSE event: its id (``None`` when not resumable) and message (``None`` for a priming event)."""
 
     event_id: str | None
     message: JSONRPCMessage | None
 
 
-Item = Event | Signal
+Item = StreamEvent | Signal
 
 
 class SSEStream:
@@ -115,12 +115,12 @@ class SSEStream:
             self.consumer.put(item)
 
 
-class Exchange(SSEStream):
-    """A POST carrying a request: it waits for the response and streams what relates to it.
+class PostedRequest(SSEStream):
+    """The HTTP side of a POSTed request: it waits for the response and streams what relates to it.
 
     ``mode`` starts ``"undecided"``; the first message sent for the request
     decides it: the response makes it ``"json"``, anything else ``"sse"``.
-    ``json_only`` exchanges never stream: related messages then go to the
+    ``json_only`` posts never stream: related messages then go to the
     standalone stream.
     """
 
@@ -139,23 +139,23 @@ class StreamableSessionTransport(BaseTransport):
     """The server end of one Streamable HTTP session.
 
     The HTTP layer passes each incoming message to :meth:`receive`, and opens
-    an :class:`Exchange` before passing a request. With an ``event_store``
+    a :class:`PostedRequest` before passing a request. With an ``event_store``
     every SSE event gets an id and streams can be resumed; without one (the
     stateless mode) events carry no ids and there is no standalone stream.
 
     With ``inline=True`` the session runs a request's handler on the thread
     that passes the request to :meth:`receive` (it has no threads of its
     own): for sessions that serve one request, passed in by a
-    :class:`HandlerThreads` thread.
+    :class:`~mcp_sync.runtime.workers.ElasticPool` thread.
     """
 
     def __init__(self, *, event_store: EventStore | None, inline: bool = False) -> None:
         super().__init__()
         # The dispatcher runs handlers on the receiving thread when its transport can hand reading off.
-        self.handoff_reading: Callable[[], None] | None = _stay if inline else None
+        self.handoff_reading: Callable[[], None] | None = stay_on_this_thread if inline else None
         self._store = event_store
         self._routes = threading.Lock()
-        self._waiting: dict[RequestId, list[Exchange]] = {}
+        self._waiting: dict[RequestId, list[PostedRequest]] = {}
         self._streams: collections.OrderedDict[str, SSEStream] = collections.OrderedDict()
         self._local = threading.local()
         self.dispatcher: object | None = None
@@ -172,43 +172,43 @@ class StreamableSessionTransport(BaseTransport):
         """Pass a message from the client to the session."""
         self._deliver(message)
 
-    # ------------------------------------------------------------ exchanges
+    # ------------------------------------------------------------ posts
 
-    def open_exchange(self, request_id: RequestId, *, json_only: bool = False, priming: bool) -> Exchange:
+    def open_post(self, request_id: RequestId, *, json_only: bool = False, priming: bool) -> PostedRequest:
         """Wait for the answer to request ``request_id``, before it is passed on."""
-        exchange = Exchange(request_id, json_only=json_only, priming=priming)
+        post = PostedRequest(request_id, json_only=json_only, priming=priming)
         with self._routes:
             if self.closed:
-                exchange.put(Signal.CLOSED)
+                post.put(Signal.CLOSED)
             else:
-                self._waiting.setdefault(request_id, []).append(exchange)
-        return exchange
+                self._waiting.setdefault(request_id, []).append(post)
+        return post
 
-    def start_streaming(self, exchange: Exchange) -> None:
-        """Turn an exchange into an SSE stream now, unless its response came first."""
+    def start_streaming(self, post: PostedRequest) -> None:
+        """Turn a POST's answer into an SSE stream now, unless its response came first."""
         with self._routes:
-            if exchange.mode == "undecided":
-                self._start_sse(exchange)
+            if post.mode == "undecided":
+                self._start_sse(post)
 
     def cancel(self, request_id: RequestId) -> None:
         """The client cancelled ``request_id``: its POSTs end without a response."""
         with self._routes:
-            for exchange in self._waiting.pop(request_id, []):
-                exchange.finished = True
-                exchange.put(Signal.END)
+            for post in self._waiting.pop(request_id, []):
+                post.finished = True
+                post.put(Signal.END)
 
-    def _start_sse(self, exchange: Exchange) -> None:
-        exchange.mode = "sse"
+    def _start_sse(self, post: PostedRequest) -> None:
+        post.mode = "sse"
         if self._store is None:
             return
-        exchange.stream_id = _new_stream_id()
-        self._streams[exchange.stream_id] = exchange
+        post.stream_id = _new_stream_id()
+        self._streams[post.stream_id] = post
         finished = [key for key, stream in self._streams.items() if stream.finished]
         for key in finished[: max(0, len(finished) - MAX_FINISHED_STREAMS)]:
             del self._streams[key]
             self._store.forget(key)
-        if exchange.priming:
-            exchange.put(Event(self._store.store(exchange.stream_id, None), None))
+        if post.priming:
+            post.put(StreamEvent(self._store.store(post.stream_id, None), None))
 
     # -------------------------------------------------------------- routing
 
@@ -218,11 +218,11 @@ class StreamableSessionTransport(BaseTransport):
             return
         context = current_request()
         with self._routes:
-            exchange = self._subscription(message) or self._related_exchange(context)
-            if exchange is not None:
-                if exchange.mode == "undecided":
-                    self._start_sse(exchange)
-                self._emit(exchange, message)
+            post = self._subscription(message) or self._related_post(context)
+            if post is not None:
+                if post.mode == "undecided":
+                    self._start_sse(post)
+                self._emit(post, message)
                 return
             stream = self.standalone
             is_request = isinstance(message, JSONRPCRequest)
@@ -236,7 +236,7 @@ class StreamableSessionTransport(BaseTransport):
             )
         log.debug("dropped %s: no stream to carry it", getattr(message, "method", "a message"))
 
-    def _subscription(self, message: JSONRPCMessage) -> Exchange | None:
+    def _subscription(self, message: JSONRPCMessage) -> PostedRequest | None:
         """The streaming POST of the ``subscriptions/listen`` request a notification is tagged with, if any.
 
         Change notifications come from any thread (whatever changed the
@@ -251,7 +251,7 @@ class StreamableSessionTransport(BaseTransport):
             return None
         return next((e for e in self._waiting.get(tag, ()) if not e.json_only), None)
 
-    def _related_exchange(self, context: RequestContext | None) -> Exchange | None:
+    def _related_post(self, context: RequestContext | None) -> PostedRequest | None:
         """The streaming POST of the request being served on this thread, if any."""
         if context is None or context.dispatcher is not self.dispatcher:
             return None
@@ -263,27 +263,27 @@ class StreamableSessionTransport(BaseTransport):
                 return None
             bound.context = context
         # The response leaves on this thread right after the handler returns.
-        self._local.exchange = bound
+        self._local.post = bound
         return None if bound.json_only else bound
 
     def _route_response(self, message: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
         with self._routes:
-            exchange = self._take(message.id)
-            if exchange is None:
+            post = self._take(message.id)
+            if post is None:
                 log.debug("dropped the response to %r: no POST waits for it", message.id)
                 return
-            exchange.finished = True
-            if exchange.mode == "sse":
-                self._emit(exchange, message)
-                exchange.put(Signal.END)
+            post.finished = True
+            if post.mode == "sse":
+                self._emit(post, message)
+                post.put(Signal.END)
             else:
-                exchange.mode = "json"
-                exchange.put(Event(None, message))
+                post.mode = "json"
+                post.put(StreamEvent(None, message))
 
-    def _take(self, request_id: RequestId | None) -> Exchange | None:
+    def _take(self, request_id: RequestId | None) -> PostedRequest | None:
         """The POST that gets the response to ``request_id``: FIFO, but the one this thread served first."""
-        mine: Exchange | None = getattr(self._local, "exchange", None)
-        self._local.exchange = None
+        mine: PostedRequest | None = getattr(self._local, "post", None)
+        self._local.post = None
         candidates = self._waiting.get(request_id) if request_id is not None else None
         if not candidates or request_id is None:
             return None
@@ -298,7 +298,7 @@ class StreamableSessionTransport(BaseTransport):
         event_id = None
         if self._store is not None and stream.stream_id is not None:
             event_id = self._store.store(stream.stream_id, message)
-        stream.put(Event(event_id, message))
+        stream.put(StreamEvent(event_id, message))
 
     # -------------------------------------------------------------- streams
 
@@ -316,8 +316,10 @@ class StreamableSessionTransport(BaseTransport):
         reader: queue.SimpleQueue[Item] = queue.SimpleQueue()
         with self._routes:
             if last_event_id is not None:
-                missed: list[Event] = []
-                stream_id = self._store.replay_after(last_event_id, lambda eid, msg: missed.append(Event(eid, msg)))
+                missed: list[StreamEvent] = []
+                stream_id = self._store.replay_after(
+                    last_event_id, lambda eid, msg: missed.append(StreamEvent(eid, msg))
+                )
                 stream = self._streams.get(stream_id or "")
                 if stream is not None:
                     stream.put(Signal.END)
@@ -335,7 +337,7 @@ class StreamableSessionTransport(BaseTransport):
             if self.closed:
                 reader.put(Signal.CLOSED)
             elif priming:
-                reader.put(Event(self._store.store(stream.stream_id or "", None), None))
+                reader.put(StreamEvent(self._store.store(stream.stream_id or "", None), None))
             return stream, reader
 
     def detach(self, stream: SSEStream, reader: queue.SimpleQueue[Item]) -> None:
@@ -351,11 +353,11 @@ class StreamableSessionTransport(BaseTransport):
 
     def _shutdown(self) -> None:
         with self._routes:
-            exchanges = [e for waiting in self._waiting.values() for e in waiting]
+            posts = [e for waiting in self._waiting.values() for e in waiting]
             self._waiting.clear()
             streams = list(self._streams.values())
             self._streams.clear()
-        for stream in {*exchanges, *streams}:
+        for stream in {*posts, *streams}:
             stream.put(Signal.CLOSED)
         if self._store is not None:
             for stream in streams:
@@ -379,7 +381,7 @@ class LegacySSETransport(BaseTransport):
         self._deliver(message)
 
     def _write(self, message: JSONRPCMessage) -> None:
-        self.stream.put(Event(None, message))
+        self.stream.put(StreamEvent(None, message))
 
     def _handlers_changed(self) -> None:
         """Nothing to start: messages arrive on the HTTP server's threads."""

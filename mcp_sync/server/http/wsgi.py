@@ -40,6 +40,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
+from ...protocol.headers import TOKEN
+
 if TYPE_CHECKING:
     from _typeshed import OptExcInfo
     from _typeshed.wsgi import WSGIApplication
@@ -62,13 +64,14 @@ _ACCEPT_RETRY_DELAY = 0.1
 """Pause after a failed accept() (out of file descriptors, say) before trying again."""
 
 _BLANK_LINES = (b"\r\n", b"\n")
-_TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_TOKEN = TOKEN.pattern.encode("ascii")
+"""A field-name token, as bytes: the request line and headers are parsed before any decoding."""
 _REQUEST_LINE = re.compile(rb"(%s) ([^\x00-\x20\x7f]+) (HTTP/[0-9]\.[0-9])\r?\n" % _TOKEN)
 _HEADER_LINE = re.compile(rb"(%s):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r?\n" % _TOKEN)
 _CHUNK_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,15})[ \t]*(?:;[^\r\n]*)?\r?\n")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _STATUS = re.compile(r"[1-9][0-9][0-9] [^\x00-\x08\x0a-\x1f\x7f]*")
-_HEADER_NAME = re.compile(_TOKEN.decode("ascii"))
+_HEADER_NAME = TOKEN
 _BAD_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _HOP_BY_HOP = frozenset(
     [
@@ -245,7 +248,7 @@ class _ChunkedInput(_Input):
         return data
 
 
-class _Exchange:
+class _ResponseWriter:
     """The response side of one request: what ``start_response`` stored and what was sent."""
 
     __slots__ = (
@@ -517,26 +520,26 @@ class _Connection:
         environ["SERVER_PROTOCOL"] = version.decode("latin-1")
         environ["wsgi.input"] = body
 
-        exchange = _Exchange(self.sock, http11, method == b"HEAD", keep_alive and not self.server._closing)
-        if not self._respond(environ, exchange):
+        writer = _ResponseWriter(self.sock, http11, method == b"HEAD", keep_alive and not self.server._closing)
+        if not self._respond(environ, writer):
             return False
-        return exchange.keep_alive and body.drain()
+        return writer.keep_alive and body.drain()
 
-    def _respond(self, environ: dict[str, Any], exchange: _Exchange) -> bool:
+    def _respond(self, environ: dict[str, Any], writer: _ResponseWriter) -> bool:
         """Run the application and send its response; False if the connection must close."""
         result: Iterable[bytes] | None = None
         try:
-            result = self.server.app(environ, exchange.start_response)
+            result = self.server.app(environ, writer.start_response)
             if isinstance(result, (list, tuple)):
                 whole = b"".join(result)
-                exchange.send(whole, len(whole))
+                writer.send(whole, len(whole))
             else:
                 for data in result:
                     if data:
-                        exchange.send(data)
-                        if not exchange.body_allowed:
+                        writer.send(data)
+                        if not writer.body_allowed:
                             break  # a HEAD request, or a status without a body: the head is out
-            exchange.finish()
+            writer.finish()
             return True
         except ClientDisconnected as error:
             log.debug("%s", error)
@@ -548,7 +551,7 @@ class _Connection:
             else:
                 log.exception("the WSGI application failed on %s", environ["REQUEST_URI"])
                 code, detail = 500, "the application failed"
-            if not exchange.sent:
+            if not writer.sent:
                 self._reject(code, detail)
             return False
         finally:

@@ -33,9 +33,8 @@ import functools
 import logging
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Iterator, Mapping
+from typing import Any, NoReturn
 
 import pydantic_core
 import requests
@@ -55,6 +54,7 @@ from ...protocol.types import (
     RequestId,
 )
 from ...runtime.transport import BaseTransport
+from ...runtime.workers import ElasticPool, PoolClosed
 from ._common import (
     DEFAULT_SSE_READ_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -74,9 +74,6 @@ from ._common import (
     new_session,
     snippet,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "DEFAULT_RECONNECT_ATTEMPTS",
@@ -141,64 +138,8 @@ def modern_revision(message: JSONRPCMessage) -> str | None:
     return revision if isinstance(revision, str) else None
 
 
-class _Workers:
-    """Threads that run POSTs: one per request in flight, kept a while for the next ones.
-
-    A call in flight never waits for a free thread, so a call whose answer
-    depends on another one (a sampling handler calling the server, say) can
-    not deadlock on a full pool.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._cond = threading.Condition()
-        self._tasks: deque[Callable[[], None]] = deque()
-        self._threads: set[threading.Thread] = set()
-        self._waiting = 0
-        self._closed = False
-
-    def submit(self, task: Callable[[], None]) -> None:
-        with self._cond:
-            if self._closed:
-                raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
-            self._tasks.append(task)
-            if self._waiting >= len(self._tasks):
-                self._cond.notify()
-                return
-            # Started under the lock, so that close() never finds a thread it cannot join.
-            thread = threading.Thread(target=self._work, name=self._name, daemon=True)
-            self._threads.add(thread)
-            thread.start()
-
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                while not self._tasks and not self._closed:
-                    self._waiting += 1
-                    self._cond.wait(_IDLE_WORKER)
-                    self._waiting -= 1
-                    if not self._tasks and not self._closed:
-                        break  # idle for long enough
-                if not self._tasks:
-                    self._threads.discard(threading.current_thread())
-                    return
-                task = self._tasks.popleft()
-            task()
-
-    def close(self, deadline: float) -> None:
-        """Refuse new work, let idle threads go, wait until ``deadline`` for busy ones."""
-        with self._cond:
-            self._closed = True
-            self._tasks.clear()
-            self._cond.notify_all()
-            threads = list(self._threads)
-        for thread in threads:
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
-
-
-class _Exchange:
-    """A request in flight and the response it is reading, so that it can be abandoned."""
+class _InflightRequest:
+    """A request POSTed and not yet answered, with the response being read for it, so that it can be abandoned."""
 
     def __init__(self, request: JSONRPCRequest) -> None:
         self.request = request
@@ -310,9 +251,9 @@ class StreamableHTTPClientTransport(BaseTransport):
         self._renew_lock = threading.Lock()
         self._initialize: JSONRPCRequest | None = None
         self.initialize_status: int | None = None
-        self._exchanges: dict[RequestId, _Exchange] = {}
+        self._inflight: dict[RequestId, _InflightRequest] = {}
         self._streams: set[requests.Response] = set()
-        self._workers = _Workers("mcp-sync-http-post")
+        self._workers = ElasticPool("mcp-sync-http-post", idle_timeout=_IDLE_WORKER)
         self._listening = False
         self._listener: threading.Thread | None = None
         self._modern = False
@@ -403,13 +344,15 @@ class StreamableHTTPClientTransport(BaseTransport):
         return self.session.get(self.url, headers=headers, auth=self.auth, timeout=timeout, stream=True)
 
     @contextlib.contextmanager
-    def _open(self, response: requests.Response, exchange: _Exchange | None = None) -> Iterator[requests.Response]:
-        """Keep ``response`` where closing (or abandoning ``exchange``) can stop it; close it after."""
+    def _open(
+        self, response: requests.Response, inflight: _InflightRequest | None = None
+    ) -> Iterator[requests.Response]:
+        """Keep ``response`` where closing (or abandoning ``inflight``) can stop it; close it after."""
         with self._state_lock:
             self._streams.add(response)
-            stop = self.closed or (exchange is not None and exchange.abandoned)
-            if exchange is not None:
-                exchange.response = response
+            stop = self.closed or (inflight is not None and inflight.abandoned)
+            if inflight is not None:
+                inflight.response = response
         if stop:
             abort(response)
         try:
@@ -431,15 +374,16 @@ class StreamableHTTPClientTransport(BaseTransport):
             if message.method == "initialize":
                 self._initialize = message
             self._modern = message.method != "initialize" and (self._modern or modern_revision(message) is not None)
-            exchange = _Exchange(message)
+            inflight = _InflightRequest(message)
             with self._state_lock:
-                self._exchanges[message.id] = exchange
+                self._inflight[message.id] = inflight
             try:
-                self._workers.submit(functools.partial(self._run, exchange))
-            except MCPTransportError:
+                self._workers.submit(functools.partial(self._run, inflight))
+            except PoolClosed:
+                # close() ran between send()'s check and here.
                 with self._state_lock:
-                    self._exchanges.pop(message.id, None)
-                raise
+                    self._inflight.pop(message.id, None)
+                raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed") from None
             return
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             self._abandon((message.params or {}).get("requestId"))
@@ -475,28 +419,34 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _abandon(self, request_id: Any) -> None:
         """The caller gave up on ``request_id``: stop reading its answer."""
         with self._state_lock:
-            exchange = self._exchanges.get(request_id) if isinstance(request_id, (str, int)) else None
-            if exchange is None:
+            inflight = self._inflight.get(request_id) if isinstance(request_id, (str, int)) else None
+            if inflight is None:
                 return
-            exchange.abandoned = True
-            response = exchange.response
+            inflight.abandoned = True
+            response = inflight.response
         if response is not None:
             abort(response)
 
     # ------------------------------------------------------------ requests
 
-    def _run(self, exchange: _Exchange) -> None:
+    def _run(self, inflight: _InflightRequest) -> None:
         """On a worker thread: POST a request and deliver its answer."""
-        request = exchange.request
+        request = inflight.request
+        if self.closed:
+            # Accepted just before the close: every pending call has failed already,
+            # and the server must not get a request nobody waits for.
+            with self._state_lock:
+                self._inflight.pop(request.id, None)
+            return
         try:
-            answer = self._answer(exchange)
+            answer = self._answer(inflight)
         except requests.RequestException as exc:
-            answer = None if exchange.abandoned or self.closed else self._failure(request, exc)
+            answer = None if inflight.abandoned or self.closed else self._failure(request, exc)
         except MCPTransportError:
             answer = None  # the transport is closed: every pending call has failed already
         finally:
             with self._state_lock:
-                self._exchanges.pop(request.id, None)
+                self._inflight.pop(request.id, None)
         if answer is not None:
             if request.method == "initialize" and isinstance(answer, JSONRPCResultResponse):
                 self._learn_version(answer)
@@ -520,9 +470,9 @@ class StreamableHTTPClientTransport(BaseTransport):
         self._closed_by_peer(lost_connection(self.url, exc, f"waiting for the answer to {request.method}"))
         return None
 
-    def _answer(self, exchange: _Exchange) -> JSONRPCMessage | None:
-        """The answer to the exchange's request (``None`` when it was abandoned)."""
-        request = exchange.request
+    def _answer(self, inflight: _InflightRequest) -> JSONRPCMessage | None:
+        """The answer to ``inflight``'s request (``None`` when it was abandoned)."""
+        request = inflight.request
         state = self._state()
         response = self._post(request, state, stream=True)
         if (
@@ -540,21 +490,21 @@ class StreamableHTTPClientTransport(BaseTransport):
                     {"url": self.url},
                 )
             response = self._post(request, self._state(), stream=True)
-        with self._open(response, exchange):
+        with self._open(response, inflight):
             if request.method == "initialize":
                 self.initialize_status = response.status_code
                 self._learn_session(response)
-            return self._read_answer(exchange, response)
+            return self._read_answer(inflight, response)
 
-    def _read_answer(self, exchange: _Exchange, response: requests.Response) -> JSONRPCMessage | None:
-        request = exchange.request
+    def _read_answer(self, inflight: _InflightRequest, response: requests.Response) -> JSONRPCMessage | None:
+        request = inflight.request
         if response.status_code >= 400:
             return http_error_answer(self.url, request, response)
         kind = content_type(response)
         if kind == "application/json":
             return self._json_answer(request, response.content)
         if kind == "text/event-stream":
-            return self._stream_answer(exchange, response)
+            return self._stream_answer(inflight, response)
         return error_answer(
             request.id,
             JsonRpcCode.INTERNAL_ERROR,
@@ -628,13 +578,13 @@ class StreamableHTTPClientTransport(BaseTransport):
             return None, exc, cursor.events > seen
         return answer, None, cursor.events > seen
 
-    def _stream_answer(self, exchange: _Exchange, response: requests.Response) -> JSONRPCMessage | None:
+    def _stream_answer(self, inflight: _InflightRequest, response: requests.Response) -> JSONRPCMessage | None:
         """Read the answer from an SSE stream, resuming the stream with GETs while it breaks off early."""
-        request = exchange.request
+        request = inflight.request
         cursor = _Cursor()
         failures = 0
         answer, broken, news = self._read_once(response, cursor, request)
-        while answer is None and not exchange.abandoned and not self.closed:
+        while answer is None and not inflight.abandoned and not self.closed:
             if cursor.last_event_id is None:
                 if broken is not None and modern_revision(request) is not None:
                     # 2026-07-28 streams cannot be resumed: the request is lost, not the connection.
@@ -662,7 +612,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             if self._closed.wait(cursor.delay(failures, self.reconnect_delay)):
                 return None
             resumed = self._get(self._state(), cursor.last_event_id)
-            with self._open(resumed, exchange):
+            with self._open(resumed, inflight):
                 if resumed.status_code != 200 or content_type(resumed) != "text/event-stream":
                     return error_answer(
                         request.id,
@@ -705,7 +655,7 @@ class StreamableHTTPClientTransport(BaseTransport):
                 response = self._post(request, None, stream=True)
                 with self._open(response):
                     self._learn_session(response)
-                    answer = self._read_answer(_Exchange(request), response)
+                    answer = self._read_answer(_InflightRequest(request), response)
             except (requests.RequestException, MCPTransportError) as exc:
                 log.warning("could not start a new session with the MCP server at %s: %s", self.url, exc)
                 return False
@@ -780,7 +730,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             abort(response)
         if session_id is not None and self.close_reason is None:
             self._end_session()
-        self._workers.close(deadline)
+        self._workers.close(max(0.0, deadline - time.monotonic()))
         if listener is not None and listener is not threading.current_thread():
             listener.join(max(0.0, deadline - time.monotonic()))
         if self._own_session:

@@ -1,0 +1,89 @@
+"""The client's answers to the server's questions: sampling, roots and elicitation, in either era.
+
+A server asks its client to sample a model, to list its roots or to ask
+the user something. In the handshake era the question comes as a request
+of its own (``sampling/createMessage``...); in the stateless era it comes
+as an input request inside an interim result. Either way the same provider
+of the client answers it, through :func:`responder`; only the error for a
+missing provider differs, and each era passes its own (a
+:data:`MissingProvider`).
+
+>>> from mcp_sync import MCPClient
+>>> from mcp_sync.protocol.errors import MCP_CODES, MCPError
+>>> from mcp_sync.types import Root
+>>> client = MCPClient(roots_provider=lambda: [Root(uri="file:///work")])
+>>> def refuse(kind: ProviderKind) -> MCPError:
+...     return MCPError(MCP_CODES.METHOD_NOT_FOUND, f"no {kind} here")
+>>> responder(client, "roots/list", refuse)(None).roots[0].uri
+'file:///work'
+>>> try:
+...     responder(client, "sampling/createMessage", refuse)
+... except MCPError as exc:
+...     print(exc.message)
+no sampling here
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from ..protocol.errors import MCPError
+from ..protocol.types import CreateMessageRequestParams, ElicitRequestFormParams, ListRootsResult, WireModel
+
+if TYPE_CHECKING:
+    from .core import MCPClient
+
+__all__ = [
+    "QUESTIONS",
+    "MissingProvider",
+    "ProviderKind",
+    "Responder",
+    "responder",
+]
+
+ProviderKind = Literal["sampling", "roots", "elicitation"]
+"""Which provider a question needs (also the word the errors use for it)."""
+
+MissingProvider = Callable[[ProviderKind], MCPError]
+"""Builds the error for a question whose provider is not set: each era says it its own way."""
+
+Responder = Callable[[Any], WireModel]
+"""A provider made ready to answer one question: takes the question's params, returns the answer."""
+
+QUESTIONS: dict[str, tuple[ProviderKind, type[WireModel] | None]] = {
+    "sampling/createMessage": ("sampling", CreateMessageRequestParams),
+    "roots/list": ("roots", None),
+    "elicitation/create": ("elicitation", ElicitRequestFormParams),
+}
+"""The questions a server may ask its client: method -> (provider kind, model of the params, if any)."""
+
+_T = TypeVar("_T")
+
+
+def _present(provider: _T | None, kind: ProviderKind, missing: MissingProvider) -> _T:
+    if provider is None:
+        raise missing(kind)
+    return provider
+
+
+def responder(client: MCPClient, method: str, missing: MissingProvider) -> Responder:
+    """The client's provider for the question ``method``, ready to answer; ``missing(kind)`` is raised without one.
+
+    The provider is looked up now, before the question's params are read: a
+    client without the provider refuses the question whatever it says. The
+    roots read to answer ``roots/list`` become the client's known roots.
+    ``method`` must be one of :data:`QUESTIONS`.
+    """
+    kind = QUESTIONS[method][0]
+    if kind == "roots":
+        list_roots = _present(client.roots_provider, kind, missing)
+
+        def answer_roots(params: Any) -> WireModel:
+            client._roots = list(list_roots())
+            return ListRootsResult(roots=client._roots)
+
+        return answer_roots
+    if kind == "sampling":
+        return _present(client.sampling_provider, kind, missing)
+    return _present(client.elicitation_provider, kind, missing)

@@ -62,7 +62,6 @@ def is_stateless_request(method: str, params: Mapping[str, Any] | None) -> bool:
     return method == "server/discover" or meta_revision(params) is not None
 
 
-
 CACHEABLE = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )

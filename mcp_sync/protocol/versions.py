@@ -224,7 +224,6 @@ def adapt_notification(method: str, params: Json, revision: str) -> Json:
     return params
 
 
-
 def check_log_level(level: str) -> None:
     """Raise ``INVALID_PARAMS`` unless ``level`` is one of :data:`LOG_LEVELS`."""
     if level not in LOG_LEVELS:

@@ -10,15 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_sync.errors import MCP_CODES, MCPError
-from mcp_sync.types import LoggingMessageNotificationParams
 
 import mcp_sync
 from mcp_sync.client.core import MCPClient
 from mcp_sync.connect import connect
+from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.runtime.dispatcher import DEFAULT_TIMEOUT
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.http.app import start_http
+from mcp_sync.types import LoggingMessageNotificationParams
 
 ROOT = Path(__file__).parent.parent
 ECHO_SERVER = [sys.executable, str(ROOT / "examples" / "echo_server.py")]

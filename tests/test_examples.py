@@ -6,9 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_sync.types import ElicitRequestFormParams, ElicitResult, ProgressNotificationParams, TextContent
-
 from mcp_sync import MCPClient
+from mcp_sync.types import ElicitRequestFormParams, ElicitResult, ProgressNotificationParams, TextContent
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 SERVE = {"env": {"PYTHONPATH": str(EXAMPLES.parent)}, "inherit_env": True}

@@ -6,11 +6,12 @@ is imported (``mcp_sync/__init__.py`` installs one that loads
 :mod:`mcp_sync.display` on first use). So a bare ``CallToolResult`` renders
 richly in a notebook, and ``protocol`` imports nothing from the layers above.
 
->>> set_renderer(lambda kind, model: f"{kind}: {model}")
+>>> previous = set_renderer(lambda kind, model: f"{kind}: {model}")
 >>> render("text/plain", 42)
 'text/plain: 42'
->>> set_renderer(None); render("text/plain", 42) is None
+>>> _ = set_renderer(None); render("text/plain", 42) is None
 True
+>>> _ = set_renderer(previous)  # the package's own renderer again
 """
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ Renderer = Callable[[str, object], "str | None"]
 _renderer: Renderer | None = None
 
 
-def set_renderer(renderer: Renderer | None) -> None:
-    """Make ``renderer`` the one every wire model's rich display goes through (``None``: plain reprs)."""
+def set_renderer(renderer: Renderer | None) -> Renderer | None:
+    """Make ``renderer`` the one every wire model's rich display goes through (``None``: plain reprs).
+
+    Returns the renderer it replaces, so a caller can put it back.
+    """
     global _renderer
-    _renderer = renderer
+    previous, _renderer = _renderer, renderer
+    return previous
 
 
 def render(kind: str, model: object) -> str | None:

@@ -310,3 +310,20 @@ def test_the_notebook_is_valid_and_stored_without_outputs() -> None:
     nbformat.validate(notebook)
     assert notebook.metadata.kernelspec.name == "python3"
     assert "client.close()" in [cell.source for cell in notebook.cells]
+
+
+def test_a_bare_result_renders_richly_and_loads_the_display_layer_only_then() -> None:
+    """The wire models import nothing of ``display``; the package's renderer loads it on first use."""
+    code = (
+        "import sys\n"
+        "from mcp_sync.types import CallToolResult, TextContent\n"
+        "result = CallToolResult(content=[TextContent(text='5')])\n"
+        "print('mcp_sync.display' in sys.modules)\n"
+        "print('<pre' in result._repr_html_())\n"
+        "print('mcp_sync.display' in sys.modules)\n"
+        "from mcp_sync.protocol.rendering import set_renderer\n"
+        "set_renderer(None)\n"
+        "print(result._repr_html_())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["False", "True", "True", "None"]

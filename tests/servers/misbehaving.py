@@ -19,11 +19,10 @@ import threading
 import time
 from typing import Any
 
-from mcp_sync.types import SamplingMessage, TextContent
-
 from mcp_sync import MCPServer
 from mcp_sync.server.context import Context
 from mcp_sync.server.stdio import serve_stdio
+from mcp_sync.types import SamplingMessage, TextContent
 
 
 def build() -> MCPServer:

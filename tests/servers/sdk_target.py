@@ -15,11 +15,10 @@ import sys
 import threading
 from typing import Any
 
-from mcp_sync.types import CallToolResult, CompleteRequestParams, PromptArgument, PromptMessage, TextContent
-
 from mcp_sync import MCPServer
 from mcp_sync.server.context import Context
 from mcp_sync.server.stdio import serve_stdio
+from mcp_sync.types import CallToolResult, CompleteRequestParams, PromptArgument, PromptMessage, TextContent
 
 SLOW_LIMIT = 20.0
 """How long the slow tool waits for its cancellation before giving up (seconds)."""

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from pydantic import ValidationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError
-from ..protocol.stateless import MODERN_ERROR_CODES, SERVER_INFO
+from ..protocol.stateless import SERVER_INFO, STATELESS_ERROR_CODES
 from ..protocol.types import (
     DiscoverResult,
     EmptyResult,
@@ -457,7 +457,7 @@ class Negotiation:
             if supported is not None and revision in supported and again:
                 return self._probe(again=False)
             handshake = self._handshake_versions(supported)
-            stateless = exc.jsonrpc_code in MODERN_ERROR_CODES and not (supported is not None and handshake)
+            stateless = exc.jsonrpc_code in STATELESS_ERROR_CODES and not (supported is not None and handshake)
             if client.era == "stateless" or stateless:
                 raise self._refused(exc, supported) from exc
             log.info("the server does not speak %s (%s): using the initialize handshake", revision, exc.message)

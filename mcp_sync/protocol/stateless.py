@@ -76,7 +76,7 @@ STATELESS_ONLY = frozenset({"server/discover", "subscriptions/listen"})
 """Methods that exist only in the stateless era (a handshake-era session answers them ``-32601``)."""
 
 
-MODERN_ERROR_CODES = frozenset(
+STATELESS_ERROR_CODES = frozenset(
     {
         JsonRpcCode.HEADER_MISMATCH,
         JsonRpcCode.MISSING_REQUIRED_CLIENT_CAPABILITY,

@@ -12,7 +12,7 @@
 '3'
 
 A server serves any number of connections at once: each transport given to
-:meth:`MCPServer.start` becomes a :class:`~mcp_sync.session.ServerSession`
+:meth:`MCPServer.start` becomes a :class:`~mcp_sync.server.session.ServerSession`
 with its own negotiated revision, capabilities, subscriptions and log level.
 """
 

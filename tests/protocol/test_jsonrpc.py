@@ -1,4 +1,4 @@
-"""Tests of mcp_sync.jsonrpc: decoding and encoding JSON-RPC 2.0 messages."""
+"""Tests of mcp_sync.protocol.jsonrpc: decoding and encoding JSON-RPC 2.0 messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of mcp_sync.dispatcher: real dispatchers on both ends of a real in-memory pair.
+"""Tests of mcp_sync.runtime.dispatcher: real dispatchers on both ends of a real in-memory pair.
 
 Where a test needs to see or forge raw wire traffic it uses :class:`WireTransport`,
 a small :class:`BaseTransport` whose far end is the test itself.

@@ -1,4 +1,4 @@
-"""Tests of mcp_sync.events: the event bus and the lifecycle payloads."""
+"""Tests of mcp_sync.runtime.events: the event bus and the lifecycle payloads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of mcp_sync.telemetry against the real OpenTelemetry SDK."""
+"""Tests of mcp_sync.runtime.telemetry against the real OpenTelemetry SDK."""
 
 from __future__ import annotations
 
@@ -359,7 +359,7 @@ def test_early_telemetry_follows_a_provider_set_later() -> None:
         from opentelemetry import metrics
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-        from mcp_sync.telemetry import default_telemetry
+        from mcp_sync.runtime.telemetry import default_telemetry
 
         telemetry = default_telemetry()  # before any provider exists
         reader = InMemoryMetricReader()

@@ -1,4 +1,4 @@
-"""Tests of mcp_sync.transport: the transport interface and the in-memory pair."""
+"""Tests of the transport interface (mcp_sync.runtime.transport) and the in-memory pair (transports.memory)."""
 
 from __future__ import annotations
 

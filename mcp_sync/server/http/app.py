@@ -80,7 +80,7 @@ from ...protocol.headers import (
     param_header_problem,
 )
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, error_response
-from ...protocol.stateless import MODERN_REVISIONS, PROTOCOL_VERSION, meta_revision
+from ...protocol.stateless import PROTOCOL_VERSION, meta_revision
 from ...protocol.types import (
     Error,
     JSONRPCErrorResponse,
@@ -89,11 +89,11 @@ from ...protocol.types import (
     JSONRPCRequest,
     RequestId,
 )
-from ...protocol.versions import HANDSHAKE_REVISIONS, at_least
+from ...protocol.versions import HANDSHAKE_REVISIONS, STATELESS_REVISIONS, at_least
 from ...runtime.workers import ElasticPool
 from ..core import MCPServer
 from ..session import ServerSession
-from ..stateless import ModernRequest
+from ..stateless import StatelessRequest
 from .auth import TokenVerifier, bearer_token, challenge, token_expired, token_principal, token_scopes
 from .event_store import EventStore, InMemoryEventStore
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
@@ -411,7 +411,7 @@ class StreamableHTTPApp:
         version = request.header("MCP-Protocol-Version")
         if request.method == "POST":
             return self._post(request, principal, version)
-        if version in MODERN_REVISIONS:
+        if version in STATELESS_REVISIONS:
             # 2026-07-28 has no sessions: nothing to stream or end outside a POST.
             return _http_error(405, f"Method not allowed at {version}: {request.method}", Allow="POST")
         if version is not None and version not in HANDSHAKE_REVISIONS:
@@ -449,8 +449,10 @@ class StreamableHTTPApp:
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
             return _refusal(message)
-        if _is_modern(version, message):
-            return self._post_modern(request, message, version, _Answer(json_ok, sse_ok, priming=False, modern=True))
+        if _is_stateless(version, message):
+            return self._post_stateless_era(
+                request, message, version, _Answer(json_ok, sse_ok, priming=False, stateless=True)
+            )
         if not (json_ok or sse_ok) or (self.json_response and not json_ok):
             return _http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
         revision = version or DEFAULT_REVISION
@@ -532,26 +534,26 @@ class StreamableHTTPApp:
 
     # ---------------------------------------------------------- 2026-07-28
 
-    def _post_modern(
+    def _post_stateless_era(
         self, request: _Request, message: JSONRPCMessage, version: str | None, answer: _Answer
     ) -> _Response:
         """A POST of the stateless revision: its headers checked against its body, then served alone."""
         if not isinstance(message, JSONRPCRequest):
             # 2026-07-28 defines no notification from the client over HTTP: nothing to do.
-            return _Response(202) if version in MODERN_REVISIONS else _unsupported_version(version or "", None)
-        refused = self._check_modern(request, message, version)
+            return _Response(202) if version in STATELESS_REVISIONS else _unsupported_version(version or "", None)
+        refused = self._check_stateless(request, message, version)
         if refused is not None:
             return refused
         listen = message.method == "subscriptions/listen"
         if not (answer.sse_ok if listen else answer.json_ok or answer.sse_ok):
             wanted = EVENT_STREAM if listen else f"{JSON} or {EVENT_STREAM}"
-            return _modern_error(406, message.id, JsonRpcCode.INVALID_REQUEST, f"Not Acceptable: accept {wanted}")
+            return _stateless_error(406, message.id, JsonRpcCode.INVALID_REQUEST, f"Not Acceptable: accept {wanted}")
         # A subscription is a stream from the start; other answers are JSON unless the handler talks first.
         answer.json_ok = answer.json_ok and not listen
         answer.sse_ok = answer.sse_ok and (listen or not self.json_response)
         return self._serve_alone(message, answer, None)
 
-    def _check_modern(self, request: _Request, message: JSONRPCRequest, version: str | None) -> _Response | None:
+    def _check_stateless(self, request: _Request, message: JSONRPCRequest, version: str | None) -> _Response | None:
         """The 400 refusing a request whose headers disagree with its body or whose ``_meta`` is malformed.
 
         In order: ``MCP-Protocol-Version`` against ``_meta`` (``-32020``), the
@@ -567,20 +569,20 @@ class StreamableHTTPApp:
             mismatch = "header MCP-Protocol-Version is missing"
         elif claimed is not None and claimed != version:
             mismatch = f"header MCP-Protocol-Version ({version}) does not match _meta ({claimed})"
-        elif version not in MODERN_REVISIONS:
+        elif version not in STATELESS_REVISIONS:
             return _unsupported_version(version, message.id)
         else:
             mismatch = _standard_header_problem(request, message.method, params)
         if mismatch is not None:
-            return _modern_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
+            return _stateless_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
         try:
-            ModernRequest.read(params)
+            StatelessRequest.read(params)
         except MCPError as error:
-            return _modern_error(400, message.id, error.jsonrpc_code, error.message, error.data)
+            return _stateless_error(400, message.id, error.jsonrpc_code, error.message, error.data)
         if message.method == "tools/call":
             problem = self._param_header_problem(request, params)
             if problem is not None:
-                return _modern_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {problem}")
+                return _stateless_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {problem}")
         return None
 
     def _param_header_problem(self, request: _Request, params: dict[str, Any]) -> str | None:
@@ -672,7 +674,7 @@ class StreamableHTTPApp:
         body = _SSEBody(
             post.queue,
             # 2026-07-28 streams cannot be resumed: no reconnection delay to advise.
-            first=b": stream\n\n" if answer.modern else self._retry_field(),
+            first=b": stream\n\n" if answer.stateless else self._retry_field(),
             ping_interval=self.ping_interval,
             on_close=finished,
             pending=pending,
@@ -835,17 +837,17 @@ class _Answer:
     sse_ok: bool
     priming: bool
     headers: list[tuple[str, str]] = field(default_factory=list)
-    modern: bool = False
+    stateless: bool = False
     """A 2026-07-28 request: some errors have their own HTTP status."""
 
     def status(self, message: JSONRPCMessage) -> int:
         """The HTTP status of a JSON answer carrying ``message``."""
-        if self.modern and isinstance(message, JSONRPCErrorResponse):
-            return _MODERN_STATUS.get(message.error.code, 200)
+        if self.stateless and isinstance(message, JSONRPCErrorResponse):
+            return _STATELESS_STATUS.get(message.error.code, 200)
         return 200
 
 
-_MODERN_STATUS = {
+_STATELESS_STATUS = {
     JsonRpcCode.METHOD_NOT_FOUND: 404,
     JsonRpcCode.HEADER_MISMATCH: 400,
     JsonRpcCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
@@ -854,7 +856,7 @@ _MODERN_STATUS = {
 """The HTTP status of a 2026-07-28 error answered as JSON, when not 200."""
 
 
-def _is_modern(version: str | None, message: JSONRPCMessage) -> bool:
+def _is_stateless(version: str | None, message: JSONRPCMessage) -> bool:
     """Whether a POST belongs to the stateless revision (or claims to: its checks then refuse it).
 
     So it does when its ``MCP-Protocol-Version`` is not a handshake revision,
@@ -894,7 +896,7 @@ def _standard_header_problem(request: _Request, method: str, params: dict[str, A
     return None
 
 
-def _modern_error(status: int, request_id: RequestId, code: int, message: str, data: Any = None) -> _Response:
+def _stateless_error(status: int, request_id: RequestId, code: int, message: str, data: Any = None) -> _Response:
     """A refusal of a 2026-07-28 request: the HTTP status, and a JSON-RPC error echoing its id."""
     return _json(status, JSONRPCErrorResponse(id=request_id, error=Error(code=code, message=message, data=data)))
 
@@ -905,7 +907,7 @@ def _unsupported_version(requested: str, request_id: RequestId | None) -> _Respo
     The body is 2026-07-28's ``UnsupportedProtocolVersionError`` (code
     ``-32022``): clients of any era can retry with a listed version.
     """
-    supported = [*reversed(MODERN_REVISIONS), *reversed(HANDSHAKE_REVISIONS)]
+    supported = [*reversed(STATELESS_REVISIONS), *reversed(HANDSHAKE_REVISIONS)]
     error = Error(
         code=JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION,
         message=f"Unsupported protocol version (MCP-Protocol-Version: {requested})",

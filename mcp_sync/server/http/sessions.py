@@ -24,7 +24,7 @@ The HTTP layer reads what a response must carry from a queue of
 
 >>> transport = StreamableSessionTransport(event_store=None)
 >>> post = transport.open_post(7, priming=False)
->>> from mcp_sync.jsonrpc import error_response
+>>> from mcp_sync.protocol.jsonrpc import error_response
 >>> transport.send(error_response(7, -32601, "Method not found: nope"))
 >>> post.queue.get_nowait().message.id
 7

@@ -7,7 +7,7 @@ HTTP (:mod:`mcp_sync.http_client`); :func:`~mcp_sync.http_client.http_client`
 falls back to this transport by itself. To use it directly::
 
     from mcp_sync import MCPClient
-    from mcp_sync.sse_client import SSEClientTransport
+    from mcp_sync.transports.http.sse import SSEClientTransport
 
     with MCPClient() as client:
         client.connect(SSEClientTransport("http://127.0.0.1:8000/sse"))

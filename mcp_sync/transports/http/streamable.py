@@ -4,7 +4,7 @@
 (protocol revisions 2025-03-26 and later) with :mod:`requests`: each message
 is a POST to the server's MCP endpoint, answered with one JSON body or with
 an SSE stream, and a standalone GET stream carries what the server sends on
-its own. :class:`~mcp_sync.sse_client.SSEClientTransport` speaks the older
+its own. :class:`~mcp_sync.transports.http.sse.SSEClientTransport` speaks the older
 HTTP+SSE transport of 2024-11-05. :func:`http_client` connects a client with
 either, trying Streamable HTTP first as the spec's backwards-compatibility
 section describes::
@@ -132,7 +132,7 @@ class _Cursor:
 # ---------------------------------------------------------------- helpers
 
 
-def modern_revision(message: JSONRPCMessage) -> str | None:
+def stateless_revision(message: JSONRPCMessage) -> str | None:
     """The revision a 2026-07-28 request names in its ``_meta`` (``None`` for any other message)."""
     revision = meta_revision(message.params) if isinstance(message, JSONRPCRequest) else None
     return revision if isinstance(revision, str) else None
@@ -256,7 +256,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         self._workers = ElasticPool("mcp-sync-http-post", idle_timeout=_IDLE_WORKER)
         self._listening = False
         self._listener: threading.Thread | None = None
-        self._modern = False
+        self._stateless = False
         self._declarations: dict[str, dict[str, tuple[str, ...]]] = {}
 
     def __repr__(self) -> str:
@@ -279,7 +279,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             headers[_VERSION_HEADER] = state.version
         return headers
 
-    def _modern_headers(self, request: JSONRPCRequest, revision: str) -> dict[str, str]:
+    def _stateless_headers(self, request: JSONRPCRequest, revision: str) -> dict[str, str]:
         """The headers of a 2026-07-28 request: its revision, method and name, and its tool's mirrored arguments."""
         headers = {**self.headers, "Accept": _ACCEPT_ANY, _VERSION_HEADER: revision, "Mcp-Method": request.method}
         params = request.params or {}
@@ -320,10 +320,10 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _post(
         self, message: JSONRPCMessage, state: _SessionState | None, *, stream: bool, timeout: Timeout | None = None
     ) -> requests.Response:
-        revision = modern_revision(message)
+        revision = stateless_revision(message)
         if revision is not None:
             assert isinstance(message, JSONRPCRequest)
-            headers = self._modern_headers(message, revision)
+            headers = self._stateless_headers(message, revision)
         else:
             headers = self._headers(state, _ACCEPT_ANY)
         headers["Content-Type"] = "application/json"
@@ -373,7 +373,9 @@ class StreamableHTTPClientTransport(BaseTransport):
         if isinstance(message, JSONRPCRequest):
             if message.method == "initialize":
                 self._initialize = message
-            self._modern = message.method != "initialize" and (self._modern or modern_revision(message) is not None)
+            self._stateless = message.method != "initialize" and (
+                self._stateless or stateless_revision(message) is not None
+            )
             inflight = _InflightRequest(message)
             with self._state_lock:
                 self._inflight[message.id] = inflight
@@ -387,7 +389,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             return
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             self._abandon((message.params or {}).get("requestId"))
-        if self._modern:
+        if self._stateless:
             return  # 2026-07-28 defines no notification over HTTP: closing the stream was the cancellation
         self._send_one_way(message, self._state())
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized":
@@ -453,7 +455,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             if (
                 request.method == "tools/list"
                 and isinstance(answer, JSONRPCResultResponse)
-                and modern_revision(request)
+                and stateless_revision(request)
             ):
                 answer = self._learn_tools(answer)
             self._deliver(answer)
@@ -479,7 +481,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             response.status_code == 404
             and state.id is not None
             and request.method != "initialize"
-            and not modern_revision(request)
+            and not stateless_revision(request)
         ):
             response.close()
             if not self._renew(state):
@@ -586,7 +588,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         answer, broken, news = self._read_once(response, cursor, request)
         while answer is None and not inflight.abandoned and not self.closed:
             if cursor.last_event_id is None:
-                if broken is not None and modern_revision(request) is not None:
+                if broken is not None and stateless_revision(request) is not None:
                     # 2026-07-28 streams cannot be resumed: the request is lost, not the connection.
                     return error_answer(
                         request.id,

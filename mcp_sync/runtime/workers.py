@@ -12,9 +12,9 @@ pool shrinks back once a burst is over.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 
 __all__ = ["ElasticPool", "PoolClosed", "stay_on_this_thread"]
@@ -59,22 +59,24 @@ class ElasticPool:
         self.name = name
         self.idle_timeout = idle_timeout
         self.run_after_close = run_after_close
-        self._cond = threading.Condition()
-        self._tasks: deque[Task] = deque()
-        self._idle = 0  # threads waiting in _next(); a queued task is owed to one of them
+        # A SimpleQueue hands a task over in C, with no Condition to build per wait: the hop from
+        # a submitter to a waiting thread is on the path of every HTTP request, both ends.
+        self._tasks: queue.SimpleQueue[Task | None] = queue.SimpleQueue()
+        self._lock = threading.RLock()
+        self._idle = 0  # waiting threads not yet promised a task; a submitter claims one by decrementing
         self._threads: set[threading.Thread] = set()
         self._closed = False
 
     @property
     def threads(self) -> list[threading.Thread]:
         """The pool's threads that have not ended yet (a snapshot)."""
-        with self._cond:
+        with self._lock:
             return list(self._threads)
 
     @property
     def idle(self) -> int:
-        """How many threads wait for a task now."""
-        with self._cond:
+        """How many threads wait for a task now (and are not yet promised one)."""
+        with self._lock:
             return self._idle
 
     @property
@@ -88,14 +90,12 @@ class ElasticPool:
         Raises :class:`PoolClosed` after :meth:`close`, unless the pool runs
         late tasks (``run_after_close``).
         """
-        with self._cond:
+        with self._lock:
             if self._closed and not self.run_after_close:
                 raise PoolClosed(f"the {self.name} threads are closed")
-            # Every queued task is owed to a distinct waiting thread: queue this
-            # one only while a waiting thread is left unclaimed.
-            if not self._closed and self._idle > len(self._tasks):
-                self._tasks.append(task)
-                self._cond.notify()
+            if self._idle and not self._closed:
+                self._idle -= 1  # that waiting thread is spoken for: it takes this task
+                self._tasks.put(task)  # under the lock, so before any stop signal of close()
                 return
             thread = threading.Thread(target=self._work, args=(task,), name=self.name, daemon=True)
             # Tracked and started under the lock, so close() never misses a thread it must join.
@@ -109,39 +109,43 @@ class ElasticPool:
                     task()
                 except Exception:
                     log.exception("a task on an %s thread failed", self.name)
+                with self._lock:
+                    if self._closed:
+                        break
+                    self._idle += 1
                 task = self._next()
         finally:
-            with self._cond:
+            with self._lock:
                 self._threads.discard(threading.current_thread())
 
     def _next(self) -> Task | None:
-        """The next task for this thread; ``None`` once idle too long or the pool is closed.
+        """The next task for this waiting thread; ``None`` once idle too long or told to stop.
 
-        A task already queued is taken even after the close: it was
-        accepted, and a thread counted as waiting is owed it.
+        When the wait runs out just as a submitter claimed a waiting thread
+        (no unclaimed one is left), the task is on its way: take it.
         """
-        with self._cond:
-            self._idle += 1
+        while True:
             try:
-                deadline = time.monotonic() + self.idle_timeout
-                while not self._tasks:
-                    remaining = deadline - time.monotonic()
-                    if self._closed or remaining <= 0:
+                return self._tasks.get(timeout=self.idle_timeout)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle:
+                        self._idle -= 1
                         return None
-                    self._cond.wait(remaining)
-                return self._tasks.popleft()
-            finally:
-                self._idle -= 1
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop keeping threads: the idle end now, the busy after their task; wait ``timeout`` seconds in all.
 
-        The calling thread is not waited for when it is one of the pool's
-        (a task may close the pool that runs it).
+        Tasks handed to waiting threads before the close still run (they are
+        ahead of the stop signals in the queue). The calling thread is not
+        waited for when it is one of the pool's (a task may close the pool
+        that runs it).
         """
-        with self._cond:
+        with self._lock:
             self._closed = True
-            self._cond.notify_all()
+            for _ in range(self._idle):
+                self._tasks.put(None)
+            self._idle = 0
             threads = list(self._threads)
         deadline = time.monotonic() + timeout
         for thread in threads:

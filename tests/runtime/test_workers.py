@@ -73,7 +73,7 @@ def test_a_waiting_thread_whose_time_runs_out_as_a_task_comes_takes_it() -> None
     assert done.acquire(timeout=TIMEOUT)
     wait_until(lambda: pool.idle == 1)
     [thread] = pool.threads
-    with pool._cond:  # the thread cannot look at the queue until the task is in it
+    with pool._lock:  # the thread's wait runs out, and it cannot give up before the task is promised
         time.sleep(0.3)
         pool.submit(done.release)
     assert done.acquire(timeout=TIMEOUT)

@@ -359,3 +359,49 @@ def test_close_racing_with_the_first_handler_registration() -> None:
     assert left.closed
     assert not (reader_threads() - before)  # the new reader ran and stopped
     right.close()
+
+
+class OnlyTheFiveMembers:
+    """A duck-typed transport written against the protocol before ``handoff_reading``/``handshake_only``."""
+
+    def __init__(self, inner: InMemoryTransport) -> None:
+        self.inner = inner
+
+    def send(self, message: JSONRPCMessage) -> None:
+        self.inner.send(message)
+
+    def on_message(self, handler: Callable[[Any], None]) -> Callable[[], None]:
+        return self.inner.on_message(handler)
+
+    def on_close(self, handler: Callable[[BaseException | None], None]) -> Callable[[], None]:
+        return self.inner.on_close(handler)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    @property
+    def closed(self) -> bool:
+        return self.inner.closed
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_a_transport_without_the_optional_capabilities_still_serves_both_roles(era: str) -> None:
+    from mcp_sync import MCPClient, MCPServer
+
+    server = MCPServer("duck")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    client_end, server_end = InMemoryTransport.pair()
+    duck_client, duck_server = OnlyTheFiveMembers(client_end), OnlyTheFiveMembers(server_end)
+    assert not hasattr(duck_client, "handoff_reading") and not hasattr(duck_client, "handshake_only")
+    server.start(duck_server)  # type: ignore[arg-type]
+    try:
+        with MCPClient(era=era) as client:  # type: ignore[arg-type]
+            client.connect(duck_client)
+            assert client.negotiated_era == era
+            assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+    finally:
+        server.stop()

@@ -127,6 +127,8 @@ class ServerSession:
     def __init__(self, server: MCPServer, transport: Transport) -> None:
         self.server = server
         self.transport = transport
+        # It holds nothing but this session, so every handshake-era request shares one.
+        self._handshake_channel = HandshakeChannel(self)
         self.revision: str | None = None
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
@@ -209,7 +211,7 @@ class ServerSession:
             # The one place the era of a request is decided; its channel goes with it to the handler's Context.
             if is_stateless_request(method, ctx.params):
                 return self._serve_stateless(method, validated, params, ctx)
-            ctx.state[_CHANNEL] = HandshakeChannel(self)
+            ctx.state[_CHANNEL] = self._handshake_channel
             if method in STATELESS_ONLY:
                 raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
             if self.revision is None and method not in _BEFORE_INITIALIZE:
@@ -451,7 +453,7 @@ class ServerSession:
             provider = self.server.sampling_provider
             if provider is None:
                 raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support sampling")
-            return provider(params, Context(session=self, channel=HandshakeChannel(self)))
+            return provider(params, Context(session=self, channel=self._handshake_channel))
         result: CreateMessageResult = self._request("sampling/createMessage", params, CreateMessageResult, timeout)
         return result
 

@@ -98,9 +98,8 @@ def main() -> None:
             for era, spelled in (("handshake", "legacy"), ("stateless", "modern")):
                 sequential, parallel = run(tree, spelled)  # the old names: every tree knows them
                 results.setdefault((era, label), []).append((sequential, parallel))
-                print(
-                    f"round {round_number + 1} {label:6} {era:9} sequential {sequential:5.0f}/s  8 threads {parallel:5.0f}/s"
-                )
+                rates = f"sequential {sequential:5.0f}/s  8 threads {parallel:5.0f}/s"
+                print(f"round {round_number + 1} {label:6} {era:9} {rates}")
     print("\nmedians, calls/s (after/before):")
     for era in ("handshake", "stateless"):
         before, after = results[(era, "before")], results[(era, "after")]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 
 def percentile(samples: list[float], pct: float) -> float:
@@ -36,3 +38,46 @@ def child_rss_kib(parent: int | None = None) -> int:
         if ppid == parent:
             total += rss_kib(int(entry.name))
     return total
+
+
+TEXT_ONLY: dict[str, Any] = {
+    "content": ["text"],
+    "structuredContent": False,
+    "isError": False,
+    "outputSchema": False,
+    "inputSchema": {"text": "string", "required": ["text"]},
+}
+"""The shape every side's ``echo`` must have: one text block, no structured copy, no output schema."""
+
+WORKLOAD = "echo(text: str) returns text content only, no structuredContent and no outputSchema, on both sides"
+"""How the ``echo`` tool is declared, for the benchmarks' headers."""
+
+
+def echo_shape(result: dict[str, Any], tool: dict[str, Any] | None) -> dict[str, Any]:
+    """The shape of an ``echo`` result (wire JSON) and of the tool's declaration (``None``: not listed)."""
+    shape: dict[str, Any] = {
+        "content": [block.get("type") for block in result.get("content", [])],
+        "structuredContent": "structuredContent" in result,
+        "isError": bool(result.get("isError")),
+    }
+    if tool is not None:
+        schema = tool.get("inputSchema", {})
+        properties = {name: spec.get("type") for name, spec in schema.get("properties", {}).items()}
+        shape["outputSchema"] = "outputSchema" in tool
+        shape["inputSchema"] = {**properties, "required": sorted(schema.get("required", []))}
+    return shape
+
+
+def check_echo_shapes(shapes: dict[str, dict[str, Any]]) -> None:
+    """Exit with a message unless every side's ``echo`` has the :data:`TEXT_ONLY` shape.
+
+    A side whose tool is not listed (a bare HTTP server) is checked on its result alone.
+    """
+    wrong = {name: shape for name, shape in shapes.items() if any(TEXT_ONLY[k] != v for k, v in shape.items())}
+    if wrong:
+        lines = [f"  {name}: {json.dumps(shape, sort_keys=True)}" for name, shape in shapes.items()]
+        raise SystemExit(
+            "the echo tools differ in shape, so the sides would not do the same work:\n"
+            + "\n".join(lines)
+            + f"\nexpected on every side: {json.dumps(TEXT_ONLY, sort_keys=True)}"
+        )

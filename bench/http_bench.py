@@ -1,14 +1,19 @@
 """HTTP benchmark: mcp_sync against the official ``mcp`` SDK over Streamable HTTP, side by side in one run.
 
 Every server runs in its own process on 127.0.0.1 and serves an ``echo``
-tool; every client makes the same calls:
+tool, declared alike on both sides as ``echo(text: str) -> str`` with
+``structured_output=False``: it returns its text as text content only, with
+no ``structuredContent`` copy and no ``outputSchema``. Before printing
+anything the benchmark checks that shape in every column (for the ceiling,
+its fixed answer), and stops if they differ. Every client makes the same
+calls, each echoing ``"hello"``:
 
 - ``mcp_sync -> mcp_sync``: our client (in this process) and our server
   (:func:`mcp_sync.http_server.serve_http` in a child);
 - ``SDK -> SDK (sse)`` and ``SDK -> SDK (json)``: the SDK's client
   (``bench/sdk_http_client.py``) and the SDK's server
-  (``tests/servers/sdk_http_server.py``) in its default mode and in
-  JSON-response mode;
+  (``bench/sdk_http_server.py``) in its default mode and in JSON-response
+  mode;
 - ``mcp_sync -> SDK (sse|json)``: our client against the SDK's servers;
 - ``ceiling``: a bare ``requests.Session`` POST loop against a bare
   ``http.server`` handler that answers a fixed JSON body.
@@ -52,12 +57,12 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from benchlib import percentile  # noqa: E402
-from mcp_sync.client import http_client
+from benchlib import WORKLOAD, check_echo_shapes, echo_shape, percentile  # noqa: E402
 
-from mcp_sync.client.core import MCPClient
+from mcp_sync.client import http_client  # noqa: E402
+from mcp_sync.client.core import MCPClient  # noqa: E402
 
-SDK_SERVER = ROOT / "tests" / "servers" / "sdk_http_server.py"
+SDK_SERVER = HERE / "sdk_http_server.py"
 
 OUR_SERVER = """
 import logging, sys
@@ -65,7 +70,10 @@ from mcp_sync import MCPServer
 from mcp_sync.http_server import serve_http
 logging.disable(logging.INFO)
 server = MCPServer("bench-echo")
-server.register_tool("echo", lambda args, ctx: args["text"])
+@server.tool(structured_output=False)
+def echo(text: str) -> str:
+    "Return the text unchanged."
+    return text
 serve_http(server, port=int(sys.argv[1]))
 """
 
@@ -195,10 +203,14 @@ def connect_time(connect: Callable[[], Any], close: Callable[[Any], None]) -> fl
     return statistics.median(times)
 
 
-def measure_ours(url: str, calls: int, clients: int) -> dict[str, float]:
-    results = {"connect_s": connect_time(lambda: http_client(url, transport="streamable"), MCPClient.close)}
+def measure_ours(url: str, calls: int, clients: int) -> dict[str, Any]:
+    results: dict[str, Any] = {
+        "connect_s": connect_time(lambda: http_client(url, transport="streamable"), MCPClient.close)
+    }
     client = http_client(url, transport="streamable")
-    client.call_tool("echo", {"text": "warm up"})
+    warm = client.call_tool("echo", {"text": "warm up"})
+    tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
+    results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
     results.update(timed_loop(lambda: client.call_tool("echo", {"text": "hello"}), calls))
     client.close()
     owners: dict[int, MCPClient] = {}
@@ -216,14 +228,14 @@ def measure_ours(url: str, calls: int, clients: int) -> dict[str, float]:
     return results
 
 
-def measure_sdk(python: str, url: str, calls: int, clients: int, mode: str) -> dict[str, float]:
+def measure_sdk(python: str, url: str, calls: int, clients: int, mode: str) -> dict[str, Any]:
     command = [python, str(HERE / "sdk_http_client.py"), url, str(calls), str(clients), mode]
     out = subprocess.run(command, capture_output=True, text=True, timeout=900, check=True, cwd=HERE)
-    result: dict[str, float] = json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
     return result
 
 
-def measure_ceiling(url: str, calls: int, clients: int) -> dict[str, float]:
+def measure_ceiling(url: str, calls: int, clients: int) -> dict[str, Any]:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
     def connect() -> requests.Session:
@@ -231,8 +243,10 @@ def measure_ceiling(url: str, calls: int, clients: int) -> dict[str, float]:
         session.post(url, data=REQUEST, headers=headers, timeout=10).json()
         return session
 
-    results = {"connect_s": connect_time(connect, requests.Session.close)}
+    results: dict[str, Any] = {"connect_s": connect_time(connect, requests.Session.close)}
     session = connect()
+    answer = session.post(url, data=REQUEST, headers=headers, timeout=10).json()
+    results["echo_shape"] = echo_shape(answer["result"], None)  # a bare server lists no tools
     results.update(timed_loop(lambda: session.post(url, data=REQUEST, headers=headers, timeout=10).json(), calls))
     session.close()
     sessions: dict[int, requests.Session] = {}
@@ -263,7 +277,7 @@ def main() -> None:
 
         args.sdk_python = peer_python()
 
-    columns: dict[str, dict[str, float]] = {}
+    columns: dict[str, dict[str, Any]] = {}
     server, url = our_server()
     with server:
         columns["mcp_sync->mcp_sync"] = measure_ours(url, args.calls, args.clients)
@@ -275,12 +289,15 @@ def main() -> None:
     server, url = bare_server()
     with server:
         columns["ceiling"] = measure_ceiling(url, args.calls, args.clients)
+    check_echo_shapes({name: column.pop("echo_shape") for name, column in columns.items()})
 
     names = list(columns)
     print(
         f"Streamable HTTP on 127.0.0.1, {args.calls} echo calls, {args.clients} clients at once; "
         f"SDK client mode {args.sdk_mode!r}"
     )
+    print(f"workload: {WORKLOAD}")
+    print('payload: "hello" (5 characters) in every call; the ceiling answers a fixed text-only result')
     print(f"{'':28}" + "".join(f"{name:>20}" for name in names))
     for key, label, _, _ in ROWS:
         label = label.replace("N clients", f"{args.clients} clients")

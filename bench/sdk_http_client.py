@@ -1,6 +1,8 @@
 """Measures the official SDK's client against a Streamable HTTP server; prints one JSON object.
 
-Run with the SDK's Python: ``python sdk_http_client.py URL CALLS CLIENTS MODE``.
+Run with the SDK's Python: ``python sdk_http_client.py URL CALLS CLIENTS MODE``. The object
+also holds ``echo_shape``: the shape of the ``echo`` result and declaration (see
+``benchlib.echo_shape``), which the benchmark checks.
 """
 
 from __future__ import annotations
@@ -11,15 +13,22 @@ import statistics
 import sys
 import time
 import warnings
+from typing import Any
 
-from benchlib import percentile
+from benchlib import echo_shape, percentile
 from mcp import Client
 
 warnings.simplefilter("ignore")  # the SDK flags handshake-era use as deprecated
 
 
-async def measure(url: str, calls: int, clients: int, mode: str) -> dict[str, float]:
-    results: dict[str, float] = {}
+def wire(model: Any) -> dict[str, Any]:
+    """A result or tool model as the JSON it travelled as."""
+    data: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return data
+
+
+async def measure(url: str, calls: int, clients: int, mode: str) -> dict[str, Any]:
+    results: dict[str, Any] = {}
     times = []
     for attempt in range(6):  # the first one warms up what is done once per process
         started = time.perf_counter()
@@ -29,7 +38,9 @@ async def measure(url: str, calls: int, clients: int, mode: str) -> dict[str, fl
     results["connect_s"] = statistics.median(times)
     client = Client(url, mode=mode)
     await client.__aenter__()
-    await client.call_tool("echo", {"text": "warm up"})
+    warm = await client.call_tool("echo", {"text": "warm up"})
+    tool = next(tool for tool in (await client.list_tools()).tools if tool.name == "echo")
+    results["echo_shape"] = echo_shape(wire(warm), wire(tool))
 
     latencies = []
     for _ in range(calls):

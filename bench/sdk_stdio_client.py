@@ -1,5 +1,8 @@
 """Measures the official SDK's client against a stdio server; prints one JSON object.
 
+The object also holds ``echo_shape``: the shape of the ``echo`` result and
+declaration (see ``benchlib.echo_shape``), which the benchmark checks.
+
 Run with the SDK's Python: ``python sdk_stdio_client.py CALLS SERVER_COMMAND...``.
 """
 
@@ -9,21 +12,30 @@ import asyncio
 import json
 import sys
 import time
+from typing import Any
 
-from benchlib import child_rss_kib, percentile
+from benchlib import child_rss_kib, echo_shape, percentile
 from mcp import Client, StdioServerParameters
 
 MODE = "auto"
 
 
-async def measure(calls: int, command: list[str]) -> dict[str, float]:
+def wire(model: Any) -> dict[str, Any]:
+    """A result or tool model as the JSON it travelled as."""
+    data: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return data
+
+
+async def measure(calls: int, command: list[str]) -> dict[str, Any]:
     params = StdioServerParameters(command=command[0], args=command[1:])
-    results: dict[str, float] = {}
+    results: dict[str, Any] = {}
     started = time.perf_counter()
     client = Client(params, mode=MODE)
     await client.__aenter__()
     results["connect_s"] = time.perf_counter() - started
-    await client.call_tool("echo", {"text": "warm up"})
+    warm = await client.call_tool("echo", {"text": "warm up"})
+    tool = next(tool for tool in (await client.list_tools()).tools if tool.name == "echo")
+    results["echo_shape"] = echo_shape(wire(warm), wire(tool))
 
     latencies = []
     for _ in range(calls):

@@ -1,11 +1,16 @@
 """stdio benchmark: mcp_sync against the official ``mcp`` SDK, side by side in one run.
 
-Both sides run the same echo server (``examples/echo_server.py`` for us,
-``bench/sdk_stdio_server.py`` for the SDK) and the same workload: cold
-connect (spawn plus handshake), sequential ``tools/call`` round trips, 16
-calls in flight (16 threads for us, 16 tasks for the SDK), a 1 MB and a 10 MB
-echo, the server's resident memory, and close. The table shows each figure
-and the ratio. A raw JSON line echo over a pipe gives the ceiling.
+Both sides run an equivalent echo server (``examples/echo_server.py`` for
+us, ``bench/sdk_stdio_server.py`` for the SDK) whose ``echo(text: str) -> str``
+is declared alike, with ``structured_output=False``: it returns its text as
+text content only, with no ``structuredContent`` copy and no ``outputSchema``.
+Before printing anything the benchmark checks that shape on both sides, and
+stops if they differ. The workload is the same on both sides: cold connect
+(spawn plus handshake), sequential ``tools/call`` round trips, 16 calls in
+flight (16 threads for us, 16 tasks for the SDK), all echoing ``"hello"``,
+then a 1 MB and a 10 MB echo (strings of ``x``), the server's resident
+memory, and close. The table shows each figure and the ratio. A raw JSON
+line echo over a pipe gives the ceiling.
 
 Usage::
 
@@ -24,16 +29,17 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from benchlib import percentile, rss_kib  # noqa: E402
+from benchlib import WORKLOAD, check_echo_shapes, echo_shape, percentile, rss_kib  # noqa: E402
 
-from mcp_sync.client import stdio_client
-from mcp_sync.transports.stdio import ProcessTransport
+from mcp_sync.client import stdio_client  # noqa: E402
+from mcp_sync.transports.stdio import ProcessTransport  # noqa: E402
 
 ROWS = [
     ("connect_s", "cold connect (s)", "lower"),
@@ -48,12 +54,14 @@ ROWS = [
 ]
 
 
-def measure_ours(calls: int) -> dict[str, float]:
-    results: dict[str, float] = {}
+def measure_ours(calls: int) -> dict[str, Any]:
+    results: dict[str, Any] = {}
     started = time.perf_counter()
     client = stdio_client([sys.executable, str(ROOT / "examples" / "echo_server.py")], inherit_env=True)
     results["connect_s"] = time.perf_counter() - started
-    client.call_tool("echo", {"text": "warm up"})
+    warm = client.call_tool("echo", {"text": "warm up"})
+    tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
+    results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
 
     latencies = []
     for _ in range(calls):
@@ -92,11 +100,11 @@ def measure_ours(calls: int) -> dict[str, float]:
     return results
 
 
-def measure_sdk(calls: int, sdk_python: str, mode: str) -> dict[str, float]:
+def measure_sdk(calls: int, sdk_python: str, mode: str) -> dict[str, Any]:
     command = [sdk_python, str(HERE / "sdk_stdio_client.py"), mode, str(calls), sdk_python]
     command.append(str(HERE / "sdk_stdio_server.py"))
     out = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True, cwd=HERE)
-    result: dict[str, float] = json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
     return result
 
 
@@ -131,9 +139,12 @@ def main() -> None:
 
     sdk = measure_sdk(args.calls, args.sdk_python, args.sdk_mode)
     ours = measure_ours(args.calls)
+    check_echo_shapes({"mcp_sync": ours.pop("echo_shape"), "mcp SDK": sdk.pop("echo_shape")})
     raw = measure_raw_pipe(args.calls * 3)
 
     print(f"stdio, {args.calls} calls; official SDK client mode {args.sdk_mode!r}")
+    print(f"workload: {WORKLOAD}")
+    print('payloads: "hello" (5 characters) for the call rows; 1 MB and 10 MB strings of "x" for the echo rows')
     print(f"{'':28}{'mcp_sync':>12}{'mcp SDK':>12}{'ratio':>10}")
     for key, label, better in ROWS:
         a, b = ours[key], sdk[key]

@@ -71,7 +71,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pydantic_core
 
-from ...protocol.errors import JsonRpcCode, MCPError
+from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError
 from ...protocol.headers import (
     NAMED_BY,
     InvalidHeaderDeclaration,
@@ -541,9 +541,10 @@ class StreamableHTTPApp:
         if not isinstance(message, JSONRPCRequest):
             # 2026-07-28 defines no notification from the client over HTTP: nothing to do.
             return _Response(202) if version in STATELESS_REVISIONS else _unsupported_version(version or "", None)
-        refused = self._check_stateless(request, message, version)
-        if refused is not None:
-            return refused
+        try:
+            self._check_stateless(request, message, version)
+        except MCPError as error:
+            return _stateless_error(400, message.id, error.jsonrpc_code, error.message, error.data)
         listen = message.method == "subscriptions/listen"
         if not (answer.sse_ok if listen else answer.json_ok or answer.sse_ok):
             wanted = EVENT_STREAM if listen else f"{JSON} or {EVENT_STREAM}"
@@ -553,13 +554,14 @@ class StreamableHTTPApp:
         answer.sse_ok = answer.sse_ok and (listen or not self.json_response)
         return self._serve_alone(message, answer, None)
 
-    def _check_stateless(self, request: _Request, message: JSONRPCRequest, version: str | None) -> _Response | None:
-        """The 400 refusing a request whose headers disagree with its body or whose ``_meta`` is malformed.
+    def _check_stateless(self, request: _Request, message: JSONRPCRequest, version: str | None) -> None:
+        """Raise the error refusing a request whose headers disagree with its body or whose ``_meta`` is malformed.
 
-        In order: ``MCP-Protocol-Version`` against ``_meta`` (``-32020``), the
-        revision (``-32022``), ``Mcp-Method`` and ``Mcp-Name`` (``-32020``),
-        ``_meta`` itself (``-32602``), the ``Mcp-Param-*`` headers of the tool
-        called (``-32020``).
+        In order: ``MCP-Protocol-Version`` against ``_meta`` (``HEADER_MISMATCH``),
+        the revision (``PROTOCOL_VERSION_MISMATCH``), ``Mcp-Method`` and
+        ``Mcp-Name`` (``HEADER_MISMATCH``), ``_meta`` itself (``INVALID_PARAMS``),
+        the ``Mcp-Param-*`` headers of the tool called (``HEADER_MISMATCH``).
+        The caller answers each with 400 and the error's JSON-RPC code.
         """
         params = message.params or {}
         meta = params.get("_meta")
@@ -570,20 +572,15 @@ class StreamableHTTPApp:
         elif claimed is not None and claimed != version:
             mismatch = f"header MCP-Protocol-Version ({version}) does not match _meta ({claimed})"
         elif version not in STATELESS_REVISIONS:
-            return _unsupported_version(version, message.id)
+            raise _version_refused(version)
         else:
             mismatch = _standard_header_problem(request, message.method, params)
+        if mismatch is None:
+            StatelessRequest.read(params)  # a malformed _meta, before the tool it names is looked at
+            if message.method == "tools/call":
+                mismatch = self._param_header_problem(request, params)
         if mismatch is not None:
-            return _stateless_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
-        try:
-            StatelessRequest.read(params)
-        except MCPError as error:
-            return _stateless_error(400, message.id, error.jsonrpc_code, error.message, error.data)
-        if message.method == "tools/call":
-            problem = self._param_header_problem(request, params)
-            if problem is not None:
-                return _stateless_error(400, message.id, JsonRpcCode.HEADER_MISMATCH, f"Header mismatch: {problem}")
-        return None
+            raise MCPError(MCP_CODES.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
 
     def _param_header_problem(self, request: _Request, params: dict[str, Any]) -> str | None:
         """Whether the ``Mcp-Param-*`` headers of a ``tools/call`` match the arguments its tool mirrors."""
@@ -896,24 +893,29 @@ def _standard_header_problem(request: _Request, method: str, params: dict[str, A
     return None
 
 
-def _stateless_error(status: int, request_id: RequestId, code: int, message: str, data: Any = None) -> _Response:
+def _stateless_error(status: int, request_id: RequestId | None, code: int, message: str, data: Any = None) -> _Response:
     """A refusal of a 2026-07-28 request: the HTTP status, and a JSON-RPC error echoing its id."""
     return _json(status, JSONRPCErrorResponse(id=request_id, error=Error(code=code, message=message, data=data)))
 
 
-def _unsupported_version(requested: str, request_id: RequestId | None) -> _Response:
-    """400 for an ``MCP-Protocol-Version`` this app does not serve, listing those it does (newest first).
+def _version_refused(requested: str) -> MCPError:
+    """The error for an ``MCP-Protocol-Version`` this app does not serve, listing those it does (newest first).
 
-    The body is 2026-07-28's ``UnsupportedProtocolVersionError`` (code
+    It travels as 2026-07-28's ``UnsupportedProtocolVersionError`` (code
     ``-32022``): clients of any era can retry with a listed version.
     """
     supported = [*reversed(STATELESS_REVISIONS), *reversed(HANDSHAKE_REVISIONS)]
-    error = Error(
-        code=JsonRpcCode.UNSUPPORTED_PROTOCOL_VERSION,
-        message=f"Unsupported protocol version (MCP-Protocol-Version: {requested})",
+    return MCPError(
+        MCP_CODES.PROTOCOL_VERSION_MISMATCH,
+        f"Unsupported protocol version (MCP-Protocol-Version: {requested})",
         data={"requested": requested, "supported": supported},
     )
-    return _json(400, JSONRPCErrorResponse(id=request_id, error=error))
+
+
+def _unsupported_version(requested: str, request_id: RequestId | None) -> _Response:
+    """400 refusing an ``MCP-Protocol-Version`` this app does not serve (see :func:`_version_refused`)."""
+    error = _version_refused(requested)
+    return _stateless_error(400, request_id, error.jsonrpc_code, error.message, error.data)
 
 
 def _refusal(message: InvalidMessage) -> _Response:

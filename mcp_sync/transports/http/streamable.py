@@ -41,7 +41,7 @@ import requests
 import requests.adapters
 import requests.auth
 
-from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
+from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPTransportError
 from ...protocol.headers import NAMED_BY, header_value, screen_tools
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, parse_value
 from ...protocol.stateless import meta_revision
@@ -519,11 +519,12 @@ class StreamableHTTPClientTransport(BaseTransport):
         try:
             value = pydantic_core.from_json(body)
         except ValueError:
-            return error_answer(
-                request.id,
-                JsonRpcCode.PARSE_ERROR,
+            # Built as the MCPProtocolError the caller gets, then carried as the answer the server failed to give.
+            error = MCPError(
+                MCP_CODES.PARSE_ERROR,
                 f"the MCP server at {self.url} answered {request.method} with invalid JSON: {snippet(body)}",
             )
+            return error_answer(request.id, error.jsonrpc_code, error.message)
         answer = None
         for item in value if isinstance(value, list) else [value]:
             found = self._incoming(parse_value(item), request)

@@ -64,8 +64,11 @@ class PeerUnavailable(Exception):
 
 
 def required() -> bool:
-    """Whether a missing peer fails the tests instead of skipping them."""
-    return os.environ.get(REQUIRE_ENV, "") == "1"
+    """Whether a missing peer fails the tests instead of skipping them: with ``MCP_SYNC_REQUIRE_INTEROP=1``, or in CI.
+
+    ``conftest.py`` then fails every other skip too.
+    """
+    return os.environ.get(REQUIRE_ENV, "") == "1" or os.environ.get("CI", "").lower() not in ("", "0", "false")
 
 
 def unavailable(reason: str) -> NoReturn:

@@ -24,8 +24,10 @@ import pytest
 
 import mcp_sync
 from mcp_sync.cli import CommandError, load_server, main, parse_arguments, parse_value
+from mcp_sync.client import MCPClient
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.http.app import start_http
+from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 
 ROOT = Path(__file__).parent.parent
 ECHO_SERVER = str(ROOT / "examples" / "echo_server.py")
@@ -363,13 +365,23 @@ def test_run_over_streamable_http(served_over_http: Serve) -> None:
     assert url.endswith("/mcp")
     with mcp_sync.connect(url, timeout=10) as client:
         assert client.tools.greet(name="http").text == "hello http x1"
+    transport = StreamableHTTPClientTransport(url)
+    with MCPClient(era="handshake", timeout=10) as client:
+        client.connect(transport)
+        assert client.tools.greet(name="http").text == "hello http x1"
+        assert transport.session_id  # a handshake-era client gets a session by default
     assert stop(process) == 0
 
 
 def test_run_stateless_http_and_sse(served_over_http: Serve) -> None:
     process, url = served_over_http("--transport", "http", "--stateless", "--host", "127.0.0.1")
-    with mcp_sync.connect(url, http_transport="streamable", timeout=10) as client:
+    # The handshake era, where sessions exist: the 2026-07-28 revision has none with or without the flag.
+    transport = StreamableHTTPClientTransport(url)
+    with MCPClient(era="handshake", timeout=10) as client:
+        client.connect(transport)
+        assert client.negotiated_version == "2025-11-25"  # the newest handshake revision
         assert client.call_tool("greet", {"name": "stateless"}).text == "hello stateless x1"
+        assert transport.session_id is None
     assert stop(process) == 0
     process, url = served_over_http("--transport", "sse")
     assert url.endswith("/sse")

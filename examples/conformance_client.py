@@ -8,11 +8,12 @@ of the run in ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (harness 0.2)::
     npx @modelcontextprotocol/conformance client \\
         --command "python examples/conformance_client.py" --scenario tools_call
 
-The script connects with mcp_sync's Streamable HTTP client, at 2026-07-28
-(stateless: ``_meta`` on every request, no initialize) when the run asks for
-that revision and with the initialize handshake otherwise, does what the
-scenario asks, and exits 0 on success and 1 on any failure. A scenario it
-does not know gets a connection and a tool listing.
+The script connects with mcp_sync's Streamable HTTP client in its default
+era, ``"auto"``: it probes with ``server/discover`` and speaks 2026-07-28
+(stateless: ``_meta`` on every request, no initialize) when the server does,
+the initialize handshake otherwise, so each run exercises the negotiation
+too. It does what the scenario asks and exits 0 on success and 1 on any
+failure. A scenario it does not know gets a connection and a tool listing.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ log = logging.getLogger("conformance-client")
 
 TIMEOUT = 20.0
 """Seconds any one request may take; the suite kills the client after 30."""
-STATELESS = "2026-07-28"
 
 _SAMPLES: dict[str, Any] = {
     "string": "us-west1",
@@ -50,20 +50,10 @@ _SAMPLES: dict[str, Any] = {
 }
 
 
-def accept_with_defaults(params: ElicitRequestFormParams) -> ElicitResult:
-    """Answer a form by accepting it, every field that has a default filled with that default (SEP-1034).
-
-    A boolean field without a default is answered ``true`` (a confirmation).
-    """
-    content: dict[str, Any] = {}
-    for name, field in params.requested_schema.properties.items():
-        default = getattr(field, "default", None)
-        if default is not None:
-            content[name] = default
-        elif getattr(field, "type", None) == "boolean":
-            content[name] = True
-    log.info("elicitation %r answered with %s", params.message, json.dumps(content))
-    return ElicitResult(action="accept", content=content)
+def accept(params: ElicitRequestFormParams) -> ElicitResult:
+    """Accept every form without filling in a field: the client adds the schema's defaults itself (SEP-1034)."""
+    log.info("elicitation %r accepted", params.message)
+    return ElicitResult(action="accept", content={})
 
 
 def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
@@ -71,18 +61,17 @@ def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
     return CreateMessageResult(role="assistant", content=TextContent(text="a sampled answer"), model="conformance")
 
 
-def connect(url: str, revision: str) -> MCPClient:
-    """A client connected over Streamable HTTP at ``revision``'s wire, with every provider set."""
+def connect(url: str) -> MCPClient:
+    """A client connected over Streamable HTTP, with every provider set, in the era it negotiates."""
     from mcp_sync.client import http_client
 
     return http_client(
         url,
         transport="streamable",  # the suite speaks Streamable HTTP only
-        era="modern" if revision == STATELESS else "legacy",
         name="mcp-sync-conformance-client",
         version="1.0.0",
         timeout=TIMEOUT,
-        elicitation_provider=accept_with_defaults,
+        elicitation_provider=accept,
         sampling_provider=sample,
         roots_provider=lambda: [Root(uri="file:///tmp", name="tmp")],
     )
@@ -201,13 +190,12 @@ def main(argv: list[str]) -> int:
         return 2
     url = argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     run = SCENARIOS.get(scenario)
     if run is None:
         log.info("scenario %r is not one this client knows: connecting only", scenario)
         run = handshake
     try:
-        with connect(url, revision) as client:
+        with connect(url) as client:
             run(client)
     except (MCPError, RuntimeError, OSError) as exc:
         log.error("scenario %s failed: %s", scenario, exc)

@@ -11,11 +11,12 @@
 'hi Ada'
 >>> server.stop()
 
-Every method blocks until the server answers, then returns a model from
-:mod:`mcp_sync.types` or raises :class:`~mcp_sync.errors.MCPError`. Methods
-may be called from many threads at once. Each takes ``timeout`` (seconds;
-the client's default otherwise) and most take ``cancel``, a
-:class:`threading.Event` that another thread may set to abandon the call.
+Every method that asks the server something blocks until it answers, then
+returns a model from :mod:`mcp_sync.types` or raises
+:class:`~mcp_sync.errors.MCPError`. Methods may be called from many threads
+at once. Each takes ``timeout`` (seconds; the client's default otherwise) and
+``cancel``, a :class:`threading.Event` that another thread may set to abandon
+the call: it then raises ``REQUEST_CANCELLED`` and the server is told.
 
 What differs between the protocol's two eras (the ``initialize`` handshake
 of 2024-11-05 to 2025-11-25, the stateless requests of 2026-07-28) is not
@@ -218,7 +219,9 @@ class MCPClient:
     for every call (``None``: no limit). The providers answer the server's
     own requests (in 2026-07-28, the input requests of its interim results,
     for up to ``max_input_rounds`` rounds per call); the capabilities the
-    client declares follow from which ones are set. ``log_handler`` receives
+    client declares follow from which ones are set. A form the elicitation
+    provider accepts gets the requested schema's default for each field the
+    provider left out, unless ``elicitation_defaults=False``. ``log_handler`` receives
     the server's log messages (default: the ``mcp_sync.server_log`` logger).
     ``cache`` keeps 2026-07-28 results for as long as their ``ttlMs`` allows;
     ``probe_timeout`` bounds the wait for an answer to the probe (a server
@@ -237,6 +240,7 @@ class MCPClient:
         sampling_provider: SamplingProvider | None = None,
         roots_provider: RootsProvider | None = None,
         elicitation_provider: ElicitationProvider | None = None,
+        elicitation_defaults: bool = True,
         log_handler: LogHandler | None = None,
         id_generator: Callable[[], RequestId] | None = None,
         clock: Clock | None = None,
@@ -256,6 +260,8 @@ class MCPClient:
         self.sampling_provider = sampling_provider
         self.roots_provider = roots_provider
         self.elicitation_provider = elicitation_provider
+        self.elicitation_defaults = elicitation_defaults
+        """Whether an accepted form gets the requested schema's defaults for the fields its provider left out."""
         self.log_handler: LogHandler = log_handler or _forward_to_logging
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
@@ -589,14 +595,16 @@ class MCPClient:
                 self._background = _BackgroundPool()
             self._background.submit(run)
 
-    def _collect(self, method: str, result_type: type[_P], key: str, timeout: Timeout) -> list[Any]:
+    def _collect(
+        self, method: str, result_type: type[_P], key: str, timeout: Timeout, cancel: threading.Event | None
+    ) -> list[Any]:
         """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused)."""
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
         while True:
             params = PaginatedRequestParams(cursor=cursor)
-            page = self._call(method, params, result_type, timeout=timeout, fresh=True)
+            page = self._call(method, params, result_type, timeout=timeout, cancel=cancel, fresh=True)
             items.extend(getattr(page, key))
             cursor = page.next_cursor
             if not cursor:
@@ -656,6 +664,7 @@ class MCPClient:
         resource_uris: Sequence[str] = (),
         on_notification: NotificationCallback | None = None,
         timeout: Timeout = USE_DEFAULT,
+        cancel: threading.Event | None = None,
     ) -> Subscription:
         """Open a ``subscriptions/listen`` stream (2026-07-28) and return it once the server acknowledged it.
 
@@ -676,6 +685,7 @@ class MCPClient:
             resource_uris=resource_uris,
             on_notification=on_notification,
             timeout=timeout,
+            cancel=cancel,
         )
 
     def _forget_listen(self, subscription: Subscription) -> None:
@@ -697,17 +707,20 @@ class MCPClient:
 
     # ------------------------------------------------------------------ tools
 
-    def ping(self, *, timeout: Timeout = USE_DEFAULT) -> None:
+    def ping(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> None:
         """Check that the server answers (with ``ping``; in 2026-07-28, which has none, ``server/discover``)."""
-        self._connection().ping(timeout)
+        self._connection().ping(timeout, cancel)
 
-    def list_tools(self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT) -> ListToolsResult:
+    def list_tools(
+        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> ListToolsResult:
         """One page of the server's tools."""
-        return self._call("tools/list", PaginatedRequestParams(cursor=cursor), ListToolsResult, timeout=timeout)
+        params = PaginatedRequestParams(cursor=cursor)
+        return self._call("tools/list", params, ListToolsResult, timeout=timeout, cancel=cancel)
 
-    def refresh_tools(self, *, timeout: Timeout = USE_DEFAULT) -> list[Tool]:
+    def refresh_tools(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Tool]:
         """Fetch every page of tools and update :meth:`tools`."""
-        tools: list[Tool] = self._collect("tools/list", ListToolsResult, "tools", timeout)
+        tools: list[Tool] = self._collect("tools/list", ListToolsResult, "tools", timeout, cancel)
         self._tools = tools
         return tools
 
@@ -810,13 +823,18 @@ class MCPClient:
 
     # -------------------------------------------------------------- resources
 
-    def list_resources(self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT) -> ListResourcesResult:
+    def list_resources(
+        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> ListResourcesResult:
         """One page of the server's resources."""
-        return self._call("resources/list", PaginatedRequestParams(cursor=cursor), ListResourcesResult, timeout=timeout)
+        params = PaginatedRequestParams(cursor=cursor)
+        return self._call("resources/list", params, ListResourcesResult, timeout=timeout, cancel=cancel)
 
-    def refresh_resources(self, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
+    def refresh_resources(
+        self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> list[Resource]:
         """Fetch every page of resources and update :meth:`resources`."""
-        resources: list[Resource] = self._collect("resources/list", ListResourcesResult, "resources", timeout)
+        resources: list[Resource] = self._collect("resources/list", ListResourcesResult, "resources", timeout, cancel)
         self._resources = resources
         return resources
 
@@ -826,20 +844,19 @@ class MCPClient:
         return list(self._resources)
 
     def list_resource_templates(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT
+        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
     ) -> ListResourceTemplatesResult:
         """One page of the server's resource templates."""
-        return self._call(
-            "resources/templates/list",
-            PaginatedRequestParams(cursor=cursor),
-            ListResourceTemplatesResult,
-            timeout=timeout,
-        )
+        params = PaginatedRequestParams(cursor=cursor)
+        method = "resources/templates/list"
+        return self._call(method, params, ListResourceTemplatesResult, timeout=timeout, cancel=cancel)
 
-    def refresh_resource_templates(self, *, timeout: Timeout = USE_DEFAULT) -> list[ResourceTemplate]:
+    def refresh_resource_templates(
+        self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> list[ResourceTemplate]:
         """Fetch every page of resource templates and update :meth:`resource_templates`."""
         templates: list[ResourceTemplate] = self._collect(
-            "resources/templates/list", ListResourceTemplatesResult, "resource_templates", timeout
+            "resources/templates/list", ListResourceTemplatesResult, "resource_templates", timeout, cancel
         )
         self._templates = templates
         return templates
@@ -857,22 +874,26 @@ class MCPClient:
             "resources/read", ReadResourceRequestParams(uri=uri), ReadResourceResult, timeout=timeout, cancel=cancel
         )
 
-    def subscribe_resource(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> None:
+    def subscribe_resource(
+        self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> None:
         """Subscribe to changes of ``uri`` (``resources/subscribe``; in 2026-07-28 a :meth:`listen` stream).
 
         On each change the client reads the resource again (off the reader
         thread), keeps it for :meth:`subscribed_contents` and emits the
         ``resource:updated`` event with a :class:`ResourceUpdated` payload.
         """
-        stale = self._connection().subscribe(uri, timeout)
+        stale = self._connection().subscribe(uri, timeout, cancel)
         with self._lock:
             self._subscriptions.setdefault(uri, None)
         if stale is not None:
             stale.close()
 
-    def unsubscribe_resource(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> None:
+    def unsubscribe_resource(
+        self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> None:
         """Stop receiving changes of ``uri``."""
-        listening = self._connection().unsubscribe(uri, timeout)
+        listening = self._connection().unsubscribe(uri, timeout, cancel)
         with self._lock:
             self._subscriptions.pop(uri, None)
         if listening is not None:
@@ -902,13 +923,16 @@ class MCPClient:
 
     # ---------------------------------------------------------------- prompts
 
-    def list_prompts(self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT) -> ListPromptsResult:
+    def list_prompts(
+        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> ListPromptsResult:
         """One page of the server's prompts."""
-        return self._call("prompts/list", PaginatedRequestParams(cursor=cursor), ListPromptsResult, timeout=timeout)
+        params = PaginatedRequestParams(cursor=cursor)
+        return self._call("prompts/list", params, ListPromptsResult, timeout=timeout, cancel=cancel)
 
-    def refresh_prompts(self, *, timeout: Timeout = USE_DEFAULT) -> list[Prompt]:
+    def refresh_prompts(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Prompt]:
         """Fetch every page of prompts and update :meth:`prompts`."""
-        prompts: list[Prompt] = self._collect("prompts/list", ListPromptsResult, "prompts", timeout)
+        prompts: list[Prompt] = self._collect("prompts/list", ListPromptsResult, "prompts", timeout, cancel)
         self._prompts = prompts
         return prompts
 
@@ -918,11 +942,16 @@ class MCPClient:
         return list(self._prompts)
 
     def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: Timeout = USE_DEFAULT
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout: Timeout = USE_DEFAULT,
+        cancel: threading.Event | None = None,
     ) -> GetPromptResult:
         """Render a prompt with ``arguments``."""
         params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
-        return self._call("prompts/get", params, GetPromptResult, timeout=timeout)
+        return self._call("prompts/get", params, GetPromptResult, timeout=timeout, cancel=cancel)
 
     # ------------------------------------------------------------- utilities
 
@@ -934,6 +963,7 @@ class MCPClient:
         *,
         context: Mapping[str, str] | None = None,
         timeout: Timeout = USE_DEFAULT,
+        cancel: threading.Event | None = None,
     ) -> CompleteResult:
         """Ask for completions of ``argument`` (typed so far: ``value``) of a prompt or template."""
         params = CompleteRequestParams(
@@ -941,9 +971,11 @@ class MCPClient:
             argument=CompleteArgument(name=argument, value=value),
             context=CompleteContext(arguments=dict(context)) if context is not None else None,
         )
-        return self._call("completion/complete", params, CompleteResult, timeout=timeout)
+        return self._call("completion/complete", params, CompleteResult, timeout=timeout, cancel=cancel)
 
-    def set_log_level(self, level: LoggingLevel, *, timeout: Timeout = USE_DEFAULT) -> None:
+    def set_log_level(
+        self, level: LoggingLevel, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> None:
         """Ask the server to send log messages of ``level`` and above.
 
         In the handshake era this is ``logging/setLevel``; 2026-07-28 has no
@@ -951,7 +983,7 @@ class MCPClient:
         request instead (without it, such servers send no log messages).
         """
         params = SetLevelRequestParams(level=level)
-        self._connection().set_log_level(params, timeout)
+        self._connection().set_log_level(params, timeout, cancel)
 
     # -------------------------------------------------------------- providers
 

@@ -162,19 +162,19 @@ class ClientEra(abc.ABC):
         """The raw result of ``method``, as this era obtains it."""
 
     @abc.abstractmethod
-    def ping(self, timeout: Timeout) -> None:
+    def ping(self, timeout: Timeout, cancel: threading.Event | None) -> None:
         """Check that the server answers."""
 
     @abc.abstractmethod
-    def subscribe(self, uri: str, timeout: Timeout) -> Subscription | None:
+    def subscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """Ask for the changes of ``uri``; return the stream this replaces, for the caller to close."""
 
     @abc.abstractmethod
-    def unsubscribe(self, uri: str, timeout: Timeout) -> Subscription | None:
+    def unsubscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """Stop asking for the changes of ``uri``; return the stream that carried them, for the caller to close."""
 
     @abc.abstractmethod
-    def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout) -> None:
+    def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout, cancel: threading.Event | None) -> None:
         """Ask for log messages of ``params.level`` and above."""
 
     @abc.abstractmethod
@@ -191,6 +191,7 @@ class ClientEra(abc.ABC):
         resource_uris: Sequence[str],
         on_notification: NotificationCallback | None,
         timeout: Timeout,
+        cancel: threading.Event | None,
     ) -> Subscription:
         """Open a ``subscriptions/listen`` stream, acknowledged by the server."""
 
@@ -233,23 +234,25 @@ class HandshakeEra(ClientEra):
         """Sent as it is (nothing is cached in this era, so ``fresh`` changes nothing)."""
         return self.dispatcher.request(method, params, timeout=timeout, cancel=cancel, on_progress=on_progress)
 
-    def ping(self, timeout: Timeout) -> None:
+    def ping(self, timeout: Timeout, cancel: threading.Event | None) -> None:
         """``ping``."""
-        self.call("ping", None, EmptyResult, timeout=timeout)
+        self.call("ping", None, EmptyResult, timeout=timeout, cancel=cancel)
 
-    def subscribe(self, uri: str, timeout: Timeout) -> Subscription | None:
+    def subscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """``resources/subscribe``: the updates come as plain notifications, so no stream is replaced."""
-        self.call("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+        params = SubscribeRequestParams(uri=uri)
+        self.call("resources/subscribe", params, EmptyResult, timeout=timeout, cancel=cancel)
         return None
 
-    def unsubscribe(self, uri: str, timeout: Timeout) -> Subscription | None:
+    def unsubscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """``resources/unsubscribe``."""
-        self.call("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult, timeout=timeout)
+        params = UnsubscribeRequestParams(uri=uri)
+        self.call("resources/unsubscribe", params, EmptyResult, timeout=timeout, cancel=cancel)
         return None
 
-    def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout) -> None:
+    def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout, cancel: threading.Event | None) -> None:
         """``logging/setLevel``."""
-        self.call("logging/setLevel", params, EmptyResult, timeout=timeout)
+        self.call("logging/setLevel", params, EmptyResult, timeout=timeout, cancel=cancel)
 
     def roots_changed(self) -> None:
         """``notifications/roots/list_changed``."""
@@ -264,6 +267,7 @@ class HandshakeEra(ClientEra):
         resource_uris: Sequence[str],
         on_notification: NotificationCallback | None,
         timeout: Timeout,
+        cancel: threading.Event | None,
     ) -> Subscription:
         """Refused: this era has no such stream."""
         raise MCPError(
@@ -326,26 +330,32 @@ class StatelessEra(ClientEra):
         wire = params.to_wire() if params is not None else {}
         return exchange(self, method, wire, timeout=timeout, cancel=cancel, on_progress=on_progress, fresh=fresh)
 
-    def ping(self, timeout: Timeout) -> None:
+    def ping(self, timeout: Timeout, cancel: threading.Event | None) -> None:
         """``server/discover`` (2026-07-28 has no ``ping``), never answered from the cache."""
-        self.call("server/discover", None, DiscoverResult, timeout=timeout, fresh=True)
+        self.call("server/discover", None, DiscoverResult, timeout=timeout, cancel=cancel, fresh=True)
 
-    def subscribe(self, uri: str, timeout: Timeout) -> Subscription | None:
+    def subscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """A listen stream for ``uri`` alone (2026-07-28 has no ``resources/subscribe``)."""
         listening = self.listen(
-            tools=False, prompts=False, resources=False, resource_uris=[uri], on_notification=None, timeout=timeout
+            tools=False,
+            prompts=False,
+            resources=False,
+            resource_uris=[uri],
+            on_notification=None,
+            timeout=timeout,
+            cancel=cancel,
         )
         with self.client._lock:
             stale = self._streams.pop(uri, None)
             self._streams[uri] = listening
         return stale
 
-    def unsubscribe(self, uri: str, timeout: Timeout) -> Subscription | None:
+    def unsubscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """Nothing to send: closing the stream is enough."""
         with self.client._lock:
             return self._streams.pop(uri, None)
 
-    def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout) -> None:
+    def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout, cancel: threading.Event | None) -> None:
         """Nothing to send: 2026-07-28 has no ``logging/setLevel``; the level goes in each later request's ``_meta``."""
         self.client._log_level = params.level
 
@@ -361,6 +371,7 @@ class StatelessEra(ClientEra):
         resource_uris: Sequence[str],
         on_notification: NotificationCallback | None,
         timeout: Timeout,
+        cancel: threading.Event | None,
     ) -> Subscription:
         """``subscriptions/listen``, tracked by the client so that the stream's notifications reach it."""
         client = self.client
@@ -378,7 +389,7 @@ class StatelessEra(ClientEra):
             pending = self.dispatcher.send_request("subscriptions/listen", params)
             client._listens[pending.id] = subscription
             subscription._start(pending)
-        subscription._wait_acknowledged(client.timeout if timeout is USE_DEFAULT else timeout)
+        subscription._wait_acknowledged(client.timeout if timeout is USE_DEFAULT else timeout, cancel)
         return subscription
 
 

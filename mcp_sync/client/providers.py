@@ -29,7 +29,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..protocol.errors import MCPError
-from ..protocol.types import CreateMessageRequestParams, ElicitRequestFormParams, ListRootsResult, WireModel
+from ..protocol.types import (
+    CreateMessageRequestParams,
+    ElicitRequestFormParams,
+    ElicitResult,
+    ListRootsResult,
+    WireModel,
+)
 
 if TYPE_CHECKING:
     from .core import MCPClient
@@ -40,6 +46,7 @@ __all__ = [
     "ProviderKind",
     "Responder",
     "responder",
+    "with_schema_defaults",
 ]
 
 ProviderKind = Literal["sampling", "roots", "elicitation"]
@@ -86,4 +93,31 @@ def responder(client: MCPClient, method: str, missing: MissingProvider) -> Respo
         return answer_roots
     if kind == "sampling":
         return _present(client.sampling_provider, kind, missing)
-    return _present(client.elicitation_provider, kind, missing)
+    elicit = _present(client.elicitation_provider, kind, missing)
+    if not client.elicitation_defaults:
+        return elicit
+
+    def answer_with_defaults(params: ElicitRequestFormParams) -> WireModel:
+        return with_schema_defaults(elicit(params), params)
+
+    return answer_with_defaults
+
+
+def with_schema_defaults(result: ElicitResult, params: ElicitRequestFormParams) -> ElicitResult:
+    """An accepted form's ``content`` with each field it leaves out set to the requested schema's default (SEP-1034).
+
+    What the provider answered wins; a declined or cancelled form is left as is.
+
+    >>> from mcp_sync.types import ElicitRequestedSchema, StringSchema, BooleanSchema
+    >>> schema = ElicitRequestedSchema(
+    ...     properties={"region": StringSchema(default="eu"), "confirm": BooleanSchema(default=True)}
+    ... )
+    >>> form = ElicitRequestFormParams(message="Where?", requested_schema=schema)
+    >>> with_schema_defaults(ElicitResult(action="accept", content={"region": "us"}), form).content
+    {'region': 'us', 'confirm': True}
+    """
+    if result.action != "accept":
+        return result
+    defaults = {name: field.default for name, field in params.requested_schema.properties.items()}
+    filled = {name: value for name, value in defaults.items() if value is not None}
+    return result.model_copy(update={"content": {**filled, **(result.content or {})}})

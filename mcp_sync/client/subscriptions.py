@@ -91,11 +91,20 @@ class Subscription:
             self._worker.start()
         pending.future.add_done_callback(self._ended)
 
-    def _wait_acknowledged(self, timeout: float | None) -> None:
-        """Block until the server acknowledged the subscription; raise what ended it otherwise."""
+    def _wait_acknowledged(self, timeout: float | None, cancel: threading.Event | None) -> None:
+        """Block until the server acknowledged the subscription; raise what ended it, or a cancel, otherwise."""
         assert self._pending is not None
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not self._acked.wait(0.02):
+        while True:
+            if cancel is not None and cancel.is_set():
+                self.close()
+                raise MCPError(
+                    MCP_CODES.REQUEST_CANCELLED,
+                    "subscriptions/listen was cancelled by the caller before the server acknowledged it",
+                    context={"method": "subscriptions/listen"},
+                )
+            if self._acked.wait(0.02):
+                return
             if self._pending.future.done():
                 self._pending.future.result()  # raises the error that ended it
                 raise MCPError(MCP_CODES.PROTOCOL_INVALID, "the server ended the subscription before acknowledging it")

@@ -50,7 +50,7 @@ from mcp_sync.types import (
     TextContent,
     TextResourceContents,
 )
-from tests.helpers import RecordingTransport
+from tests.helpers import RecordingTransport, connect_pair
 
 # ----------------------------------------------------------------- helpers
 
@@ -522,6 +522,89 @@ def test_a_cancel_event_sends_notifications_cancelled(server: MCPServer, link: C
     assert stopped.wait(5)
     assert "notifications/cancelled" in methods(conn.server_wire.received)
     assert text_of(conn.client.call_tool("echo", {"msg": "after"})) == "after"
+
+
+# Every public method that asks the server something, called with a cancel event (and the method it sends).
+CANCELLABLE: dict[str, tuple[str, Callable[[MCPClient, threading.Event], object]]] = {
+    "ping": ("ping", lambda c, cancel: c.ping(cancel=cancel)),
+    "list_tools": ("tools/list", lambda c, cancel: c.list_tools(cancel=cancel)),
+    "refresh_tools": ("tools/list", lambda c, cancel: c.refresh_tools(cancel=cancel)),
+    "call_tool": ("tools/call", lambda c, cancel: c.call_tool("t", cancel=cancel)),
+    "call_tool_structured": ("tools/call", lambda c, cancel: c.call_tool_structured("t", cancel=cancel)),
+    "list_resources": ("resources/list", lambda c, cancel: c.list_resources(cancel=cancel)),
+    "refresh_resources": ("resources/list", lambda c, cancel: c.refresh_resources(cancel=cancel)),
+    "list_resource_templates": (
+        "resources/templates/list",
+        lambda c, cancel: c.list_resource_templates(cancel=cancel),
+    ),
+    "refresh_resource_templates": (
+        "resources/templates/list",
+        lambda c, cancel: c.refresh_resource_templates(cancel=cancel),
+    ),
+    "read_resource": ("resources/read", lambda c, cancel: c.read_resource("mem://x", cancel=cancel)),
+    "subscribe_resource": ("resources/subscribe", lambda c, cancel: c.subscribe_resource("mem://x", cancel=cancel)),
+    "unsubscribe_resource": (
+        "resources/unsubscribe",
+        lambda c, cancel: c.unsubscribe_resource("mem://x", cancel=cancel),
+    ),
+    "list_prompts": ("prompts/list", lambda c, cancel: c.list_prompts(cancel=cancel)),
+    "refresh_prompts": ("prompts/list", lambda c, cancel: c.refresh_prompts(cancel=cancel)),
+    "get_prompt": ("prompts/get", lambda c, cancel: c.get_prompt("p", cancel=cancel)),
+    "complete": (
+        "completion/complete",
+        lambda c, cancel: c.complete(PromptReference(name="p"), "a", "", cancel=cancel),
+    ),
+    "set_log_level": ("logging/setLevel", lambda c, cancel: c.set_log_level("info", cancel=cancel)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CANCELLABLE))
+def test_every_request_method_takes_cancel_and_tells_the_server(name: str) -> None:
+    method, call = CANCELLABLE[name]
+    armed, told = threading.Event(), threading.Event()
+    listings = {"tools/list": "tools", "resources/list": "resources", "prompts/list": "prompts"}
+    listings["resources/templates/list"] = "resourceTemplates"
+
+    def answer(method: str) -> Callable[[dict[str, Any], RequestContext], dict[str, Any]]:
+        def run(params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+            if armed.is_set() and ctx.cancelled.wait(5):  # connecting lists everything: answered at once
+                told.set()
+            return {listings[method]: []} if method in listings else {}
+
+        return run
+
+    handlers = {m.replace("/", "_"): answer(m) for m in {method, *listings}}
+    everything = {"tools": {}, "resources": {"subscribe": True}, "prompts": {}, "logging": {}, "completions": {}}
+    with fake_server(lambda params, ctx: _init_result(capabilities=everything), **handlers) as (client_end, _, seen):
+        client = MCPClient(era="handshake", timeout=3)
+        client.connect(client_end)
+        armed.set()
+        cancel = threading.Event()
+        cancel.set()
+        try:
+            with pytest.raises(MCPError) as caught:
+                call(client, cancel)
+            assert caught.value.code == MCP_CODES.REQUEST_CANCELLED
+            assert told.wait(5), f"{method} was never told it was cancelled"
+            assert seen[-1] == method
+        finally:
+            client.disconnect()
+
+
+def test_listen_takes_cancel_too() -> None:
+    server = MCPServer("listener")
+    client = connect_pair(server, MCPClient(era="stateless", timeout=3))
+    try:
+        cancel = threading.Event()
+        cancel.set()
+        with pytest.raises(MCPError) as caught:
+            client.listen(tools=True, cancel=cancel)
+        assert caught.value.code == MCP_CODES.REQUEST_CANCELLED
+        with client.listen(tools=True) as subscription:  # the client is still fine
+            assert subscription.acknowledged is not None and subscription.acknowledged.tools_list_changed
+    finally:
+        client.disconnect()
+        server.stop()
 
 
 def test_many_threads_share_one_client(server: MCPServer, link: Callable[..., Link]) -> None:

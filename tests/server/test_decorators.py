@@ -273,6 +273,51 @@ def test_context_sample_elicit_roots_and_read_resource(server: MCPServer) -> Non
     assert "title" not in requested and requested["required"] == ["name", "age"]
 
 
+TRIP_FORM = {
+    "type": "object",
+    "properties": {
+        "destination": {"type": "string"},
+        "nights": {"type": "integer", "default": 2},
+        "window": {"type": "boolean", "default": True},
+        "note": {"type": "string"},
+    },
+    "required": ["destination"],
+}
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_an_accepted_form_gets_the_schema_defaults_for_what_the_provider_left_out(server: MCPServer, era: str) -> None:
+    @server.tool
+    def book(ctx: Context) -> list[Any]:
+        """Asks twice."""
+        return [ctx.elicit("Where to?", TRIP_FORM).data, ctx.elicit("Where else?", TRIP_FORM).action]
+
+    answers = iter(
+        [
+            ElicitResult(action="accept", content={"destination": "Kyoto", "window": False}),
+            ElicitResult(action="decline"),
+        ]
+    )
+    with connect_pair(server, MCPClient(era=era, elicitation_provider=lambda params: next(answers))) as client:
+        result = client.call_tool("book")
+    # The provider's own answers win; a default fills each field it left out; a field without one stays out.
+    assert result.structured_content == {"result": [{"destination": "Kyoto", "window": False, "nights": 2}, "decline"]}
+
+
+def test_schema_defaults_can_be_switched_off(server: MCPServer) -> None:
+    @server.tool
+    def book(ctx: Context) -> list[Any]:
+        """Asks once."""
+        return [ctx.elicit("Where to?", TRIP_FORM).data]
+
+    def provider(params: ElicitRequestFormParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={"destination": "Kyoto"})
+
+    client = MCPClient(elicitation_provider=provider, elicitation_defaults=False)
+    with connect_pair(server, client):
+        assert client.call_tool("book").structured_content == {"result": [{"destination": "Kyoto"}]}
+
+
 def test_elicit_decline_and_an_answer_that_does_not_fit(server: MCPServer) -> None:
     outcomes: list[Any] = []
 

@@ -20,12 +20,13 @@ functions are run to completion on a private event loop.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import inspect
 import json
 import types
-from collections.abc import Callable
-from typing import Any, Union, get_args, get_origin
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import pydantic
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -43,8 +44,10 @@ from ..protocol.types import (
 from .context import Context
 from .uri_template import template_variables
 
+_T = TypeVar("_T")
+
 # template_variables lives in uri_template now (one parser for every use); it stays importable from here.
-__all__ = ["FunctionSpec", "template_variables"]
+__all__ = ["FunctionSpec", "run_coroutine", "template_variables"]
 
 _CONTENT_TYPES: tuple[type, ...] = (
     CallToolResult,
@@ -147,7 +150,7 @@ class FunctionSpec:
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = ctx if ctx is not None else Context()
         if self.is_async:
-            return asyncio.run(self.fn(**kwargs))
+            return run_coroutine(functools.partial(self.fn, **kwargs))
         return self.fn(**kwargs)
 
     # --------------------------------------------------------------- outputs
@@ -193,3 +196,25 @@ class FunctionSpec:
         structured = {"result": data} if self._wrapped else data
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
         return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+
+
+def run_coroutine(start: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """Run the coroutine ``start()`` makes to its end and return its result, from any thread.
+
+    Where no event loop runs, it gets one with :func:`asyncio.run`. Where one
+    does (a notebook cell, an async web handler calling the blocking API),
+    ``asyncio.run`` would refuse and awaiting is not possible, so it runs on a
+    private loop in a thread of its own while this one waits. The coroutine is
+    made on the thread that runs it.
+
+    >>> async def double(x: int) -> int:
+    ...     return 2 * x
+    >>> run_coroutine(lambda: double(21))
+    42
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(start())
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mcp-sync-coroutine") as private:
+        return private.submit(lambda: asyncio.run(start())).result()

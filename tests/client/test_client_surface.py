@@ -402,6 +402,29 @@ def test_blocking_calls_work_inside_a_running_event_loop(server: CatalogueServer
     assert asyncio.run(cell()) == ("3", "from a loop", "4")
 
 
+def test_an_async_tool_runs_from_a_thread_whose_loop_is_running() -> None:
+    server = mcp_sync.MCPServer("async-tools")
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    @server.tool
+    async def slow_double(x: int) -> int:
+        """Doubles, after yielding to its loop once."""
+        loops.append(asyncio.get_running_loop())
+        await asyncio.sleep(0)
+        return 2 * x
+
+    async def cell() -> tuple[Any, Any, asyncio.AbstractEventLoop]:
+        direct = server.invoke_tool("slow_double", {"x": 21}).structured_content
+        with mcp_sync.connect(server) as client:
+            served = client.tools.slow_double(x=4).structured_content
+        return direct, served, asyncio.get_running_loop()
+
+    direct, served, outer = asyncio.run(cell())
+    assert (direct, served) == ({"result": 42}, {"result": 8})
+    assert len(loops) == 2 and outer not in loops  # each ran on a private loop, not the caller's
+    assert server.invoke_tool("slow_double", {"x": 1}).structured_content == {"result": 2}  # and with no loop running
+
+
 def test_calls_from_threads_while_a_loop_runs(server: CatalogueServer) -> None:
     results: list[str] = []
 

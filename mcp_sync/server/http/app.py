@@ -267,13 +267,15 @@ class StreamableHTTPApp:
 
     ``path`` is the Streamable HTTP endpoint. ``stateless=True`` serves each
     POST with a fresh session and issues no session ids (GET and DELETE then
-    get 405); ``json_response=True`` answers every request with JSON, never
-    SSE. ``allowed_hosts``/``allowed_origins`` are the DNS rebinding
+    get 405); ``json_response=True`` answers every POST with one JSON body,
+    never an SSE stream (GET streams, ``subscriptions/listen`` and the legacy
+    HTTP+SSE transport still stream). ``allowed_hosts``/``allowed_origins`` are the DNS rebinding
     allow-lists (``None``: the loopback names on any port; ``["*"]``: any).
     ``token_verifier`` turns on bearer-token authentication, ``required_scopes``
     the scopes every token needs, and ``resource_metadata`` (a dict with at
     least ``authorization_servers``) is served as the RFC 9728 Protected
-    Resource Metadata. Sessions idle for ``session_idle_timeout`` seconds end;
+    Resource Metadata and named in 401 challenges (without it, there is no
+    metadata URL). Sessions idle for ``session_idle_timeout`` seconds end;
     beyond ``max_sessions`` a new one gets 503. ``event_store`` keeps SSE
     events for resumption (default: :class:`InMemoryEventStore`).
     ``legacy_sse`` also serves the 2024-11-05 transport at ``sse_path`` and

@@ -298,10 +298,10 @@ def main() -> None:
     )
     print(f"workload: {WORKLOAD}")
     print('payload: "hello" (5 characters) in every call; the ceiling answers a fixed text-only result')
-    print(f"{'':28}" + "".join(f"{name:>20}" for name in names))
+    print(f"{'':28}" + "".join(f"{name:>22}" for name in names))
     for key, label, _, _ in ROWS:
         label = label.replace("N clients", f"{args.clients} clients")
-        print(f"{label:28}" + "".join(f"{columns[name][key]:20.3f}" for name in names))
+        print(f"{label:28}" + "".join(f"{columns[name][key]:22.3f}" for name in names))
     ours = columns["mcp_sync->mcp_sync"]
     print("\nmcp_sync->mcp_sync compared (> 1: mcp_sync is better):")
     for name in names[1:]:

@@ -25,7 +25,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import requests
+
 from mcp_sync import MCPClient, MCPError
+from mcp_sync.client.auth import OAuth
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -61,12 +64,42 @@ def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
     return CreateMessageResult(role="assistant", content=TextContent(text="a sampled answer"), model="conformance")
 
 
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""This client's metadata document, as the harness expects it (used where the server supports them)."""
+
+
+class FollowRedirect:
+    """The harness's authorization server approves at once: fetch the URL and take its redirect, unfollowed."""
+
+    redirect_uri = "http://127.0.0.1:3000/callback"
+
+    def authorize(self, url: str, timeout: float) -> str:
+        response = requests.get(url, allow_redirects=False, timeout=timeout)
+        location = response.headers.get("Location")
+        if response.status_code not in (301, 302, 303, 307) or not location:
+            raise RuntimeError(f"the authorization server answered {response.status_code}, not a redirect")
+        return location
+
+
+def oauth(context: dict[str, Any]) -> OAuth:
+    """The OAuth of a scenario: pre-registered when the harness gives credentials, else it registers itself."""
+    return OAuth(
+        client_name="mcp-sync-conformance-client",
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CLIENT_METADATA_URL,
+        interaction=FollowRedirect(),
+    )
+
+
 def connect(url: str) -> MCPClient:
     """A client connected over Streamable HTTP, with every provider set, in the era it negotiates."""
     from mcp_sync.client import http_client
 
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     return http_client(
         url,
+        auth=oauth(context),
         transport="streamable",  # the suite speaks Streamable HTTP only
         name="mcp-sync-conformance-client",
         version="1.0.0",
@@ -98,6 +131,12 @@ def handshake(client: MCPClient) -> None:
     """``initialize`` (and any scenario only about connecting): connect, then list the tools."""
     tools = client.list_tools().tools
     log.info("connected to %s (%s); %d tools", client.server_info.name, client.negotiated_version, len(tools))
+
+
+def call_every_tool(client: MCPClient) -> None:
+    """Authorization scenarios: list the tools, then call each (a call may need more scopes than the listing)."""
+    for tool in client.list_tools().tools:
+        checked(client, tool.name, arguments_for(tool.input_schema))
 
 
 def call_add_numbers(client: MCPClient) -> None:
@@ -190,7 +229,7 @@ def main(argv: list[str]) -> int:
         return 2
     url = argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    run = SCENARIOS.get(scenario)
+    run = SCENARIOS.get(scenario) or (call_every_tool if scenario.startswith("auth/") else None)
     if run is None:
         log.info("scenario %r is not one this client knows: connecting only", scenario)
         run = handshake

@@ -262,3 +262,31 @@ def node_entry(package: Path) -> Path:
     bin_entry = manifest.get("bin")
     script = bin_entry if isinstance(bin_entry, str) else next(iter(bin_entry.values()))
     return package / script
+
+
+# ----------------------------------------------------------- oidc-provider
+
+OIDC_PROVIDER = "oidc-provider@9.13.3"
+"""panva's OAuth 2.1 / OpenID Connect authorization server, run by ``tests/servers/oidc_server.mjs``."""
+OIDC_PROVIDER_DEPENDENCIES = ("jose@6.2.18", "koa@3.3.0")
+"""Its direct dependencies (it asks for ``^6.2.13`` and ``^3.2.1``), pinned exactly beside it so that runs
+are repeatable; the script imports ``jose`` itself too."""
+
+
+def oidc_provider() -> tuple[str, Path]:
+    """A node to run :data:`OIDC_PROVIDER` on, and the ``node_modules`` directory holding it, installed on first use.
+
+    Run ``tests/servers/oidc_server.mjs`` with that node and ``NODE_PATH`` set to
+    the directory. The package gets its own npm prefix in the cache, with
+    :data:`OIDC_PROVIDER_DEPENDENCIES` installed beside it (the conformance
+    harness's pattern, whose installer this reuses). oidc-provider 9 supports
+    Node 22 LTS and newer (it warns "Unsupported runtime" on older ones), so
+    the node is the harness's too: the machine's own when it is at least 22,
+    else one installed from the npm registry.
+    """
+    import conformance  # imports this module: a module-level import would be circular
+
+    package = conformance.npm_install(OIDC_PROVIDER, *OIDC_PROVIDER_DEPENDENCIES)
+    if not (package / "lib" / "index.js").exists():
+        unavailable(f"{OIDC_PROVIDER} has no {package / 'lib' / 'index.js'}")
+    return conformance.node22(), package.parent

@@ -509,7 +509,7 @@ class MCPClient:
         transport: TransportKind = "auto",
         session: requests.Session | None = None,
         headers: Mapping[str, str] | None = None,
-        auth: requests.auth.AuthBase | None = None,
+        auth: requests.auth.AuthBase | Literal["oauth"] | None = None,
         connect_timeout: float | None = 30.0,
         **options: Any,
     ) -> MCPClient:

@@ -20,6 +20,7 @@ from ..protocol.errors import MCPError
 from ..transports.http.sse import SSEClientTransport
 from ..transports.http.streamable import StreamableHTTPClientTransport
 from ..transports.stdio import ProcessTransport, StderrTarget
+from .auth.oauth import OAuth
 
 if TYPE_CHECKING:
     from .core import MCPClient
@@ -71,7 +72,7 @@ def open_url(
     transport: TransportKind = "auto",
     session: requests.Session | None = None,
     headers: Mapping[str, str] | None = None,
-    auth: requests.auth.AuthBase | None = None,
+    auth: requests.auth.AuthBase | Literal["oauth"] | None = None,
     connect_timeout: float | None = 30.0,
 ) -> MCPClient:
     """Connect ``client`` to the MCP server at ``url`` over HTTP; ``client`` is returned.
@@ -79,11 +80,18 @@ def open_url(
     ``transport`` is ``"streamable"`` (Streamable HTTP), ``"sse"`` (the
     HTTP+SSE transport of 2024-11-05) or ``"auto"``: Streamable HTTP, and if
     the server answers the initialize POST with 400, 404 or 405, HTTP+SSE at
-    the same URL. ``session``, ``headers`` and ``auth`` go to :mod:`requests`.
+    the same URL. ``session``, ``headers`` and ``auth`` go to :mod:`requests`;
+    ``auth="oauth"`` is :class:`~mcp_sync.client.auth.OAuth` with its defaults.
     Failing to connect within ``connect_timeout`` raises an error naming the URL.
+    With OAuth and no tokens yet, the limit grows by the sign-in's own bound:
+    the first request may wait for a person to sign in.
     """
     if transport not in ("auto", "streamable", "sse"):
         raise ValueError(f"transport must be 'auto', 'streamable' or 'sse', not {transport!r}")
+    if auth == "oauth":
+        auth = OAuth()
+    if isinstance(auth, OAuth) and connect_timeout is not None and auth.tokens(url) is None:
+        connect_timeout += auth.interaction_timeout  # the first request may wait for a person to sign in
     where = f"the MCP server at {url}"
     first: MCPError | None = None
     if transport != "sse":

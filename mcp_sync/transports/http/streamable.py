@@ -446,6 +446,9 @@ class StreamableHTTPClientTransport(BaseTransport):
             answer = None if inflight.abandoned or self.closed else self._failure(request, exc)
         except MCPTransportError:
             answer = None  # the transport is closed: every pending call has failed already
+        except MCPError as exc:
+            # The auth could not sign in (an OAuth flow that failed): the call gets its reason.
+            answer = error_answer(request.id, exc.jsonrpc_code, exc.message, exc.data)
         finally:
             with self._state_lock:
                 self._inflight.pop(request.id, None)
@@ -659,7 +662,7 @@ class StreamableHTTPClientTransport(BaseTransport):
                 with self._open(response):
                     self._learn_session(response)
                     answer = self._read_answer(_InflightRequest(request), response)
-            except (requests.RequestException, MCPTransportError) as exc:
+            except (requests.RequestException, MCPError) as exc:
                 log.warning("could not start a new session with the MCP server at %s: %s", self.url, exc)
                 return False
             if not isinstance(answer, JSONRPCResultResponse):
@@ -706,6 +709,9 @@ class StreamableHTTPClientTransport(BaseTransport):
                         self._pump(response, cursor, None)
             except STREAM_ERRORS as exc:
                 log.debug("the GET stream from the MCP server at %s broke: %s", self.url, exc)
+            except MCPError as exc:  # the auth could not sign in: as good as a refusal
+                log.warning("no GET stream from the MCP server at %s: %s", self.url, exc.message)
+                refused = True
             failures = 0 if cursor.events > seen else failures + 1
             if refused or failures > self.reconnect_attempts:
                 if self._keep_listening(generation):

@@ -1,0 +1,600 @@
+"""OAuth for MCP clients: a ``requests`` auth that signs in when a server asks, and keeps the tokens fresh.
+
+Give it to any HTTP transport as ``auth=``::
+
+    import mcp_sync
+    from mcp_sync.client.auth import OAuth, FileTokenStore
+
+    with mcp_sync.connect("https://mcp.example.com/mcp", auth="oauth") as client:   # the defaults
+        ...
+    auth = OAuth(scopes=["files:read"], token_store=FileTokenStore())                # or choose
+    with mcp_sync.connect("https://mcp.example.com/mcp", auth=auth) as client:
+        ...
+
+When the server answers 401, the flow of the MCP specification runs on the
+spot: protected-resource metadata, authorization-server metadata, client
+registration (pre-registered, a client ID metadata document, or dynamic
+registration), authorization code with PKCE through the *interaction*,
+tokens for the server's resource; the request is then sent again. A 403
+``insufficient_scope`` signs in again with the scopes asked for added to those
+granted (a bounded number of times). Tokens are refreshed shortly before they
+expire and once after a 401. A flow that cannot finish raises
+:class:`~mcp_sync.errors.MCPError` ``UNAUTHORIZED`` whose ``data["reason"]``
+says why. Tokens are never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import secrets
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import requests
+import requests.auth
+from pydantic import ValidationError
+
+from ...protocol.errors import MCPError
+from .discovery import (
+    Challenge,
+    auth_error,
+    authorization_server_metadata,
+    canonical_url,
+    origin,
+    protected_resource_metadata,
+)
+from .interaction import Interaction, default_interaction
+from .models import AuthorizationServerMetadata, ClientRegistration, PendingAuthorization, Tokens, as_json
+from .stores import MemoryTokenStore, TokenStore
+
+__all__ = ["OAuth"]
+
+log = logging.getLogger(__name__)
+
+_NOT_SET: Any = object()
+
+OFFLINE_ACCESS = "offline_access"
+MAX_STEP_UPS = 2
+"""Sign-ins again after a 403 ``insufficient_scope`` for one request, before its 403 is given up on."""
+HTTP_TIMEOUT = 30.0
+"""Seconds any one request to an authorization server may take."""
+
+
+@dataclass
+class _Authority:
+    """Who authorizes one MCP server, as discovered for it."""
+
+    server_url: str
+    resource: str
+    issuer: str
+    metadata: AuthorizationServerMetadata
+    scopes_supported: list[str] | None
+
+
+def _pkce() -> tuple[str, str]:
+    """A PKCE verifier and its S256 challenge (RFC 7636): the SHA-256 of the verifier, base64url without padding."""
+    verifier = secrets.token_urlsafe(48)  # 64 characters of the unreserved set
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+class OAuth(requests.auth.AuthBase):
+    """MCP authorization for the HTTP transports (a :class:`requests.auth.AuthBase`).
+
+    ``scopes`` are asked for when the server's challenge names none (else
+    its ``scope``, else its metadata's ``scopes_supported``).
+    ``client_id``/``client_secret`` are a pre-registered client;
+    ``client_metadata_url`` is this client's metadata document (an HTTPS URL
+    used as ``client_id`` where the authorization server supports it);
+    otherwise the client registers itself as ``client_name``.
+    ``redirect_uri`` is where the browser comes back (default: the
+    interaction's loopback listener). ``token_store`` keeps tokens and
+    registrations (default: in memory). ``interaction`` takes a person
+    through the sign-in (default: one that fits where this runs, see
+    :func:`~.interaction.default_interaction`; ``None``: never, so a sign-in
+    must go through :meth:`begin` and :meth:`complete`).
+    ``interaction_timeout`` bounds the wait for the person.
+
+    >>> auth = OAuth(scopes=["files:read"], interaction=None)
+    >>> auth.tokens("https://mcp.example.com/mcp") is None
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        client_name: str = "mcp-sync",
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        token_endpoint_auth_method: str | None = None,
+        client_metadata_url: str | None = None,
+        redirect_uri: str | None = None,
+        token_store: TokenStore | None = None,
+        interaction: Interaction | None = _NOT_SET,
+        interaction_timeout: float = 300.0,
+        session: requests.Session | None = None,
+    ) -> None:
+        self.scopes = list(scopes) if scopes is not None else None
+        self.client_name = client_name
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.token_endpoint_auth_method = token_endpoint_auth_method
+        self.client_metadata_url = client_metadata_url
+        self.interaction: Interaction | None = default_interaction() if interaction is _NOT_SET else interaction
+        self._redirect_uri = redirect_uri
+        self.store: TokenStore = token_store if token_store is not None else MemoryTokenStore()
+        self.interaction_timeout = interaction_timeout
+        self.http = session or requests.Session()
+        self._lock = threading.RLock()  # one sign-in at a time; the requests that wait then reuse its tokens
+
+    # ------------------------------------------------------------ the public face
+
+    @property
+    def redirect_uri(self) -> str:
+        """Where the authorization server sends the browser back."""
+        if self._redirect_uri is not None:
+            return self._redirect_uri
+        if self.interaction is not None:
+            return self.interaction.redirect_uri
+        raise auth_error("authorization_required", "OAuth needs a redirect_uri (or an interaction) to sign in")
+
+    def tokens(self, server_url: str) -> Tokens | None:
+        """The tokens kept for ``server_url``, if any."""
+        raw = self.store.load(_tokens_key(server_url))
+        try:
+            return Tokens.model_validate(raw) if raw is not None else None
+        except ValidationError:
+            return None
+
+    def logout(self, server_url: str) -> None:
+        """Forget the tokens kept for ``server_url`` (the client registrations stay)."""
+        self.store.save(_tokens_key(server_url), None)
+
+    def login(self, server_url: str) -> Tokens | None:
+        """Sign in to ``server_url`` now, if it asks for it; the tokens (``None``: it asked for none).
+
+        The server is sent an unauthenticated ``ping``: its 401 starts the
+        flow, with no request timeout running while the person signs in.
+        """
+        with self._lock:
+            kept = self._fresh_tokens(server_url)
+            if kept is not None:
+                return kept
+            probe = {"jsonrpc": "2.0", "id": "mcp-sync-login", "method": "ping"}
+            headers = {"Accept": "application/json, text/event-stream"}
+            response = self._http("POST", server_url, json=probe, headers=headers, allow_redirects=False)
+            response.close()
+            if response.status_code != 401:
+                return None
+            return self._authorize(server_url, Challenge.parse(response.headers.get("WWW-Authenticate")), None)
+
+    def begin(self, server_url: str, challenge: str | None = None) -> str:
+        """The authorization URL to send a person to; the sign-in is kept in the store under its ``state``.
+
+        For web apps: redirect the person's browser to the URL; when it
+        comes back to ``redirect_uri``, call :meth:`complete` with the full
+        URL, in any later request and on any worker that shares the store.
+        ``challenge`` is a 401's ``WWW-Authenticate`` header, if one is at hand.
+        """
+        with self._lock:
+            authority = self._discover(server_url, Challenge.parse(challenge))
+            scope = self._scope(authority, Challenge.parse(challenge), None)
+            return self._authorization_url(authority, scope)
+
+    def complete(self, callback_url: str) -> Tokens:
+        """Finish a sign-in from the URL the browser came back to; the tokens, also kept in the store."""
+        query = parse_qs(urlsplit(callback_url).query)
+        state = _first(query, "state")
+        raw = self.store.load(f"pending {state}") if state else None
+        if raw is None:
+            raise auth_error("state_mismatch", "the redirect's state matches no sign-in under way")
+        self.store.save(f"pending {state}", None)  # a state is good for one completion
+        pending = PendingAuthorization.model_validate(raw)
+        with self._lock:
+            authority = self._discover(pending.server_url, Challenge())
+            return self._finish(authority, pending, query)
+
+    # --------------------------------------------------------------- requests' side
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        assert request.url is not None
+        tokens = self._fresh_tokens(canonical_url(request.url))
+        if tokens is not None:
+            self._present(tokens, request)
+        request.register_hook("response", self._on_response)
+        return request
+
+    def _on_response(self, response: requests.Response, **send: Any) -> requests.Response:
+        """Sign in (or step up) and send the request again while the server says 401 or 403 ``insufficient_scope``."""
+        step_ups = 0
+        refreshed = False
+        while True:
+            challenge = Challenge.parse(response.headers.get("WWW-Authenticate"))
+            if response.status_code == 401:
+                pass
+            elif response.status_code == 403 and challenge.error == "insufficient_scope":
+                if step_ups >= MAX_STEP_UPS:
+                    return response  # the server still wants more: its 403 is the answer
+                step_ups += 1
+            else:
+                return response
+            request = response.request
+            assert request.url is not None
+            server_url = canonical_url(request.url)
+            sent = request.headers.get("Authorization")
+            with self._lock:
+                kept = self.tokens(server_url)
+                if response.status_code == 403:
+                    tokens = self._authorize(server_url, challenge, kept)
+                elif kept is not None and not (sent or "").endswith(" " + kept.access_token):
+                    tokens = kept  # another request signed in meanwhile: send again with its tokens
+                elif kept is not None and kept.refresh_token and not refreshed:
+                    refreshed = True
+                    tokens = self._refresh_or_none(server_url, kept) or self._authorize(server_url, challenge, None)
+                elif refreshed:
+                    return response  # refused even with tokens just obtained: that 401 is the answer
+                else:
+                    refreshed = True
+                    tokens = self._authorize(server_url, challenge, None)
+            response.content  # noqa: B018 (read to the end, so the connection can be reused)
+            response.close()
+            again = request.copy()
+            self._present(tokens, again)
+            adapter = response.connection
+            retried: requests.Response = adapter.send(again, **send)
+            retried.history.append(response)
+            retried.request = again
+            response = retried
+
+    # ----------------------------------------------------------------- the flow
+
+    def _authorize(self, server_url: str, challenge: Challenge, granted: Tokens | None) -> Tokens:
+        """A whole sign-in, through the interaction: the new tokens."""
+        if self.interaction is None and self._redirect_uri is None:
+            raise auth_error(
+                "authorization_required",
+                f"{server_url} requires a sign-in, and no interaction is set: use OAuth.begin() and complete()",
+                server_url=server_url,
+            )
+        if self.interaction is None:
+            raise auth_error(
+                "authorization_required",
+                f"{server_url} requires a sign-in: send the person to OAuth.begin()'s URL, then call complete()",
+                server_url=server_url,
+            )
+        authority = self._discover(server_url, challenge)
+        url = self._authorization_url(authority, self._scope(authority, challenge, granted))
+        state = parse_qs(urlsplit(url).query)["state"][0]
+        redirect = self.interaction.authorize(url, self.interaction_timeout)
+        query = parse_qs(urlsplit(redirect).query)
+        if _first(query, "state") != state:
+            self.store.save(f"pending {state}", None)
+            raise auth_error("state_mismatch", "the authorization response's state is not the one sent")
+        raw = self.store.load(f"pending {state}")
+        self.store.save(f"pending {state}", None)
+        assert raw is not None
+        return self._finish(authority, PendingAuthorization.model_validate(raw), query)
+
+    def _discover(self, server_url: str, challenge: Challenge) -> _Authority:
+        """Who authorizes ``server_url``: from its protected-resource metadata, else (2025-03-26) its own origin."""
+        server_url = canonical_url(server_url)
+        resource_metadata = protected_resource_metadata(self._fetch, server_url, challenge)
+        if resource_metadata is not None and resource_metadata.authorization_servers:
+            issuer = resource_metadata.authorization_servers[0]
+            metadata = authorization_server_metadata(self._fetch, issuer)
+            if metadata is None:
+                raise auth_error("metadata_unavailable", f"the authorization server {issuer} publishes no metadata")
+            resource = resource_metadata.resource or server_url
+            return _Authority(server_url, resource, issuer, metadata, resource_metadata.scopes_supported)
+        # 2025-03-26: no protected-resource metadata; the server's origin is its authorization server,
+        # with metadata at the origin's well-known URL or, failing that, the default endpoints.
+        issuer = origin(server_url)
+        metadata = authorization_server_metadata(self._fetch, issuer) or AuthorizationServerMetadata(
+            issuer=issuer,
+            authorization_endpoint=f"{issuer}/authorize",
+            token_endpoint=f"{issuer}/token",
+            registration_endpoint=f"{issuer}/register",
+        )
+        return _Authority(server_url, server_url, issuer, metadata, None)
+
+    def _scope(self, authority: _Authority, challenge: Challenge, granted: Tokens | None) -> str | None:
+        """What to ask for: the challenge's scope, else the configured or advertised scopes, with those granted kept."""
+        if challenge.scope:
+            wanted = challenge.scope.split()
+        elif self.scopes is not None:
+            wanted = list(self.scopes)
+        else:
+            wanted = list(authority.scopes_supported or [])
+        if granted is not None:
+            wanted = [*granted.scopes.difference(wanted), *wanted]  # step-up: keep what was granted (SEP-2350)
+        offered = authority.metadata.scopes_supported or []
+        if OFFLINE_ACCESS in offered and OFFLINE_ACCESS not in wanted:
+            wanted.append(OFFLINE_ACCESS)  # SEP-2207: a refresh token, where the authorization server offers one
+        return " ".join(dict.fromkeys(wanted)) or None
+
+    def _authorization_url(self, authority: _Authority, scope: str | None) -> str:
+        """The authorization request (PKCE S256, state, resource), kept pending under its state."""
+        endpoint = authority.metadata.authorization_endpoint
+        if endpoint is None:
+            raise auth_error(
+                "metadata_invalid", f"the authorization server {authority.issuer} has no authorization endpoint"
+            )
+        redirect_uri = self.redirect_uri
+        client = self._client(authority, redirect_uri, scope)
+        verifier, challenge = _pkce()
+        state = secrets.token_urlsafe(24)
+        pending = PendingAuthorization(
+            state=state,
+            code_verifier=verifier,
+            redirect_uri=redirect_uri,
+            server_url=authority.server_url,
+            resource=authority.resource,
+            issuer=authority.issuer,
+            scope=scope,
+        )
+        self.store.save(f"pending {state}", as_json(pending))
+        query = {
+            "response_type": "code",
+            "client_id": client.client_id,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "resource": authority.resource,
+        }
+        if scope:
+            query["scope"] = scope
+        if OFFLINE_ACCESS in (scope or "").split():
+            query["prompt"] = "consent"  # OpenID servers grant offline_access (a refresh token) only with consent
+        separator = "&" if "?" in endpoint else "?"
+        return f"{endpoint}{separator}{urlencode(query)}"
+
+    def _finish(self, authority: _Authority, pending: PendingAuthorization, query: dict[str, list[str]]) -> Tokens:
+        """Check the authorization response (error, ``iss``) and exchange its code for tokens."""
+        error = _first(query, "error")
+        if error is not None:
+            description = _first(query, "error_description") or ""
+            reason = "access_denied" if error == "access_denied" else "authorization_failed"
+            raise auth_error(reason, f"the authorization server refused: {error} {description}".strip(), error=error)
+        iss = _first(query, "iss")
+        # RFC 9207: compared exactly whenever present, and required where the server says it sends it.
+        if iss is None and authority.metadata.authorization_response_iss_parameter_supported:
+            raise auth_error("iss_mismatch", f"the authorization response lacks iss, which {authority.issuer} promises")
+        if iss is not None and iss != authority.metadata.issuer:
+            raise auth_error(
+                "iss_mismatch", f"the authorization response comes from {iss!r}, not {authority.metadata.issuer!r}"
+            )
+        code = _first(query, "code")
+        if not code:
+            raise auth_error("authorization_failed", "the authorization response has no code")
+        if pending.issuer != authority.issuer:
+            raise auth_error("issuer_mismatch", "the server moved to another authorization server during the sign-in")
+        client = self._client(authority, pending.redirect_uri, pending.scope)
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": pending.redirect_uri,
+            "code_verifier": pending.code_verifier,
+            "resource": pending.resource,
+        }
+        return self._token_request(authority, client, form, pending.scope)
+
+    def _fresh_tokens(self, server_url: str) -> Tokens | None:
+        """The kept tokens for ``server_url``, refreshed first if they are about to expire."""
+        tokens = self.tokens(server_url)
+        if tokens is None or not tokens.expiring():
+            return tokens
+        if tokens.refresh_token is None:
+            return tokens  # let the server say whether it still takes them
+        with self._lock:
+            again = self.tokens(server_url)
+            if again is not None and not again.expiring():
+                return again  # refreshed by another thread meanwhile
+            return self._refresh_or_none(server_url, tokens) or tokens
+
+    def _refresh_or_none(self, server_url: str, tokens: Tokens) -> Tokens | None:
+        """Tokens from the refresh token; ``None`` (and the old ones forgotten) when the server refuses."""
+        try:
+            authority = self._discover(server_url, Challenge())
+            if tokens.issuer is not None and tokens.issuer != authority.issuer:
+                return None  # the server moved: these tokens mean nothing to the new authorization server
+            client = self._client(authority, None, tokens.scope)
+            form = {
+                "grant_type": "refresh_token",
+                "refresh_token": tokens.refresh_token or "",
+                "resource": authority.resource,
+            }
+            fresh = self._token_request(authority, client, form, tokens.scope)
+        except MCPError as exc:
+            log.info("could not refresh the tokens for %s: %s", server_url, exc.message)
+            self.logout(server_url)
+            return None
+        if fresh.refresh_token is None and tokens.refresh_token is not None:
+            fresh = fresh.model_copy(
+                update={"refresh_token": tokens.refresh_token}
+            )  # RFC 6749 6: the old one stays valid
+            self.store.save(_tokens_key(server_url), as_json(fresh))
+        return fresh
+
+    # ----------------------------------------------------------- registration
+
+    def _client(self, authority: _Authority, redirect_uri: str | None, scope: str | None) -> ClientRegistration:
+        """This client for ``authority``'s server: pre-registered, a metadata document, kept, or newly registered."""
+        metadata = authority.metadata
+        if self.client_id is not None:
+            method = self.token_endpoint_auth_method or _secret_method(metadata, self.client_secret)
+            return ClientRegistration(
+                client_id=self.client_id, client_secret=self.client_secret, token_endpoint_auth_method=method
+            )
+        if self.client_metadata_url is not None and metadata.client_id_metadata_document_supported:
+            return ClientRegistration(client_id=self.client_metadata_url, token_endpoint_auth_method="none")
+        key = f"client {authority.issuer}"
+        raw = self.store.load(key)
+        kept = ClientRegistration.model_validate(raw) if raw is not None else None
+        usable = kept is not None and kept.issuer == authority.issuer
+        if kept is not None and usable and (redirect_uri is None or redirect_uri in (kept.redirect_uris or [])):
+            return kept
+        if redirect_uri is None:
+            raise auth_error("registration_failed", f"this client is not registered with {authority.issuer}")
+        registered = self._register(authority, redirect_uri, scope)
+        self.store.save(key, as_json(registered))
+        return registered
+
+    def _register(self, authority: _Authority, redirect_uri: str, scope: str | None) -> ClientRegistration:
+        """Dynamic client registration (RFC 7591)."""
+        metadata = authority.metadata
+        if metadata.registration_endpoint is None:
+            raise auth_error(
+                "registration_failed",
+                f"the authorization server {authority.issuer} takes no registrations: give client_id "
+                "(or client_metadata_url, where it supports metadata documents)",
+            )
+        grant_types = ["authorization_code"]
+        if OFFLINE_ACCESS in (metadata.scopes_supported or []) or "refresh_token" in (
+            metadata.grant_types_supported or []
+        ):
+            grant_types.append("refresh_token")
+        host = urlsplit(redirect_uri).hostname or ""
+        body: dict[str, Any] = {
+            "client_name": self.client_name,
+            "redirect_uris": [redirect_uri],
+            "grant_types": grant_types,
+            "response_types": ["code"],
+            "token_endpoint_auth_method": self.token_endpoint_auth_method or _registration_method(metadata),
+            # 2026-07-28 (SEP-837): say what kind of client this is; a loopback redirect means a native one.
+            "application_type": "native" if host in ("127.0.0.1", "localhost", "::1") else "web",
+        }
+        if scope:
+            body["scope"] = scope
+        response = self._http("POST", metadata.registration_endpoint, json=body)
+        if response.status_code not in (200, 201):
+            raise auth_error(
+                "registration_failed",
+                f"the authorization server {authority.issuer} refused the registration: {_describe(response)}",
+                status=response.status_code,
+            )
+        try:
+            answer = response.json()
+            registered = ClientRegistration.model_validate(
+                {"token_endpoint_auth_method": body["token_endpoint_auth_method"], **answer}
+            )
+        except (ValueError, ValidationError):
+            raise auth_error(
+                "registration_failed", f"the registration answer of {authority.issuer} is not a client"
+            ) from None
+        return registered.model_copy(update={"issuer": authority.issuer, "redirect_uris": [redirect_uri]})
+
+    # ----------------------------------------------------------------- tokens
+
+    def _token_request(
+        self, authority: _Authority, client: ClientRegistration, form: dict[str, str], scope: str | None
+    ) -> Tokens:
+        """POST to the token endpoint with the client's authentication; the tokens, kept for the server."""
+        headers = {"Accept": "application/json"}
+        form = dict(form)
+        self._authenticate_client(client, authority.metadata, form, headers)
+        response = self._http("POST", authority.metadata.token_endpoint, data=form, headers=headers)
+        if response.status_code != 200:
+            raise auth_error(
+                "token_request_failed",
+                f"the token endpoint of {authority.issuer} refused: {_describe(response)}",
+                status=response.status_code,
+            )
+        try:
+            tokens = Tokens.model_validate(response.json())
+        except (ValueError, ValidationError):
+            raise auth_error(
+                "token_request_failed", f"the token endpoint of {authority.issuer} sent no tokens"
+            ) from None
+        kept = tokens.stamped(authority.issuer, scope)
+        self.store.save(_tokens_key(authority.server_url), as_json(kept))
+        return kept
+
+    def _authenticate_client(
+        self,
+        client: ClientRegistration,
+        metadata: AuthorizationServerMetadata,
+        form: dict[str, str],
+        headers: dict[str, str],
+    ) -> None:
+        """Add the client's authentication to a token request, by its ``token_endpoint_auth_method``."""
+        method = client.token_endpoint_auth_method
+        if method == "client_secret_basic" and client.client_secret is not None:
+            pair = f"{_form_encode(client.client_id)}:{_form_encode(client.client_secret)}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        elif method == "client_secret_post" and client.client_secret is not None:
+            form.update(client_id=client.client_id, client_secret=client.client_secret)
+        else:
+            form["client_id"] = client.client_id
+
+    def _present(self, tokens: Tokens, request: requests.PreparedRequest) -> None:
+        """Put the access token on a request to the MCP server."""
+        request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+
+    # ------------------------------------------------------------------- HTTP
+
+    def _fetch(self, url: str) -> requests.Response | None:
+        """GET a metadata document; ``None`` when the host cannot be reached."""
+        try:
+            return self.http.get(url, headers={"Accept": "application/json"}, timeout=HTTP_TIMEOUT)
+        except requests.RequestException as exc:
+            log.info("could not fetch %s: %s", url, type(exc).__name__)
+            return None
+
+    def _http(self, method: str, url: str, **options: Any) -> requests.Response:
+        try:
+            return self.http.request(method, url, timeout=HTTP_TIMEOUT, **options)
+        except requests.RequestException as exc:
+            raise auth_error("unreachable", f"could not reach {origin(url)}: {type(exc).__name__}", url=url) from None
+
+
+def _first(query: dict[str, list[str]], name: str) -> str | None:
+    values = query.get(name)
+    return values[0] if values else None
+
+
+def _tokens_key(server_url: str) -> str:
+    return f"tokens {canonical_url(server_url)}"
+
+
+def _form_encode(value: str) -> str:
+    """RFC 6749 section 2.3.1: the client id and secret are form-encoded before the Basic scheme joins them."""
+    return urlencode({"": value})[1:]
+
+
+def _secret_method(metadata: AuthorizationServerMetadata, secret: str | None) -> str:
+    """How a pre-registered client authenticates: none without a secret, else the first secret method offered."""
+    if secret is None:
+        return "none"
+    offered = metadata.token_endpoint_auth_methods_supported or ["client_secret_basic"]
+    return (
+        "client_secret_post"
+        if "client_secret_basic" not in offered and "client_secret_post" in offered
+        else "client_secret_basic"
+    )
+
+
+def _registration_method(metadata: AuthorizationServerMetadata) -> str:
+    """The token endpoint authentication to register with: none (a public client) where offered."""
+    offered = metadata.token_endpoint_auth_methods_supported
+    if offered is None or "none" in offered:
+        return "none"
+    return "client_secret_basic" if "client_secret_basic" in offered else offered[0]
+
+
+def _describe(response: requests.Response) -> str:
+    """A refusal's status and OAuth error, never its whole body (which may echo a secret)."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        detail = str(body.get("error_description") or "")[:200]
+        return f"{response.status_code} {body['error']} {detail}".strip()
+    return f"HTTP {response.status_code}"

@@ -61,16 +61,25 @@ class LoopbackInteraction:
     stays the same for the registration; the listener runs only while a
     sign-in waits, answers one request, and closes. ``open_browser``:
     ``True`` opens it, ``False`` only shows the URL, ``None`` (the default)
-    opens it when this looks like a desktop terminal.
+    opens it when this looks like a desktop terminal. ``browser`` replaces
+    all of that: it is called with the URL (a test's robot, a kiosk's
+    browser control) while the listener waits.
     """
 
     def __init__(
-        self, port: int = 0, *, host: str = "127.0.0.1", path: str = "/callback", open_browser: bool | None = None
+        self,
+        port: int = 0,
+        *,
+        host: str = "127.0.0.1",
+        path: str = "/callback",
+        open_browser: bool | None = None,
+        browser: Callable[[str], object] | None = None,
     ) -> None:
         self.host = host
         self.port = port or _free_port(host)
         self.path = path
         self.open_browser = open_browser
+        self.browser = browser
 
     @property
     def redirect_uri(self) -> str:
@@ -105,7 +114,10 @@ class LoopbackInteraction:
         )
         server.start()
         try:
-            show(url, self.open_browser)
+            if self.browser is not None:
+                self.browser(url)
+            else:
+                show(url, self.open_browser)
             if not arrived.wait(timeout):
                 raise auth_error("timeout", f"no redirect reached {self.redirect_uri} within {timeout:g} s")
         finally:

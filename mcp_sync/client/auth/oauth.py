@@ -232,7 +232,7 @@ class OAuth(requests.auth.AuthBase):
                 kept = self.tokens(server_url)
                 if response.status_code == 403:
                     tokens = self._authorize(server_url, challenge, kept)
-                elif kept is not None and not (sent or "").endswith(" " + kept.access_token):
+                elif kept is not None and not str(sent or "").endswith(" " + kept.access_token):
                     tokens = kept  # another request signed in meanwhile: send again with its tokens
                 elif kept is not None and kept.refresh_token and not refreshed:
                     refreshed = True

@@ -14,6 +14,13 @@ Use a server, given as a URL, a command line, or a Python file that
     mcp-sync read server.py notes://readme
     mcp-sync prompt server.py greet name=Ada
 
+A URL that asks for OAuth is signed in to on first use (in a terminal, the
+browser opens) and its tokens are kept in ``~/.local/state/mcp-sync/oauth``
+(``$MCP_SYNC_OAUTH_DIR``); ``login`` and ``logout`` do it explicitly::
+
+    mcp-sync login https://mcp.example.com/mcp --scope files:read
+    mcp-sync logout https://mcp.example.com/mcp
+
 Failures print one line on stderr and exit with code 1 (``--debug`` shows
 the traceback and the server's stderr); bad usage exits with code 2.
 ``python -m mcp_sync`` is the same command.
@@ -42,6 +49,7 @@ from .connect import connect, is_url
 from .protocol.schema import json_kinds
 
 if TYPE_CHECKING:
+    from .client.auth import OAuth
     from .client.core import MCPClient
     from .protocol.types import Prompt, Resource
     from .server.core import MCPServer
@@ -270,14 +278,30 @@ def _discard(line: str) -> None:
     """Where a server's stderr goes unless ``--debug``."""
 
 
+def _oauth(args: argparse.Namespace) -> OAuth:
+    """The sign-in of a URL target: tokens in the file store; in a terminal, the browser (``--no-browser``: a link)."""
+    from .client.auth import FileTokenStore, LoopbackInteraction, OAuth, default_interaction
+
+    no_browser = getattr(args, "no_browser", False)
+    interaction = LoopbackInteraction(open_browser=False) if no_browser else default_interaction()
+    return OAuth(
+        scopes=getattr(args, "scope", None),
+        client_id=getattr(args, "client_id", None),
+        token_store=FileTokenStore(),
+        interaction=interaction,
+    )
+
+
 def _client(args: argparse.Namespace) -> MCPClient:
     options: dict[str, Any] = {"timeout": args.timeout, "connect_timeout": args.timeout}
-    headers = dict(_pairs(args.header, ":"))
+    headers = {name: value.strip() for name, value in _pairs(args.header, ":")}
     environment = dict(_pairs(args.env, "="))
     if is_url(args.target):
         if environment:
             raise CommandError("--env applies to servers started as a command, not to URLs")
-        return connect(args.target, headers={k: v.strip() for k, v in headers.items()} or None, **options)
+        # A token given by hand wins; otherwise a server that asks for OAuth gets it.
+        given = any(name.lower() == "authorization" for name in headers)
+        return connect(args.target, headers=headers or None, auth=None if given else _oauth(args), **options)
     if headers:
         raise CommandError("--header applies to URLs, not to servers started as a command")
     stderr = None if args.debug else _discard
@@ -383,6 +407,25 @@ def _call(args: argparse.Namespace) -> int:
     return 0
 
 
+def _login(args: argparse.Namespace) -> int:
+    if not is_url(args.target):
+        raise CommandError("login applies to URLs")
+    tokens = _oauth(args).login(args.target)
+    if tokens is None:
+        print(f"{args.target} asks for no sign-in")
+    else:
+        print(f"signed in to {args.target}" + (f" (scopes: {tokens.scope})" if tokens.scope else ""))
+    return 0
+
+
+def _logout(args: argparse.Namespace) -> int:
+    if not is_url(args.target):
+        raise CommandError("logout applies to URLs")
+    _oauth(args).logout(args.target)
+    print(f"signed out of {args.target}")
+    return 0
+
+
 def _read(args: argparse.Namespace) -> int:
     from .display.render import read_resource_result_text
 
@@ -447,6 +490,17 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--json", dest="json_arguments", metavar="OBJECT", help="arguments as a JSON object")
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
     call.set_defaults(handler=_call)
+
+    login = commands.add_parser("login", parents=[common], help="sign in to a server that asks for OAuth")
+    login.add_argument("target", metavar="URL")
+    login.add_argument("--scope", action="append", metavar="SCOPE", help="a scope to ask for (repeatable)")
+    login.add_argument("--client-id", metavar="ID", help="a client registered beforehand with the server's OAuth")
+    login.add_argument("--no-browser", action="store_true", help="print the sign-in link instead of opening it")
+    login.set_defaults(handler=_login)
+
+    logout = commands.add_parser("logout", parents=[common], help="forget the tokens kept for a server")
+    logout.add_argument("target", metavar="URL")
+    logout.set_defaults(handler=_logout)
 
     read = commands.add_parser("read", parents=[client], help="read a resource")
     read.add_argument("uri", metavar="URI")

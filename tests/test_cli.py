@@ -21,6 +21,7 @@ from typing import Any
 
 import peers
 import pytest
+import requests
 
 import mcp_sync
 from mcp_sync.cli import CommandError, load_server, main, parse_arguments, parse_value
@@ -649,3 +650,81 @@ def test_values_read_against_the_schema() -> None:
     assert parse_arguments(["a=1"], {"properties": [1]}) == {"a": 1}
     with pytest.raises(CommandError, match="'=1' is not NAME=VALUE"):
         parse_arguments(["=1"])
+
+
+# ------------------------------------------------- a server that asks for OAuth
+
+
+@pytest.fixture
+def protected(tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """Our server behind a real authorization server (oidc-provider); its URL and the authorization server."""
+    import authserver
+    import conformance
+
+    from mcp_sync.server.http.app import start_http
+
+    port = conformance.free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with authserver.running_authorization_server(url) as issuer:
+
+        def verify(token: str) -> dict[str, Any] | None:
+            try:
+                claims = issuer.verify(token)
+            except authserver.InvalidToken:
+                return None
+            return claims if claims.get("aud") == url else None
+
+        server = MCPServer("guarded")
+        server.register_tool("whoami", lambda args, ctx: "a signed-in caller", description="Who is calling")
+        metadata = {"authorization_servers": [issuer.issuer], "scopes_supported": ["mcp:read"]}
+        running = start_http(server, port=port, token_verifier=verify, resource_metadata=metadata)
+        try:
+            yield url, issuer
+        finally:
+            running.close()
+
+
+def test_login_call_and_logout_a_server_that_asks_for_oauth(protected: tuple[str, Any], tmp_path: Path) -> None:
+    url, issuer = protected
+    env = {**os.environ, "MCP_SYNC_OAUTH_DIR": str(tmp_path / "oauth")}
+    mcp_sync_command = [sys.executable, "-m", "mcp_sync"]
+
+    # Without a sign-in (and no terminal for one), the call says what to do.
+    refused = subprocess.run(
+        [*mcp_sync_command, "call", url, "whoami"], env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert refused.returncode == 1 and "requires a sign-in" in refused.stderr
+
+    login = subprocess.Popen(
+        [*mcp_sync_command, "login", url, "--no-browser"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert login.stderr is not None
+        assert login.stderr.readline() == "Sign in by visiting:\n"
+        authorization_url = login.stderr.readline().strip()
+        callback = issuer.approve(authorization_url)  # the person logs in and consents ...
+        assert requests.get(callback, timeout=TIMEOUT).status_code == 200  # ... and the browser comes back
+        out, _ = login.communicate(timeout=TIMEOUT)
+    finally:
+        login.kill()
+        login.wait()
+    assert login.returncode == 0
+    assert out == f"signed in to {url} (scopes: mcp:read)\n"
+    stored = list((tmp_path / "oauth").iterdir())
+    assert stored and all(path.stat().st_mode & 0o777 == 0o600 for path in stored)
+
+    called = subprocess.run(
+        [*mcp_sync_command, "call", url, "whoami"], env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert (called.returncode, called.stdout) == (0, "a signed-in caller\n")
+
+    out = subprocess.run([*mcp_sync_command, "logout", url], env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert out.stdout == f"signed out of {url}\n"
+    again = subprocess.run(
+        [*mcp_sync_command, "call", url, "whoami"], env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert again.returncode == 1 and "requires a sign-in" in again.stderr

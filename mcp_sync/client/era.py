@@ -464,6 +464,9 @@ class Negotiation:
         except MCPTransportError:
             raise  # an outage says nothing of the server's era
         except MCPError as exc:
+            if exc.code == MCP_CODES.UNAUTHORIZED:
+                raise  # a sign-in that failed says nothing of the era either, and must not be tried again
+
             supported = _supported_versions(exc)
             if supported is not None and revision in supported and again:
                 return self._probe(again=False)

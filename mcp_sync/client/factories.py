@@ -90,8 +90,27 @@ def open_url(
         raise ValueError(f"transport must be 'auto', 'streamable' or 'sse', not {transport!r}")
     if auth == "oauth":
         auth = OAuth()
-    if isinstance(auth, OAuth) and connect_timeout is not None and auth.tokens(url) is None:
-        connect_timeout += auth.interaction_timeout  # the first request may wait for a person to sign in
+    grace = 0.0
+    if isinstance(auth, OAuth) and auth.interaction is not None and auth.tokens(url) is None:
+        # The first request may wait for a person to sign in: the handshake's limits grow by the sign-in's.
+        grace = auth.interaction_timeout
+        connect_timeout = None if connect_timeout is None else connect_timeout + grace
+    client.probe_timeout += grace
+    try:
+        return _open_url(client, url, transport, session, headers, auth, connect_timeout)
+    finally:
+        client.probe_timeout -= grace
+
+
+def _open_url(
+    client: MCPClient,
+    url: str,
+    transport: TransportKind,
+    session: requests.Session | None,
+    headers: Mapping[str, str] | None,
+    auth: requests.auth.AuthBase | None,
+    connect_timeout: float | None,
+) -> MCPClient:
     where = f"the MCP server at {url}"
     first: MCPError | None = None
     if transport != "sse":

@@ -151,6 +151,29 @@ server-sse-polling is left out for the reason given at :data:`ALSO_PASSING`:
 against this server it reports only INFO checks (no verdict to test).
 """
 CLIENT_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+AUTH_CLIENT_SCENARIOS = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+]
+"""0.1.16's authorization scenarios, less its extensions (tested in test_conformance_auth_extensions.py)."""
+AUTH_EXTENSIONS = ["auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/cross-app-access-complete-flow"]
 """The client scenarios of the core suite that need no authorization."""
 
 # Our processes need mcp_sync, and inherit the environment (which carries
@@ -222,9 +245,7 @@ def test_harness_lists_the_expected_scenarios(harness: Harness) -> None:
     assert active == SERVER_SCENARIOS
     assert sorted(harness.list_server_scenarios()) == sorted(SERVER_SCENARIOS + PENDING_SERVER_SCENARIOS)
     assert harness.server_suite("pending") == PENDING_SERVER_SCENARIOS
-    clients = harness.list_client_scenarios()
-    assert clients[: len(CLIENT_SCENARIOS)] == CLIENT_SCENARIOS
-    assert all(name.startswith("auth/") for name in clients[len(CLIENT_SCENARIOS) :])
+    assert harness.list_client_scenarios() == CLIENT_SCENARIOS + AUTH_CLIENT_SCENARIOS + AUTH_EXTENSIONS
 
 
 @pytest.mark.parametrize("scenario", SERVER_SCENARIOS + ALSO_PASSING)
@@ -254,7 +275,7 @@ def test_server_scenario_2025_with_harness_2026(
     assert run.passed, run.report() + served.tail()
 
 
-@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
+@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS + AUTH_CLIENT_SCENARIOS)
 def test_client_scenario(harness: Harness, scenario: str, tmp_path: Path) -> None:
     run = harness.client_scenario([sys.executable, str(CLIENT)], scenario, tmp_path, env=CHILD_ENV)
     assert run.passed, run.report()

@@ -6,9 +6,9 @@ Harness ``@modelcontextprotocol/conformance@0.2.0-alpha.12`` (see
 its revision's wire (``--spec-version R --force``: what ``--requirements R``
 does for the whole set), and passes when the harness exits 0 and reports no
 FAILURE and no WARNING. The scored sets are those ``conformance list
---requirements`` prints, without the ``auth/*`` scenarios (our client has
-no OAuth); ``json-schema-2020-12-preservation`` is run as well though the
-harness does not score it yet.
+--requirements`` prints, authorization scenarios included (the client's
+OAuth, :mod:`mcp_sync.client.auth`); ``json-schema-2020-12-preservation`` is
+run as well though the harness does not score it yet.
 
 Without npm these tests skip, unless ``MCP_SYNC_REQUIRE_INTEROP=1`` makes
 them fail.
@@ -31,6 +31,38 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 CLIENT = ROOT / "examples" / "conformance_client.py"
 CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
+AUTH_2025 = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+]
+"""The authorization scenarios scored for 2025-11-25 (and again, at its wire, for 2026-07-28)."""
+AUTH_2026 = [
+    *AUTH_2025,
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+]
+"""The authorization scenarios scored for 2026-07-28."""
 SCORED_2026 = [
     "tools_call",
     "request-metadata",
@@ -39,12 +71,13 @@ SCORED_2026 = [
     "http-custom-headers",
     "http-invalid-tool-headers",
     "json-schema-ref-no-deref",
+    *AUTH_2026,
 ]
-"""The client scenarios scored for 2026-07-28, less ``auth/*``."""
+"""The client scenarios scored for 2026-07-28 (32)."""
 ALSO_2026 = ["json-schema-2020-12-preservation"]
 """Run at 2026-07-28 and reported, but not scored (added after the release)."""
-SCORED_2025 = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
-"""The client scenarios scored for 2025-11-25, less ``auth/*``."""
+SCORED_2025 = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", *AUTH_2025]
+"""The client scenarios scored for 2025-11-25 (18)."""
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +86,11 @@ def harness() -> Harness:
 
 
 def required_client_scenarios(harness: Harness, revision: str) -> list[str]:
-    """The client leg of ``conformance list --requirements REVISION``, without ``auth/*``."""
+    """The client leg of ``conformance list --requirements REVISION``."""
     done = harness.run("list", "--requirements", revision, timeout=60)
     assert done.returncode == 0, done.stderr
     leg = done.stdout.split("Client scenarios", 1)[1].split("Run and reported", 1)[0]
-    return [name for name in re.findall(r"^\s+- (\S+)", leg, re.MULTILINE) if not name.startswith("auth/")]
+    return re.findall(r"^\s+- (\S+)", leg, re.MULTILINE)
 
 
 def run_client(harness: Harness, scenario: str, revision: str, out_dir: Path) -> ScenarioRun:
@@ -83,8 +116,9 @@ def run_client(harness: Harness, scenario: str, revision: str, out_dir: Path) ->
 
 def test_the_scored_client_sets_are_the_expected_ones(harness: Harness) -> None:
     """A harness with other scenarios is noticed here, not by silently testing less."""
-    assert required_client_scenarios(harness, "2026-07-28") == SCORED_2026
-    assert required_client_scenarios(harness, "2025-11-25") == SCORED_2025
+    assert sorted(required_client_scenarios(harness, "2026-07-28")) == sorted(SCORED_2026)
+    assert sorted(required_client_scenarios(harness, "2025-11-25")) == sorted(SCORED_2025)
+    assert (len(SCORED_2026), len(SCORED_2025)) == (32, 18)
 
 
 @pytest.mark.parametrize("scenario", SCORED_2026 + ALSO_2026)

@@ -191,11 +191,16 @@ def protected_resource_metadata(
     return None
 
 
-def authorization_server_metadata(fetch: Fetch, issuer: str) -> AuthorizationServerMetadata | None:
+def authorization_server_metadata(
+    fetch: Fetch, issuer: str, *, check_issuer: bool = True
+) -> AuthorizationServerMetadata | None:
     """The metadata of the authorization server ``issuer``; ``None`` when it publishes none.
 
     Its ``issuer`` must be exactly the one the URL was built from (RFC 8414
     section 3.3); otherwise the flow is refused (``reason="issuer_mismatch"``).
+    ``check_issuer=False`` is for 2025-03-26 servers, which name no issuer
+    (the MCP server's origin stands in for one, and their metadata may say
+    another).
     """
     for url in authorization_server_urls(issuer):
         document = _document(fetch, url)
@@ -207,7 +212,7 @@ def authorization_server_metadata(fetch: Fetch, issuer: str) -> AuthorizationSer
             raise auth_error(
                 "metadata_invalid", f"the authorization server metadata at {url} is invalid: {exc}"
             ) from None
-        if metadata.issuer != issuer:
+        if check_issuer and metadata.issuer != issuer:
             raise auth_error(
                 "issuer_mismatch",
                 f"the authorization server metadata at {url} names the issuer {metadata.issuer!r}, not {issuer!r}",

@@ -49,6 +49,7 @@ from .discovery import (
     protected_resource_metadata,
 )
 from .interaction import Interaction, default_interaction
+from .jose import CLIENT_ASSERTION_TYPE, DPoP, KeyLike, client_assertion, signing_key
 from .models import AuthorizationServerMetadata, ClientRegistration, PendingAuthorization, Tokens, as_json
 from .stores import MemoryTokenStore, TokenStore
 
@@ -99,6 +100,13 @@ class OAuth(requests.auth.AuthBase):
     :func:`~.interaction.default_interaction`; ``None``: never, so a sign-in
     must go through :meth:`begin` and :meth:`complete`).
     ``interaction_timeout`` bounds the wait for the person.
+    ``client_key`` is the private key of a pre-registered client that
+    authenticates with ``private_key_jwt`` (RFC 7523; PEM, JWK or
+    :class:`~.jose.SigningKey`), its assertions' ``aud`` being
+    ``assertion_audience``: ``"issuer"`` (the authorization server's issuer),
+    ``"token_endpoint"``, or a URL. ``dpop`` binds the tokens to a key
+    (RFC 9449): ``True`` for a new key, or a :class:`~.jose.DPoP`. Both need
+    the ``jwt`` extra (``pip install "mcp-sync-py[jwt]"``).
 
     >>> auth = OAuth(scopes=["files:read"], interaction=None)
     >>> auth.tokens("https://mcp.example.com/mcp") is None
@@ -119,6 +127,9 @@ class OAuth(requests.auth.AuthBase):
         interaction: Interaction | None = _NOT_SET,
         interaction_timeout: float = 300.0,
         session: requests.Session | None = None,
+        client_key: KeyLike | None = None,
+        assertion_audience: str = "issuer",
+        dpop: bool | DPoP = False,
     ) -> None:
         self.scopes = list(scopes) if scopes is not None else None
         self.client_name = client_name
@@ -132,6 +143,9 @@ class OAuth(requests.auth.AuthBase):
         self.interaction_timeout = interaction_timeout
         self.http = session or requests.Session()
         self._lock = threading.RLock()  # one sign-in at a time; the requests that wait then reuse its tokens
+        self.client_key = signing_key(client_key) if client_key is not None else None
+        self.assertion_audience = assertion_audience
+        self.dpop: DPoP | None = dpop if isinstance(dpop, DPoP) else DPoP() if dpop else None
 
     # ------------------------------------------------------------ the public face
 
@@ -214,7 +228,9 @@ class OAuth(requests.auth.AuthBase):
         """Sign in (or step up) and send the request again while the server says 401 or 403 ``insufficient_scope``."""
         step_ups = 0
         refreshed = False
+        nonced = False
         while True:
+            wants_nonce = self.dpop is not None and self.dpop.observe(response)
             challenge = Challenge.parse(response.headers.get("WWW-Authenticate"))
             if response.status_code == 401:
                 pass
@@ -234,6 +250,9 @@ class OAuth(requests.auth.AuthBase):
                     tokens = self._authorize(server_url, challenge, kept)
                 elif kept is not None and not str(sent or "").endswith(" " + kept.access_token):
                     tokens = kept  # another request signed in meanwhile: send again with its tokens
+                elif kept is not None and wants_nonce and not nonced:
+                    nonced = True
+                    tokens = kept  # RFC 9449 section 9: send again, the proof carrying the server's nonce
                 elif kept is not None and kept.refresh_token and not refreshed:
                     refreshed = True
                     tokens = self._refresh_or_none(server_url, kept) or self._authorize(server_url, challenge, None)
@@ -295,7 +314,9 @@ class OAuth(requests.auth.AuthBase):
         # 2025-03-26: no protected-resource metadata; the server's origin is its authorization server,
         # with metadata at the origin's well-known URL or, failing that, the default endpoints.
         issuer = origin(server_url)
-        metadata = authorization_server_metadata(self._fetch, issuer) or AuthorizationServerMetadata(
+        metadata = authorization_server_metadata(
+            self._fetch, issuer, check_issuer=False
+        ) or AuthorizationServerMetadata(
             issuer=issuer,
             authorization_endpoint=f"{issuer}/authorize",
             token_endpoint=f"{issuer}/token",
@@ -428,7 +449,8 @@ class OAuth(requests.auth.AuthBase):
         """This client for ``authority``'s server: pre-registered, a metadata document, kept, or newly registered."""
         metadata = authority.metadata
         if self.client_id is not None:
-            method = self.token_endpoint_auth_method or _secret_method(metadata, self.client_secret)
+            default = "private_key_jwt" if self.client_key is not None else _secret_method(metadata, self.client_secret)
+            method = self.token_endpoint_auth_method or default
             return ClientRegistration(
                 client_id=self.client_id, client_secret=self.client_secret, token_endpoint_auth_method=method
             )
@@ -496,10 +518,18 @@ class OAuth(requests.auth.AuthBase):
         self, authority: _Authority, client: ClientRegistration, form: dict[str, str], scope: str | None
     ) -> Tokens:
         """POST to the token endpoint with the client's authentication; the tokens, kept for the server."""
-        headers = {"Accept": "application/json"}
-        form = dict(form)
-        self._authenticate_client(client, authority.metadata, form, headers)
-        response = self._http("POST", authority.metadata.token_endpoint, data=form, headers=headers)
+        endpoint = authority.metadata.token_endpoint
+        nonced = False
+        while True:
+            headers = {"Accept": "application/json"}
+            sent = dict(form)
+            self._authenticate_client(client, authority.metadata, sent, headers)
+            if self.dpop is not None:
+                headers["DPoP"] = self.dpop.proof("POST", endpoint)
+            response = self._http("POST", endpoint, data=sent, headers=headers)
+            if nonced or self.dpop is None or not self.dpop.observe(response):
+                break
+            nonced = True  # RFC 9449 section 8: once more, the proof carrying the server's nonce
         if response.status_code != 200:
             raise auth_error(
                 "token_request_failed",
@@ -530,12 +560,25 @@ class OAuth(requests.auth.AuthBase):
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
         elif method == "client_secret_post" and client.client_secret is not None:
             form.update(client_id=client.client_id, client_secret=client.client_secret)
+        elif method == "private_key_jwt" and self.client_key is not None:
+            audience = {"issuer": metadata.issuer, "token_endpoint": metadata.token_endpoint}.get(
+                self.assertion_audience, self.assertion_audience
+            )
+            assertion = client_assertion(self.client_key, client.client_id, audience)
+            form.update(
+                client_id=client.client_id, client_assertion_type=CLIENT_ASSERTION_TYPE, client_assertion=assertion
+            )
         else:
             form["client_id"] = client.client_id
 
     def _present(self, tokens: Tokens, request: requests.PreparedRequest) -> None:
-        """Put the access token on a request to the MCP server."""
-        request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+        """Put the access token on a request to the MCP server (a DPoP-bound one with a fresh proof)."""
+        if self.dpop is not None and tokens.token_type.lower() == "dpop":
+            assert request.url is not None
+            request.headers["Authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["DPoP"] = self.dpop.proof(request.method or "POST", request.url, tokens.access_token)
+        else:
+            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
 
     # ------------------------------------------------------------------- HTTP
 

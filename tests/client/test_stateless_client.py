@@ -54,6 +54,7 @@ from mcp_sync.protocol.stateless import (
     SUBSCRIPTION_ID,
 )
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.runtime.events import REQUEST_RECEIVED
 from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport
@@ -185,6 +186,10 @@ class Pair:
     def requests(self, method: str | None = None) -> list[dict[str, Any]]:
         return [m for m in self.sent() if "id" in m and "method" in m and method in (None, m["method"])]
 
+    def received(self, method: str) -> list[dict[str, Any]]:
+        """The notifications ``method`` the client received so far."""
+        return [m for m in map(json.loads, self.wire.received) if m.get("method") == method]
+
 
 @pytest.fixture
 def pair(server: MCPServer) -> Iterator[Callable[..., Pair]]:
@@ -269,7 +274,7 @@ def test_results_are_cached_for_their_ttl_and_list_changes_refresh(
     assert client.read_resource("memo://one").text == client.read_resource("memo://one").text == "remember"
     assert len(link.requests("tools/list")) == listed and len(link.requests("resources/read")) == 1
     # A fetch named "refresh" always asks; pings always reach the server.
-    client.refresh_tools()
+    assert "greet" in [tool.name for tool in client.refresh_tools()]
     client.ping()
     client.ping()
     assert len(link.requests("tools/list")) == listed + 1 and len(link.requests("server/discover")) == 3
@@ -282,16 +287,16 @@ def test_results_are_cached_for_their_ttl_and_list_changes_refresh(
 
 def test_without_a_cache_or_a_ttl_every_request_is_sent(server: MCPServer, pair: Callable[..., Pair]) -> None:
     uncached = pair(cache=False)
-    uncached.client.read_resource("memo://one")
-    uncached.client.read_resource("memo://one")
+    assert uncached.client.read_resource("memo://one").text == "remember"
+    assert uncached.client.read_resource("memo://one").text == "remember"
     assert len(uncached.requests("resources/read")) == 2
     with uncached.client.listen(prompts=True):
         server.register_prompt("extra", lambda args, ctx: "more")
         assert wait_for(lambda: "extra" in [prompt.name for prompt in uncached.client.prompts()])
     server.cache_ttl_ms = 0
     fresh = pair()
-    fresh.client.read_resource("memo://one")
-    fresh.client.read_resource("memo://one")
+    assert fresh.client.read_resource("memo://one").text == "remember"
+    assert fresh.client.read_resource("memo://one").text == "remember"
     assert len(fresh.requests("resources/read")) == 2
 
 
@@ -311,10 +316,10 @@ def test_log_level_goes_with_each_request(pair: Callable[..., Pair]) -> None:
     got: list[LoggingMessageNotificationParams] = []
     link = pair(log_handler=got.append)
     client = link.client
-    client.call_tool("chatty")
+    assert client.call_tool("chatty").text == "logged"
     assert got == []  # no level asked for: a 2026-07-28 server logs nothing
     client.set_log_level("error")
-    client.call_tool("chatty")
+    assert client.call_tool("chatty").text == "logged"
     assert [(m.level, m.data) for m in got] == [("error", "bad news")]
     assert link.requests("tools/call")[-1]["params"]["_meta"][LOG_LEVEL] == "error"
     assert not link.requests("logging/setLevel")
@@ -331,7 +336,10 @@ def test_progress_and_the_callers_meta_go_together(pair: Callable[..., Pair]) ->
     assert "progressToken" in meta and meta[PROTOCOL_VERSION] == REVISION
 
 
-def test_subscriptions_deliver_on_their_own_thread_until_closed(server: MCPServer, pair: Callable[..., Pair]) -> None:
+def test_subscriptions_deliver_on_their_own_thread_until_closed(
+    server: MCPServer, pair: Callable[..., Pair], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, "mcp_sync.client")
     link = pair()
     client = link.client
     got: list[tuple[str, str, str]] = []
@@ -355,29 +363,68 @@ def test_subscriptions_deliver_on_their_own_thread_until_closed(server: MCPServe
         ("notifications/resources/list_changed", "", "mcp-sync-subscription"),
         ("notifications/resources/updated", "memo://one", "mcp-sync-subscription"),
     ]
+    assert [r.getMessage() for r in caplog.records] == [f"a subscription callback failed on {m}" for m, _, _ in got]
     listen = link.requests("subscriptions/listen")[0]
     cancelled = [m for m in link.sent() if m.get("method") == "notifications/cancelled"]
     assert cancelled[-1]["params"]["requestId"] == listen["id"]
-    server.mark_resource_updated("memo://one")
-    time.sleep(0.05)
+    # An update tagged with the closed subscription still arrives (the server may not have seen the
+    # cancellation yet); the ping's answer comes after it, so by then the client has dealt with it.
+    (session,) = server.sessions
+    tagged = {"uri": "memo://one", "_meta": {SUBSCRIPTION_ID: listen["id"]}}
+    session.notify("notifications/resources/updated", tagged)
+    client.ping()
+    assert link.received("notifications/resources/updated")[-1]["params"] == tagged
     assert len(got) == 2
     subscription.close()  # again: nothing happens
+    assert [m for m in link.sent() if m.get("method") == "notifications/cancelled"] == cancelled
+    assert subscription.done.is_set() and subscription.error is None
 
 
 def test_subscribing_to_a_resource_uses_a_subscription(server: MCPServer, pair: Callable[..., Pair]) -> None:
-    client = pair().client
+    server.register_resource("memo://two", lambda uri, ctx: "two")
+    link = pair()
+    client = link.client
     updates: list[ResourceUpdated] = []
     client.events.on(RESOURCE_UPDATED, updates.append)
+
+    def cancelled() -> list[Any]:
+        return [m["params"]["requestId"] for m in link.sent() if m.get("method") == "notifications/cancelled"]
+
+    def reads_of_one() -> int:
+        return len([m for m in link.requests("resources/read") if m["params"]["uri"] == "memo://one"])
+
     client.subscribe_resource("memo://one")
     client.subscribe_resource("memo://one")  # a second subscription replaces the first
+    # Updates of memo://two mark how far the client got: its re-reads run one at a time, in order.
+    client.subscribe_resource("memo://two")
+    first, second, marker = link.requests("subscriptions/listen")
+    assert [m["params"]["notifications"]["resourceSubscriptions"] for m in (first, second, marker)] == [
+        ["memo://one"],
+        ["memo://one"],
+        ["memo://two"],
+    ]
+    assert cancelled() == [first["id"]]
+    (session,) = server.sessions
+
+    def update_on(stream: dict[str, Any], uri: str) -> None:
+        session.notify("notifications/resources/updated", {"uri": uri, "_meta": {SUBSCRIPTION_ID: stream["id"]}})
+
+    update_on(first, "memo://one")  # on the replaced stream, as a server that missed the cancellation would
     server.mark_resource_updated("memo://one")
-    assert wait_for(lambda: len(updates) == 1)
-    assert client.subscribed_contents("memo://one") is not None
+    update_on(marker, "memo://two")
+    assert wait_for(lambda: [u.uri for u in updates] == ["memo://one", "memo://two"])
+    assert updates[0].contents.contents[0].text == "remember"  # type: ignore[union-attr]
+    assert client.subscribed_contents("memo://one") == updates[0].contents
+    assert reads_of_one() == 1
     client.unsubscribe_resource("memo://one")
-    client.unsubscribe_resource("memo://one")
-    server.mark_resource_updated("memo://one")
-    time.sleep(0.05)
-    assert len(updates) == 1
+    assert cancelled() == [first["id"], second["id"]]
+    client.unsubscribe_resource("memo://one")  # no subscription left: nothing to end
+    assert cancelled() == [first["id"], second["id"]]
+    update_on(second, "memo://one")  # arrives all the same, after the unsubscription
+    update_on(marker, "memo://two")
+    assert wait_for(lambda: len(updates) == 3)
+    assert [u.uri for u in updates] == ["memo://one", "memo://two", "memo://two"]
+    assert reads_of_one() == 1 and client.subscribed_contents("memo://one") is None
 
 
 def test_a_subscription_ends_with_its_connection(server: MCPServer, pair: Callable[..., Pair]) -> None:
@@ -401,7 +448,10 @@ def test_a_handshake_revision_given_explicitly_skips_the_probe(server: MCPServer
     link = Pair(server, protocol_version="2025-06-18")
     with link.client as client:
         assert client.negotiated_version == "2025-06-18" and not link.requests("server/discover")
-        client.refresh_roots()  # tells the server, in this era
+        assert client.refresh_roots() == []  # tells the server, in this era
+        assert [m for m in link.sent() if m.get("method") == "notifications/roots/list_changed"] == [
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+        ]
 
 
 def test_era_must_be_known() -> None:
@@ -647,7 +697,9 @@ def test_a_header_mismatch_on_a_call_lists_the_tools_again_then_retries_once() -
         with pytest.raises(MCPError) as caught:
             client.call_tool("t")
         assert caught.value.code == MCP_CODES.HEADER_MISMATCH and len(calls) == 2 and len(listings) == 2
-        client.call_tool("t")
+        # The connection goes on: the next call is sent as usual, and the server takes it this time.
+        assert client.call_tool("t").content == []
+        assert len(calls) == 3
 
 
 def test_server_info_comes_from_the_result_meta_or_is_unknown() -> None:
@@ -708,7 +760,6 @@ def test_echo_server_over_stdio(era: str) -> None:
         assert client.connected_era == ("legacy" if era == "legacy" else "modern")
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
         assert client.call_tool("add", {"a": 2, "b": 3}).structured_content == {"result": 5}
-        client.ping()
 
 
 @pytest.mark.parametrize("era", ["auto", "legacy"])
@@ -751,9 +802,14 @@ def test_our_client_and_server_over_http(server: MCPServer, era: str) -> None:
         assert client.read_resource("memo://one").text == "remember"
         assert client.call_tool("locate", {}).is_error  # no argument, no header to mirror: the tool itself fails
         seen: list[float] = []
-        client.call_tool("count", {"steps": 2}, progress=lambda p: seen.append(p.progress))
+        assert client.call_tool("count", {"steps": 2}, progress=lambda p: seen.append(p.progress)).text == (
+            "counted to 2"
+        )
         assert seen == [1, 2]
+        received: list[str] = []
+        server.events.on(REQUEST_RECEIVED, lambda event: received.append(event.method))
         client.ping()
+        assert received == ["server/discover" if modern else "ping"]
         if modern:
             got: list[str] = []
             with client.listen(tools=True, on_notification=lambda method, params: got.append(method)):

@@ -80,8 +80,10 @@ def test_progress_bar_without_a_total_and_closed_before_any_notification() -> No
     bar(progress(3))
     bar.close()
     assert "tick: 3" in out.getvalue()
+    shown = out.getvalue()
     idle = ProgressBar("idle", stream=out)
     idle.close()
+    assert out.getvalue() == shown  # a bar that never got a notification never shows
 
 
 def test_progress_lines_without_tqdm(capsys: pytest.CaptureFixture[str]) -> None:
@@ -300,7 +302,8 @@ def test_example_notebook_runs_headless(kernel: str) -> None:
     _, echoed = by_source['client.tools.echo(text="hello from a notebook").text']
     assert echoed["text/plain"] == "'hello from a notebook'"
     failure, _ = by_source["try:"]
-    assert failure.startswith("failed: MCP.")
+    assert failure == "failed: MCP.INVALID_PARAMS\n"  # "two" is no number: the arguments are refused
+    assert by_source["client.close()"] == ("", {})  # the last cell closes the client quietly
 
 
 def test_the_notebook_is_valid_and_stored_without_outputs() -> None:

@@ -344,7 +344,7 @@ def test_unregistered_method_is_method_not_found(connect: Connect) -> None:
     server.register_handler("echo", echo)
     assert client.request("echo", {"a": 1}, timeout=WAIT) == {"a": 1}
     server.unregister_handler("echo")
-    server.unregister_handler("never-registered")
+    server.unregister_handler("never-registered")  # not an error: there is nothing to remove
     err = raised(lambda: client.request("echo", {"a": 1}, timeout=WAIT))
     assert type(err) is MCPError
     assert err.code == MCP_CODES.METHOD_NOT_FOUND
@@ -659,7 +659,8 @@ def test_incoming_cancel_sets_the_event_and_no_response_is_sent(connect: Connect
     assert raw.empty()
     assert json.loads(received[0]) == {"jsonrpc": "2.0", "id": 2, "result": {"after": True}}
     assert not pending.future.done()
-    client.cancel(pending)
+    client.cancel(pending)  # no answer will come: the caller gives up
+    assert raised(lambda: client.wait(pending, WAIT)).code == MCP_CODES.REQUEST_CANCELLED
 
 
 def test_cancel_for_an_unknown_request_is_harmless(connect: Connect) -> None:
@@ -684,8 +685,9 @@ def test_malformed_cancel_is_ignored(connect: Connect, params: dict[str, Any] | 
     assert heard.take() == (params or {})  # the listener runs after the dispatcher looked at it
     ctx = blocker.contexts[0]
     assert not ctx.cancelled.is_set()
-    client.cancel(pending)
+    client.cancel(pending)  # a well-formed cancellation does reach the handler
     blocker.wait_finished()
+    assert blocker.saw_cancel == [True]
 
 
 def test_cancel_reaches_every_request_in_flight_with_that_id(wire: WireTransport) -> None:
@@ -1089,7 +1091,10 @@ def test_stray_responses_are_dropped(wire: WireTransport, caplog: pytest.LogCapt
     wire.feed({"jsonrpc": "2.0", "id": 1.0, "error": {"code": -32001, "message": "no", "data": {"scope": "x"}}})
     err = raised(lambda: client.wait(pending, WAIT))
     assert (err.code, err.data, err.context) == (MCP_CODES.UNAUTHORIZED, {"scope": "x"}, {"method": "real"})
+    caplog.clear()
     wire.feed({"jsonrpc": "2.0", "id": 1, "result": {"late": "duplicate"}})  # already answered: dropped
+    assert [r.getMessage() for r in caplog.records] == ["dropped a response to unknown request 1"]
+    assert wire.sent.empty()
     client.close()
 
 
@@ -1179,13 +1184,14 @@ def test_telemetry_counts_client_and_server_outcomes(connect: Connect) -> None:
         raise MCPError(MCP_CODES.NOT_FOUND, "nope")
 
     server.register_handler("fail", fail)
-    client.request("echo", {"a": 1}, timeout=WAIT)
-    client.request("echo", {"a": 2}, timeout=WAIT)
-    raised(lambda: client.request("fail", timeout=WAIT))
+    assert client.request("echo", {"a": 1}, timeout=WAIT) == {"a": 1}
+    assert client.request("echo", {"a": 2}, timeout=WAIT) == {"a": 2}
+    assert raised(lambda: client.request("fail", timeout=WAIT)).code == MCP_CODES.NOT_FOUND
     pending = client.send_request("slow")
     blocker.wait_started()
     client.cancel(pending)
     blocker.wait_finished()
+    assert blocker.saw_cancel == [True]
     outcomes = sorted((done.method, done.outcome) for done in [completed.take() for _ in range(4)])
     assert outcomes == [("echo", "success"), ("echo", "success"), ("fail", "error"), ("slow", "cancelled")]
     assert counts(reader, "mcp_request_total") == {
@@ -1219,16 +1225,19 @@ def test_a_call_is_counted_before_its_caller_wakes_up(connect: Connect) -> None:
 
     answered = client.send_request("echo")
     answered.future.add_done_callback(snapshot)
-    client.wait(answered, WAIT)
+    assert client.wait(answered, WAIT) == {}
     missing = client.send_request("nope")
     missing.future.add_done_callback(snapshot)
-    raised(lambda: client.wait(missing, WAIT))
+    assert raised(lambda: client.wait(missing, WAIT)).code == MCP_CODES.METHOD_NOT_FOUND
     given_up = client.send_request("slow")
     given_up.future.add_done_callback(snapshot)
     client.cancel(given_up)
+    assert raised(lambda: client.wait(given_up, WAIT)).code == MCP_CODES.REQUEST_CANCELLED
     cut_off = client.send_request("slow")
     cut_off.future.add_done_callback(snapshot)
     client.close()
+    assert raised(lambda: client.wait(cut_off, WAIT)).code == MCP_CODES.TRANSPORT_CLOSED
+    assert len(seen_at_completion) == 4
     assert seen_at_completion[0] == {request_key("client", "echo", "success"): 1}
     assert seen_at_completion[1][request_key("client", "nope", "error")] == 1
     assert seen_at_completion[2][request_key("client", "slow", "cancelled")] == 1
@@ -1260,10 +1269,10 @@ def test_lifecycle_events(connect: Connect) -> None:
 
     server.register_handler("tick", tick)
     server.register_handler("fail", fail)
-    client.request("tick", {"a": 1}, timeout=WAIT)
+    assert client.request("tick", {"a": 1}, timeout=WAIT) == {}
     assert server_seen.take() == RequestReceived("server", "tick", 1)
     assert server_seen.take() == RequestCompleted("server", "tick", 1, duration_ms=250.0, outcome="success")
-    raised(lambda: client.request("fail", timeout=WAIT))
+    assert raised(lambda: client.request("fail", timeout=WAIT)).message == "Internal error: x"
     assert server_seen.take() == RequestReceived("server", "fail", 2)
     done = server_seen.take()
     assert (done.method, done.id, done.outcome, done.duration_ms) == ("fail", 2, "error", 0.0)
@@ -1348,6 +1357,6 @@ def test_current_request_names_the_request_a_handler_serves(connect: Connect) ->
     client, server = connect()
     seen: list[Any] = []
     server.register_handler("who", lambda params, ctx: seen.append(current_request()) or {})
-    client.request("who", timeout=WAIT)
+    assert client.request("who", timeout=WAIT) == {}
     assert seen[0] is not None and seen[0].method == "who"
     assert current_request() is None

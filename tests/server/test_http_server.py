@@ -42,6 +42,7 @@ from mcp_sync.server.http.sessions import (
 )
 from mcp_sync.types import (
     CreateMessageRequestParams,
+    JSONRPCErrorResponse,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
@@ -394,7 +395,7 @@ def test_idle_sessions_expire(serve: Callable[..., RunningHTTPServer]) -> None:
     idle.initialize()
     listening.initialize()
     stream = listening.stream()
-    stream.block()
+    assert stream.block() == {"retry": "1000"}  # the stream is open
     clock.now += 30
     assert idle.request("ping").status_code == 200  # the idle time starts again
     clock.now += 59
@@ -665,7 +666,8 @@ def test_json_response_mode_sends_related_messages_to_the_get_stream(serve: Call
     assert no_stream.headers["Content-Type"] == "application/json"
     assert no_stream.json()["result"]["isError"] is True  # no stream could carry the sampling request
     listening = peer.stream()
-    listening.block()  # the priming event
+    assert listening.block() == {"retry": "1000"}
+    assert listening.block()["data"] == ""  # the priming event
     response = peer.post(tool_call("progress", token="t"))
     assert response.headers["Content-Type"] == "application/json"
     assert response.json()["result"]["content"][0]["text"] == "done"
@@ -745,6 +747,7 @@ def test_concurrent_calls_on_one_session(peer: Peer) -> None:
         thread.start()
     for thread in threads:
         thread.join(TIMEOUT * 3)
+    assert not any(thread.is_alive() for thread in threads)
     assert failures == []
 
 
@@ -768,7 +771,7 @@ def test_cancelling_in_json_response_mode(serve: Callable[..., RunningHTTPServer
     worker = threading.Thread(target=lambda: answers.append(peer.post(tool_call("wait_cancel", id="c"))))
     worker.start()
     assert gates.started.wait(TIMEOUT)
-    peer.notify("notifications/cancelled", {"requestId": "c"})
+    assert peer.notify("notifications/cancelled", {"requestId": "c"}).status_code == 202
     worker.join(TIMEOUT)
     assert answers[0].json() == {"jsonrpc": "2.0", "id": "c", "error": {"code": -32800, "message": "Request cancelled"}}
 
@@ -830,8 +833,8 @@ def test_get_without_priming_before_2025_11_25(server: MCPServer, peer: Peer) ->
 
 def test_a_server_request_on_the_get_stream(server: MCPServer, peer: Peer) -> None:
     stream = peer.stream()
-    stream.block()
-    stream.block()
+    assert stream.block() == {"retry": "1000"}
+    assert stream.block()["data"] == ""  # priming
     (session,) = server.sessions
     outcome: list[Any] = []
     pinger = threading.Thread(target=lambda: outcome.append(session.ping(timeout=TIMEOUT)))
@@ -846,13 +849,13 @@ def test_a_server_request_on_the_get_stream(server: MCPServer, peer: Peer) -> No
 
 def test_resuming_the_get_stream_replays_missed_events(server: MCPServer, peer: Peer) -> None:
     stream = peer.stream()
-    stream.block()
-    stream.block()
+    assert stream.block() == {"retry": "1000"}
+    assert stream.block()["data"] == ""  # priming
     server.log("info", "one")
     last_id, first = stream.message()
     assert first["params"]["data"] == "one"
     stream.close()
-    # The connection is gone: these wait in the event store.
+    # Nothing reads the stream now: what the server sends meanwhile is kept for a resumption.
     server.log("info", "two")
     server.log("info", "three")
     resumed = resumed_stream(peer, last_id)
@@ -864,7 +867,7 @@ def test_resuming_the_get_stream_replays_missed_events(server: MCPServer, peer: 
 
 
 def resumed_stream(peer: Peer, last_event_id: str | None) -> Stream:
-    """A GET with Last-Event-ID; it takes over from a connection the server still thinks is open."""
+    """A GET with Last-Event-ID, answered with a stream that starts with the retry advice."""
     assert last_event_id is not None
     stream = peer.stream(**{"Last-Event-ID": last_event_id})
     assert stream.status == 200
@@ -888,7 +891,7 @@ def test_resuming_a_post_stream_after_its_connection_dropped(
     assert final["result"]["content"][0]["text"] == "released"
     assert resumed.rest() == []
     resumed.close()
-    # After the end, the whole stream can still be replayed, then ends at once.
+    # After the end, the stream can still be resumed from that id: the response again, then the end.
     again = peer.stream(**{"Last-Event-ID": last_id})
     assert again.block() == {"retry": "1000"}
     assert again.message()[1]["id"] == "resume-me"
@@ -898,7 +901,8 @@ def test_resuming_a_post_stream_after_its_connection_dropped(
 
 def test_resuming_takes_over_from_a_connection_still_open(peer: Peer, gates: Gates) -> None:
     stream = peer.stream("POST", tool_call("hold", {"notify": True}, id="busy"))
-    last_id, _ = stream.message()
+    last_id, log = stream.message()
+    assert log["method"] == "notifications/message"
     resumed = resumed_stream(peer, last_id)
     assert stream.rest() == []  # the old connection ends without the response
     gates.release.set()
@@ -911,7 +915,8 @@ def test_resuming_takes_over_from_a_connection_still_open(peer: Peer, gates: Gat
 def test_an_unknown_last_event_id_opens_the_standalone_stream(server: MCPServer, peer: Peer) -> None:
     stream = peer.stream(**{"Last-Event-ID": "nope:3"})
     assert stream.status == 200
-    stream.block()
+    assert stream.block() == {"retry": "1000"}
+    assert stream.block()["data"] == ""  # the standalone stream's priming event: nothing replayed
     server.log("info", "fresh")
     assert stream.message()[1]["params"]["data"] == "fresh"
     stream.close()
@@ -921,14 +926,15 @@ def test_another_sessions_event_ids_replay_nothing(server: MCPServer, url: str, 
     other = Peer(url)
     other.initialize()
     theirs = other.stream()
-    theirs.block()
+    assert theirs.block() == {"retry": "1000"}
     theirs_id = theirs.block()["id"]
     theirs.close()
     server.log("info", "private")
     mine = peer.stream(**{"Last-Event-ID": theirs_id})
     assert mine.status == 200
-    mine.block()
-    mine.block()  # my own priming event, not their messages
+    assert mine.block() == {"retry": "1000"}
+    priming = mine.block()  # my own priming event, not their messages
+    assert priming["data"] == "" and priming["id"].split(":")[0] != theirs_id.split(":")[0]
     server.log("info", "public")
     assert mine.message()[1]["params"]["data"] == "public"
     mine.close()
@@ -975,6 +981,8 @@ def test_stateless_sessions_end_when_the_app_closes(server: MCPServer, gates: Ga
     assert answers[0].json()["error"]["code"] == -32603
     running.close()
     running.close()  # idempotent
+    with pytest.raises(requests.ConnectionError):
+        peer.post(tool_call("add", {"a": 1, "b": 1}))  # nothing listens any more
 
 
 # ------------------------------------------------------------ legacy HTTP+SSE
@@ -1002,8 +1010,10 @@ def test_legacy_http_sse_round_trip(url: str) -> None:
     result = json.loads(event["data"])["result"]
     validate_definition("2024-11-05", "InitializeResult", result)
     assert result["protocolVersion"] == "2024-11-05"
-    requests.post(post_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-    requests.post(post_url, json=tool_call("add", {"a": 5, "b": 6}, id=2), headers=headers, timeout=TIMEOUT)
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert requests.post(post_url, json=initialized, headers=headers, timeout=TIMEOUT).status_code == 202
+    call = tool_call("add", {"a": 5, "b": 6}, id=2)
+    assert requests.post(post_url, json=call, headers=headers, timeout=TIMEOUT).status_code == 202
     assert json.loads(stream.block()["data"])["result"]["content"][0]["text"] == "11"
     bad = requests.post(post_url, data=b"[]", headers=headers, timeout=TIMEOUT)
     assert (bad.status_code, bad.json()["error"]["code"]) == (400, -32600)
@@ -1177,9 +1187,9 @@ def test_closing_the_app_ends_streams_and_sessions(server: MCPServer, gates: Gat
     peer = Peer(running.url)
     peer.initialize()
     listening = peer.stream()
-    listening.block()
+    assert listening.block() == {"retry": "1000"}
     legacy = Stream(running.url.replace("/mcp", "/sse"), Accept="text/event-stream")
-    legacy.block()
+    assert legacy.block()["event"] == "endpoint"
     answers: list[requests.Response] = []
     worker = threading.Thread(target=lambda: answers.append(peer.post(tool_call("hold", id="x"))))
     worker.start()
@@ -1201,7 +1211,7 @@ def test_closing_the_server_wakes_everything(server: MCPServer, gates: Gates) ->
     peer = Peer(running.url)
     peer.initialize()
     listening = peer.stream()
-    listening.block()
+    assert listening.block() == {"retry": "1000"}
     outcome: list[object] = []
 
     def call() -> None:
@@ -1366,11 +1376,15 @@ def test_the_official_python_sdk_client(server: MCPServer, tmp_path: Path, trans
 
 def test_session_transport_routing_units() -> None:
     transport = StreamableSessionTransport(event_store=InMemoryEventStore())
-    # A response nobody waits for is dropped.
-    transport.send(error_response(99, -32603, "late"))
     # An unrelated request needs the GET stream.
     with pytest.raises(Exception, match="GET stream"):
         transport.send(JSONRPCRequest(id=1, method="ping"))
+    attached = transport.attach(None, priming=False)  # a GET connection reads the standalone stream from now on
+    assert attached is not None and attached[0] is transport.standalone
+    standalone = attached[1]
+    # A response nobody waits for is dropped: no stream carries it.
+    transport.send(error_response(99, -32603, "late"))
+    assert standalone.empty()
     # A related message whose request has no POST waiting goes to the standalone stream.
     fake_dispatcher = object()
     transport.dispatcher = fake_dispatcher
@@ -1378,6 +1392,9 @@ def test_session_transport_routing_units() -> None:
     _current.context = context
     try:
         transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 1}))
+        related = standalone.get_nowait()
+        assert isinstance(related, StreamEvent) and isinstance(related.message, JSONRPCNotification)
+        assert related.message.params == {"level": "info", "data": 1}
         # Two POSTs wait for id 5; the handler's messages and response keep to the one it was bound to.
         first = transport.open_post(5, priming=False)
         second = transport.open_post(5, priming=False)
@@ -1387,31 +1404,41 @@ def test_session_transport_routing_units() -> None:
         _current.context = None
     transport.send(error_response(5, -32603, "for the second"))
     item = second.queue.get_nowait()
-    assert isinstance(item, StreamEvent)
+    assert isinstance(item, StreamEvent) and isinstance(item.message, JSONRPCNotification)
+    assert item.message.params == {"level": "info", "data": 2}
     final = second.queue.get_nowait()
     assert (
         isinstance(final, StreamEvent) and final.message is not None and final.message.error.message == "for the second"
     )
     assert second.queue.get_nowait() is Signal.END
+    assert first.queue.empty() and standalone.empty()
     # The thread's binding is gone: the next response for 5 goes to the remaining POST.
     transport.send(error_response(5, -32603, "for the first"))
-    assert first.mode == "json"
-    # An post whose response came first does not start streaming.
+    answer = first.queue.get_nowait()
+    assert isinstance(answer, StreamEvent) and isinstance(answer.message, JSONRPCErrorResponse)
+    assert answer.message.error.message == "for the first"
+    # A post whose response came first does not start streaming.
     assert first.mode == "json"
     transport.start_streaming(first)
     assert first.mode == "json"
-    # An post opened after close is told at once.
+    # Closing ends the standalone stream's connection; a post opened after close is told at once.
     transport.close()
+    assert standalone.get_nowait() is Signal.CLOSED
     late = transport.open_post(6, priming=False)
     assert late.queue.get_nowait() is Signal.CLOSED
-    assert transport.attach(None, priming=False) is not None
+    # So is a GET connection: it gets the standalone stream, closed.
+    transport.detach(attached[0], standalone)
+    again = transport.attach(None, priming=False)
+    assert again is not None and again[1].get_nowait() is Signal.CLOSED
 
 
 def test_responses_prefer_unbound_posts_then_the_oldest() -> None:
     transport = StreamableSessionTransport(event_store=None)
-    # Without sessions there is no standalone stream: unrelated notifications are dropped.
-    transport.send(JSONRPCNotification(method="notifications/tools/list_changed"))
     bound, unbound = transport.open_post(1, priming=False), transport.open_post(1, priming=False)
+    # Without sessions there is no standalone stream: unrelated notifications are dropped.
+    assert transport.standalone is None
+    transport.send(JSONRPCNotification(method="notifications/tools/list_changed"))
+    assert bound.queue.empty() and unbound.queue.empty()
     bound.context = RequestContext(object(), 1, "x", {})  # type: ignore[arg-type]
     transport.send(error_response(1, -1, "a"))
     assert unbound.mode == "json" and bound.mode == "undecided"
@@ -1455,8 +1482,9 @@ def test_registry_units() -> None:
     transport = StreamableSessionTransport(event_store=None)
     entry = HTTPSession("a", transport, server.start(transport), None, 0.0)
     assert registry.add(entry)
-    assert len(registry) == 1
+    assert len(registry) == 1 and entry.active == 1  # added busy, as a request is opening it
     registry.release(entry)
+    assert entry.active == 0
     clock.now += 11
     registry.sweep()
     assert len(registry) == 0 and entry.session.closed
@@ -1487,14 +1515,23 @@ def test_event_store_units() -> None:
     with pytest.raises(ValueError):
         InMemoryEventStore(max_events=0)
 
-    class Nothing(EventStore):
+    class Keeping(EventStore):
+        """Only what an event store must have: forgetting is left to the default hook."""
+
+        def __init__(self) -> None:
+            self.streams: dict[str, str] = {}
+
         def store(self, stream_id: str, message: JSONRPCMessage | None) -> str:
-            return "1"
+            self.streams[f"{stream_id}:1"] = stream_id
+            return f"{stream_id}:1"
 
         def replay_after(self, event_id: str, send: Any) -> str | None:
-            return None
+            return self.streams.get(event_id)
 
-    Nothing().forget("anything")  # the default hook does nothing
+    keeping = Keeping()
+    kept_id = keeping.store("a", message)
+    keeping.forget("a")  # the default hook does nothing: the stream can still be resumed
+    assert keeping.replay_after(kept_id, got.append) == "a"
 
 
 def test_security_units() -> None:

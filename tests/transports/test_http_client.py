@@ -19,6 +19,7 @@ import json
 import logging
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -71,6 +72,42 @@ def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def a_thread_waits_in(innermost: str, *path: str) -> bool:
+    """Whether some thread waits in ``innermost`` (the file of its innermost Python frame, e.g.
+    ``threading.py`` for an Event, ``socket.py`` for a read) with ``path`` as the transport's frames
+    nearest to it, innermost first.
+
+    A thread's stack is where a test can see that it reached the wait it aims at, not merely
+    that some time passed.
+    """
+    transport_file = http_module.__file__
+    for frame in sys._current_frames().values():
+        if not frame.f_code.co_filename.endswith(innermost):
+            continue
+        ours: list[str] = []
+        walk: Any = frame
+        while walk is not None:
+            if walk.f_code.co_filename == transport_file:
+                ours.append(walk.f_code.co_name)
+            walk = walk.f_back
+        if tuple(ours[: len(path)]) == path:
+            return True
+    return False
+
+
+class RecordingSession(requests.Session):
+    """A ``requests`` session that notes every request it makes: method, headers, thread, time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[tuple[str, dict[str, str], str, float]] = []
+
+    def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> requests.Response:
+        headers = {str(k).lower(): str(v) for k, v in (kwargs.get("headers") or {}).items()}
+        self.made.append((str(method), headers, threading.current_thread().name, time.monotonic()))
+        return super().request(method, url, *args, **kwargs)
 
 
 def free_port() -> int:
@@ -211,12 +248,26 @@ def test_progress_sampling_and_elicitation_over_the_sdks_sse_streams(resumable: 
 
 def test_a_stream_the_sdk_closes_mid_call_is_resumed_with_last_event_id(resumable: SdkServer) -> None:
     seen: list[ProgressNotificationParams] = []
-    with connect_to(resumable.url) as client:
-        started = time.monotonic()
+    session = RecordingSession()
+    # Our own delay would be a minute: the call can only succeed by following the server's retry advice (200 ms).
+    transport = StreamableHTTPClientTransport(resumable.url, session=session, reconnect_delay=60.0)
+    with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
+        client.connect(transport)
         result = client.call_tool("hang_up", {}, on_progress=seen.append)
         assert result.content[0].text == "answered after the hang-up"  # type: ignore[union-attr]
         assert [p.message for p in seen] == ["after the hang-up"]
-        assert 0.2 <= time.monotonic() - started < 3.0  # the server's retry is 200 ms
+    session.close()
+    posted = [at for method, headers, _, at in session.made if method == "POST"]
+    resumed = [
+        (headers, at)
+        for method, headers, thread, at in session.made
+        if method == "GET" and "last-event-id" in headers and thread == "mcp-sync-http-post"
+    ]
+    assert len(resumed) == 1  # the call's own worker resumed its stream, once
+    headers, at = resumed[0]
+    assert headers["last-event-id"] and headers["mcp-session-id"] == transport.session_id
+    # The server hangs up 100 ms into the call, and advises a 200 ms wait: the GET cannot come sooner.
+    assert at - max(t for t in posted if t < at) >= 0.3
 
 
 def test_the_sdks_legacy_sse_server(legacy: SdkServer) -> None:
@@ -271,11 +322,18 @@ def test_a_server_that_dies_mid_call_fails_the_call_quickly_naming_the_url(
 
         caller = threading.Thread(target=call)
         caller.start()
-        time.sleep(0.5)
+        # Mid-call: the call's worker sent it and reads the answer (its head in JSON mode, the SSE stream otherwise).
+        assert wait_for(
+            lambda: (
+                a_thread_waits_in("socket.py", "_post", "_answer")
+                or a_thread_waits_in("socket.py", "_pump", "_read_once", "_stream_answer")
+            )
+        )
         killed = time.monotonic()
         server.stop()
         caller.join(CALL_TIMEOUT)
-        assert time.monotonic() - killed < 5.0
+        assert not caller.is_alive()
+        assert time.monotonic() - killed < 5.0  # not the 30 s the tool sleeps, nor the call's timeout
         assert isinstance(failure[0], MCPTransportError)
         assert failure[0].code == MCP_CODES.TRANSPORT_CLOSED
         assert server.url in str(failure[0])
@@ -287,8 +345,8 @@ def test_connection_refused_names_the_url() -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     started = time.monotonic()
     with pytest.raises(MCPTransportError) as caught:
-        http_client(url, connect_timeout=5, era="legacy")
-    assert time.monotonic() - started < 5.0
+        http_client(url, connect_timeout=30, era="legacy")
+    assert time.monotonic() - started < 5.0  # refused at once, not after the connect timeout
     assert url in str(caught.value)
     assert caught.value.context["url"] == url
 
@@ -503,12 +561,19 @@ def test_a_refused_delete_is_fine(mini: Mini, status: int) -> None:
     assert len(mini.requests_for("DELETE")) == 1
 
 
-def test_closing_when_the_server_is_gone_does_not_wait(mini: Mini) -> None:
-    client, _ = open_client(mini.url)
+def test_closing_when_the_server_is_gone_does_not_wait(mini: Mini, caplog: pytest.LogCaptureFixture) -> None:
+    client, transport = open_client(mini.url)
+    # Once the refused GET stream is over, no connection to the server is left open (a kept-alive
+    # one would still be served by its handler thread after the stop).
+    assert wait_for(lambda: mini.requests_for("GET") != [] and not transport._listening)
     mini.stop()
     started = time.monotonic()
-    client.close()
-    assert time.monotonic() - started < 2.0
+    with caplog.at_level(logging.DEBUG, "mcp_sync.http_client"):
+        client.close()
+    assert time.monotonic() - started < 5.0  # does not hang
+    assert transport.closed
+    # The DELETE was tried, and its failure (nothing listens) ended it quietly.
+    assert f"could not end the session with the MCP server at {mini.url}" in caplog.text
 
 
 def test_notifications_answered_with_a_body_or_refused_are_fine(mini: Mini, caplog: pytest.LogCaptureFixture) -> None:
@@ -656,16 +721,21 @@ def test_a_call_the_caller_gives_up_on_stops_being_read(mini: Mini) -> None:
 
 
 def test_a_call_given_up_before_its_answer_began_is_dropped_when_it_comes(mini: Mini) -> None:
-    def slow(request: Request) -> None:
-        time.sleep(0.4)
-        request.result({"content": [{"type": "text", "text": "late"}]})
+    answered = threading.Event()
 
-    mini.on["tools/call"] = slow
+    def late(request: Request) -> None:
+        # The answer begins only once the client said it gave up.
+        if wait_for(lambda: mini.requests_for("notifications/cancelled") != []):
+            request.result({"content": [{"type": "text", "text": "late"}]})
+            answered.set()
+
+    mini.on["tools/call"] = late
     client, transport = open_client(mini.url)
     with client:
         with pytest.raises(MCPError, match="timed out"):
             echo(client, timeout=0.1)
-        assert wait_for(lambda: not transport._inflight)
+        assert answered.wait(CALL_TIMEOUT)
+        assert wait_for(lambda: not transport._inflight)  # the worker got the late answer, and let it go
         del mini.on["tools/call"]
         assert echo(client) == "hi"
         assert not transport.closed
@@ -796,14 +866,15 @@ def answer_call(mini: Mini, *, id: str = "e3") -> Callable[[Request], None]:
 
 def test_a_broken_stream_is_resumed_with_last_event_id_after_the_retry_delay(mini: Mini) -> None:
     resume_with(mini, 300, [answer_call(mini)])
-    client, _ = open_client(mini.url)
+    # Our own delay would be a minute: the call can only succeed by following the server's retry advice.
+    client, _ = open_client(mini.url, reconnect_delay=60.0)
     with client:
         assert echo(client) == "resumed"
     call = mini.requests_for("tools/call")[0]
     resumed = [r for r in mini.requests_for("GET") if "last-event-id" in r.headers]
     assert [r.headers["last-event-id"] for r in resumed] == ["e1"]
     assert resumed[0].headers["mcp-session-id"] == "s1"
-    assert 0.3 <= resumed[0].at - call.at < 1.0
+    assert resumed[0].at - call.at >= 0.3  # not sooner than advised
 
 
 def test_resuming_goes_on_while_the_server_keeps_sending(mini: Mini) -> None:
@@ -848,8 +919,8 @@ def test_a_resumption_that_gets_no_answer_in_time_fails_the_call(mini: Mini) -> 
 
 
 def test_closing_while_waiting_to_resume_stops_at_once(mini: Mini) -> None:
-    resume_with(mini, 10_000, [])
-    client, _ = open_client(mini.url)
+    resume_with(mini, 60_000, [])  # resuming would pop from an empty list: the server fails if it is tried
+    client, transport = open_client(mini.url)
     failures: list[BaseException] = []
 
     def call() -> None:
@@ -860,13 +931,14 @@ def test_closing_while_waiting_to_resume_stops_at_once(mini: Mini) -> None:
 
     caller = threading.Thread(target=call)
     caller.start()
-    assert wait_for(lambda: mini.requests_for("tools/call") != [])
-    time.sleep(0.2)
-    started = time.monotonic()
+    assert wait_for(lambda: a_thread_waits_in("threading.py", "_stream_answer"))  # the advised minute began
     client.close()
     caller.join(5)
-    assert time.monotonic() - started < 1.0
+    assert not caller.is_alive()
     assert isinstance(failures[0], MCPTransportError)
+    # The worker woke from its minute-long wait: no thread is left, and it never tried to resume.
+    assert wait_for(lambda: transport._workers.threads == [])
+    assert [r for r in mini.requests_for("GET") if "last-event-id" in r.headers] == []
 
 
 def test_an_invalid_event_is_handed_to_the_dispatcher(mini: Mini) -> None:
@@ -897,7 +969,7 @@ def test_an_injected_sse_parser_is_used(mini: Mini) -> None:
     mini.on["tools/call"] = stream
     client, _ = open_client(mini.url, sse_client_factory=factory)
     with client:
-        client.call_tool("echo", {})
+        assert client.call_tool("echo", {}).content == []
     assert len(made) == 1
 
 
@@ -947,16 +1019,17 @@ def test_the_get_stream_reconnects_with_last_event_id_and_gives_up_after_failure
 def test_the_get_stream_stops_when_closing_during_its_wait(mini: Mini) -> None:
     def stream(request: Request) -> None:
         request.open_stream()
-        request.event(id="g1", retry=10_000)
+        request.event(id="g1", retry=60_000)
 
     mini.on["GET"] = stream
     client, transport = open_client(mini.url)
-    assert wait_for(lambda: len(mini.requests_for("GET")) == 1)
-    time.sleep(0.1)
-    started = time.monotonic()
+    assert wait_for(lambda: a_thread_waits_in("threading.py", "_listen"))  # the advised minute began
     client.close()
-    assert time.monotonic() - started < 1.0
-    assert transport._listener is not None and not transport._listener.is_alive()
+    listener = transport._listener
+    assert listener is not None
+    listener.join(5)
+    assert not listener.is_alive()
+    assert len(mini.requests_for("GET")) == 1  # it never reconnected
 
 
 # ----------------------------------------------------------- session expiry
@@ -1099,10 +1172,12 @@ def test_without_the_initialize_request_a_session_cannot_be_renewed(mini: Mini) 
 
 
 def test_the_get_stream_follows_a_new_session(mini: Mini) -> None:
+    waited: list[bool] = []
+
     def stream(request: Request) -> None:
         if request.headers.get("mcp-session-id") == "s1":
             # Refused only once the new session is there: the listener must go on with it.
-            wait_for(lambda: len(mini.requests_for("notifications/initialized")) == 2)
+            waited.append(wait_for(lambda: len(mini.requests_for("notifications/initialized")) == 2))
             request.reply(404)
             return
         request.open_stream()
@@ -1117,6 +1192,7 @@ def test_the_get_stream_follows_a_new_session(mini: Mini) -> None:
         assert echo(client, "x") == "x"
         assert wait_for(lambda: len(mini.requests_for("GET")) == 2)
         assert transport._listener is listener and transport._listening
+    assert waited == [True]
     assert [g.headers["mcp-session-id"] for g in mini.requests_for("GET")] == ["s1", "s2"]
     assert "last-event-id" not in mini.requests_for("GET")[1].headers
 

@@ -330,3 +330,26 @@ def test_a_bare_result_renders_richly_and_loads_the_display_layer_only_then() ->
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["False", "True", "True", "None"]
+
+
+def test_an_async_tool_runs_from_a_live_kernel_whose_loop_is_running(kernel: str) -> None:
+    """In a notebook cell the kernel's event loop is running: ``asyncio.run`` would refuse, the library does not."""
+    import nbclient
+    import nbformat
+
+    cell = (
+        "import asyncio\n"
+        "from mcp_sync import MCPServer\n"
+        "server = MCPServer('kernel')\n"
+        "@server.tool\n"
+        "async def double(x: int) -> int:\n"
+        "    await asyncio.sleep(0)\n"
+        "    return 2 * x\n"
+        "running = asyncio.get_running_loop()\n"
+        "print(running.is_running(), server.invoke_tool('double', {'x': 21}).structured_content)\n"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    nbclient.NotebookClient(notebook, kernel_name=kernel, timeout=60).execute()
+    [run] = notebook.cells
+    assert [out.output_type for out in run.outputs] == ["stream"]
+    assert run.outputs[0].text == "True {'result': 42}\n"

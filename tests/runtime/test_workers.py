@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import linecache
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +67,14 @@ def test_an_idle_thread_is_reused_then_ends() -> None:
     pool.close()
 
 
+def waits_for_the_lock_after_its_wait(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is in ``ElasticPool._next``, its wait for a task run out, blocked taking the pool's lock."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    if frame is None or frame.f_code.co_name != "_next":
+        return False
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() == "with self._lock:"
+
+
 def test_a_waiting_thread_whose_time_runs_out_as_a_task_comes_takes_it() -> None:
     """A task handed to a waiting thread is never lost, even when its idle time is up by then."""
     pool = ElasticPool(NAME, idle_timeout=0.1)
@@ -74,7 +84,7 @@ def test_a_waiting_thread_whose_time_runs_out_as_a_task_comes_takes_it() -> None
     wait_until(lambda: pool.idle == 1)
     [thread] = pool.threads
     with pool._lock:  # the thread's wait runs out, and it cannot give up before the task is promised
-        time.sleep(0.3)
+        wait_until(lambda: waits_for_the_lock_after_its_wait(thread))
         pool.submit(done.release)
     assert done.acquire(timeout=TIMEOUT)
     assert pool.threads == [thread]

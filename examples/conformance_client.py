@@ -28,7 +28,7 @@ from typing import Any
 import requests
 
 from mcp_sync import MCPClient, MCPError
-from mcp_sync.client.auth import OAuth
+from mcp_sync.client.auth import ClientCredentials, EnterpriseAuthorization, OAuth, SigningKey, WorkloadIdentity
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -81,7 +81,7 @@ class FollowRedirect:
         return location
 
 
-def oauth(context: dict[str, Any]) -> OAuth:
+def oauth(context: dict[str, Any], *, dpop: bool = False) -> OAuth:
     """The OAuth of a scenario: pre-registered when the harness gives credentials, else it registers itself."""
     return OAuth(
         client_name="mcp-sync-conformance-client",
@@ -89,7 +89,44 @@ def oauth(context: dict[str, Any]) -> OAuth:
         client_secret=context.get("client_secret"),
         client_metadata_url=CLIENT_METADATA_URL,
         interaction=FollowRedirect(),
+        dpop=dpop,
     )
+
+
+ENTERPRISE = ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
+"""SEP-990's scenario, as harness 0.2 and harness 0.1.16 name it."""
+
+
+def authorization(scenario: str, context: dict[str, Any]) -> OAuth:
+    """The auth of a scenario: the extensions' grants without a person, else :func:`oauth` (with DPoP for SEP-1932).
+
+    ``auth/wif-jwt-bearer`` sends the context's ``valid_jwt``; the tests set
+    ``MCP_SYNC_WIF_ASSERTION`` to another of its JWTs (``expired_jwt``,
+    ``wrong_audience_jwt``) and ``MCP_SYNC_WIF_SCOPE`` to a scope the server
+    refuses, to see the refusals surface without a retry.
+    """
+    if scenario.startswith("auth/client-credentials-"):
+        if "private_key_pem" in context:
+            key = SigningKey(context["private_key_pem"], context.get("signing_algorithm"))
+            return ClientCredentials(context["client_id"], client_key=key)
+        return ClientCredentials(context["client_id"], context["client_secret"])
+    if scenario in ENTERPRISE:
+        return EnterpriseAuthorization(
+            context["client_id"],
+            context["client_secret"],
+            id_token=context["idp_id_token"],
+            idp_issuer=context["idp_issuer"],
+            idp_token_endpoint=context.get("idp_token_endpoint"),
+            idp_client_id=context.get("idp_client_id"),
+        )
+    if scenario == "auth/wif-jwt-bearer":
+        scope = os.environ.get("MCP_SYNC_WIF_SCOPE")
+        return WorkloadIdentity(
+            context[os.environ.get("MCP_SYNC_WIF_ASSERTION", "valid_jwt")],
+            client_id=context.get("client_id"),
+            scopes=scope.split() if scope else None,
+        )
+    return oauth(context, dpop=scenario.startswith("auth/dpop"))
 
 
 def connect(url: str) -> MCPClient:
@@ -99,7 +136,7 @@ def connect(url: str) -> MCPClient:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     return http_client(
         url,
-        auth=oauth(context),
+        auth=authorization(os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), context),
         transport="streamable",  # the suite speaks Streamable HTTP only
         name="mcp-sync-conformance-client",
         version="1.0.0",

@@ -173,7 +173,11 @@ AUTH_CLIENT_SCENARIOS = [
     "auth/offline-access-not-supported",
 ]
 """0.1.16's authorization scenarios, less its extensions (tested in test_conformance_auth_extensions.py)."""
-AUTH_EXTENSIONS = ["auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/cross-app-access-complete-flow"]
+AUTH_EXTENSIONS = [
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
+]
 """The client scenarios of the core suite that need no authorization."""
 
 # Our processes need mcp_sync, and inherit the environment (which carries

@@ -60,14 +60,17 @@ class Challenge:
         """Read the first Bearer (or DPoP) challenge of a header; an empty one when there is none."""
         if not header:
             return cls()
-        match = re.search(r"\b(Bearer|DPoP)\b", header, re.IGNORECASE)
+        # Scheme names are looked for outside quoted strings only: blanked out (same length), they hide nothing.
+        bare = re.sub(r'"(?:[^"\\]|\\.)*"', lambda quoted: '"' + " " * (len(quoted.group()) - 2) + '"', header)
+        match = re.search(r"\b(Bearer|DPoP)\b", bare, re.IGNORECASE)
         if match is None:
             return cls()
-        rest = header[match.end() :]
+        end = len(header)
         # Parameters run until the next scheme name (a bare token followed by a space and a parameter).
-        following = re.search(r",\s*[A-Za-z][A-Za-z0-9_-]*\s+[A-Za-z0-9_.-]+\s*=", rest)
+        following = re.search(r",\s*[A-Za-z][A-Za-z0-9_-]*\s+[A-Za-z0-9_.-]+\s*=", bare[match.end() :])
         if following is not None:
-            rest = rest[: following.start()]
+            end = match.end() + following.start()
+        rest = header[match.end() : end]
         params: dict[str, str] = {}
         for name, quoted, bare in _PARAM.findall(rest):
             params.setdefault(name.lower(), re.sub(r"\\(.)", r"\1", quoted) if quoted else bare)
@@ -153,8 +156,11 @@ Fetch = Callable[[str], "requests.Response | None"]
 
 
 def _document(fetch: Fetch, url: str) -> dict[str, Any] | None:
-    """The JSON object at ``url``; ``None`` when there is none (any 4xx, or not an object)."""
-    response = fetch(url)
+    """The JSON object at ``url``; ``None`` when there is none (unreachable, any 4xx, or not an object)."""
+    return _json_object(fetch(url))
+
+
+def _json_object(response: requests.Response | None) -> dict[str, Any] | None:
     if response is None or response.status_code != 200:
         return None
     try:
@@ -202,8 +208,11 @@ def authorization_server_metadata(
     (the MCP server's origin stands in for one, and their metadata may say
     another).
     """
+    reached = False
     for url in authorization_server_urls(issuer):
-        document = _document(fetch, url)
+        response = fetch(url)
+        reached = reached or response is not None
+        document = _json_object(response)
         if document is None:
             continue
         try:
@@ -219,4 +228,6 @@ def authorization_server_metadata(
                 url=url,
             )
         return metadata
+    if not reached:
+        raise auth_error("unreachable", f"the authorization server {issuer} cannot be reached", issuer=issuer)
     return None

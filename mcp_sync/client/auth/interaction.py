@@ -107,7 +107,12 @@ class LoopbackInteraction:
             def log_message(self, format: str, *args: object) -> None:
                 pass  # the query holds the authorization code: never logged
 
-        listener = HTTPServer((self.host, self.port), Handler)
+        try:
+            listener = HTTPServer((self.host, self.port), Handler)
+        except OSError as exc:
+            raise auth_error(
+                "listener_unavailable", f"cannot listen for the redirect on {self.redirect_uri}: {exc.strerror}"
+            ) from None
         listener.timeout = 0.2
         server = threading.Thread(
             target=self._serve, args=(listener, arrived), name="mcp-sync-oauth-callback", daemon=True
@@ -158,6 +163,12 @@ class PasteInteraction:
         return answer
 
 
+def _is_terminal(stream: object) -> bool:
+    """Whether a standard stream is a terminal (``None`` under pythonw and some services: not one)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if isatty is not None else False
+
+
 def _in_notebook() -> bool:
     shell = sys.modules.get("IPython")
     get = getattr(shell, "get_ipython", None)
@@ -185,7 +196,7 @@ def show(url: str, open_browser: bool | None) -> None:
         display(_Link(url))
         return
     if open_browser is None:
-        open_browser = sys.stdin.isatty() and sys.stderr.isatty()
+        open_browser = _is_terminal(sys.stdin) and _is_terminal(sys.stderr)
     if open_browser and webbrowser.open(url):
         print(f"Opened the browser to sign in. If it did not open, visit:\n{url}", file=sys.stderr)
         return
@@ -200,6 +211,6 @@ def default_interaction() -> Interaction | None:
     ``reason="authorization_required"``, and the app signs in with
     :meth:`~mcp_sync.client.auth.oauth.OAuth.begin`/``complete``.
     """
-    if _in_notebook() or (sys.stdin is not None and sys.stdin.isatty()):
+    if _in_notebook() or _is_terminal(sys.stdin):
         return LoopbackInteraction()
     return None

@@ -5,10 +5,10 @@ optional extra: ``pip install "mcp-sync-py[jwt]"``. It is imported only when
 a key is made, so the authorization-code flow works without it; making a key
 without it raises :class:`ImportError` naming the extra.
 
->>> key = SigningKey.generate("ES256")                        # doctest: +SKIP
->>> key = SigningKey(open("client.pem").read())               # doctest: +SKIP
->>> client_assertion(key, "my-client", "https://auth.example")  # doctest: +SKIP
-'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9...'
+>>> key = SigningKey.generate("ES256")            # or SigningKey(open("client.pem").read())
+>>> assertion = client_assertion(key, "my-client", "https://auth.example")
+>>> len(assertion.split("."))                     # header, claims, signature
+3
 
 A key never shows its private part: not in ``repr``, not in errors, not in logs.
 """
@@ -82,8 +82,9 @@ class SigningKey:
     EdDSA for Ed25519.
 
     >>> key = SigningKey(open("client.pem").read(), "ES256")   # doctest: +SKIP
-    >>> key.public_jwk["kty"]                                    # doctest: +SKIP
-    'EC'
+    >>> key = SigningKey.generate("ES384")
+    >>> key.algorithm, key.public_jwk["kty"], "d" in key.public_jwk
+    ('ES384', 'EC', False)
     """
 
     def __init__(

@@ -70,12 +70,17 @@ class Tokens(_Document):
     expires_at: float | None = None
     issuer: str | None = None
     """The authorization server that issued them."""
+    client_id: str | None = None
+    """The client they were issued to (a refresh must come from it)."""
+    resource_metadata: str | None = None
+    """Where the server's challenge said its metadata is (a refresh looks there first)."""
 
-    def stamped(self, issuer: str, requested_scope: str | None) -> Tokens:
-        """These tokens as kept: with their expiry time, issuer and scope (the one asked for, if none is said)."""
+    def stamped(self, issuer: str, requested_scope: str | None, client_id: str) -> Tokens:
+        """These tokens as kept: with their expiry time, issuer, client and scope (the one asked for, if unsaid)."""
         expires_at = time.time() + self.expires_in if self.expires_in is not None else None
+        scope = self.scope or requested_scope
         return self.model_copy(
-            update={"expires_at": expires_at, "issuer": issuer, "scope": self.scope or requested_scope}
+            update={"expires_at": expires_at, "issuer": issuer, "scope": scope, "client_id": client_id}
         )
 
     def expiring(self, margin: float = 30.0) -> bool:
@@ -101,6 +106,10 @@ class PendingAuthorization(_Document):
     resource: str
     issuer: str
     scope: str | None = None
+    client_id: str | None = None
+    """The client the authorization request named: the code is exchanged by it."""
+    resource_metadata: str | None = None
+    """Where the server's challenge said its metadata is."""
     created_at: float = Field(default_factory=time.time)
 
 

@@ -75,6 +75,8 @@ class _Authority:
     issuer: str
     metadata: AuthorizationServerMetadata
     scopes_supported: list[str] | None
+    resource_metadata: str | None = None
+    """The metadata URL the server's challenge named, if any: later discoveries start there too."""
 
 
 def _pkce() -> tuple[str, str]:
@@ -211,7 +213,7 @@ class OAuth(requests.auth.AuthBase):
         self.store.save(f"pending {state}", None)  # a state is good for one completion
         pending = PendingAuthorization.model_validate(raw)
         with self._lock:
-            authority = self._discover(pending.server_url, Challenge())
+            authority = self._discover(pending.server_url, _pointing_to(pending.resource_metadata))
             return self._finish(authority, pending, query)
 
     # --------------------------------------------------------------- requests' side
@@ -244,6 +246,8 @@ class OAuth(requests.auth.AuthBase):
             assert request.url is not None
             server_url = canonical_url(request.url)
             sent = request.headers.get("Authorization")
+            response.content  # noqa: B018 (read to the end and let go, so the connection is free whatever follows)
+            response.close()
             with self._lock:
                 kept = self.tokens(server_url)
                 if response.status_code == 403:
@@ -261,8 +265,6 @@ class OAuth(requests.auth.AuthBase):
                 else:
                     refreshed = True
                     tokens = self._authorize(server_url, challenge, None)
-            response.content  # noqa: B018 (read to the end, so the connection can be reused)
-            response.close()
             again = request.copy()
             self._present(tokens, again)
             adapter = response.connection
@@ -310,7 +312,8 @@ class OAuth(requests.auth.AuthBase):
             if metadata is None:
                 raise auth_error("metadata_unavailable", f"the authorization server {issuer} publishes no metadata")
             resource = resource_metadata.resource or server_url
-            return _Authority(server_url, resource, issuer, metadata, resource_metadata.scopes_supported)
+            supported = resource_metadata.scopes_supported
+            return _Authority(server_url, resource, issuer, metadata, supported, challenge.resource_metadata)
         # 2025-03-26: no protected-resource metadata; the server's origin is its authorization server,
         # with metadata at the origin's well-known URL or, failing that, the default endpoints.
         issuer = origin(server_url)
@@ -333,7 +336,7 @@ class OAuth(requests.auth.AuthBase):
         else:
             wanted = list(authority.scopes_supported or [])
         if granted is not None:
-            wanted = [*granted.scopes.difference(wanted), *wanted]  # step-up: keep what was granted (SEP-2350)
+            wanted = [*sorted(granted.scopes.difference(wanted)), *wanted]  # step-up: keep what was granted (SEP-2350)
         offered = authority.metadata.scopes_supported or []
         if OFFLINE_ACCESS in offered and OFFLINE_ACCESS not in wanted:
             wanted.append(OFFLINE_ACCESS)  # SEP-2207: a refresh token, where the authorization server offers one
@@ -347,7 +350,7 @@ class OAuth(requests.auth.AuthBase):
                 "metadata_invalid", f"the authorization server {authority.issuer} has no authorization endpoint"
             )
         redirect_uri = self.redirect_uri
-        client = self._client(authority, redirect_uri, scope)
+        client = self._client(authority, redirect_uri)
         verifier, challenge = _pkce()
         state = secrets.token_urlsafe(24)
         pending = PendingAuthorization(
@@ -358,6 +361,8 @@ class OAuth(requests.auth.AuthBase):
             resource=authority.resource,
             issuer=authority.issuer,
             scope=scope,
+            client_id=client.client_id,
+            resource_metadata=authority.resource_metadata,
         )
         self.store.save(f"pending {state}", as_json(pending))
         query = {
@@ -396,7 +401,7 @@ class OAuth(requests.auth.AuthBase):
             raise auth_error("authorization_failed", "the authorization response has no code")
         if pending.issuer != authority.issuer:
             raise auth_error("issuer_mismatch", "the server moved to another authorization server during the sign-in")
-        client = self._client(authority, pending.redirect_uri, pending.scope)
+        client = self._client(authority, pending.redirect_uri, pending.client_id)
         form = {
             "grant_type": "authorization_code",
             "code": code,
@@ -417,15 +422,16 @@ class OAuth(requests.auth.AuthBase):
             again = self.tokens(server_url)
             if again is not None and not again.expiring():
                 return again  # refreshed by another thread meanwhile
-            return self._refresh_or_none(server_url, tokens) or tokens
+            return self._refresh_or_none(server_url, tokens)  # None when refused: they were forgotten
 
     def _refresh_or_none(self, server_url: str, tokens: Tokens) -> Tokens | None:
         """Tokens from the refresh token; ``None`` (and the old ones forgotten) when the server refuses."""
         try:
-            authority = self._discover(server_url, Challenge())
+            authority = self._discover(server_url, _pointing_to(tokens.resource_metadata))
             if tokens.issuer is not None and tokens.issuer != authority.issuer:
-                return None  # the server moved: these tokens mean nothing to the new authorization server
-            client = self._client(authority, None, tokens.scope)
+                self.logout(server_url)  # the server moved: these tokens mean nothing to its new authorization server
+                return None
+            client = self._client(authority, None, tokens.client_id)
             form = {
                 "grant_type": "refresh_token",
                 "refresh_token": tokens.refresh_token or "",
@@ -434,7 +440,13 @@ class OAuth(requests.auth.AuthBase):
             fresh = self._token_request(authority, client, form, tokens.scope)
         except MCPError as exc:
             log.info("could not refresh the tokens for %s: %s", server_url, exc.message)
-            self.logout(server_url)
+            # Another process sharing the store may have used the same (rotating) refresh token first:
+            # its tokens are then the ones to use, and only tokens still refused are forgotten.
+            stored = self.tokens(server_url)
+            if stored is not None and stored.refresh_token != tokens.refresh_token:
+                return stored
+            if stored is not None:
+                self.logout(server_url)
             return None
         if fresh.refresh_token is None and tokens.refresh_token is not None:
             fresh = fresh.model_copy(
@@ -445,8 +457,15 @@ class OAuth(requests.auth.AuthBase):
 
     # ----------------------------------------------------------- registration
 
-    def _client(self, authority: _Authority, redirect_uri: str | None, scope: str | None) -> ClientRegistration:
-        """This client for ``authority``'s server: pre-registered, a metadata document, kept, or newly registered."""
+    def _client(
+        self, authority: _Authority, redirect_uri: str | None, client_id: str | None = None
+    ) -> ClientRegistration:
+        """This client for ``authority``'s server: pre-registered, a metadata document, kept, or newly registered.
+
+        ``client_id`` asks for the registration that tokens or a sign-in were
+        issued to: a refresh or a code exchange must come from that client,
+        even if another registration has been made since.
+        """
         metadata = authority.metadata
         if self.client_id is not None:
             default = "private_key_jwt" if self.client_key is not None else _secret_method(metadata, self.client_secret)
@@ -456,19 +475,27 @@ class OAuth(requests.auth.AuthBase):
             )
         if self.client_metadata_url is not None and metadata.client_id_metadata_document_supported:
             return ClientRegistration(client_id=self.client_metadata_url, token_endpoint_auth_method="none")
-        key = f"client {authority.issuer}"
-        raw = self.store.load(key)
-        kept = ClientRegistration.model_validate(raw) if raw is not None else None
-        usable = kept is not None and kept.issuer == authority.issuer
-        if kept is not None and usable and (redirect_uri is None or redirect_uri in (kept.redirect_uris or [])):
+        latest = f"client {authority.issuer}"
+        kept = self._registration(f"{latest} {client_id}" if client_id is not None else latest, authority.issuer)
+        if kept is not None and (redirect_uri is None or _registered(redirect_uri, kept.redirect_uris or [])):
             return kept
         if redirect_uri is None:
             raise auth_error("registration_failed", f"this client is not registered with {authority.issuer}")
-        registered = self._register(authority, redirect_uri, scope)
-        self.store.save(key, as_json(registered))
+        registered = self._register(authority, redirect_uri)
+        self.store.save(latest, as_json(registered))
+        self.store.save(f"{latest} {registered.client_id}", as_json(registered))
         return registered
 
-    def _register(self, authority: _Authority, redirect_uri: str, scope: str | None) -> ClientRegistration:
+    def _registration(self, key: str, issuer: str) -> ClientRegistration | None:
+        """A kept registration, if it is one and was made with ``issuer`` (never shown to another server)."""
+        raw = self.store.load(key)
+        try:
+            kept = ClientRegistration.model_validate(raw) if raw is not None else None
+        except ValidationError:
+            return None
+        return kept if kept is not None and kept.issuer == issuer else None
+
+    def _register(self, authority: _Authority, redirect_uri: str) -> ClientRegistration:
         """Dynamic client registration (RFC 7591)."""
         metadata = authority.metadata
         if metadata.registration_endpoint is None:
@@ -492,8 +519,7 @@ class OAuth(requests.auth.AuthBase):
             # 2026-07-28 (SEP-837): say what kind of client this is; a loopback redirect means a native one.
             "application_type": "native" if host in ("127.0.0.1", "localhost", "::1") else "web",
         }
-        if scope:
-            body["scope"] = scope
+        # No ``scope``: servers take a registered one as an allow-list, which a later step-up would exceed.
         response = self._http("POST", metadata.registration_endpoint, json=body)
         if response.status_code not in (200, 201):
             raise auth_error(
@@ -503,6 +529,8 @@ class OAuth(requests.auth.AuthBase):
             )
         try:
             answer = response.json()
+            if not isinstance(answer, dict):
+                raise ValueError("not an object")
             registered = ClientRegistration.model_validate(
                 {"token_endpoint_auth_method": body["token_endpoint_auth_method"], **answer}
             )
@@ -542,7 +570,8 @@ class OAuth(requests.auth.AuthBase):
             raise auth_error(
                 "token_request_failed", f"the token endpoint of {authority.issuer} sent no tokens"
             ) from None
-        kept = tokens.stamped(authority.issuer, scope)
+        kept = tokens.stamped(authority.issuer, scope, client.client_id)
+        kept = kept.model_copy(update={"resource_metadata": authority.resource_metadata})
         self.store.save(_tokens_key(authority.server_url), as_json(kept))
         return kept
 
@@ -595,6 +624,24 @@ class OAuth(requests.auth.AuthBase):
             return self.http.request(method, url, timeout=HTTP_TIMEOUT, **options)
         except requests.RequestException as exc:
             raise auth_error("unreachable", f"could not reach {origin(url)}: {type(exc).__name__}", url=url) from None
+
+
+def _pointing_to(resource_metadata: str | None) -> Challenge:
+    """A challenge that names only where the server's metadata is (as a first 401 said)."""
+    return Challenge("Bearer", {"resource_metadata": resource_metadata}) if resource_metadata else Challenge()
+
+
+def _registered(redirect_uri: str, registered: list[str]) -> bool:
+    """Whether ``redirect_uri`` is among those registered; a loopback one whatever its port (RFC 8252 section 7.3)."""
+    if redirect_uri in registered:
+        return True
+    wanted = urlsplit(redirect_uri)
+    if wanted.scheme != "http" or wanted.hostname not in ("127.0.0.1", "::1", "localhost"):
+        return False
+    return any(
+        (kept.scheme, kept.hostname, kept.path) == (wanted.scheme, wanted.hostname, wanted.path)
+        for kept in map(urlsplit, registered)
+    )
 
 
 def _first(query: dict[str, list[str]], name: str) -> str | None:

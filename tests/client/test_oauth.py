@@ -1595,8 +1595,15 @@ def test_the_default_interaction(monkeypatch: pytest.MonkeyPatch, notebook: list
     monkeypatch.setattr(sys, "stdin", None)
     assert default_interaction() is None
     monkeypatch.setattr(sys, "stdin", Terminal())
-    assert isinstance(default_interaction(), LoopbackInteraction)  # a terminal
+    monkeypatch.setattr(webbrowser, "get", lambda: object())
+    assert isinstance(default_interaction(), LoopbackInteraction)  # a terminal with a browser
     assert isinstance(OAuth().interaction, LoopbackInteraction)
+
+    def no_browser() -> object:
+        raise webbrowser.Error("could not locate runnable browser")
+
+    monkeypatch.setattr(webbrowser, "get", no_browser)
+    assert isinstance(default_interaction(), PasteInteraction)  # a terminal over ssh: the URL is pasted back
 
 
 # ------------------------------------------------------------------ the transports' side

@@ -206,11 +206,19 @@ def show(url: str, open_browser: bool | None) -> None:
 def default_interaction() -> Interaction | None:
     """What fits where this runs: the loopback listener in a notebook or a terminal, nothing elsewhere.
 
-    Without a person at hand (a web worker, a script without a terminal,
-    CI), there is no default: the flow then raises
+    A terminal with no browser to open (a server over ssh) gets
+    :class:`PasteInteraction`: the redirect would never reach this machine's
+    listener. Without a person at hand (a web worker, a script without a
+    terminal, CI), there is no default: the flow then raises
     ``reason="authorization_required"``, and the app signs in with
     :meth:`~mcp_sync.client.auth.oauth.OAuth.begin`/``complete``.
     """
-    if _in_notebook() or _is_terminal(sys.stdin):
+    if _in_notebook():
         return LoopbackInteraction()
-    return None
+    if not _is_terminal(sys.stdin):
+        return None
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return PasteInteraction()
+    return LoopbackInteraction()

@@ -1,11 +1,12 @@
-"""Signed JWTs for client OAuth (``mcp_sync.client.auth.jose``), and the flows that use them, against fake servers.
+"""Signed JWTs for client OAuth (``mcp_sync.client.auth.jose``), and the flows that use them, against real servers.
 
 The JWTs are checked by decoding them with joserfc and the public key
 alone: a DPoP proof's header and claims (RFC 9449 section 4.2, ``ath``
 against the RFC's own example), a client assertion's claims (RFC 7523).
 The flows run against an MCP server, an authorization server and an
-identity provider that are functions behind a ``requests`` adapter: what
-each request carried is read back from it. The conformance harness runs
+identity provider that are real HTTP servers on 127.0.0.1
+(``tests/servers/scripted_auth.py``, each answering as the test scripts
+it): what each request carried is read back from what they received. The conformance harness runs
 the same flows against its servers (``tests/interop/test_conformance_auth_extensions.py``);
 these tests reach the refusals and options it does not.
 """
@@ -18,16 +19,17 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-import requests.adapters
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 from requests.structures import CaseInsensitiveDict
+from servers.scripted_auth import Received, Reply, ScriptedServer
 
 from mcp_sync.client.auth import (
     ClientCredentials,
@@ -230,107 +232,108 @@ def test_importing_the_auth_package_does_not_import_joserfc() -> None:
     assert done.stdout.strip() == "False"
 
 
-# ------------------------------------------------------------------ fake servers
+# ------------------------------------------------------------------ the servers
 
-MCP = "https://mcp.example/mcp"
-PRM = "https://mcp.example/.well-known/oauth-protected-resource/mcp"
-ISSUER = "https://auth.example"
-TOKEN_ENDPOINT = "https://auth.example/token"
-IDP = "https://idp.example"
-IDP_TOKEN_ENDPOINT = "https://idp.example/oauth2/token"
+TIMEOUT = 10.0
+PING: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 
-Reply = tuple[int, dict[str, str], Any]
-Handler = Callable[[requests.PreparedRequest], Reply]
+Handler = Callable[[Received], Reply]
 
 
-class Fake(requests.adapters.BaseAdapter):
-    """Servers as functions: ``routes[(method, url)]`` answers; ``seen`` keeps every request."""
+def default_tokens(request: Received) -> Reply:
+    return Reply(json={"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600})
+
+
+class World:
+    """An MCP server, its authorization server and an identity provider: three :class:`ScriptedServer` on 127.0.0.1.
+
+    The MCP server (``POST /mcp``) answers a ping with a token the
+    authorization server issued, and otherwise 401 naming its
+    protected-resource metadata (:attr:`resource_metadata`, which names the
+    authorization server). The authorization server publishes
+    :attr:`metadata` and answers ``POST /token`` with :attr:`token_answer`
+    (an access token ``at-1`` by default). The identity provider answers
+    nothing until :meth:`identity_provider` scripts it. Each server records
+    what every request carried.
+    """
 
     def __init__(self) -> None:
-        super().__init__()
-        self.routes: dict[tuple[str, str], Handler] = {}
-        self.seen: list[requests.PreparedRequest] = []
+        with ExitStack() as opening:
+            self.mcp = opening.enter_context(ScriptedServer())
+            self.authz = opening.enter_context(ScriptedServer())
+            self.idp = opening.enter_context(ScriptedServer())
+            self._servers = opening.pop_all()
+        self.resource = self.mcp.url + "/mcp"
+        self.prm = self.mcp.url + PRM_PATH
+        self.issuer = self.authz.url
+        self.token_endpoint = self.authz.url + "/token"
+        self.idp_issuer = self.idp.url
+        self.idp_token_endpoint = self.idp.url + "/oauth2/token"
+        self.resource_metadata: dict[str, Any] = {"resource": self.resource, "authorization_servers": [self.issuer]}
+        self.metadata: dict[str, Any] = {
+            "issuer": self.issuer,
+            "authorization_endpoint": self.issuer + "/authorize",
+            "token_endpoint": self.token_endpoint,
+        }
+        self.token_answer: Handler = default_tokens
+        self.issued: set[str] = set()
+        self.mcp.on("POST", "/mcp", self._serve_mcp)
+        self.mcp.on("GET", PRM_PATH, lambda request: Reply(json=self.resource_metadata))
+        self.authz.on("GET", "/.well-known/oauth-authorization-server", lambda request: Reply(json=self.metadata))
+        self.authz.on("POST", "/token", self._issue)
 
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
-        self.seen.append(request)
-        assert request.url is not None and request.method is not None
-        url = request.url.split("?")[0]
-        handler = self.routes.get((request.method, url))
-        status, headers, body = handler(request) if handler else (404, {}, {"error": "not_found"})
-        response = requests.Response()
-        response.status_code = status
-        response.headers = CaseInsensitiveDict(headers)
-        response._content = body if isinstance(body, bytes) else json.dumps(body).encode()
-        response.url = request.url
-        response.request = request
-        response.connection = self
-        return response
+    def identity_provider(self, exchange: Reply | Handler, *, metadata: bool = True) -> None:
+        """Script the identity provider: its metadata (where it has some) and its token endpoint's answer."""
+        if metadata:
+            document = {"issuer": self.idp_issuer, "token_endpoint": self.idp_token_endpoint}
+            self.idp.on("GET", "/.well-known/openid-configuration", Reply(json=document))
+        self.idp.on("POST", "/oauth2/token", exchange)
+
+    def _serve_mcp(self, request: Received) -> Reply:
+        _, _, presented = request.headers.get("authorization", "").partition(" ")
+        if presented in self.issued:
+            return Reply(json={"jsonrpc": "2.0", "id": 1, "result": {}})
+        challenge = f'Bearer resource_metadata="{self.prm}"'
+        return Reply(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": challenge})
+
+    def _issue(self, request: Received) -> Reply:
+        reply = self.token_answer(request)
+        if reply.status == 200 and isinstance(reply.json, dict) and "access_token" in reply.json:
+            self.issued.add(reply.json["access_token"])
+        return reply
 
     def close(self) -> None:
-        pass
+        self._servers.close()
 
-    def to(self, url: str) -> list[requests.PreparedRequest]:
-        return [request for request in self.seen if (request.url or "").split("?")[0] == url]
+    def __enter__(self) -> World:
+        return self
 
-    def session(self) -> requests.Session:
-        session = requests.Session()
-        session.mount("https://", self)
-        return session
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
-def form_of(request: requests.PreparedRequest) -> dict[str, str]:
-    body = request.body
-    text = body.decode() if isinstance(body, bytes) else str(body or "")
-    return {name: values[0] for name, values in parse_qs(text).items()}
+@pytest.fixture
+def world() -> Iterator[World]:
+    with World() as made:
+        yield made
 
 
-def basic_of(request: requests.PreparedRequest) -> tuple[str, str]:
-    scheme, _, encoded = str(request.headers.get("Authorization", "")).partition(" ")
+def basic_of(request: Received) -> tuple[str, str]:
+    scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
     assert scheme == "Basic"
     client_id, _, secret = base64.b64decode(encoded).decode().partition(":")
     return client_id, secret
 
 
-def world(
-    token: Handler | None = None,
-    *,
-    scopes_supported: list[str] | None = None,
-    as_scopes: list[str] | None = None,
-) -> Fake:
-    """An MCP server (taking the tokens the authorization server issued), its metadata, and an authorization server."""
-    fake = Fake()
-    issued: set[str] = set()
+def proof_claims(request: Received, dpop: DPoP, url: str) -> dict[str, Any]:
+    """The claims of the DPoP proof a request to ``url`` carried, verified with the public key alone.
 
-    def mcp(request: requests.PreparedRequest) -> Reply:
-        _, _, presented = str(request.headers.get("Authorization", "")).partition(" ")
-        if presented in issued:
-            return 200, {"Content-Type": "application/json"}, {"jsonrpc": "2.0", "id": 1, "result": {}}
-        return 401, {"WWW-Authenticate": f'Bearer resource_metadata="{PRM}"'}, {"error": "invalid_token"}
-
-    def default_token(request: requests.PreparedRequest) -> Reply:
-        return 200, {}, {"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600}
-
-    def issuing(request: requests.PreparedRequest) -> Reply:
-        status, headers, body = (token or default_token)(request)
-        if status == 200 and isinstance(body, dict) and "access_token" in body:
-            issued.add(body["access_token"])
-        return status, headers, body
-
-    metadata: dict[str, Any] = {
-        "issuer": ISSUER,
-        "authorization_endpoint": f"{ISSUER}/authorize",
-        "token_endpoint": TOKEN_ENDPOINT,
-    }
-    if as_scopes is not None:
-        metadata["scopes_supported"] = as_scopes
-    resource: dict[str, Any] = {"resource": MCP, "authorization_servers": [ISSUER]}
-    if scopes_supported is not None:
-        resource["scopes_supported"] = scopes_supported
-    fake.routes[("POST", MCP)] = mcp
-    fake.routes[("GET", PRM)] = lambda request: (200, {}, resource)
-    fake.routes[("GET", f"{ISSUER}/.well-known/oauth-authorization-server")] = lambda request: (200, {}, metadata)
-    fake.routes[("POST", TOKEN_ENDPOINT)] = issuing
-    return fake
+    Its ``htm`` is the request's method and its ``htu`` exactly ``url``.
+    """
+    claims = decode(request.headers["dpop"], dpop.key).claims
+    assert (claims["htm"], claims["htu"]) == (request.method, url)
+    return claims
 
 
 class Approve:
@@ -350,66 +353,60 @@ def refused(reason: str) -> Callable[[MCPError], bool]:
 # -------------------------------------------------------- private_key_jwt, DPoP
 
 
-@pytest.mark.parametrize(("audience", "expected"), [("issuer", ISSUER), ("token_endpoint", TOKEN_ENDPOINT)])
-def test_the_code_flow_authenticates_with_private_key_jwt(audience: str, expected: str) -> None:
+@pytest.mark.parametrize("audience", ["issuer", "token_endpoint"])
+def test_the_code_flow_authenticates_with_private_key_jwt(world: World, audience: str) -> None:
     key = SigningKey.generate()
-    fake = world()
-    auth = OAuth(
-        client_id="web-app",
-        client_key=key,
-        assertion_audience=audience,
-        interaction=Approve(),
-        session=fake.session(),
-    )
-    tokens = auth.login(MCP)
+    auth = OAuth(client_id="web-app", client_key=key, assertion_audience=audience, interaction=Approve())
+    tokens = auth.login(world.resource)
     assert tokens is not None and tokens.access_token == "at-1"
-    [request] = fake.to(TOKEN_ENDPOINT)
-    form = form_of(request)
+    [request] = world.authz.received("/token")
+    form = request.form
     assert form["grant_type"] == "authorization_code" and form["code"] == "the-code"
     assert form["client_id"] == "web-app"
     assert form["client_assertion_type"] == CLIENT_ASSERTION_TYPE
     claims = decode(form["client_assertion"], key).claims
-    assert claims["iss"] == claims["sub"] == "web-app" and claims["aud"] == expected
-    assert "Authorization" not in request.headers and "client_secret" not in form
+    assert claims["iss"] == claims["sub"] == "web-app"
+    assert claims["aud"] == getattr(world, audience)  # the issuer URL, or the token endpoint URL
+    assert "authorization" not in request.headers and "client_secret" not in form
 
 
-def test_an_explicit_audience_url_is_used_as_it_is() -> None:
+def test_an_explicit_audience_url_is_used_as_it_is(world: World) -> None:
     key = SigningKey.generate()
-    fake = world()
-    auth = ClientCredentials("svc", client_key=key, assertion_audience="https://aud.example", session=fake.session())
-    auth.login(MCP)
-    [request] = fake.to(TOKEN_ENDPOINT)
-    assert decode(form_of(request)["client_assertion"], key).claims["aud"] == "https://aud.example"
+    auth = ClientCredentials("svc", client_key=key, assertion_audience="https://aud.example")
+    auth.login(world.resource)
+    [request] = world.authz.received("/token")
+    assert decode(request.form["client_assertion"], key).claims["aud"] == "https://aud.example"
 
 
-def test_a_token_endpoint_asking_for_a_nonce_again_is_refused_after_one_retry() -> None:
-    def token(request: requests.PreparedRequest) -> Reply:
-        count = len(fake.to(TOKEN_ENDPOINT))
-        return 400, {"DPoP-Nonce": f"n{count}"}, {"error": "use_dpop_nonce"}
+def test_a_token_endpoint_asking_for_a_nonce_again_is_refused_after_one_retry(world: World) -> None:
+    def token(request: Received) -> Reply:
+        count = len(world.authz.received("/token"))
+        return Reply(400, {"error": "use_dpop_nonce"}, headers={"DPoP-Nonce": f"n{count}"})
 
-    fake = world(token)
-    auth = ClientCredentials("svc", "secret", dpop=True, session=fake.session())
+    world.token_answer = token
+    auth = ClientCredentials("svc", "secret", dpop=True)
     assert auth.dpop is not None
     with pytest.raises(MCPError, match="400 use_dpop_nonce") as failure:
-        auth.login(MCP)
+        auth.login(world.resource)
     assert refused("token_request_failed")(failure.value)
-    first, second = fake.to(TOKEN_ENDPOINT)
-    assert "nonce" not in decode(str(first.headers["DPoP"]), auth.dpop.key).claims
-    assert decode(str(second.headers["DPoP"]), auth.dpop.key).claims["nonce"] == "n1"
+    first, second = world.authz.received("/token")
+    assert "nonce" not in proof_claims(first, auth.dpop, world.token_endpoint)
+    assert proof_claims(second, auth.dpop, world.token_endpoint)["nonce"] == "n1"
     assert basic_of(second) == ("svc", "secret")  # the client authenticates on each attempt
 
 
-def test_with_dpop_a_bearer_token_is_still_presented_as_bearer() -> None:
+def test_with_dpop_a_bearer_token_is_still_presented_as_bearer(world: World) -> None:
     dpop = DPoP()
-    fake = world()  # this authorization server ignores DPoP: its token is a Bearer token
-    auth = ClientCredentials("svc", "secret", dpop=dpop, session=fake.session())
+    # This authorization server ignores DPoP: its token is a Bearer token.
+    auth = ClientCredentials("svc", "secret", dpop=dpop)
     assert auth.dpop is dpop
-    response = fake.session().post(MCP, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, auth=auth)
+    response = requests.post(world.resource, json=PING, auth=auth, timeout=TIMEOUT)
     assert response.status_code == 200
-    sent = fake.to(MCP)[-1]
-    assert sent.headers["Authorization"] == "Bearer at-1"
-    assert "DPoP" not in sent.headers
-    assert "DPoP" in fake.to(TOKEN_ENDPOINT)[0].headers  # a proof was offered all the same
+    sent = world.mcp.received("/mcp")[-1]
+    assert sent.headers["authorization"] == "Bearer at-1"
+    assert "dpop" not in sent.headers
+    [token_request] = world.authz.received("/token")
+    proof_claims(token_request, dpop, world.token_endpoint)  # a proof was offered all the same
 
 
 # ------------------------------------------------------------ client credentials
@@ -420,157 +417,149 @@ def test_client_credentials_need_a_secret_or_a_key() -> None:
         ClientCredentials("svc")
 
 
-def test_client_credentials_ask_for_no_refresh_token() -> None:
-    fake = world(scopes_supported=["mcp:read"], as_scopes=["mcp:read", "offline_access"])
-    auth = ClientCredentials("svc", "secret", session=fake.session())
-    auth.login(MCP)
-    [request] = fake.to(TOKEN_ENDPOINT)
-    assert form_of(request) == {"grant_type": "client_credentials", "resource": MCP, "scope": "mcp:read"}
+def test_client_credentials_ask_for_no_refresh_token(world: World) -> None:
+    world.resource_metadata["scopes_supported"] = ["mcp:read"]
+    world.metadata["scopes_supported"] = ["mcp:read", "offline_access"]
+    auth = ClientCredentials("svc", "secret")
+    auth.login(world.resource)
+    [request] = world.authz.received("/token")
+    assert request.form == {"grant_type": "client_credentials", "resource": world.resource, "scope": "mcp:read"}
     assert basic_of(request) == ("svc", "secret")
 
 
 # ---------------------------------------------------------- enterprise-managed
 
 
-def identity_provider(fake: Fake, exchange: Handler, *, metadata: bool = True) -> None:
-    if metadata:
-        document = {"issuer": IDP, "token_endpoint": IDP_TOKEN_ENDPOINT}
-        fake.routes[("GET", f"{IDP}/.well-known/openid-configuration")] = lambda request: (200, {}, document)
-    fake.routes[("POST", IDP_TOKEN_ENDPOINT)] = exchange
+def id_jag(request: Received) -> Reply:
+    return Reply(json={"access_token": "the-id-jag", "issued_token_type": ID_JAG_TYPE, "token_type": "N_A"})
 
 
-def id_jag(request: requests.PreparedRequest) -> Reply:
-    return 200, {}, {"access_token": "the-id-jag", "issued_token_type": ID_JAG_TYPE, "token_type": "N_A"}
-
-
-def test_enterprise_authorization_exchanges_the_id_token_then_presents_the_id_jag() -> None:
-    fake = world(scopes_supported=["mcp:read"])
-    identity_provider(fake, id_jag)
+def test_enterprise_authorization_exchanges_the_id_token_then_presents_the_id_jag(world: World) -> None:
+    world.resource_metadata["scopes_supported"] = ["mcp:read"]
+    world.identity_provider(id_jag)
     ids = iter(["id-token-1", "id-token-2"])
     auth = EnterpriseAuthorization(
         "mcp-client",
         "mcp-secret",
         id_token=lambda: next(ids),
-        idp_issuer=IDP,
+        idp_issuer=world.idp_issuer,
         idp_client_id="at-idp",
         idp_client_secret="idp-secret",
-        session=fake.session(),
     )
-    tokens = auth.login(MCP)
+    tokens = auth.login(world.resource)
     assert tokens is not None and tokens.access_token == "at-1"
-    [exchange] = fake.to(IDP_TOKEN_ENDPOINT)
-    assert form_of(exchange) == {
+    [exchange] = world.idp.received("/oauth2/token")
+    assert exchange.form == {
         "grant_type": TOKEN_EXCHANGE,
         "requested_token_type": ID_JAG_TYPE,
-        "audience": ISSUER,
-        "resource": MCP,
+        "audience": world.issuer,
+        "resource": world.resource,
         "subject_token": "id-token-1",
         "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
         "scope": "mcp:read",
     }
     assert basic_of(exchange) == ("at-idp", "idp-secret")
-    [grant] = fake.to(TOKEN_ENDPOINT)
-    assert form_of(grant) == {"grant_type": JWT_BEARER, "assertion": "the-id-jag", "resource": MCP, "scope": "mcp:read"}
+    [grant] = world.authz.received("/token")
+    assert grant.form == {
+        "grant_type": JWT_BEARER,
+        "assertion": "the-id-jag",
+        "resource": world.resource,
+        "scope": "mcp:read",
+    }
     assert basic_of(grant) == ("mcp-client", "mcp-secret")
 
 
 @pytest.mark.parametrize(
     ("exchange", "message"),
     [
-        (lambda request: (400, {}, {"error": "invalid_grant", "error_description": "bad"}), "400 invalid_grant bad"),
-        (lambda request: (200, {}, b"<html>"), "sent no identity assertion grant"),
-        (lambda request: (200, {}, {"access_token": "x", "issued_token_type": "other"}), "sent no identity"),
-        (lambda request: (200, {}, {"issued_token_type": ID_JAG_TYPE}), "sent no identity assertion grant"),
+        (Reply(400, {"error": "invalid_grant", "error_description": "bad"}), "400 invalid_grant bad"),
+        (Reply(200, body=b"<html>"), "sent no identity assertion grant"),
+        (Reply(json={"access_token": "x", "issued_token_type": "other"}), "sent no identity"),
+        (Reply(json={"issued_token_type": ID_JAG_TYPE}), "sent no identity assertion grant"),
     ],
 )
-def test_a_token_exchange_the_identity_provider_refuses_ends_the_sign_in(exchange: Handler, message: str) -> None:
-    fake = world()
-    identity_provider(fake, exchange)
+def test_a_token_exchange_the_identity_provider_refuses_ends_the_sign_in(
+    world: World, exchange: Reply, message: str
+) -> None:
+    world.identity_provider(exchange)
     auth = EnterpriseAuthorization(
         "mcp-client",
         "mcp-secret",
         id_token="id-token",
-        idp_issuer=IDP,
-        idp_token_endpoint=IDP_TOKEN_ENDPOINT,
-        session=fake.session(),
+        idp_issuer=world.idp_issuer,
+        idp_token_endpoint=world.idp_token_endpoint,
     )
     with pytest.raises(MCPError, match=message) as failure:
-        auth.login(MCP)
+        auth.login(world.resource)
     assert refused("token_exchange_failed")(failure.value)
-    [exchange_request] = fake.to(IDP_TOKEN_ENDPOINT)
-    assert "Authorization" not in exchange_request.headers and "client_id" not in form_of(exchange_request)
-    assert not fake.to(TOKEN_ENDPOINT)
-    assert not fake.to(f"{IDP}/.well-known/openid-configuration")  # the endpoint was given
+    [exchange_request] = world.idp.received("/oauth2/token")
+    assert "authorization" not in exchange_request.headers and "client_id" not in exchange_request.form
+    assert not world.authz.received("/token")
+    assert world.idp.paths() == ["/oauth2/token"]  # the endpoint was given: no metadata looked up
 
 
-def test_an_identity_provider_without_metadata_or_secret() -> None:
-    fake = world()
-    identity_provider(fake, id_jag, metadata=False)
-    auth = EnterpriseAuthorization(
-        "c", "s", id_token="t", idp_issuer=IDP, idp_client_id="public-at-idp", session=fake.session()
-    )
+def test_an_identity_provider_without_metadata_or_secret(world: World) -> None:
+    world.identity_provider(id_jag, metadata=False)
+    auth = EnterpriseAuthorization("c", "s", id_token="t", idp_issuer=world.idp_issuer, idp_client_id="public-at-idp")
     with pytest.raises(MCPError, match="publishes no metadata") as failure:
-        auth.login(MCP)
+        auth.login(world.resource)
     assert refused("metadata_unavailable")(failure.value)
-    auth.idp_token_endpoint = IDP_TOKEN_ENDPOINT
-    auth.login(MCP)
-    [exchange] = fake.to(IDP_TOKEN_ENDPOINT)
-    assert form_of(exchange)["client_id"] == "public-at-idp" and "Authorization" not in exchange.headers
+    assert not world.idp.received("/oauth2/token")
+    auth.idp_token_endpoint = world.idp_token_endpoint
+    auth.login(world.resource)
+    [exchange] = world.idp.received("/oauth2/token")
+    assert exchange.form["client_id"] == "public-at-idp" and "authorization" not in exchange.headers
 
 
 # ------------------------------------------------------------ workload identity
 
 
-def test_a_workload_without_a_client_id_sends_the_assertion_alone() -> None:
-    fake = world()
-    auth = WorkloadIdentity("workload.jwt", session=fake.session())
-    auth.login(MCP)
-    [request] = fake.to(TOKEN_ENDPOINT)
-    assert form_of(request) == {"grant_type": JWT_BEARER, "assertion": "workload.jwt", "resource": MCP}
-    assert "Authorization" not in request.headers
+def test_a_workload_without_a_client_id_sends_the_assertion_alone(world: World) -> None:
+    auth = WorkloadIdentity("workload.jwt")
+    auth.login(world.resource)
+    [request] = world.authz.received("/token")
+    assert request.form == {"grant_type": JWT_BEARER, "assertion": "workload.jwt", "resource": world.resource}
+    assert "authorization" not in request.headers
 
 
-def test_a_workload_with_a_client_secret_authenticates() -> None:
-    fake = world()
-    WorkloadIdentity("workload.jwt", client_id="w", client_secret="s", session=fake.session()).login(MCP)
-    [request] = fake.to(TOKEN_ENDPOINT)
+def test_a_workload_with_a_client_secret_authenticates(world: World) -> None:
+    WorkloadIdentity("workload.jwt", client_id="w", client_secret="s").login(world.resource)
+    [request] = world.authz.received("/token")
     assert basic_of(request) == ("w", "s")
 
 
-def test_a_refused_assertion_is_not_sent_again() -> None:
-    def token(request: requests.PreparedRequest) -> Reply:
-        if form_of(request)["assertion"] == "expired.jwt":
-            return 400, {}, {"error": "invalid_grant", "error_description": "JWT assertion is expired"}
-        return 200, {}, {"access_token": "at-2", "token_type": "Bearer"}
+def test_a_refused_assertion_is_not_sent_again(world: World) -> None:
+    def token(request: Received) -> Reply:
+        if request.form["assertion"] == "expired.jwt":
+            return Reply(400, {"error": "invalid_grant", "error_description": "JWT assertion is expired"})
+        return Reply(json={"access_token": "at-2", "token_type": "Bearer"})
 
-    fake = world(token)
+    world.token_answer = token
     current = ["expired.jwt"]
-    auth = WorkloadIdentity(lambda: current[0], client_id="w", session=fake.session())
+    auth = WorkloadIdentity(lambda: current[0], client_id="w")
     with pytest.raises(MCPError, match="400 invalid_grant JWT assertion is expired") as first:
-        auth.login(MCP)
+        auth.login(world.resource)
     with pytest.raises(MCPError) as second:
-        auth.login(MCP)
+        auth.login(world.resource)
     assert second.value is first.value
-    assert len(fake.to(TOKEN_ENDPOINT)) == 1  # the refused assertion went once
+    assert len(world.authz.received("/token")) == 1  # the refused assertion went once
     current[0] = "fresh.jwt"  # the platform rotated it
-    tokens = auth.login(MCP)
+    tokens = auth.login(world.resource)
     assert tokens is not None and tokens.access_token == "at-2"
-    assert [form_of(request)["assertion"] for request in fake.to(TOKEN_ENDPOINT)] == ["expired.jwt", "fresh.jwt"]
-    assert form_of(fake.to(TOKEN_ENDPOINT)[0])["client_id"] == "w"
+    assert [request.form["assertion"] for request in world.authz.received("/token")] == ["expired.jwt", "fresh.jwt"]
+    assert world.authz.received("/token")[0].form["client_id"] == "w"
 
 
-def test_an_unreachable_authorization_server_is_tried_again() -> None:
-    fake = world()
-    del fake.routes[("GET", PRM)]
-    del fake.routes[("GET", f"{ISSUER}/.well-known/oauth-authorization-server")]
-
-    def down(request: requests.PreparedRequest) -> Reply:
-        raise requests.ConnectionError("down")
-
-    fake.routes[("POST", "https://mcp.example/token")] = down
-    auth = WorkloadIdentity("w.jwt", session=fake.session())
+def test_an_unreachable_authorization_server_is_tried_again(world: World) -> None:
+    # No protected-resource metadata: the MCP server's origin is its authorization server (2025-03-26),
+    # with no metadata either, so the default token endpoint, which drops the connection.
+    world.mcp.off("GET", PRM_PATH)
+    world.mcp.on("POST", "/token", Reply(hang_up=True))
+    auth = WorkloadIdentity("w.jwt")
     for _ in range(2):
         with pytest.raises(MCPError, match="could not reach") as failure:
-            auth.login(MCP)
+            auth.login(world.resource)
         assert refused("unreachable")(failure.value)
-    assert len(fake.to("https://mcp.example/token")) == 2  # not a refusal of the assertion: sent again
+        assert failure.value.message == f"could not reach {world.mcp.url}: ConnectionError"
+    assert len(world.mcp.received("/token")) == 2  # not a refusal of the assertion: sent again
+    assert world.authz.paths() == []

@@ -45,12 +45,17 @@ _NO_JSON: Any = object()
 
 @dataclass
 class Reply:
-    """One scripted answer: a status, a JSON document (or raw ``body``) and headers."""
+    """One scripted answer: a status, a JSON document (or raw ``body``) and headers.
+
+    ``hang_up=True`` answers nothing: the server reads the request, records
+    it and closes the connection (the client sees it dropped).
+    """
 
     status: int = 200
     json: Any = _NO_JSON
     body: bytes | str = b""
     headers: Mapping[str, str] = field(default_factory=dict)
+    hang_up: bool = False
 
     def encoded(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -110,6 +115,9 @@ class ScriptedServer:
                     body=self.rfile.read(length) if length else b"",
                 )
                 reply = scripted._dispatch(request)
+                if reply.hang_up:
+                    self.close_connection = True
+                    return
                 body, headers = reply.encoded()
                 self.send_response(reply.status)
                 for name, value in headers.items():

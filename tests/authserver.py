@@ -6,8 +6,11 @@ the peers' cache on first use), on a port of 127.0.0.1 that the system picks.
 It offers discovery (RFC 8414 and OpenID), open Dynamic Client Registration
 (RFC 7591), the authorization code flow with PKCE S256 required, the RFC 9207
 ``iss`` parameter, resource indicators (RFC 8707) that yield RS256 JWT access
-tokens (RFC 9068) whose ``aud`` is the MCP server's URL, and refresh tokens.
-The script's header says what exactly, and how it is configured.
+tokens (RFC 9068) whose ``aud`` is the MCP server's URL (or, for the
+``opaque_resources``, opaque tokens to introspect), refresh tokens, token
+introspection (RFC 7662) and revocation (RFC 7009). The script's header says
+what exactly, and how it is configured. :meth:`AuthServer.issue_tokens` runs
+the whole code flow for a test that only needs a token.
 
 Things a client must do that this server insists on (oidc-provider's rules):
 
@@ -34,12 +37,16 @@ Example::
         callback = server.approve(authorization_url)  # the redirect URI with code, state and iss
         ...  # exchange the code
         claims = server.verify(access_token)  # raises InvalidToken once it has expired
+        tokens = server.issue_tokens(scope="mcp:read mcp:write")  # the token response of a code flow
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import os
+import secrets
 import selectors
 import subprocess
 import tempfile
@@ -48,7 +55,7 @@ from collections.abc import Iterator, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urljoin
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import peers
 import requests
@@ -64,6 +71,8 @@ MAX_HOPS = 12
 """The most requests :meth:`AuthServer.approve` makes before it gives up (a full login and consent takes 7)."""
 USERNAME = "alice"
 """Who logs in by default: the access tokens' ``sub``."""
+REDIRECT_URI = "http://127.0.0.1:50123/callback"
+"""The redirect URI of the clients :meth:`AuthServer.register` registers (nothing listens there)."""
 
 
 class InvalidToken(Exception):
@@ -73,11 +82,20 @@ class InvalidToken(Exception):
 class AuthServer:
     """A running ``oidc-provider``: its issuer, and what a browser and a resource server would do with it."""
 
-    def __init__(self, issuer: str, resources: Sequence[str], process: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self,
+        issuer: str,
+        resources: Sequence[str],
+        process: subprocess.Popen[bytes],
+        *,
+        opaque_resources: Sequence[str] = (),
+    ) -> None:
         self.issuer = issuer
         """``http://127.0.0.1:PORT``, without a trailing slash, as in the metadata and the tokens."""
         self.resources = tuple(resources)
-        """The resource indicators (MCP server URLs) the server issues tokens for."""
+        """The resource indicators (MCP server URLs) the server issues JWT access tokens for."""
+        self.opaque_resources = tuple(opaque_resources)
+        """The resource indicators the server issues opaque access tokens for (to be introspected)."""
         self.process = process
         self._metadata: dict[str, Any] | None = None
         self._jwks: dict[str, Any] | None = None
@@ -141,6 +159,70 @@ class AuthServer:
                 method, url = "POST", urljoin(url, page.form_action)
         raise AssertionError(f"{authorization_url} did not come back to the client within {MAX_HOPS} requests")
 
+    def register(self, **metadata: Any) -> dict[str, Any]:
+        """Register a client (RFC 7591); its registration, with ``client_secret`` for a confidential one.
+
+        By default a native public client with the code and refresh grants
+        and :data:`REDIRECT_URI`; ``metadata`` adds to or replaces that (say
+        ``token_endpoint_auth_method="client_secret_basic"`` for a client
+        with a secret, which may also introspect).
+        """
+        body = {
+            "application_type": "native",
+            "client_name": "mcp-sync test client",
+            "redirect_uris": [REDIRECT_URI],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+            **metadata,
+        }
+        response = requests.post(self.metadata["registration_endpoint"], json=body, timeout=HTTP_TIMEOUT)
+        if response.status_code != 201:
+            raise AssertionError(f"registration gave {response.status_code}: {response.text}")
+        client: dict[str, Any] = response.json()
+        return client
+
+    def issue_tokens(
+        self, resource: str | None = None, *, scope: str = "mcp:read", username: str = USERNAME
+    ) -> dict[str, Any]:
+        """The token response of a whole code flow for ``resource`` (default: the first of :attr:`resources`).
+
+        A fresh public client is registered, the authorization request (PKCE
+        S256, ``state``, ``resource``, ``openid`` and ``scope``) approved by
+        ``username`` with :meth:`approve`, and the code exchanged (with
+        ``resource`` again). The access token is a JWT for one of
+        :attr:`resources`, an opaque token for one of :attr:`opaque_resources`.
+        AssertionError when any step fails.
+        """
+        resource = resource if resource is not None else self.resources[0]
+        client = self.register()
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        state = secrets.token_urlsafe(16)
+        query = {
+            "response_type": "code",
+            "client_id": client["client_id"],
+            "redirect_uri": REDIRECT_URI,
+            "scope": f"openid {scope}",
+            "state": state,
+            "resource": resource,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+        callback = self.approve(f"{self.metadata['authorization_endpoint']}?{urlencode(query)}", username=username)
+        params = {name: values[0] for name, values in parse_qs(urlsplit(callback).query).items()}
+        if params.get("state") != state or "code" not in params:
+            raise AssertionError(f"the authorization did not succeed: {callback}")
+        form = {
+            "grant_type": "authorization_code",
+            "code": params["code"],
+            "redirect_uri": REDIRECT_URI,
+            "client_id": client["client_id"],
+            "code_verifier": verifier,
+            "resource": resource,
+        }
+        return _json(requests.post(self.metadata["token_endpoint"], data=form, timeout=HTTP_TIMEOUT))
+
     def verify(self, token: str) -> dict[str, Any]:
         """Check an access token as the resource server (any of :attr:`resources`) would; its claims.
 
@@ -197,9 +279,16 @@ class AuthServer:
 
 @contextlib.contextmanager
 def running_authorization_server(
-    resource: str, access_ttl: int = 3600, *, extra_resources: Sequence[str] = ()
+    resource: str,
+    access_ttl: int = 3600,
+    *,
+    extra_resources: Sequence[str] = (),
+    opaque_resources: Sequence[str] = (),
 ) -> Iterator[AuthServer]:
     """Run the authorization server for ``resource`` (and ``extra_resources``) until the block ends.
+
+    Access tokens for those are JWTs; for ``opaque_resources``, opaque
+    tokens that resource servers introspect.
 
     Access tokens live ``access_ttl`` seconds (at least 1). Skips the test (or
     fails it, where interop is required) when oidc-provider cannot be
@@ -214,6 +303,8 @@ def running_authorization_server(
     argv = [node, str(SCRIPT), "--port", "0", "--access-ttl", str(access_ttl)]
     for each in resources:
         argv += ["--resource", each]
+    for each in opaque_resources:
+        argv += ["--opaque-resource", each]
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(
             argv,
@@ -224,7 +315,7 @@ def running_authorization_server(
         )
         try:
             issuer = _ready(process, stderr)
-            yield AuthServer(issuer, resources, process)
+            yield AuthServer(issuer, resources, process, opaque_resources=opaque_resources)
         finally:
             _stop(process)
 

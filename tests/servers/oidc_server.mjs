@@ -3,7 +3,8 @@
 // server; this file only configures it.
 //
 //   NODE_PATH=<dir holding node_modules/oidc-provider> node oidc_server.mjs \
-//       --resource http://127.0.0.1:8000/mcp [--resource ...] [--port 0] [--access-ttl 3600]
+//       --resource http://127.0.0.1:8000/mcp [--resource ...] [--opaque-resource URL ...] \
+//       [--port 0] [--access-ttl 3600]
 //
 // It prints one line `listening http://127.0.0.1:PORT` to stdout once it accepts connections
 // (with --port 0, the default, the system picks the port; the issuer is that URL). Everything
@@ -17,7 +18,13 @@
 //   parameter in every authorization response;
 // - resource indicators (RFC 8707): a `resource` given with --resource yields a JWT access token
 //   (header typ at+jwt, RS256) whose `aud` is that resource and whose `scope` holds the requested
-//   scopes among `mcp:read mcp:write`; any other resource is refused with `invalid_target`;
+//   scopes among `mcp:read mcp:write`; a resource given with --opaque-resource yields an opaque
+//   access token (the same audience and scopes) for resource servers that introspect; any other
+//   resource is refused with `invalid_target`;
+// - token introspection (RFC 7662) at /token/introspection for confidential clients (any
+//   registered client with a secret may introspect any token; oidc-provider answers 400
+//   unsupported_token_type for JWT access tokens, which it does not introspect), and token
+//   revocation (RFC 7009) at /token/revocation;
 // - refresh tokens when `offline_access` is granted to a client registered with the refresh_token
 //   grant; OpenID Connect's rule applies: `offline_access` is dropped from an authorization request
 //   without `prompt=consent`. Public clients' refresh tokens rotate on every use;
@@ -54,6 +61,7 @@ const { values: options } = parseArgs({
   options: {
     port: { type: 'string', default: '0' },
     resource: { type: 'string', multiple: true, default: [] },
+    'opaque-resource': { type: 'string', multiple: true, default: [] },
     'access-ttl': { type: 'string', default: '3600' },
   },
 });
@@ -61,8 +69,9 @@ const { values: options } = parseArgs({
 const port = Number(options.port);
 const accessTtl = Number(options['access-ttl']);
 const resources = new Set(options.resource);
-if (!Number.isInteger(port) || port < 0 || !Number.isInteger(accessTtl) || accessTtl < 1 || !resources.size) {
-  console.error('usage: node oidc_server.mjs --resource URL [--resource URL ...] [--port N] [--access-ttl SECONDS]');
+const opaqueResources = new Set(options['opaque-resource']);
+if (!Number.isInteger(port) || port < 0 || !Number.isInteger(accessTtl) || accessTtl < 1 || !(resources.size + opaqueResources.size)) {
+  console.error('usage: node oidc_server.mjs --resource URL [--resource URL ...] [--opaque-resource URL ...] [--port N] [--access-ttl SECONDS]');
   process.exit(2);
 }
 
@@ -94,6 +103,8 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   features: {
     devInteractions: { enabled: true },
+    introspection: { enabled: true },
+    revocation: { enabled: true },
     registration: { enabled: true, initialAccessToken: false },
     rpInitiatedLogout: { enabled: false },
     resourceIndicators: {
@@ -103,6 +114,9 @@ const provider = new Provider(issuer, {
       defaultResource: async (ctx, client, oneOf) => oneOf,
       useGrantedResource: async () => false,
       async getResourceServerInfo(ctx, indicator) {
+        if (opaqueResources.has(indicator)) {
+          return { scope: RESOURCE_SCOPE, audience: indicator, accessTokenTTL: accessTtl, accessTokenFormat: 'opaque' };
+        }
         if (!resources.has(indicator)) {
           throw new errors.InvalidTarget(`unknown resource ${indicator}`);
         }

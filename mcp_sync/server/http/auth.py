@@ -9,11 +9,75 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 TokenVerifier = Callable[[str], "Mapping[str, Any] | None"]
-"""Checks a bearer token: returns its claims (``sub``, ``scope``, ``exp``...), or ``None`` when invalid."""
+"""Checks a bearer token: returns its claims (``sub``, ``scope``, ``exp``...), or ``None`` when invalid.
+
+It may instead raise :class:`InvalidToken` (or :class:`InsufficientScope`)
+to say why the token is refused, and :class:`VerifierUnavailable` when it
+cannot tell (its authorization server cannot be reached).
+"""
+
+
+class InvalidToken(Exception):
+    """A bearer token that is refused; the message is the ``error_description`` of the answer (never the token).
+
+    :attr:`status` and :attr:`error` are the HTTP status and the RFC 6750
+    error code of that answer.
+
+    >>> refused = InvalidToken("the token has expired")
+    >>> refused.status, refused.error, refused.description
+    (401, 'invalid_token', 'the token has expired')
+    """
+
+    status = 401
+    error = "invalid_token"
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description)
+        self.description = description
+
+
+class InsufficientScope(InvalidToken):
+    """A valid token without the scopes the resource needs: 403 ``insufficient_scope`` (RFC 6750 section 3.1).
+
+    :attr:`scope` is every scope needed, space-separated: the ``scope`` of
+    the challenge, which clients re-authorize with (step-up).
+
+    >>> refused = InsufficientScope(["write", "read"], granted=["read"])
+    >>> refused.status, refused.error, refused.scope, refused.description
+    (403, 'insufficient_scope', 'read write', 'the token lacks the scope write')
+    """
+
+    status = 403
+    error = "insufficient_scope"
+
+    def __init__(self, required: Iterable[str], granted: Iterable[str] = ()) -> None:
+        needed = sorted(set(required))
+        missing = [scope for scope in needed if scope not in set(granted)]
+        super().__init__(f"the token lacks the scope{'s' if len(missing) > 1 else ''} {' '.join(missing)}")
+        self.scope = " ".join(needed)
+
+
+class VerifierUnavailable(Exception):
+    """The token cannot be checked now: the authorization server (JWKS, metadata, introspection) is unreachable.
+
+    Meant for a 503 answer with ``Retry-After`` (:attr:`retry_after` seconds,
+    when known) and for the server's log: the message names the endpoint
+    and what went wrong, never the token.
+
+    >>> VerifierUnavailable("the JWKS endpoint answered 502", retry_after=30).retry_after
+    30
+    """
+
+    status = 503
+
+    def __init__(self, description: str, *, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.description = description
+        self.retry_after = retry_after
 
 
 def bearer_token(authorization: str | None) -> str | None:

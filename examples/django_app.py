@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import html
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from types import FrameType
 from typing import Any
 
 from django.conf import settings
@@ -115,29 +113,6 @@ def application(environ: dict[str, Any], start_response: StartResponse) -> Itera
     response: Iterable[bytes] = django_application(environ, start_response)
     return response
 
-
-def close_on_sigterm(closing: StreamableHTTPApp) -> None:
-    """Close the MCP app when a server that handles SIGTERM (gunicorn's workers) is told to stop.
-
-    A WSGI server does not tell applications that it stops, and gunicorn
-    waits for open SSE streams until its ``graceful_timeout``; closing the
-    app ends them at once. Where SIGTERM is not handled, nothing changes.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    previous = signal.getsignal(signal.SIGTERM)
-    if not callable(previous):
-        return
-    server_handler = previous
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        threading.Thread(target=closing.close, name="close-mcp-app", daemon=True).start()
-        server_handler(signum, frame)
-
-    signal.signal(signal.SIGTERM, stop)
-
-
-close_on_sigterm(mcp_app)
 
 if __name__ == "__main__":
     from django.core.management import execute_from_command_line

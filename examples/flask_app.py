@@ -26,7 +26,6 @@ import argparse
 import html
 import signal
 import threading
-from types import FrameType
 
 from flask import Flask
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
@@ -74,30 +73,6 @@ def index() -> str:
 
 mcp_app = StreamableHTTPApp(mcp_server, path="/")
 app.wsgi_app = DispatcherMiddleware(app.wsgi_app, {MCP_MOUNT: mcp_app})  # type: ignore[method-assign]
-
-
-def close_on_sigterm(closing: StreamableHTTPApp) -> None:
-    """Close the MCP app when a server that handles SIGTERM (gunicorn's workers) is told to stop.
-
-    A WSGI server does not tell applications that it stops, and gunicorn
-    waits for open SSE streams until its ``graceful_timeout``; closing the
-    app ends them at once. Where SIGTERM is not handled, nothing changes.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    previous = signal.getsignal(signal.SIGTERM)
-    if not callable(previous):
-        return
-    server_handler = previous
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        threading.Thread(target=closing.close, name="close-mcp-app", daemon=True).start()
-        server_handler(signum, frame)
-
-    signal.signal(signal.SIGTERM, stop)
-
-
-close_on_sigterm(mcp_app)
 
 
 def main() -> None:

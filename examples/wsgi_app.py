@@ -37,18 +37,17 @@ What the hosting server must offer:
 - A prompt stop. WSGI has no way to tell an application that the server
   stops, and an SSE stream ends only when the app ends it (or a keep-alive
   ping finds the client gone, up to two ``ping_interval`` later): gunicorn's
-  graceful shutdown would wait ``graceful_timeout`` (30 s) for them.
-  :func:`close_on_sigterm` closes the app when a gunicorn worker is told to
-  stop, which ends its streams at once. Waitress has no SIGTERM handler: the
-  signal ends its process straight away.
+  graceful shutdown would wait ``graceful_timeout`` (30 s) for them. In a
+  gunicorn worker the app closes itself as soon as the worker is told to stop
+  (SIGTERM, or ``max_requests`` reached), which ends its streams within a
+  second; nothing needs configuring. Waitress has no SIGTERM handler: the
+  signal ends its process straight away. Elsewhere, call
+  ``application.close()`` when the server stops.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import threading
-from types import FrameType
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.http_server import StreamableHTTPApp
@@ -86,29 +85,5 @@ def worker_pid() -> int:
     return os.getpid()
 
 
-def close_on_sigterm(app: StreamableHTTPApp) -> None:
-    """Close ``app`` (ending its sessions and streams) when the process gets SIGTERM.
-
-    Only where the hosting server handles SIGTERM itself, as gunicorn's
-    workers do (they set their handlers before loading the application):
-    this handler closes the app, in a thread, then calls theirs. Where
-    SIGTERM is not handled (waitress, development servers), it still ends the
-    process at once and nothing is changed.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    previous = signal.getsignal(signal.SIGTERM)
-    if not callable(previous):
-        return
-    server_handler = previous
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        threading.Thread(target=app.close, name="close-mcp-app", daemon=True).start()
-        server_handler(signum, frame)
-
-    signal.signal(signal.SIGTERM, stop)
-
-
 application = StreamableHTTPApp(server, stateless=os.environ.get("MCP_STATELESS") == "1")
 """The WSGI callable: the MCP endpoint at ``/mcp``; DNS rebinding protection allows the loopback names."""
-close_on_sigterm(application)

@@ -13,6 +13,7 @@ b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,12 +27,28 @@ from .types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResultResponse,
+    NumberId,
     RequestId,
 )
 
-__all__ = ["InvalidMessage", "decode_message", "encode_message", "error_response", "parse_value"]
+__all__ = ["InvalidMessage", "decode_message", "encode_message", "error_response", "parse_value", "recover_id"]
 
 _BOM = "\ufeff"
+
+ID_SCAN_BYTES = 1 << 16
+"""How much of the start of a message is scanned for its id by :func:`recover_id`."""
+
+# A JSON string (complete) or a bracket: what the id scan steps over, at C speed.
+_STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]', re.DOTALL)
+# After the key "id": the colon and a whole number or string, ended by "," or "}" (so not cut short).
+_ID_VALUE = re.compile(
+    rb"[ \t\r\n]*:[ \t\r\n]*"
+    rb'(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"[^"\\]*(?:\\.[^"\\]*)*")'
+    rb"[ \t\r\n]*[,}]",
+    re.DOTALL,
+)
+_COLON = re.compile(rb"[ \t\r\n]*:")
+_NEGATIVE_ZERO_ID = re.compile(rb'"id"[ \t\r\n]*:[ \t\r\n]*-0[^.eE0-9]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +78,88 @@ def _invalid(message: str, request_id: RequestId | None = None, reply: bool = Tr
     return InvalidMessage(Error(code=JsonRpcCode.INVALID_REQUEST, message=message), request_id, reply)
 
 
-def _read_id(value: Any) -> RequestId | None:
+def _read_id(value: Any, raw: bytes | str | None) -> RequestId | None:
     """The request id in ``value``, or ``None`` when it is not a string or integer.
 
-    An integral float such as ``1.0`` is read as the integer it equals: JSON
-    does not distinguish them and every peer compares them equal.
+    An integral number written otherwise than as a plain integer (``1.0``,
+    ``1e3``, ``-0``) is a :class:`NumberId`: the integer it equals, with the
+    text it was sent as (read from ``raw``, the message, when there is one),
+    so that the answer carries the id exactly as sent.
     """
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value == 0 and raw is not None:
+            data = _as_bytes(raw)
+            if _NEGATIVE_ZERO_ID.search(data, 0, ID_SCAN_BYTES) and _id_token(data) == b"-0":
+                return NumberId(0, "-0")
         return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        token = _id_token(_as_bytes(raw)) if raw is not None else None
+        if token is None or token.startswith(b'"') or float(token) != value:
+            token = pydantic_core.to_json(value)  # without the message: the float's own text (1e3 reads 1000.0)
+        return NumberId(int(value), token.decode())
     return None
+
+
+def _as_bytes(raw: bytes | str) -> bytes:
+    return raw if isinstance(raw, bytes) else raw[:ID_SCAN_BYTES].encode("utf-8", "surrogatepass")
+
+
+def _id_token(raw: bytes) -> bytes | None:
+    """The text of the top-level ``"id"`` member's value, if it is a whole number or string.
+
+    Only the first :data:`ID_SCAN_BYTES` are scanned. The value counts only
+    when it is followed by ``,`` or ``}``: a message cut short inside its id
+    (``"id":1234`` at the end, where ``123456`` was being written) has none.
+    """
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(raw, 0, ID_SCAN_BYTES):
+        token = match.group()
+        if token in (b"{", b"["):
+            depth += 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and token == b'"id"' and _COLON.match(raw, match.end(), ID_SCAN_BYTES):
+            # The key "id": its value counts only when whole (cut short, or not a number or string: none).
+            value = _ID_VALUE.match(raw, match.end(), ID_SCAN_BYTES)
+            return value.group(1) if value is not None else None
+    return None
+
+
+def recover_id(raw: bytes) -> RequestId | None:
+    """The top-level ``"id"`` of a message that could not be parsed, if it can be read whole.
+
+    Only the start of the message is scanned, only a key at the top level of
+    the object counts (an ``id`` nested in ``params`` is never mistaken for
+    the request's), and only a value that is complete: a number or string
+    followed by ``,`` or ``}``. A number must be an integer (``2.0`` and
+    ``1e3`` are, and come back as written: see :class:`NumberId`).
+
+    >>> recover_id(b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":NaN}}')
+    7
+    >>> recover_id(b'{"jsonrpc":"2.0","id":1234') is None
+    True
+    """
+    token = _id_token(raw)
+    if token is None:
+        return None
+    if token.startswith(b'"'):
+        try:
+            text: str = pydantic_core.from_json(token)
+        except ValueError:  # a broken escape or invalid UTF-8 inside the id
+            return None
+        return text
+    if not token.strip(b"-0123456789"):
+        try:
+            integer = int(token)
+        except ValueError:  # more digits than Python converts
+            return None
+        return NumberId(0, "-0") if token == b"-0" else integer
+    number = float(token)
+    if not number.is_integer():  # a fraction, or too large to be finite
+        return None
+    return NumberId(int(number), token.decode())
 
 
 def decode_message(data: bytes | bytearray | memoryview | str) -> JSONRPCMessage | InvalidMessage:
@@ -96,18 +184,28 @@ def decode_message(data: bytes | bytearray | memoryview | str) -> JSONRPCMessage
         # Only a str holding a lone surrogate gets here (pydantic_core cannot
         # encode it to UTF-8), e.g. text read with errors="surrogateescape".
         return InvalidMessage(Error(code=JsonRpcCode.PARSE_ERROR, message="Parse error: the text is not valid Unicode"))
-    return parse_value(value)
+    return _classify(value, raw)
 
 
 def parse_value(value: Any) -> JSONRPCMessage | InvalidMessage:
-    """Classify an already decoded JSON value as a JSON-RPC message."""
+    """Classify an already decoded JSON value as a JSON-RPC message.
+
+    Without the message's text, an integral float id is answered as the
+    float's own text (``2.0``; ``1e3`` as ``1000.0``): use
+    :func:`decode_message` where the text is at hand.
+    """
+    return _classify(value, None)
+
+
+def _classify(value: Any, raw: bytes | str | None) -> JSONRPCMessage | InvalidMessage:
     if not isinstance(value, dict):
         kind = "a batch" if isinstance(value, list) else type(value).__name__
         return _invalid(f"Invalid request: expected a JSON object, got {kind}")
     has_id = "id" in value
-    request_id = _read_id(value.get("id"))
+    request_id = _read_id(value.get("id"), raw) if has_id else None
     method = value.get("method")
-    is_response = method is None and ("result" in value or "error" in value)
+    has_outcome = "result" in value or "error" in value
+    is_response = method is None and has_outcome
     if value.get("jsonrpc") != "2.0":
         # As in _parse_call: a response, or what may be a notification (no id
         # but a method), never gets an answer.
@@ -115,6 +213,9 @@ def parse_value(value: Any) -> JSONRPCMessage | InvalidMessage:
         return _invalid('Invalid request: "jsonrpc" must be "2.0"', request_id, reply=reply)
     if is_response:
         return _parse_response(value, request_id)
+    if has_outcome:
+        # A request or a response? Neither: it is not executed, and is answered when it has an id.
+        return _invalid('Invalid request: a request cannot carry "result" or "error"', request_id, reply=has_id)
     return _parse_call(value, has_id, request_id, method)
 
 
@@ -154,7 +255,13 @@ def _parse_response(value: dict[str, Any], request_id: RequestId | None) -> JSON
 
 
 def encode_message(message: JSONRPCMessage) -> bytes:
-    """Compact JSON bytes for ``message`` (no trailing newline)."""
+    """Compact JSON bytes for ``message`` (no trailing newline).
+
+    A :class:`NumberId` goes out as the text it came in as (``2.0``, not ``2``).
+    """
     if isinstance(message, JSONRPCErrorResponse) and message.id is None:
         return pydantic_core.to_json(message.to_wire())
+    if not isinstance(message, JSONRPCNotification) and type(message.id) is NumberId:
+        rest = message.model_dump_json(by_alias=True, exclude_none=True, exclude={"jsonrpc", "id"})
+        return b'{"jsonrpc":"2.0","id":' + message.id.token.encode() + b"," + rest[1:].encode()
     return message.model_dump_json(by_alias=True, exclude_none=True).encode()

@@ -34,15 +34,56 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
+from pydantic_core import CoreSchema, core_schema
 
 from .rendering import render
 
 JSONRPC_VERSION: Literal["2.0"] = "2.0"
 
-RequestId: TypeAlias = str | int
-"""A JSON-RPC request id (the spec allows strings and integers)."""
+
+class NumberId(int):
+    """A numeric request id whose JSON text is not the integer's own: ``2.0``, ``1e3``, ``-0``.
+
+    JSON-RPC asks for the id back as it was sent, and some peers (serde_json,
+    for one) do not take ``2`` for ``2.0``. A ``NumberId`` equals and hashes
+    as the integer it is, so it matches like one; ``token`` is its text, which
+    :func:`~mcp_sync.protocol.jsonrpc.encode_message` writes back. The wire
+    models keep it as it is (see :data:`RequestId`).
+
+    >>> request_id = NumberId(1000, "1e3")
+    >>> request_id == 1000, request_id.token
+    (True, '1e3')
+    """
+
+    token: str
+
+    def __new__(cls, value: int, token: str) -> NumberId:
+        number = super().__new__(cls, value)
+        number.token = token
+        return number
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]  # copy and pickle keep the token
+        return int(self), self.token
+
+    def __repr__(self) -> str:
+        return f"NumberId({int(self)}, {self.token!r})"
+
+
+class _KeepNumberId:
+    """Schema of :data:`RequestId`: a :class:`NumberId` is kept as it is, not made a plain ``int``."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        plain = handler(source)
+        return core_schema.json_or_python_schema(
+            json_schema=plain,
+            python_schema=core_schema.union_schema([core_schema.is_instance_schema(NumberId), plain]),
+        )
+
+
+RequestId: TypeAlias = Annotated[str | int, _KeepNumberId()]
+"""A JSON-RPC request id (the spec allows strings and integers; a :class:`NumberId` is kept as it is)."""
 
 ProgressToken: TypeAlias = str | int
 Cursor: TypeAlias = str

@@ -169,6 +169,15 @@ def _to_result(result: Any) -> dict[str, Any]:
     return dict(result)
 
 
+def _progress_token(token: Any) -> ProgressToken | None:
+    """``token`` as a progress token: a string or an integer (``2.0`` is one); ``None`` for anything else."""
+    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+        return token
+    if isinstance(token, float) and token.is_integer():
+        return int(token)
+    return None
+
+
 def _shutting_down(request_id: RequestId) -> JSONRPCMessage:
     return error_response(request_id, JsonRpcCode.INTERNAL_ERROR, "The server is shutting down")
 
@@ -224,9 +233,8 @@ class RequestContext:
 
     @property
     def progress_token(self) -> ProgressToken | None:
-        """The caller's progress token, if it sent one."""
-        token = self.meta.get("progressToken")
-        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+        """The caller's progress token, if it sent a valid one (a string or an integer)."""
+        return _progress_token(self.meta.get("progressToken"))
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` for this request, if the caller wants it."""
@@ -493,8 +501,33 @@ class JsonRpcDispatcher:
             self._on_response(message)
         elif message.reply:
             self._reply(message.response())
-        else:
+        elif not self._fail_pending(message):
             log.debug("dropped invalid message: %s", message.error.message)
+
+    def _fail_pending(self, message: InvalidMessage) -> bool:
+        """A broken response (never answered) for a call in flight fails that call at once; whether one did.
+
+        An invalid ``result`` or a malformed ``error`` (a code that is not an
+        integer, a message that is not a string, a field missing) would
+        otherwise leave the call waiting for its whole timeout.
+        """
+        if message.id is None:
+            return False
+        with self._lock:
+            pending = self._pending.pop(message.id, None)
+            if pending is not None:
+                self._progress.pop(pending.id, None)
+        if pending is None:
+            return False
+        self._finish(pending, "error")
+        pending.future.set_exception(
+            MCPProtocolError(
+                MCP_CODES.PROTOCOL_INVALID,
+                f"the peer answered {pending.method} with an invalid response: {message.error.message}",
+                context={"method": pending.method},
+            )
+        )
+        return True
 
     def _on_response(self, message: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
         with self._lock:

@@ -41,6 +41,9 @@ __all__ = [
 
 log = logging.getLogger("mcp_sync.transport")
 
+_CLOSER_EXIT_TIMEOUT = 1.0
+"""How long close() waits for a transport's own thread that released it to end (seconds)."""
+
 MessageHandler = Callable[[JSONRPCMessage | InvalidMessage], None]
 """Receives each incoming message, or the :class:`InvalidMessage` that stands for bad input."""
 
@@ -95,7 +98,8 @@ class BaseTransport(ABC):
 
     Subclasses implement :meth:`_write` and :meth:`_shutdown`, call
     :meth:`_deliver` for each incoming message and :meth:`_closed_by_peer`
-    when the peer goes away.
+    when the peer goes away; those whose release waits for threads of their
+    own say which with :meth:`_owns`.
     """
 
     handoff_reading: Callable[[], None] | None = None
@@ -108,6 +112,8 @@ class BaseTransport(ABC):
         self._message_handlers: tuple[MessageHandler, ...] = ()
         self._close_handlers: tuple[CloseHandler, ...] = ()
         self._closed = threading.Event()
+        self._released = threading.Event()  # set once _shutdown() has returned
+        self._closer: threading.Thread | None = None  # the thread that closed the transport, and releases it
         self.close_reason: BaseException | None = None
 
     @property
@@ -135,8 +141,23 @@ class BaseTransport(ABC):
         return lambda: self._remove_close_handler(handler)
 
     def close(self) -> None:
+        """Close the connection and release its resources. Idempotent.
+
+        When the peer's going away already started the release on another
+        thread (a reader that met the end of input, say), this waits for that
+        release to finish, so that the process, threads and sockets of the
+        connection are gone when it returns, whichever side ended it. Called
+        on a thread that the release itself waits for, it returns at once.
+        """
         if self._mark_closed(None):
-            self._shutdown()
+            self._release_resources()
+            return
+        closer, current = self._closer, threading.current_thread()
+        if closer is current or self._owns(current):
+            return
+        self._released.wait()
+        if closer is not None and self._owns(closer):
+            closer.join(_CLOSER_EXIT_TIMEOUT)  # it returns from the release: let it end
 
     def _remove_message_handler(self, handler: MessageHandler) -> None:
         with self._lock:
@@ -156,7 +177,17 @@ class BaseTransport(ABC):
     def _closed_by_peer(self, reason: BaseException | None) -> None:
         """The other side went away: close, keeping ``reason`` for whoever asks."""
         if self._mark_closed(reason):
+            self._release_resources()
+
+    def _release_resources(self) -> None:
+        try:
             self._shutdown()
+        finally:
+            self._released.set()
+
+    def _owns(self, thread: threading.Thread) -> bool:
+        """Whether ``thread`` is one of the transport's own, which its release waits for (default: none)."""
+        return False
 
     def _mark_closed(self, reason: BaseException | None) -> bool:
         """Mark the transport closed and run the close handlers; ``False`` if it already was."""
@@ -164,6 +195,7 @@ class BaseTransport(ABC):
             if self._closed.is_set():
                 return False
             self.close_reason = reason
+            self._closer = threading.current_thread()
             self._closed.set()
             handlers = self._close_handlers
         for handler in handlers:

@@ -117,6 +117,27 @@ _CHANNEL = "channel"
 Handler = Callable[[Any, RequestContext], WireModel]
 
 
+_JSON_KINDS = {
+    type(None): "null",
+    bool: "a boolean",
+    float: "a number with a fraction",
+    dict: "an object",
+    list: "an array",
+}
+"""How a value that is neither a string nor an integer is named in an error."""
+
+
+def _check_progress_token(ctx: RequestContext) -> None:
+    """Refuse (``-32602``) any request whose ``_meta.progressToken`` is neither a string nor an integer."""
+    meta = ctx.meta
+    if "progressToken" in meta and ctx.progress_token is None:
+        token = meta["progressToken"]
+        kind = _JSON_KINDS.get(type(token), type(token).__name__)
+        raise MCPError(
+            MCP_CODES.INVALID_PARAMS, f"Invalid params: _meta.progressToken must be a string or an integer, not {kind}"
+        )
+
+
 class ServerSession:
     """The server's side of one connection.
 
@@ -208,6 +229,7 @@ class ServerSession:
             return handler(typed, ctx)
 
         def run(params: Any, ctx: RequestContext) -> Any:
+            _check_progress_token(ctx)
             # The one place the era of a request is decided; its channel goes with it to the handler's Context.
             if is_stateless_request(method, ctx.params):
                 return self._serve_stateless(method, validated, params, ctx)

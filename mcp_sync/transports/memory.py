@@ -63,6 +63,9 @@ class InMemoryTransport(BaseTransport):
             self._deliver(decode_message(item))
         self._closed_by_peer(None)
 
+    def _owns(self, thread: threading.Thread) -> bool:
+        return thread is self._reader
+
     def _shutdown(self) -> None:
         assert self._peer is not None
         self._peer._inbox.put(_CLOSE)

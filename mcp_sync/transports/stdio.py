@@ -22,7 +22,6 @@ import contextlib
 import io
 import logging
 import os
-import re
 import select
 import shlex
 import signal
@@ -34,11 +33,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, BinaryIO
 
-import pydantic_core
-
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
-from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message
-from ..protocol.types import Error, JSONRPCMessage, RequestId
+from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
+from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, recover_id
+from ..protocol.types import Error, JSONRPCMessage
 from ..runtime.transport import BaseTransport
 
 if TYPE_CHECKING:
@@ -60,8 +58,6 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest line (one message) read by default: 64 MiB."""
 
 _READ_SIZE = 1 << 16
-_ID_SCAN_BYTES = 1 << 16
-_ID_PATTERN = re.compile(rb'"id"\s*:\s*(-?\d+(?:\.0*)?(?![\d.eE])|"(?:[^"\\]|\\.){0,1024}")')
 
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """Variables a server process inherits by default; everything else must be passed."""
@@ -69,50 +65,6 @@ DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LA
 StderrTarget = IO[str] | Callable[[str], None] | logging.Logger | None
 """Where a server process's stderr lines go: a text stream, a callable, a logger
 (at INFO), or ``None`` for this process's ``sys.stderr`` (whatever object it is)."""
-
-
-def recover_id(raw: bytes) -> RequestId | None:
-    """The top-level ``"id"`` of a message that could not be parsed, if it can be read.
-
-    Only the start of the message is scanned, and only a key at the top
-    level of the object counts, so an ``id`` nested in ``params`` is never
-    mistaken for the request's.
-    """
-    head = raw[:_ID_SCAN_BYTES]
-    for match in _ID_PATTERN.finditer(head):
-        if _depth_at(head, match.start()) != 1:
-            continue
-        token = match.group(1)
-        if not token.startswith(b'"'):
-            return int(float(token))
-        try:
-            value: str = pydantic_core.from_json(token)
-        except ValueError:  # a broken escape or invalid UTF-8 inside the id
-            return None
-        return value
-    return None
-
-
-def _depth_at(data: bytes, end: int) -> int:
-    """Object/array nesting depth at ``end`` (strings skipped)."""
-    depth = 0
-    in_string = False
-    escaped = False
-    for byte in data[:end]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x7B, 0x5B):
-            depth += 1
-        elif byte in (0x7D, 0x5D):
-            depth -= 1
-    return depth
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +267,17 @@ class StdioTransport(BaseTransport):
             self.last_invalid_line = line[:200]
             if message.id is None and message.error.code == JsonRpcCode.PARSE_ERROR:
                 message = InvalidMessage(message.error, recover_id(line), message.reply)
+            if message.id is None and self._stray(line):
+                return
         self._deliver(message)
+
+    def _stray(self, line: bytes) -> bool:
+        """Hook: a line that is no JSON-RPC message and names no id came in; whether it is dealt with.
+
+        By default it is not: it is delivered as an :class:`InvalidMessage`,
+        which a server answers with ``-32700`` or ``-32600``.
+        """
+        return False
 
     def _refuse_oversized(self, head: bytes) -> None:
         error = Error(
@@ -329,6 +291,9 @@ class StdioTransport(BaseTransport):
     def _describe_close(self, reason: BaseException | None) -> BaseException | None:
         """Hook for subclasses: the reason given to close handlers."""
         return reason
+
+    def _owns(self, thread: threading.Thread) -> bool:
+        return thread in self._readers
 
     def _shutdown(self) -> None:
         if self._wakeup is not None:
@@ -376,9 +341,23 @@ class ProcessTransport(StdioTransport):
     The process runs in its own process group with a safe default
     environment plus ``env``. Its stderr goes, line by line, to ``stderr``
     (see :data:`StderrTarget`); the last lines are kept for error messages.
+
+    A line on its stdout that is not a JSON-RPC message and names no request
+    id (a banner, a stray ``print``, a log record written as JSON) is skipped:
+    it goes to ``stderr`` too, where it belonged, and the first one is logged
+    as a warning (logger ``mcp_sync.stdio``). Such a line never fails the
+    connection and is never answered. A line that names an id is taken for a
+    broken message with that id: a response whose ``result`` or ``error`` is
+    malformed fails the pending call it answers at once (an
+    :class:`~mcp_sync.errors.MCPProtocolError`); anything else is answered
+    with an error carrying the id.
+
     Closing ends the process as the spec describes: stdin is closed, then
     after ``shutdown_timeout / 2`` SIGTERM goes to the group, then after as
-    long again SIGKILL.
+    long again SIGKILL. That holds whatever state the connection is in: when
+    the server ended it first (closing its stdout while it keeps running,
+    say), :meth:`close` waits for the same stages, run by the thread that met
+    the end, and returns once the process and the transport's threads are gone.
 
     >>> transport = ProcessTransport([sys.executable, "-c", "pass"])
     >>> transport.close()
@@ -426,7 +405,10 @@ class ProcessTransport(StdioTransport):
         assert self.process.stdin is not None and self.process.stdout is not None
         super().__init__(self.process.stdout, self.process.stdin, max_line_bytes=max_line_bytes)
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        self.stray_lines = 0
+        """How many lines of the server's stdout were skipped for not being JSON-RPC messages."""
         self._stderr_write = _stderr_writer(stderr)
+        self._report_lock = threading.Lock()  # stderr lines and stray stdout lines come from two threads
         self._stderr_reader = threading.Thread(target=self._pump_stderr, name="mcp-sync-stdio-stderr", daemon=True)
         self._stderr_reader.start()
         # Popen.wait(timeout) polls with growing sleeps; a thread blocked in
@@ -450,10 +432,32 @@ class ProcessTransport(StdioTransport):
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace")
             self.stderr_tail.append(line.rstrip("\n"))
-            try:
+            self._report(line)
+
+    def _report(self, line: str) -> None:
+        """Pass a line of the server's output to the stderr target."""
+        try:
+            with self._report_lock:
                 self._stderr_write(line)
-            except Exception:
-                log.exception("the stderr target of `%s` failed", self.command_line)
+        except Exception:
+            log.exception("the stderr target of `%s` failed", self.command_line)
+
+    def _stray(self, line: bytes) -> bool:
+        """Not a JSON-RPC message on the server's stdout: to the stderr target (the first also to the log)."""
+        text = line.decode("utf-8", errors="replace")
+        self.stray_lines += 1
+        if self.stray_lines == 1:
+            log.warning(
+                "server `%s` wrote a line that is not a JSON-RPC message to stdout; skipping it "
+                "(and any more, which go to its stderr target): %.200s",
+                self.command_line,
+                text,
+            )
+        self._report(text + "\n")
+        return True
+
+    def _owns(self, thread: threading.Thread) -> bool:
+        return thread is self._stderr_reader or thread is self._waiter or super()._owns(thread)
 
     def _describe_close(self, reason: BaseException | None) -> BaseException | None:
         """The process went away: say how, with its exit code and last stderr lines."""

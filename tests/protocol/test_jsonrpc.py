@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from mcp_sync.protocol.jsonrpc import (
     encode_message,
     error_response,
     parse_value,
+    recover_id,
 )
 from mcp_sync.types import (
     Error,
@@ -21,6 +24,7 @@ from mcp_sync.types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResultResponse,
+    NumberId,
 )
 
 
@@ -69,15 +73,102 @@ def test_numeric_string_id_stays_a_string() -> None:
     assert message.id == "1"
 
 
-def test_integral_float_id_is_read_as_the_integer() -> None:
-    message = decode_message(b'{"jsonrpc":"2.0","id":1.0,"method":"ping"}')
-    assert isinstance(message, JSONRPCRequest)
-    assert message.id == 1
-    assert type(message.id) is int
+# Integral numbers written otherwise than as plain integers: decoded as the
+# integer they equal, answered with the id exactly as sent (issue 12).
+EXACT_IDS = [
+    (b"2.0", 2),
+    (b"1e3", 1000),
+    (b"1E+2", 100),
+    (b"2.50e1", 25),
+    (b"100.000", 100),
+    (b"-7.0", -7),
+    (b"-0.0", 0),
+    (b"-0", 0),
+    (b"1e20", 10**20),
+]
+
+
+@pytest.mark.parametrize(("token", "value"), EXACT_IDS, ids=[t.decode() for t, _ in EXACT_IDS])
+def test_an_integral_number_id_is_answered_exactly_as_sent(token: bytes, value: int) -> None:
+    head = b'{"jsonrpc":"2.0","id":' + token
+    for raw, encoded in (
+        (head + b',"method":"ping"}', head + b',"method":"ping"}'),
+        (
+            b'{"jsonrpc": "2.0", "method": "ping", "params": {"id": 5}, "id": ' + token + b"}",
+            head + b',"method":"ping","params":{"id":5}}',
+        ),
+    ):
+        for data in (raw, raw.decode()):
+            message = decode_message(data)
+            assert isinstance(message, JSONRPCRequest)
+            assert message.id == value and hash(message.id) == hash(value)
+            assert type(message.id) is NumberId and message.id.token == token.decode()
+            assert encode_message(message) == encoded
+            assert encode_message(JSONRPCResultResponse(id=message.id, result={})) == head + b',"result":{}}'
+            assert encode_message(error_response(message.id, -32601, "no")) == (
+                head + b',"error":{"code":-32601,"message":"no"}}'
+            )
+
+
+def test_an_exact_id_survives_the_wire_models_and_copies() -> None:
+    message = decode_message(b'{"jsonrpc":"2.0","id":1e3,"method":"ping","params":[1]}')
+    assert isinstance(message, InvalidMessage) and message.error.code == -32600
+    assert encode_message(message.response()).startswith(b'{"jsonrpc":"2.0","id":1e3,"error":')
+    request_id = NumberId(1000, "1e3")
+    assert repr(request_id) == "NumberId(1000, '1e3')"
+    for copied in (copy.copy(request_id), copy.deepcopy(request_id), pickle.loads(pickle.dumps(request_id))):
+        assert type(copied) is NumberId and copied == 1000 and copied.token == "1e3"
+    response = JSONRPCResultResponse.model_validate({"id": request_id, "result": {}})
+    assert response.id is request_id
+    copied_id = response.model_copy(deep=True).id
+    assert isinstance(copied_id, NumberId) and copied_id.token == "1e3"
+    # A plain float is still read as the integer it equals, and JSON input cannot make a NumberId.
+    assert type(JSONRPCRequest.model_validate({"id": 2.0, "method": "ping"}).id) is int
+    assert type(JSONRPCRequest.model_validate_json('{"id":2,"method":"x"}').id) is int
+    assert JSONRPCRequest.model_json_schema()["properties"]["id"]["anyOf"] == [{"type": "string"}, {"type": "integer"}]
+
+
+def test_an_exact_id_of_a_response_matches_the_integer_it_equals() -> None:
     response = decode_message(b'{"jsonrpc":"2.0","id":2.0,"result":{}}')
     assert isinstance(response, JSONRPCResultResponse)
-    assert response.id == 2
-    assert type(response.id) is int
+    assert {2: "pending"}.get(response.id) == "pending"  # the dispatcher finds its own call 2
+    error = decode_message(b'{"jsonrpc":"2.0","id":3e0,"error":{"code":1,"message":"x"}}')
+    assert isinstance(error, JSONRPCErrorResponse) and error.id == 3 and type(error.id) is NumberId
+
+
+@pytest.mark.parametrize(
+    ("raw", "token"),
+    [
+        # The top-level id beyond the part that is scanned: the float's own text.
+        (b'{"jsonrpc":"2.0","method":"ping","params":{"p":"' + b"x" * 70_000 + b'"},"id":1e3}', "1000.0"),
+        # Duplicate keys (the last one counts): the first is not taken for it.
+        (b'{"jsonrpc":"2.0","id":"a","id":2.0,"method":"ping"}', "2.0"),
+        (b'{"jsonrpc":"2.0","id":3.0,"id":2.0,"method":"ping"}', "2.0"),
+    ],
+    ids=["beyond-the-scan", "string-then-number", "number-then-number"],
+)
+def test_an_exact_id_that_cannot_be_found_in_the_text_is_written_as_the_float(raw: bytes, token: str) -> None:
+    message = decode_message(raw)
+    assert isinstance(message, JSONRPCRequest) and type(message.id) is NumberId and message.id.token == token
+
+
+def test_zero_is_plain_unless_written_as_minus_zero() -> None:
+    for raw in (
+        b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":0,"method":"ping","params":{"id":-0}}',
+        b'{"jsonrpc":"2.0","method":"ping","params":{"id": -0 },"id":0}',
+    ):
+        message = decode_message(raw)
+        assert isinstance(message, JSONRPCRequest) and type(message.id) is int and message.id == 0
+    assert parse_value({"jsonrpc": "2.0", "id": 0, "method": "ping"}) == JSONRPCRequest(id=0, method="ping")
+
+
+def test_parse_value_without_the_text_writes_an_integral_float_id_as_the_float() -> None:
+    message = parse_value({"jsonrpc": "2.0", "id": 1e3, "method": "ping"})
+    assert isinstance(message, JSONRPCRequest) and type(message.id) is NumberId
+    assert (
+        encode_message(JSONRPCResultResponse(id=message.id, result={})) == b'{"jsonrpc":"2.0","id":1000.0,"result":{}}'
+    )
 
 
 def test_decode_notification() -> None:
@@ -317,6 +408,80 @@ def test_invalid_error_responses_are_dropped(error: Any) -> None:
     assert result.error.message == "Invalid error response"
     assert result.id == 4
     assert result.reply is False
+
+
+@pytest.mark.parametrize(
+    ("fields", "reply"),
+    [
+        ({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "x"}, "result": {}}, True),
+        ({"jsonrpc": "2.0", "id": "a", "method": "ping", "error": {"code": 1, "message": "x"}}, True),
+        ({"jsonrpc": "2.0", "id": 4, "method": "ping", "result": None}, True),
+        ({"jsonrpc": "2.0", "method": "notifications/x", "result": {}}, False),
+    ],
+)
+def test_a_request_carrying_result_or_error_is_an_invalid_request(fields: dict[str, Any], reply: bool) -> None:
+    message = invalid(obj(**fields))
+    assert message.error.code == -32600 and "result" in message.error.message
+    assert message.id == fields.get("id") and message.reply is reply
+
+
+def test_a_request_carrying_a_result_is_answered_with_its_exact_id() -> None:
+    message = invalid(b'{"jsonrpc":"2.0","id":7.0,"method":"ping","result":{}}')
+    assert encode_message(message.response()).startswith(b'{"jsonrpc":"2.0","id":7.0,"error":{"code":-32600')
+
+
+# ------------------------------------------------------- recovering an id
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":NaN}}', 7),
+        (b'{"jsonrpc":"2.0","id" : 7 }x', 7),
+        (b'{"jsonrpc":"2.0","id":\t7\r\n,', 7),
+        (b'{"jsonrpc":"2.0","id":"a\\"b", NaN', 'a"b'),
+        (b'{"jsonrpc":"2.0","id":"k"}', "k"),
+        (b'{"params":{"id":3},"list":[{"id":4}],"id":5,', 5),
+        (b'{"a":"quote \\" and {[ brackets","id":6, NaN', 6),
+        (b'{"\\"id": 5, "id": 8,', 8),  # a key that merely ends in id"
+        (b'{"method":"id","id":9,', 9),  # "id" as a value is not the key
+        (b'{"id":-12,', -12),
+        (b'{"id":' + b"9" * 30 + b",", int("9" * 30)),
+        # Cut short: the writer may have been inside a longer id.
+        (b'{"jsonrpc":"2.0","id":1234', None),
+        (b'{"jsonrpc":"2.0","id":1234 ', None),
+        (b'{"jsonrpc":"2.0","id":12.', None),
+        (b'{"jsonrpc":"2.0","id":1e', None),
+        (b'{"jsonrpc":"2.0","id":-', None),
+        (b'{"jsonrpc":"2.0","id":"abc', None),
+        (b'{"jsonrpc":"2.0","id":"abc"', None),
+        (b'{"jsonrpc":"2.0","id":"abc" ', None),
+        (b'{"jsonrpc":"2.0","id":', None),
+        (b'{"jsonrpc":"2.0","id"', None),
+        # Not an id at all.
+        (b'{"id":null,', None),
+        (b'{"id":true,', None),
+        (b'{"id":[1],', None),
+        (b'{"id":01,', None),
+        (b'{"id":1.5,', None),
+        (b'{"id":1e999,', None),
+        (b'{"id":' + b"9" * 5000 + b",", None),
+        (b'{"id":"\\ud800",', None),
+        (b'{"params":{"id":3}} trailing', None),
+        (b"not json at all", None),
+        (b'{"p":"' + b"x" * 70_000 + b'","id":1,', None),
+    ],
+    ids=lambda value: value[:40].decode(errors="replace") if isinstance(value, bytes) else None,
+)
+def test_recover_id_reads_only_a_whole_top_level_id(raw: bytes, expected: Any) -> None:
+    recovered = recover_id(raw)
+    assert recovered == expected and type(recovered) is type(expected)
+
+
+@pytest.mark.parametrize(("token", "value"), [(b"2.0", 2), (b"1e3", 1000), (b"-0", 0), (b"-0.0", 0)])
+def test_recover_id_keeps_an_integral_number_as_written(token: bytes, value: int) -> None:
+    recovered = recover_id(b'{"jsonrpc":"2.0","id":' + token + b',"method":"ping","params":{"n":NaN}}')
+    assert type(recovered) is NumberId and recovered == value and recovered.token == token.decode()
 
 
 def test_parse_value_classifies_decoded_values() -> None:

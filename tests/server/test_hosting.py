@@ -280,7 +280,7 @@ def stop_with_clients_connected(hosted: Hosted, url: str, legacy: str) -> float:
     """SIGTERM while a client is connected (its GET stream open) and a legacy client has just hung up.
 
     Neither stream would end by itself: gunicorn would wait ``graceful_timeout``
-    for them, were the app not closed on SIGTERM (the examples' ``close_on_sigterm``).
+    for them, did the app not close itself once its worker is told to stop.
     """
     with connect(legacy, transport="sse") as gone:
         gone.ping()
@@ -384,6 +384,83 @@ def test_the_endpoint_refuses_forged_hosts_and_origins(wsgi_host: Hosted) -> Non
 
 def test_sigterm_stops_the_wsgi_server(wsgi_host: Hosted) -> None:
     assert stop_with_clients_connected(wsgi_host, wsgi_host.base + "/mcp", wsgi_host.base + "/sse") < STOP_TIMEOUT
+
+
+# ------------------------------------------------- a graceful stop ends the streams
+
+STREAMS_APP = ["--pythonpath", "tests/servers", "wsgi_streams:application"]
+"""An app with nothing set up for stopping (unlike the examples' documentation, no hook, no handler)."""
+
+
+class OpenStream:
+    """An SSE response read on a thread of its own until it ends."""
+
+    def __init__(self, response: requests.Response) -> None:
+        self.response = response
+        self.data = b""
+        self.ended = threading.Event()
+        self._reader = threading.Thread(target=self._read, name="hosting-test-stream", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(requests.RequestException, OSError, ValueError):
+            while chunk := self.response.raw.read1(65536):
+                self.data += chunk
+        self.ended.set()
+
+    def close(self) -> None:
+        self.response.close()
+        self._reader.join(HTTP_TIMEOUT)
+
+
+def open_get_stream(url: str) -> OpenStream:
+    """A session of the handshake era (2025-11-25) with its standalone GET stream open."""
+    headers = {"Accept": BOTH, "Content-Type": "application/json"}
+    answer = requests.post(url, json=INITIALIZE, headers=headers, timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 200, answer.text
+    session = {"Mcp-Session-Id": answer.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert requests.post(url, json=initialized, headers={**headers, **session}, timeout=HTTP_TIMEOUT).status_code == 202
+    stream = requests.get(
+        url, headers={"Accept": "text/event-stream", **session}, stream=True, timeout=(HTTP_TIMEOUT, STOP_TIMEOUT * 2)
+    )
+    assert stream.status_code == 200
+    return OpenStream(stream)
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["app-per-worker", "preload"])
+def test_sigterm_ends_open_get_and_listen_streams_and_gunicorn_exits(tmp_path: Path, preload: bool) -> None:
+    """SIGTERM while a GET stream and a 2026-07-28 subscriptions/listen stream are open.
+
+    Neither stream ends by itself; gunicorn's graceful stop would wait its
+    ``graceful_timeout`` (30 s) for them. The app notices that its worker was
+    told to stop and closes: the GET stream ends, the listen stream ends with
+    its result, and the master exits (within ``STOP_TIMEOUT``, well inside the
+    graceful timeout). With ``--preload`` the app is made in the master, before
+    any worker exists, and still notices.
+    """
+    argv = gunicorn("--threads", "8", "-w", "1", *(["--preload"] if preload else []), *STREAMS_APP)
+    with hosting("gunicorn-streams", argv, tmp_path, sigterm_status=0) as hosted:
+        url = hosted.base + "/mcp"
+        get = open_get_stream(url)
+        client = connect(url)
+        try:
+            assert client.negotiated_version == MODERN
+            subscription = client.listen(tools=True)
+            assert not get.ended.is_set() and not subscription.done.is_set()
+            hosted.process.send_signal(signal.SIGTERM)
+            assert get.ended.wait(STOP_TIMEOUT), f"the GET stream is still open:\n{hosted.output()}"
+            assert subscription.wait(STOP_TIMEOUT), f"the listen stream is still open:\n{hosted.output()}"
+            assert subscription.error is None  # it ended with its result, not cut off
+            try:
+                status = hosted.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"gunicorn did not exit within {STOP_TIMEOUT} s of SIGTERM:\n{hosted.output()}")
+            assert status == 0, hosted.output()
+            assert not hosted.leftovers(), hosted.output()
+        finally:
+            client.close()
+            get.close()
 
 
 # ------------------------------------------------- stateless, gunicorn with two workers

@@ -7,10 +7,24 @@
 - ``silent``: says something on stderr, then never answers.
 - ``thread``: like ``serve``, from a thread other than the main one.
 - ``stubborn``: ignores end of input and SIGTERM.
+
+Scripted servers, which speak the handshake line by line without mcp_sync
+(so that they can break the protocol on purpose):
+
+- ``closes_stdout``: on ``tools/call``, closes its stdout and keeps running,
+  ignoring end of input and SIGTERM (only SIGKILL ends it).
+- ``chatty``: prints a banner and a JSON log record on stdout before reading
+  anything, and a stray line before each answer after ``initialize``. It is
+  strict: any message that is not a request or a notification (an error
+  answering its banner, say) makes it exit with code 4.
+- ``bad_answer``: answers a ``tools/call`` whose arguments hold an
+  ``answer`` with that answer as given (its ``id`` too, when it has one),
+  then, when they hold ``then``, with a result carrying that text.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -65,6 +79,59 @@ def build() -> MCPServer:
     return server
 
 
+def reply(message_id: Any, outcome: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, **outcome}) + "\n")
+    sys.stdout.flush()
+
+
+def text_result(text: str) -> dict[str, Any]:
+    return {"result": {"content": [{"type": "text", "text": text}]}}
+
+
+def scripted(mode: str) -> None:
+    """Speak the handshake era line by line; ``mode`` says how to misbehave."""
+    if mode == "chatty":
+        print("Welcome to my server! Listening on stdio...", flush=True)
+        print(json.dumps({"level": "info", "msg": "starting"}), flush=True)
+    for line in sys.stdin:
+        message = json.loads(line)
+        method = message.get("method")
+        if not isinstance(method, str):
+            sys.stderr.write(f"unexpected message: {line}")
+            sys.stderr.flush()
+            sys.exit(4)
+        if "id" not in message:
+            continue  # a notification
+        if mode == "chatty" and method != "initialize":
+            print(f"handling {method}", flush=True)
+        params = message.get("params") or {}
+        if method == "initialize":
+            info = {"name": f"scripted-{mode}", "version": "1.0"}
+            result = {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": info}
+            reply(message["id"], {"result": result})
+        elif method == "tools/list":
+            tool = {"name": "echo", "inputSchema": {"type": "object"}}
+            reply(message["id"], {"result": {"tools": [tool]}})
+        elif method == "tools/call" and mode == "closes_stdout":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            sys.stderr.write("closing stdout\n")
+            sys.stderr.flush()
+            os.close(1)
+            while True:
+                time.sleep(60)
+        elif method == "tools/call" and "answer" in params["arguments"]:
+            answer = dict(params["arguments"]["answer"])
+            reply(answer.pop("id", message["id"]), answer)
+            if "then" in params["arguments"]:
+                reply(message["id"], text_result(params["arguments"]["then"]))
+        elif method == "tools/call":
+            reply(message["id"], text_result(params["arguments"].get("text", "")))
+        elif method == "ping":
+            reply(message["id"], {"result": {}})
+        else:
+            reply(message["id"], {"error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
 def main() -> None:
     mode = sys.argv[1]
     if mode == "serve":
@@ -89,6 +156,8 @@ def main() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sys.stdin.read()
         time.sleep(30)
+    elif mode in ("closes_stdout", "chatty", "bad_answer"):
+        scripted(mode)
 
 
 if __name__ == "__main__":

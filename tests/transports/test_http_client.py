@@ -652,7 +652,7 @@ def test_a_json_batch_delivers_every_message(mini: Mini) -> None:
         ),
         (
             lambda r: r.json({"jsonrpc": "2.0", "id": r.message["id"], "result": "not an object"}),
-            MCP_CODES.INTERNAL_ERROR,
+            MCP_CODES.PROTOCOL_INVALID,
             "invalid answer to tools/call",
         ),
         (

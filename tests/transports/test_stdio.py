@@ -28,6 +28,7 @@ from mcp_sync.types import (
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
+    NumberId,
     TextContent,
 )
 
@@ -152,10 +153,11 @@ def test_an_oversized_line_is_refused_and_the_stream_goes_on() -> None:
 def test_recover_id_reads_only_top_level_ids() -> None:
     assert recover_id(b'{"jsonrpc":"2.0","params":{"id":3},"id":"a\\"b", NaN') == 'a"b'
     assert recover_id(b'{"id": 7, "x": Infinity}') == 7
-    assert recover_id(b'{"id": 1.0, "x": NaN}') == 1
+    assert recover_id(b'{"id": 1.0, "x": NaN}') == NumberId(1, "1.0")
     assert recover_id(b'{"params":{"id":3}} trailing') is None
-    assert recover_id(b'{"id":"\\ud800"') is None
-    assert recover_id(b'{"id": 1.5e3, "x": NaN}') is None
+    assert recover_id(b'{"id":"\\ud800", "x": NaN}') is None
+    assert recover_id(b'{"id": 1.5e3, "x": NaN}') == NumberId(1500, "1.5e3")
+    assert recover_id(b'{"id": 1.5, "x": NaN}') is None
     assert recover_id(b'{"a":"quote \\" and {[ brackets","id":5, NaN') == 5
 
 
@@ -580,3 +582,173 @@ def test_a_request_on_a_broken_output_fails_once_and_is_counted_once() -> None:
         for point in metric.data.data_points
     ]
     assert counts == [1]
+
+
+# ------------------------------------- exactness (issue 12), with a real server process
+
+
+class RawProcess:
+    """``examples/echo_server.py`` in a subprocess; the test writes raw bytes and reads raw lines."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            ECHO_SERVER,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **ENV},  # inherited: coverage measures the server too
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin = self.process.stdin
+        self.out = self.process.stdout.fileno()
+        self._buffer = b""
+        self.send(
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+            b'"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n'
+        )
+        assert json.loads(self.line())["id"] == 0
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def send(self, data: bytes) -> None:
+        self.stdin.write(data)
+        self.stdin.flush()
+
+    def line(self, timeout: float = 10.0) -> bytes:
+        """The next line the server wrote (without its newline); fails after ``timeout`` or at the end."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([self.out], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no answer within {timeout} s"
+            chunk = os.read(self.out, 1 << 16)
+            assert chunk, "the server closed its output"
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def rest(self, timeout: float = 10.0) -> list[bytes]:
+        """Every line until the server ends its output (after stdin is closed)."""
+        self.stdin.close()
+        deadline = time.monotonic() + timeout
+        while True:
+            ready, _, _ = select.select([self.out], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"the server did not end its output within {timeout} s"
+            chunk = os.read(self.out, 1 << 16)
+            if not chunk:
+                break
+            self._buffer += chunk
+        lines, self._buffer = self._buffer.splitlines(), b""
+        return lines
+
+    def close(self) -> None:
+        if not self.stdin.closed:
+            self.stdin.close()
+        assert self.process.wait(10) == 0
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+
+
+@pytest.fixture
+def echo_process() -> Iterator[RawProcess]:
+    process = RawProcess()
+    yield process
+    process.close()
+
+
+def call(request_id: bytes, method: str = "tools/call", params: bytes | None = None, extra: bytes = b"") -> bytes:
+    """A raw request line; ``params`` defaults to an echo of "hi" for tools/call."""
+    if params is None and method == "tools/call":
+        params = b'{"name":"echo","arguments":{"text":"hi"}}'
+    body = b'{"jsonrpc":"2.0","id":' + request_id + b',"method":"' + method.encode() + b'"'
+    if params is not None:
+        body += b',"params":' + params
+    return body + extra + b"}\n"
+
+
+EXACT_TOKENS = [b"2.0", b"1e3", b"1E+2", b"-0.0", b"-0", b"7.000", b"2.5e1"]
+
+
+def test_an_integral_number_id_is_answered_exactly_as_sent_over_stdio(echo_process: RawProcess) -> None:
+    for token in EXACT_TOKENS:
+        head = b'{"jsonrpc":"2.0","id":' + token + b","
+        echo_process.send(call(token))
+        assert echo_process.line() == head + b'"result":{"content":[{"type":"text","text":"hi"}]}}'
+        echo_process.send(call(token, "no/such"))
+        assert echo_process.line().startswith(head + b'"error":{"code":-32601,')
+        echo_process.send(call(token, "ping", b"[1]"))  # an invalid envelope, refused with the id
+        assert echo_process.line().startswith(head + b'"error":{"code":-32600,')
+        echo_process.send(call(token, "ping", b'{"n":NaN}'))  # not JSON, the id whole: recovered as written
+        assert echo_process.line().startswith(head + b'"error":{"code":-32700,')
+
+
+def test_an_id_cut_short_is_never_recovered_over_stdio(echo_process: RawProcess) -> None:
+    echo_process.send(b'{"jsonrpc":"2.0","id":"abc"\n')  # the string ends, but nothing says the id does
+    echo_process.send(b'{"jsonrpc":"2.0","id":"ab\n')
+    echo_process.send(b'{"jsonrpc":"2.0","id":12 ,"method":"ping","params":{"n":NaN}}\n')  # whole: recovered
+    echo_process.send(b'{"jsonrpc":"2.0","id":1234')  # at the end of input: the writer may have been cut in 123456
+    answers = [json.loads(line) for line in echo_process.rest()]
+    assert [(answer["id"], answer["error"]["code"]) for answer in answers] == [
+        (None, -32700),
+        (None, -32700),
+        (12, -32700),
+        (None, -32700),
+    ]
+
+
+def test_a_request_carrying_a_result_or_an_error_is_refused_over_stdio(echo_process: RawProcess) -> None:
+    echo_process.send(call(b"5", extra=b',"result":{}'))
+    echo_process.send(call(b'"six"', extra=b',"error":{"code":1,"message":"x"}'))
+    echo_process.send(call(b"7.0", "ping", extra=b',"result":{}'))
+    echo_process.send(b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"},"result":{}}\n')  # no id
+    echo_process.send(call(b'"probe"', "ping"))
+    answers = [echo_process.line() for _ in range(4)]
+    assert [json.loads(answer)["id"] for answer in answers] == [5, "six", 7.0, "probe"]
+    assert answers[2].startswith(b'{"jsonrpc":"2.0","id":7.0,')
+    for answer in answers[:3]:
+        error = json.loads(answer)["error"]
+        assert error["code"] == -32600 and "result" in error["message"]
+    assert json.loads(answers[3])["result"] == {}
+
+
+def test_a_request_carrying_a_result_is_never_executed() -> None:
+    server = MCPServer("raw")
+    calls: list[str] = []
+    server.register_tool("note", lambda args, ctx: calls.append("ran") or "noted", description="note")
+    raw = RawWire(server)
+    try:
+        raw.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"note"},"result":{}}\n')
+        assert raw.read() == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32600, "message": 'Invalid request: a request cannot carry "result" or "error"'},
+        }
+        raw.write(b'{"jsonrpc":"2.0","id":"probe","method":"ping"}\n')
+        assert raw.read() == {"jsonrpc": "2.0", "id": "probe", "result": {}}
+        assert calls == []
+    finally:
+        raw.close()
+        server.stop()
+
+
+@pytest.mark.parametrize("token", [b"1.5", b"true", b"null", b"{}", b"[1]"])
+def test_an_invalid_progress_token_is_invalid_params_for_every_request_over_stdio(
+    echo_process: RawProcess, token: bytes
+) -> None:
+    meta = b'"_meta":{"progressToken":' + token + b"}"
+    for method, params in [
+        ("tools/call", b'{"name":"echo","arguments":{"text":"hi"},' + meta + b"}"),
+        ("tools/list", b"{" + meta + b"}"),
+        ("resources/list", b"{" + meta + b"}"),
+        ("prompts/list", b"{" + meta + b"}"),
+        ("ping", b"{" + meta + b"}"),
+    ]:
+        echo_process.send(call(b"3", method, params))
+        error = json.loads(echo_process.line())["error"]
+        assert error["code"] == -32602, (method, error)
+        assert "progressToken" in error["message"]
+
+
+def test_a_valid_progress_token_is_accepted_over_stdio(echo_process: RawProcess) -> None:
+    for token in (b'"t"', b"0", b"-5", b"2.0"):
+        params = b'{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":' + token + b"}}"
+        echo_process.send(call(b"4", "tools/call", params))
+        assert json.loads(echo_process.line())["result"]["content"] == [{"type": "text", "text": "hi"}]

@@ -60,6 +60,7 @@ import collections
 import functools
 import http
 import logging
+import math
 import queue
 import threading
 import time
@@ -94,8 +95,19 @@ from ...runtime.workers import ElasticPool
 from ..core import MCPServer
 from ..session import ServerSession
 from ..stateless import StatelessRequest
-from .auth import TokenVerifier, bearer_token, challenge, token_expired, token_principal, token_scopes
+from .auth import (
+    InsufficientScope,
+    InvalidToken,
+    TokenVerifier,
+    VerifierUnavailable,
+    bearer_token,
+    challenge,
+    token_expired,
+    token_principal,
+    token_scopes,
+)
 from .event_store import EventStore, InMemoryEventStore
+from .hosting import StopWatch, gunicorn_worker_stopping
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import (
     HTTPSession,
@@ -126,6 +138,8 @@ PRIMING_SINCE = "2025-11-25"
 """The first revision whose clients expect a priming event (an id with empty data) on SSE streams."""
 SESSION_HEADER = "Mcp-Session-Id"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+HOST_STOP_TIMEOUT = 1.0
+"""How long the app gives itself to close when its hosting server stops (seconds): its streams end by then."""
 _SSE_HEADERS = [
     ("Content-Type", EVENT_STREAM),
     ("Cache-Control", "no-cache, no-transform"),
@@ -288,6 +302,13 @@ class StreamableHTTPApp:
     ``request_state_secret`` (an :class:`MCPServer` option), so that the
     ``requestState`` one process seals, another accepts.
 
+    Whoever hosts the app calls :meth:`close` when it stops, or the open
+    streams keep it waiting. The embedded server does; in a gunicorn worker
+    the app does it itself: once the worker is told to stop (SIGTERM, or
+    ``max_requests`` reached) the app closes within a second, ending every
+    stream (see :mod:`~mcp_sync.server.http.hosting`), so that the worker's
+    graceful stop does not wait ``graceful_timeout`` for them.
+
     >>> app = StreamableHTTPApp(MCPServer("demo"), stateless=True)
     >>> app.path
     '/mcp'
@@ -343,10 +364,15 @@ class StreamableHTTPApp:
         # still gets its thread (and so its "shutting down" answer).
         self._handlers = ElasticPool("mcp-sync-http-handler", run_after_close=True)
         self._closed = False
+        self._host_checked = False  # whether the app looked for a hosting server to watch (at its first request)
+        self._check_host = _Once(self._watch_host)
+        self._stop_watch: StopWatch | None = None
 
     # ---------------------------------------------------------------- WSGI
 
     def __call__(self, environ: WSGIEnviron, start_response: StartResponse) -> Iterable[bytes]:
+        if not self._host_checked:
+            self._check_host()
         request = _Request(environ)
         try:
             response = self._handle(request)
@@ -371,6 +397,9 @@ class StreamableHTTPApp:
         with self._lock:
             self._closed = True
             alone = list(self._throwaway)
+            watch, self._stop_watch = self._stop_watch, None
+        if watch is not None:
+            watch.close()
         for session in alone:
             session.dispatcher.drain(max(0.0, deadline - time.monotonic()))
         with self._lock:
@@ -378,6 +407,20 @@ class StreamableHTTPApp:
             throwaway, self._throwaway = self._throwaway, set()
         close_sessions([*self.sessions.take_all(), *throwaway], max(0.0, deadline - time.monotonic()))
         self._handlers.close(max(0.0, deadline - time.monotonic()))
+
+    def _watch_host(self) -> None:
+        """At the first request: in a gunicorn worker, close the app once the worker is told to stop.
+
+        Otherwise its graceful stop would wait ``graceful_timeout`` for the
+        open streams (see :mod:`mcp_sync.server.http.hosting`).
+        """
+        self._host_checked = True
+        stopping = gunicorn_worker_stopping()
+        if stopping is None:
+            return
+        with self._lock:
+            if not self._closed:
+                self._stop_watch = StopWatch(stopping, functools.partial(self.close, HOST_STOP_TIMEOUT))
 
     def _handle(self, request: _Request) -> _Response:
         if self._closed:
@@ -709,11 +752,10 @@ class StreamableHTTPApp:
         if content_type[0].strip().lower() != JSON or charset.strip('"') not in ("utf-8", "utf8"):
             return _http_error(415, f"Unsupported Media Type: the body must be {JSON} (UTF-8)")
         length = request.header("Content-Length")
-        stream = request.environ["wsgi.input"]
         if not length:
             if not request.environ.get("wsgi.input_terminated"):
                 return _http_error(411, "Length Required")
-            data = bytes(stream.read(self.max_body_bytes + 1))
+            size = self.max_body_bytes + 1  # read to the end; one byte more than allowed tells it is too much
         else:
             try:
                 size = int(length)
@@ -721,9 +763,17 @@ class StreamableHTTPApp:
                 return _http_error(400, "Bad Request: invalid Content-Length")
             if size > self.max_body_bytes:
                 return _http_error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
-            data = bytes(stream.read(size)) if size > 0 else b""
-            if len(data) != size:
-                return _http_error(400, "Bad Request: the body ended early")
+        try:
+            data = bytes(request.environ["wsgi.input"].read(size)) if size > 0 else b""
+        except Exception as error:
+            # The server could not read the body: malformed chunked framing, or a body
+            # cut short. The client's fault, not ours. Our server then closes the
+            # connection (with Connection: close); gunicorn closes it too; waitress
+            # answers such bodies itself, without calling the app.
+            log.debug("the request body could not be read: %s", error)
+            return _http_error(400, f"Bad Request: the request body could not be read ({error})")
+        if length and len(data) != size:
+            return _http_error(400, "Bad Request: the body ended early")
         if len(data) > self.max_body_bytes:
             return _http_error(413, f"Payload Too Large: the limit is {self.max_body_bytes} bytes")
         return data
@@ -739,10 +789,22 @@ class StreamableHTTPApp:
             return None, self._refuse(request, 401, None, "Missing bearer token")
         try:
             claims = self.token_verifier(token)
+        except InsufficientScope as refused:  # a subclass of InvalidToken: first
+            needed = " ".join(sorted(set(refused.scope.split()) | set(self.required_scopes)))
+            return None, self._refuse(request, 403, refused.error, refused.description, scope=needed)
+        except InvalidToken as refused:
+            return None, self._refuse(request, 401, refused.error, refused.description)
+        except VerifierUnavailable as down:
+            # Not the client's fault: no challenge (it would sign in again for nothing), a retry later instead.
+            log.warning("cannot verify a bearer token now: %s", down.description)
+            body = {"error": "temporarily_unavailable", "error_description": "The token cannot be checked now"}
+            return None, _json(503, body, [("Retry-After", str(math.ceil(down.retry_after or 5)))])
         except Exception:
             log.exception("the token verifier failed")
             claims = None
-        if claims is None or token_expired(claims):
+        # A verifier with a leeway has judged the expiry already; the app's own check allows the same.
+        leeway = float(getattr(self.token_verifier, "leeway", 0.0))
+        if claims is None or token_expired(claims, time.time() - leeway):
             return None, self._refuse(request, 401, "invalid_token", "Invalid or expired token")
         missing = set(self.required_scopes) - token_scopes(claims)
         if missing:
@@ -751,11 +813,13 @@ class StreamableHTTPApp:
             )
         return token_principal(claims), None
 
-    def _refuse(self, request: _Request, status: int, error: str | None, description: str) -> _Response:
+    def _refuse(
+        self, request: _Request, status: int, error: str | None, description: str, scope: str | None = None
+    ) -> _Response:
         value = challenge(
             error=error,
             error_description=description,
-            scope=" ".join(self.required_scopes) or None,
+            scope=scope or " ".join(self.required_scopes) or None,
             resource_metadata=self._metadata_url(request),
         )
         body = {"error": error or "invalid_request", "error_description": description}

@@ -130,9 +130,19 @@ class _Input:
     """``wsgi.input``: a request body that reads as end-of-file where the body ends.
 
     Subclasses provide ``_read_some``; reads never block past the body.
+    ``failed`` tells whether a read found the body malformed or cut short:
+    the connection cannot carry another request then.
     """
 
-    __slots__ = ()
+    __slots__ = ("failed",)
+
+    def __init__(self) -> None:
+        self.failed = False
+
+    def _fail(self, reason: str) -> RequestBodyError:
+        """The error to raise for a malformed body; the connection is marked as not reusable."""
+        self.failed = True
+        return RequestBodyError(reason)
 
     _read_some: Callable[[int, bool], bytes]
     """Up to ``limit`` (> 0) bytes of the body, ending at a newline if ``line``; ``b""`` at its end."""
@@ -190,6 +200,7 @@ class _LengthInput(_Input):
     __slots__ = ("_left", "_rfile")
 
     def __init__(self, rfile: Any, length: int) -> None:
+        super().__init__()
         self._rfile = rfile
         self._left = length
 
@@ -199,7 +210,7 @@ class _LengthInput(_Input):
             return b""
         data: bytes = self._rfile.readline(count) if line else self._rfile.read(count)
         if not data:
-            raise RequestBodyError(f"the connection ended {self._left} bytes before the end of the request body")
+            raise self._fail(f"the connection ended {self._left} bytes before the end of the request body")
         self._left -= len(data)
         return data
 
@@ -210,6 +221,7 @@ class _ChunkedInput(_Input):
     __slots__ = ("_done", "_left", "_rfile", "_started")
 
     def __init__(self, rfile: Any) -> None:
+        super().__init__()
         self._rfile = rfile
         self._left = 0
         self._started = False
@@ -218,17 +230,17 @@ class _ChunkedInput(_Input):
     def _line(self) -> bytes:
         line: bytes = self._rfile.readline(_MAX_LINE + 1)
         if not line.endswith(b"\n") or len(line) > _MAX_LINE:
-            raise RequestBodyError("a chunked request body ended early or has a line that is too long")
+            raise self._fail("a chunked request body ended early or has a line that is too long")
         return line
 
     def _next_chunk(self) -> None:
         """Read up to the data of the next chunk; after the last one, read the trailer."""
         if self._started and self._line() not in _BLANK_LINES:
-            raise RequestBodyError("chunk data is not followed by CRLF")
+            raise self._fail("chunk data is not followed by CRLF")
         self._started = True
         match = _CHUNK_SIZE_LINE.fullmatch(self._line())
         if match is None:
-            raise RequestBodyError("malformed chunk size line")
+            raise self._fail("malformed chunk size line")
         self._left = int(match[1], 16)
         if self._left == 0:
             self._done = True
@@ -243,7 +255,7 @@ class _ChunkedInput(_Input):
             return b""
         data: bytes = self._rfile.readline(count) if line else self._rfile.read(count)
         if len(data) == 0:
-            raise RequestBodyError("the connection ended inside a chunk of the request body")
+            raise self._fail("the connection ended inside a chunk of the request body")
         self._left -= len(data)
         return data
 
@@ -252,6 +264,7 @@ class _ResponseWriter:
     """The response side of one request: what ``start_response`` stored and what was sent."""
 
     __slots__ = (
+        "body",
         "body_allowed",
         "chunked",
         "code",
@@ -266,8 +279,9 @@ class _ResponseWriter:
         "status",
     )
 
-    def __init__(self, sock: socket.socket, http11: bool, head_only: bool, keep_alive: bool) -> None:
+    def __init__(self, sock: socket.socket, http11: bool, head_only: bool, keep_alive: bool, body: _Input) -> None:
         self.sock = sock
+        self.body = body
         self.http11 = http11
         self.head_only = head_only
         self.keep_alive = keep_alive
@@ -338,6 +352,8 @@ class _ResponseWriter:
                 self.keep_alive = False  # an HTTP/1.0 body without a length ends when the connection does
         if not self.body_allowed:
             self.length = None
+        if self.body.failed:
+            self.keep_alive = False  # the application answered a malformed body: the rest of the input is lost
         if not self.keep_alive:
             parts.append("Connection: close\r\n")
         elif not self.http11:
@@ -520,7 +536,7 @@ class _Connection:
         environ["SERVER_PROTOCOL"] = version.decode("latin-1")
         environ["wsgi.input"] = body
 
-        writer = _ResponseWriter(self.sock, http11, method == b"HEAD", keep_alive and not self.server._closing)
+        writer = _ResponseWriter(self.sock, http11, method == b"HEAD", keep_alive and not self.server._closing, body)
         if not self._respond(environ, writer):
             return False
         return writer.keep_alive and body.drain()

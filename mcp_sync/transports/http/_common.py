@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import socket
+import threading
+import weakref
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pydantic_core
 import requests
 import requests.adapters
 import requests.auth
 import sseclient
+import urllib3
 import urllib3.exceptions
 
 from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
@@ -97,17 +101,92 @@ def default_sse_client(response: requests.Response) -> EventSource:
     return sseclient.SSEClient(_chunks(response))
 
 
+class ClosableAdapter(requests.adapters.HTTPAdapter):
+    """An :class:`~requests.adapters.HTTPAdapter` that can shut down every connection it opened, in use or not.
+
+    :meth:`~requests.adapters.HTTPAdapter.close` closes the connections
+    waiting in the pool only. A request waiting for its response holds its
+    connection outside the pool, and the thread that sent it stays blocked
+    in the socket read until the read timeout. :meth:`abort_connections`
+    shuts down the socket of every connection the adapter's pools (proxies'
+    included) opened: such a read returns at once, and its request fails.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._connections_lock = threading.Lock()
+        super().__init__(**options)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Unpickling builds the pool manager again (requests calls init_poolmanager), before __init__ would run.
+        self._connections = weakref.WeakSet()
+        self._connections_lock = threading.Lock()
+        super().__setstate__(state)
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        self._track(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        known = proxy in self.proxy_manager
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not known:
+            self._track(manager)
+        return manager
+
+    def _track(self, manager: urllib3.PoolManager) -> None:
+        """Make ``manager``'s pools note each connection they open."""
+        note = self._note
+        tracked: dict[str, type[urllib3.HTTPConnectionPool]] = {}
+        for scheme, pool_class in manager.pool_classes_by_scheme.items():
+
+            def new_conn(pool: Any, base: Any = pool_class) -> Any:
+                connection = base._new_conn(pool)
+                note(connection)
+                return connection
+
+            subclass = type(f"Closable{pool_class.__name__}", (pool_class,), {"_new_conn": new_conn})
+            tracked[scheme] = cast("type[urllib3.HTTPConnectionPool]", subclass)
+        manager.pool_classes_by_scheme = tracked
+
+    def _note(self, connection: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(connection)
+
+    def abort_connections(self) -> None:
+        """Shut down the socket of every connection opened so far; a read blocked on one returns at once."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            # AttributeError: no socket (not connected yet, or closed already).
+            with contextlib.suppress(OSError, AttributeError):
+                connection.sock.shutdown(socket.SHUT_RDWR)
+
+
 def new_session() -> requests.Session:
     """A :class:`requests.Session` whose connection pool holds :data:`POOL_SIZE` connections per host.
 
     Each call in flight and each open stream holds a connection; the default
-    pool of 10 would drop (and log) connections beyond that.
+    pool of 10 would drop (and log) connections beyond that. Its adapter is a
+    :class:`ClosableAdapter`: see :func:`abort_connections`.
     """
     session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(pool_maxsize=POOL_SIZE)
+    adapter = ClosableAdapter(pool_maxsize=POOL_SIZE)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
+
+
+def abort_connections(session: requests.Session) -> None:
+    """Shut down every connection of ``session``'s :class:`ClosableAdapter` adapters, in use or idle.
+
+    A thread blocked waiting for a response on one of them (a server that
+    never answers) gets an error at once. Adapters of other kinds (a session
+    the caller made) are left alone.
+    """
+    for adapter in set(session.adapters.values()):
+        if isinstance(adapter, ClosableAdapter):
+            adapter.abort_connections()
 
 
 def abort(response: requests.Response) -> None:

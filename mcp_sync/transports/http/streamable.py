@@ -64,6 +64,7 @@ from ._common import (
     SSEEvent,
     Timeout,
     abort,
+    abort_connections,
     connect_part,
     content_type,
     default_sse_client,
@@ -184,7 +185,10 @@ class StreamableHTTPClientTransport(BaseTransport):
     without news. An HTTP error answers the request with an error; a server
     that cannot be reached closes the transport, failing every pending call
     with :class:`~mcp_sync.errors.MCPTransportError`. Closing ends the session
-    with DELETE.
+    with DELETE and stops every thread of the transport: responses being read
+    are aborted and, on the session the transport made for itself, every
+    connection is shut down, so that a POST the server never answers ends too
+    (on a ``session`` you pass, such a POST ends at its read timeout).
 
     A request of the stateless revision 2026-07-28 (one whose ``_meta``
     names it) is sent that revision's way: no session id, and headers that
@@ -546,9 +550,10 @@ class StreamableHTTPClientTransport(BaseTransport):
         if request is not None:
             if isinstance(message, InvalidMessage):
                 if message.id == request.id:
+                    # A broken envelope breaks the protocol: the caller gets an MCPProtocolError.
                     return error_answer(
                         request.id,
-                        JsonRpcCode.INTERNAL_ERROR,
+                        JsonRpcCode.INVALID_REQUEST,
                         f"the MCP server at {self.url} sent an invalid answer to {request.method}: "
                         f"{message.error.message}",
                     )
@@ -739,11 +744,17 @@ class StreamableHTTPClientTransport(BaseTransport):
             abort(response)
         if session_id is not None and self.close_reason is None:
             self._end_session()
+        if self._own_session:
+            # A POST still waiting for its response holds a connection no stream stands for: shut them all down.
+            abort_connections(self.session)
         self._workers.close(max(0.0, deadline - time.monotonic()))
         if listener is not None and listener is not threading.current_thread():
             listener.join(max(0.0, deadline - time.monotonic()))
         if self._own_session:
             self.session.close()
+
+    def _owns(self, thread: threading.Thread) -> bool:
+        return thread is self._listener or thread in self._workers.threads
 
     def _end_session(self) -> None:
         """DELETE the session; a server that does not allow it (405) or fails is fine."""

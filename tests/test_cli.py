@@ -728,3 +728,22 @@ def test_login_call_and_logout_a_server_that_asks_for_oauth(protected: tuple[str
         [*mcp_sync_command, "call", url, "whoami"], env=env, capture_output=True, text=True, timeout=TIMEOUT
     )
     assert again.returncode == 1 and "requires a sign-in" in again.stderr
+
+
+def test_login_and_logout_take_urls_and_say_when_no_sign_in_is_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_SYNC_OAUTH_DIR", str(tmp_path))
+    assert main(["login", "python server.py"]) == 1
+    assert main(["logout", "python server.py"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "mcp-sync: error: login applies to URLs",
+        "mcp-sync: error: logout applies to URLs",
+    ]
+    running = start_http(MCPServer("open"))
+    try:
+        assert main(["login", running.url, "--no-browser"]) == 0
+    finally:
+        running.close()
+    assert capsys.readouterr().out == f"{running.url} asks for no sign-in\n"
+    assert list(tmp_path.iterdir()) == []  # nothing kept

@@ -57,6 +57,27 @@ FAILING = ("FAILURE", "WARNING")
 """Check statuses that make a scenario fail."""
 
 ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_CLIENT = ROOT / "examples" / "conformance_client.py"
+"""The client the harness tests: ``python EXAMPLE_CLIENT SERVER_URL``."""
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+"""The environment of the example client and server: this checkout first on the path."""
+AUTH_SCENARIOS_2025 = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+]
+"""The authorization scenarios scored for 2025-11-25 (every harness has them, in this order)."""
 
 
 # ------------------------------------------------------------------ install

@@ -21,7 +21,6 @@ The harness is installed on first use; without npm these tests skip, unless
 from __future__ import annotations
 
 import importlib.util
-import os
 import signal
 import subprocess
 import sys
@@ -52,7 +51,7 @@ pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and 
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SERVER = ROOT / "examples" / "conformance_server.py"
-CLIENT = ROOT / "examples" / "conformance_client.py"
+CLIENT = conformance.EXAMPLE_CLIENT
 
 SERVER_SCENARIOS = [
     "server-initialize",
@@ -152,20 +151,7 @@ against this server it reports only INFO checks (no verdict to test).
 """
 CLIENT_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 AUTH_CLIENT_SCENARIOS = [
-    "auth/metadata-default",
-    "auth/metadata-var1",
-    "auth/metadata-var2",
-    "auth/metadata-var3",
-    "auth/basic-cimd",
-    "auth/scope-from-www-authenticate",
-    "auth/scope-from-scopes-supported",
-    "auth/scope-omitted-when-undefined",
-    "auth/scope-step-up",
-    "auth/scope-retry-limit",
-    "auth/token-endpoint-auth-basic",
-    "auth/token-endpoint-auth-post",
-    "auth/token-endpoint-auth-none",
-    "auth/pre-registration",
+    *conformance.AUTH_SCENARIOS_2025,
     "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/resource-mismatch",
@@ -182,7 +168,7 @@ AUTH_EXTENSIONS = [
 
 # Our processes need mcp_sync, and inherit the environment (which carries
 # coverage's settings for subprocesses).
-CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+CHILD_ENV = conformance.CHILD_ENV
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ them fail.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,9 +38,8 @@ from conformance import Harness, ScenarioRun
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-CLIENT = ROOT / "examples" / "conformance_client.py"
-CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+CLIENT = conformance.EXAMPLE_CLIENT
+CHILD_ENV = conformance.CHILD_ENV
 
 EXTENSIONS_2026 = [
     "auth/client-credentials-jwt",

@@ -16,7 +16,6 @@ them fail.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -27,26 +26,10 @@ from conformance import Harness, ScenarioRun
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-CLIENT = ROOT / "examples" / "conformance_client.py"
-CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+CLIENT = conformance.EXAMPLE_CLIENT
+CHILD_ENV = conformance.CHILD_ENV
 
-AUTH_2025 = [
-    "auth/metadata-default",
-    "auth/metadata-var1",
-    "auth/metadata-var2",
-    "auth/metadata-var3",
-    "auth/basic-cimd",
-    "auth/scope-from-www-authenticate",
-    "auth/scope-from-scopes-supported",
-    "auth/scope-omitted-when-undefined",
-    "auth/scope-step-up",
-    "auth/scope-retry-limit",
-    "auth/token-endpoint-auth-basic",
-    "auth/token-endpoint-auth-post",
-    "auth/token-endpoint-auth-none",
-    "auth/pre-registration",
-]
+AUTH_2025 = conformance.AUTH_SCENARIOS_2025
 """The authorization scenarios scored for 2025-11-25 (and again, at its wire, for 2026-07-28)."""
 AUTH_2026 = [
     *AUTH_2025,

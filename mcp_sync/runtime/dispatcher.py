@@ -71,6 +71,7 @@ from .events import (
     RequestReceived,
 )
 from .telemetry import Telemetry, default_telemetry
+from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
 from .transport import Transport
 
 __all__ = [
@@ -204,6 +205,8 @@ class PendingRequest:
     started: float
     future: concurrent.futures.Future[dict[str, Any]] = field(default_factory=concurrent.futures.Future)
     on_progress: ProgressCallback | None = None
+    span: Any = None
+    """Its OpenTelemetry span, while a tracer provider is configured."""
 
 
 @dataclass(eq=False)
@@ -372,6 +375,9 @@ class JsonRpcDispatcher:
         if on_progress is not None:
             wire = dict(wire or {})
             wire["_meta"] = {**wire.get("_meta", {}), "progressToken": request_id}
+        tracer = active_tracer()
+        if tracer is not None:
+            wire = self._traced(tracer, pending, wire)
         with self._lock:
             # Checked under the lock that close takes: a call is either refused
             # here or registered in time to be failed by the close.
@@ -386,9 +392,22 @@ class JsonRpcDispatcher:
             # The transport may have closed itself while failing, which already
             # failed (and counted) this call: count it once.
             if self._forget(pending):
-                self._finish(pending, "error")
+                self._finish(pending, "error", exc.code)
             raise exc from exc.cause
         return pending
+
+    def _traced(self, tracer: Any, pending: PendingRequest, wire: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Start ``pending``'s span and carry its trace context in the request's ``_meta``."""
+        params = wire or {}
+        pending.span = start_span(
+            tracer, server=False, method=pending.method, request_id=pending.id, params=params, transport=self.transport
+        )
+        meta = params.get("_meta", {})
+        if not isinstance(meta, dict):
+            return wire  # not ours to repair: the peer will refuse it
+        meta = dict(meta)
+        inject(pending.span, meta)
+        return {**params, "_meta": meta}
 
     def wait(
         self,
@@ -453,7 +472,7 @@ class JsonRpcDispatcher:
     def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:
         if not self._forget(pending):
             return
-        self._finish(pending, status)
+        self._finish(pending, status, error.code)
         pending.future.set_exception(error)
         try:
             self.notify("notifications/cancelled", CancelledNotificationParams(request_id=pending.id, reason=reason))
@@ -465,14 +484,16 @@ class JsonRpcDispatcher:
             self._progress.pop(pending.id, None)
             return self._pending.pop(pending.id, None) is not None
 
-    def _finish(self, pending: PendingRequest, status: str) -> None:
-        """Record the end of an outgoing request.
+    def _finish(self, pending: PendingRequest, status: str, error_type: str | None = None) -> None:
+        """Record the end of an outgoing request (``error_type``: what failed, for its span).
 
         Called before the request's future completes, so that a caller woken
         by the future finds the measurement already recorded.
         """
         duration_ms = (self._clock.monotonic() - pending.started) * 1000.0
         self.telemetry.record_request("client", pending.method, status, duration_ms)
+        if pending.span is not None:
+            end_span(pending.span, error_type)
 
     def _send(self, message: JSONRPCMessage) -> None:
         try:
@@ -519,7 +540,7 @@ class JsonRpcDispatcher:
                 self._progress.pop(pending.id, None)
         if pending is None:
             return False
-        self._finish(pending, "error")
+        self._finish(pending, "error", MCP_CODES.PROTOCOL_INVALID)
         pending.future.set_exception(
             MCPProtocolError(
                 MCP_CODES.PROTOCOL_INVALID,
@@ -538,10 +559,11 @@ class JsonRpcDispatcher:
             log.debug("dropped a response to unknown request %r", message.id)
             return
         if isinstance(message, JSONRPCResultResponse):
-            self._finish(pending, "success")
+            failed = None if pending.span is None else result_error(pending.method, message.result)
+            self._finish(pending, "success", failed)
             pending.future.set_result(message.result)
         else:
-            self._finish(pending, "error")
+            self._finish(pending, "error", str(message.error.code))
             pending.future.set_exception(error_from_wire(message.error, pending.method))
 
     def _on_notification(self, message: JSONRPCNotification) -> None:
@@ -633,6 +655,18 @@ class JsonRpcDispatcher:
         if self.events.has_listeners(REQUEST_RECEIVED):
             self.events.emit(REQUEST_RECEIVED, RequestReceived(side=self.side, method=ctx.method, id=ctx.request_id))
         started = self._clock.monotonic()
+        tracer = active_tracer()
+        span = None
+        if tracer is not None:
+            span = start_span(
+                tracer,
+                server=True,
+                method=ctx.method,
+                request_id=ctx.request_id,
+                params=ctx.params,
+                transport=self.transport,
+            )
+        error_type: str | None = None
         response: JSONRPCMessage
         try:
             params: Any = ctx.params
@@ -646,21 +680,29 @@ class JsonRpcDispatcher:
                         cause=exc,
                     ) from exc
             _current.context = ctx
+            # The handler runs inside the request's span: the requests it makes continue the trace.
+            token = None if span is None else activate(span)
             try:
                 result = _to_result(entry.fn(params, ctx))
             finally:
                 _current.context = None
+                if token is not None:
+                    deactivate(token)
             response = JSONRPCResultResponse.model_construct(jsonrpc="2.0", id=ctx.request_id, result=result)
             outcome = "success"
+            if span is not None:
+                error_type = result_error(ctx.method, result)
         except MCPError as exc:
             response = JSONRPCErrorResponse(
                 id=ctx.request_id, error=Error(code=exc.jsonrpc_code, message=exc.message, data=exc.data)
             )
             outcome = "error"
+            error_type = str(exc.jsonrpc_code)
         except Exception as exc:
             log.exception("handler for %s failed", ctx.method)
             response = error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {exc}")
             outcome = "error"
+            error_type = type(exc).__qualname__
         finally:
             with self._lock:
                 running = self._inflight[ctx.request_id]
@@ -677,9 +719,12 @@ class JsonRpcDispatcher:
                 # The response could not go out (a result that is not JSON, say):
                 # answer with an error rather than leave the caller waiting.
                 outcome = "error"
+                error_type = failure.code
                 self._reply(
                     error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {failure.message}")
                 )
+        if span is not None:
+            end_span(span, "cancelled" if outcome == "cancelled" else error_type)
         duration_ms = (self._clock.monotonic() - started) * 1000.0
         self.telemetry.record_request("server", ctx.method, outcome, duration_ms)
         if self.events.has_listeners(REQUEST_COMPLETED):
@@ -747,7 +792,7 @@ class JsonRpcDispatcher:
         for ctx in inflight:
             ctx.cancelled.set()
         for call in pending:
-            self._finish(call, "error")
+            self._finish(call, "error", MCP_CODES.TRANSPORT_CLOSED)
             call.future.set_exception(self._closed_error())
         for unsubscribe in self._unsubscribe:
             unsubscribe()

@@ -106,6 +106,8 @@ class BaseTransport(ABC):
     """See :attr:`Transport.handoff_reading`; ``None``: handlers run on the dispatcher's pool."""
     handshake_only: bool = False
     """See :attr:`Transport.handshake_only`."""
+    network_transport: str | None = None
+    """OpenTelemetry's ``network.transport`` of the connection (``"tcp"``, ``"pipe"``), for spans; ``None``: none."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

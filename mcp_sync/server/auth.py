@@ -10,9 +10,12 @@ its handler runs); a request it refuses is answered ``UNAUTHORIZED``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from ..protocol.errors import MCP_CODES, MCPError
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -29,3 +32,77 @@ class RequestInfo:
 
 Authorizer = Callable[[RequestInfo], bool]
 """``(info) -> allowed``: whether the request described by ``info`` may be served."""
+
+
+@dataclass(frozen=True)
+class AuthInfo:
+    """Who a request speaks for: the verified claims of its bearer token (``ctx.auth`` in handlers).
+
+    Made by the HTTP app from what its token verifier returned; the token
+    itself is never kept here, so printing or logging an ``AuthInfo`` leaks
+    nothing that could be replayed (the claims are left out of its repr too).
+
+    >>> info = AuthInfo.from_claims({"sub": "alice", "client_id": "app", "scope": "read admin", "exp": 2000000000})
+    >>> info.subject, sorted(info.scopes), info.expires_at, info.allows({"admin"})
+    ('alice', ['admin', 'read'], 2000000000.0, True)
+    >>> info
+    AuthInfo(subject='alice', client_id='app', scopes=['admin', 'read'], expires_at=2000000000.0)
+    """
+
+    subject: str | None
+    client_id: str | None
+    scopes: frozenset[str] = frozenset()
+    claims: Mapping[str, Any] = field(default_factory=dict)
+    expires_at: float | None = None
+
+    @classmethod
+    def from_claims(cls, claims: Mapping[str, Any]) -> AuthInfo:
+        """The facts of a verified token's claims (``sub``, ``client_id``/``azp``, ``scope``/``scp``, ``exp``)."""
+        from .http.auth import token_scopes
+
+        expires = claims.get("exp")
+        client = claims.get("client_id", claims.get("azp"))
+        subject = claims.get("sub")
+        return cls(
+            subject=None if subject is None else str(subject),
+            client_id=None if client is None else str(client),
+            scopes=token_scopes(claims),
+            claims=MappingProxyType(dict(claims)),
+            expires_at=float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None,
+        )
+
+    def allows(self, scopes: Iterable[str]) -> bool:
+        """Whether every one of ``scopes`` was granted."""
+        return self.scopes.issuperset(scopes)
+
+    def __repr__(self) -> str:
+        return (
+            f"AuthInfo(subject={self.subject!r}, client_id={self.client_id!r}, "
+            f"scopes={sorted(self.scopes)!r}, expires_at={self.expires_at!r})"
+        )
+
+
+NO_AUTH = AuthInfo(subject=None, client_id=None)
+"""The auth of a request whose token's facts are not known (it is granted no scope)."""
+
+
+class ScopeRefused(MCPError):
+    """A call of a tool, resource or prompt whose scopes the caller lacks.
+
+    Over HTTP the app answers such a request with 403 ``insufficient_scope``
+    before it reaches the session; elsewhere (a session whose auth says so,
+    or a registration changed in between) it is this JSON-RPC error, code
+    ``-32001`` with ``data`` ``{"error": "insufficient_scope", "scope": ...}``.
+
+    >>> refused = ScopeRefused(frozenset({"admin", "read"}), "tool admin_reset")
+    >>> refused.scope, refused.data["error"], refused.jsonrpc_code
+    ('admin read', 'insufficient_scope', -32001)
+    """
+
+    def __init__(self, needed: Iterable[str], what: str) -> None:
+        self.scope = " ".join(sorted(set(needed)))
+        super().__init__(
+            MCP_CODES.UNAUTHORIZED,
+            f"Insufficient scope for {what}: it needs {self.scope}",
+            data={"error": "insufficient_scope", "scope": self.scope},
+        )

@@ -65,6 +65,7 @@ from ..protocol.types import (
 from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
+    from .auth import AuthInfo
     from .core import MCPServer
     from .session import ServerSession
 
@@ -359,7 +360,10 @@ class Context:
     raise ``MISSING_CAPABILITY``. ``channel`` is how the client is reached
     (see the module's description); without one it follows from
     ``stateless`` and ``session`` (:func:`default_channel`). ``modern`` is
-    the deprecated name of ``stateless``.
+    the deprecated name of ``stateless``. ``auth`` is who the request
+    speaks for (:class:`~mcp_sync.server.auth.AuthInfo`, from its verified
+    bearer token over HTTP); ``None`` where nothing authenticates the
+    caller (stdio, local calls, HTTP without a token verifier).
 
     >>> ctx = Context()
     >>> ctx.client_info is None, ctx.stateless is None
@@ -378,8 +382,10 @@ class Context:
         stateless: StatelessRequest | None = None,
         channel: ClientChannel | None = None,
         modern: StatelessRequest | None = None,
+        auth: AuthInfo | None = None,
     ) -> None:
         self.request_id = request_id
+        self.auth = auth
         self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.session = session
         self.server = server if server is not None or session is None else session.server

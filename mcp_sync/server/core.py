@@ -64,9 +64,10 @@ from ..protocol.versions import check_log_level
 from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
-from .auth import Authorizer
+from .auth import AuthInfo, Authorizer, ScopeRefused
 from .context import NO_CLIENT, Context, ProgressReporter
 from .functions import FunctionSpec
+from .middleware import Middleware
 from .stateless import InputRequired, MissingClientCapability, RequestStateSealer
 from .uri_template import UriTemplate
 
@@ -143,6 +144,7 @@ class _RegisteredTool:
     tool: Tool
     handler: ToolHandler
     input_model: type[BaseModel] | None
+    scopes: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -150,6 +152,7 @@ class _RegisteredResource:
     resource: Resource
     handler: ResourceHandler
     cache: dict[str, Any]
+    scopes: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -158,12 +161,14 @@ class _RegisteredTemplate:
     handler: TemplateHandler
     parsed: UriTemplate
     cache: dict[str, Any]
+    scopes: frozenset[str] = frozenset()
 
 
 @dataclass
 class _RegisteredPrompt:
     prompt: Prompt
     handler: PromptHandler
+    scopes: frozenset[str] = frozenset()
 
 
 def _to_call_tool_result(value: Any) -> CallToolResult:
@@ -210,6 +215,16 @@ def _to_prompt_result(value: Any, description: str | None) -> GetPromptResult:
         PromptMessage(role="user", content=TextContent(text=item)) if isinstance(item, str) else item for item in value
     ]
     return GetPromptResult(description=description, messages=messages)
+
+
+def _check_scopes(needed: frozenset[str], auth: AuthInfo | None, what: str) -> None:
+    """Refuse a call whose auth lacks one of ``needed`` (without auth, nothing authenticates: no check)."""
+    if needed and auth is not None and not auth.allows(needed):
+        raise ScopeRefused(needed, what)
+
+
+def _may_use(scopes: frozenset[str], auth: AuthInfo | None) -> bool:
+    return auth is None or auth.allows(scopes)
 
 
 def _cache_hints(ttl_ms: int | None, cache_scope: str | None) -> dict[str, Any]:
@@ -296,6 +311,8 @@ class MCPServer:
         self.authorizer: Authorizer | None = None
         self.sampling_provider: SamplingProvider | None = None
         self.completion_provider: CompletionProvider | None = None
+        self.middlewares: tuple[Middleware, ...] = ()
+        """The middleware chain, outermost first (see :meth:`add_middleware`)."""
         self._lock = threading.RLock()
         self._tools: dict[str, _RegisteredTool] = {}
         self._resources: dict[str, _RegisteredResource] = {}
@@ -332,8 +349,13 @@ class MCPServer:
         annotations: ToolAnnotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Tool:
         """Register a tool; ``handler(arguments, ctx)`` runs on each call.
+
+        ``scopes`` are the OAuth scopes a caller needs (see
+        :meth:`scopes_for`): a request whose ``ctx.auth`` lacks one is
+        refused, and listings leave the tool out for it.
 
         ``input_schema`` is a JSON schema, or a pydantic model whose schema is
         published and which validates the arguments before each call (invalid
@@ -358,7 +380,7 @@ class MCPServer:
         with self._lock:
             if name in self._tools:
                 raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"tool {name!r} is already registered")
-            self._tools[name] = _RegisteredTool(tool, handler, input_model)
+            self._tools[name] = _RegisteredTool(tool, handler, input_model, frozenset(scopes))
         self._list_changed("tools")
         return tool
 
@@ -382,11 +404,13 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Resource:
         """Register a resource at a fixed ``uri``; ``handler(uri, ctx)`` returns its contents.
 
         ``ttl_ms`` and ``cache_scope`` are the caching hints of its reads for
-        2026-07-28 clients (the server's defaults otherwise).
+        2026-07-28 clients (the server's defaults otherwise); ``scopes`` the
+        OAuth scopes a reader needs (as for :meth:`register_tool`).
         """
         resource = Resource(
             uri=uri,
@@ -402,7 +426,9 @@ class MCPServer:
         with self._lock:
             if uri in self._resources:
                 raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"resource {uri!r} is already registered")
-            self._resources[uri] = _RegisteredResource(resource, handler, _cache_hints(ttl_ms, cache_scope))
+            self._resources[uri] = _RegisteredResource(
+                resource, handler, _cache_hints(ttl_ms, cache_scope), frozenset(scopes)
+            )
         self._list_changed("resources")
         return resource
 
@@ -420,6 +446,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
+        scopes: Iterable[str] = (),
     ) -> ResourceTemplate:
         """Register a family of resources such as ``"users://{id}/profile"``.
 
@@ -450,7 +477,7 @@ class MCPServer:
                     MCP_CODES.DUPLICATE_REGISTRATION, f"resource template {uri_template!r} is already registered"
                 )
             self._templates[uri_template] = _RegisteredTemplate(
-                template, handler, parsed, _cache_hints(ttl_ms, cache_scope)
+                template, handler, parsed, _cache_hints(ttl_ms, cache_scope), frozenset(scopes)
             )
         self._list_changed("resources")
         return template
@@ -474,8 +501,12 @@ class MCPServer:
         arguments: Iterable[PromptArgument] | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Prompt:
-        """Register a prompt; ``handler(arguments, ctx)`` returns its messages."""
+        """Register a prompt; ``handler(arguments, ctx)`` returns its messages.
+
+        ``scopes``: the OAuth scopes a caller needs (see :meth:`register_tool`).
+        """
         prompt = Prompt(
             name=name,
             title=title,
@@ -487,7 +518,7 @@ class MCPServer:
         with self._lock:
             if name in self._prompts:
                 raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"prompt {name!r} is already registered")
-            self._prompts[name] = _RegisteredPrompt(prompt, handler)
+            self._prompts[name] = _RegisteredPrompt(prompt, handler, frozenset(scopes))
         self._list_changed("prompts")
         return prompt
 
@@ -532,6 +563,7 @@ class MCPServer:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -546,6 +578,7 @@ class MCPServer:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        scopes: Iterable[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a plain function as a tool (``@server.tool`` or ``@server.tool(...)``).
 
@@ -580,6 +613,7 @@ class MCPServer:
                 annotations=annotations,
                 icons=icons,
                 meta=meta,
+                scopes=scopes,
             )
             return function
 
@@ -598,6 +632,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a function as a resource, or as a template when ``uri`` has ``{parameters}``.
 
@@ -632,6 +667,7 @@ class MCPServer:
                 "meta": meta,
                 "ttl_ms": ttl_ms,
                 "cache_scope": cache_scope,
+                "scopes": scopes,
             }
             if variables:
                 self.register_resource_template(
@@ -657,6 +693,7 @@ class MCPServer:
         description: str | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -669,6 +706,7 @@ class MCPServer:
         description: str | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a function as a prompt; its parameters are the prompt's arguments.
 
@@ -694,6 +732,7 @@ class MCPServer:
                 arguments=spec.prompt_arguments(),
                 icons=icons,
                 meta=meta,
+                scopes=scopes,
             )
             return function
 
@@ -724,21 +763,59 @@ class MCPServer:
 
     # -------------------------------------------------------------- listings
 
-    def list_tools(self) -> list[Tool]:
-        """The registered tools, in registration order."""
-        return [t.tool for t in self._tools.values()]
+    def list_tools(self, auth: AuthInfo | None = None) -> list[Tool]:
+        """The registered tools, in registration order (with ``auth``: only those it has the scopes of)."""
+        return [t.tool for t in self._tools.values() if _may_use(t.scopes, auth)]
 
-    def list_resources(self) -> list[Resource]:
-        """The registered fixed resources."""
-        return [r.resource for r in self._resources.values()]
+    def list_resources(self, auth: AuthInfo | None = None) -> list[Resource]:
+        """The registered fixed resources (with ``auth``: only those it has the scopes of)."""
+        return [r.resource for r in self._resources.values() if _may_use(r.scopes, auth)]
 
-    def list_resource_templates(self) -> list[ResourceTemplate]:
-        """The registered resource templates."""
-        return [t.template for t in self._templates.values()]
+    def list_resource_templates(self, auth: AuthInfo | None = None) -> list[ResourceTemplate]:
+        """The registered resource templates (with ``auth``: only those it has the scopes of)."""
+        return [t.template for t in self._templates.values() if _may_use(t.scopes, auth)]
 
-    def list_prompts(self) -> list[Prompt]:
-        """The registered prompts."""
-        return [p.prompt for p in self._prompts.values()]
+    def list_prompts(self, auth: AuthInfo | None = None) -> list[Prompt]:
+        """The registered prompts (with ``auth``: only those it has the scopes of)."""
+        return [p.prompt for p in self._prompts.values() if _may_use(p.scopes, auth)]
+
+    def scopes_for(self, method: str, params: Mapping[str, Any]) -> frozenset[str]:
+        """The scopes a request needs for the item it names: the tool of a ``tools/call``, the
+        resource (or template) of a ``resources/read``, the prompt of a ``prompts/get``; none otherwise.
+
+        The HTTP app asks before passing a request on (to answer 403 in time);
+        the calls themselves check the same registrations against ``ctx.auth``.
+
+        >>> server = MCPServer("demo")
+        >>> _ = server.register_tool("reset", lambda args, ctx: "done", scopes=["admin"])
+        >>> sorted(server.scopes_for("tools/call", {"name": "reset"})), server.scopes_for("ping", {})
+        (['admin'], frozenset())
+        """
+        if method == "tools/call":
+            tool = self._tools.get(str(params.get("name")))
+            return tool.scopes if tool is not None else frozenset()
+        if method == "prompts/get":
+            prompt = self._prompts.get(str(params.get("name")))
+            return prompt.scopes if prompt is not None else frozenset()
+        if method == "resources/read":
+            uri = str(params.get("uri"))
+            resource = self._resources.get(uri)
+            if resource is not None:
+                return resource.scopes
+            template = next((t for t in list(self._templates.values()) if t.parsed.match(uri) is not None), None)
+            return template.scopes if template is not None else frozenset()
+        return frozenset()
+
+    def all_scopes(self) -> frozenset[str]:
+        """Every scope some tool, resource, template or prompt needs (for ``scopes_supported``)."""
+        with self._lock:
+            registered: list[Any] = [
+                *self._tools.values(),
+                *self._resources.values(),
+                *self._templates.values(),
+                *self._prompts.values(),
+            ]
+        return frozenset().union(*(r.scopes for r in registered))
 
     def list_roots(self) -> list[Root]:
         """The registered roots."""
@@ -776,6 +853,7 @@ class MCPServer:
             )
         # A local call has no client: its context gets the channel that says so.
         ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
+        _check_scopes(registered.scopes, ctx.auth, f"tool {name}")
         args: Any = dict(arguments or {})
         if registered.input_model is not None:
             try:
@@ -803,11 +881,13 @@ class MCPServer:
         ctx = context or Context(server=self, channel=NO_CLIENT)
         registered = self._resources.get(uri)
         if registered is not None:
+            _check_scopes(registered.scopes, ctx.auth, f"resource {uri}")
             result = _to_contents(uri, registered.resource.mime_type, registered.handler(uri, ctx))
             return result.model_copy(update=registered.cache) if registered.cache else result
         for template in list(self._templates.values()):
             values = template.parsed.match(uri)
             if values is not None:
+                _check_scopes(template.scopes, ctx.auth, f"resource {uri}")
                 result = _to_contents(uri, template.template.mime_type, template.handler(uri, values, ctx))
                 return result.model_copy(update=template.cache) if template.cache else result
         raise MCPError(MCP_CODES.NOT_FOUND, f"Resource not found: {uri}", context={"uri": uri})
@@ -828,6 +908,8 @@ class MCPServer:
                 context={"prompt": name},
                 jsonrpc_code=JsonRpcCode.INVALID_PARAMS,
             )
+        ctx = context or Context(server=self, channel=NO_CLIENT)
+        _check_scopes(registered.scopes, ctx.auth, f"prompt {name}")
         args = dict(arguments or {})
         missing = [a.name for a in registered.prompt.arguments or () if a.required and a.name not in args]
         if missing:
@@ -836,7 +918,7 @@ class MCPServer:
                 f"Missing required arguments for prompt {name}: {', '.join(missing)}",
                 context={"prompt": name, "missing": missing},
             )
-        value = registered.handler(args, context or Context(server=self, channel=NO_CLIENT))
+        value = registered.handler(args, ctx)
         return _to_prompt_result(value, registered.prompt.description)
 
     def get_prompt_messages(self, name: str, arguments: Mapping[str, str] | None = None) -> list[PromptMessage]:
@@ -860,6 +942,37 @@ class MCPServer:
             return value
         values = list(value)
         return CompleteResult(completion=Completion(values=values[:100], total=len(values), has_more=len(values) > 100))
+
+    # ------------------------------------------------------------- middleware
+
+    def add_middleware(self, middleware: Middleware) -> Middleware:
+        """Add ``middleware(call, next)`` to the chain, inside those added before it; returns it.
+
+        It runs around every request this server handles and around each
+        tool call, resource read and prompt get, in both eras and on every
+        transport: see :mod:`mcp_sync.server.middleware` for what it may do,
+        with examples (rate limiting, an audit log, error shaping).
+
+        >>> server = MCPServer("demo")
+        >>> timed = server.add_middleware(lambda call, next: next(call))
+        >>> server.middlewares == (timed,)
+        True
+        """
+        with self._lock:
+            self.middlewares = (*self.middlewares, middleware)
+        return middleware
+
+    def middleware(self, middleware: Middleware) -> Middleware:
+        """:meth:`add_middleware` as a decorator.
+
+        >>> server = MCPServer("demo")
+        >>> @server.middleware
+        ... def passing(call, next):
+        ...     return next(call)
+        >>> server.middlewares == (passing,)
+        True
+        """
+        return self.add_middleware(middleware)
 
     # -------------------------------------------------------------- providers
 

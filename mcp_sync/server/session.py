@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -99,8 +99,9 @@ from ..protocol.versions import (
     negotiate,
 )
 from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, RequestContext, Timeout
-from .auth import RequestInfo
+from .auth import NO_AUTH, AuthInfo, RequestInfo
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
+from .middleware import Call, CallKind, run_chain
 from .stateless import InputRequired, StatelessRequest, resource_not_found
 
 if TYPE_CHECKING:
@@ -138,6 +139,12 @@ def _check_progress_token(ctx: RequestContext) -> None:
         )
 
 
+_T = TypeVar("_T")
+_Item = TypeVar("_Item")
+_CONTEXT = "mcp_sync.context"
+"""The key of ``RequestContext.state`` under which the middleware keeps a request's :class:`Context`."""
+
+
 class ServerSession:
     """The server's side of one connection.
 
@@ -157,6 +164,17 @@ class ServerSession:
         self.initialized = threading.Event()
         self._subscriptions: set[str] = set()
         self._listens: dict[RequestId, SubscriptionFilter] = {}
+        self.auth: AuthInfo | None = None
+        """Who every request of this connection speaks for, unless :attr:`request_auth` says per request.
+
+        ``None`` (stdio, memory, HTTP without a token verifier): nothing
+        authenticates the caller, and per-item scopes are not checked. Whoever
+        starts a session that does know its caller may set it; scopes then apply.
+        """
+        self.request_auth: Callable[[RequestId], AuthInfo | None] | None = None
+        """Set by the HTTP app with a token verifier: the auth of each request (of no scope when unknown)."""
+        self.list_all = False
+        """Whether listings show every item, not only those the caller has the scopes of."""
         self._lock = threading.Lock()
         self.dispatcher = JsonRpcDispatcher(
             transport,
@@ -241,7 +259,7 @@ class ServerSession:
             authorizer = self.server.authorizer
             if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
                 raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
-            wire = validated(params, ctx).to_wire()
+            wire = self._respond(validated, params, ctx)
             return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
 
         return run
@@ -264,7 +282,7 @@ class ServerSession:
         if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
         try:
-            result = handler(params, ctx)
+            wire = self._respond(handler, params, ctx)
         except InputRequired as needed:
             state = sealer.seal(sealer.digest(method, ctx.params), request.answers)
             interim = InputRequiredResult(input_requests=needed.requests, request_state=state)
@@ -273,7 +291,6 @@ class ServerSession:
             if error.code == MCP_CODES.NOT_FOUND and method == "resources/read":
                 raise resource_not_found(error) from error
             raise
-        wire = result.to_wire()
         wire["resultType"] = "complete"
         wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
         if method in CACHEABLE:
@@ -292,7 +309,19 @@ class ServerSession:
             progress=self._progress_reporter(token) if token is not None else None,
             meta=ctx.meta,
             channel=channel,
+            auth=self._auth(ctx),
         )
+
+    def _auth(self, ctx: RequestContext) -> AuthInfo | None:
+        """Who the request speaks for (see :attr:`auth` and :attr:`request_auth`)."""
+        lookup = self.request_auth
+        return self.auth if lookup is None else lookup(ctx.request_id) or NO_AUTH
+
+    def _listed(self, listing: Callable[..., list[_Item]], ctx: RequestContext) -> list[_Item]:
+        """A server listing as the caller may see it (all of it when nothing authenticates the caller)."""
+        auth = None if self.list_all else self._auth(ctx)
+        # Called without ``auth`` when there is none, so subclasses that override the listing keep working.
+        return listing() if auth is None else listing(auth)
 
     def _progress_reporter(self, token: ProgressToken) -> ProgressReporter:
         """Progress for the request that sent ``token``, adapted to this client's revision."""
@@ -354,29 +383,71 @@ class ServerSession:
         )
 
     def _list_tools(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListToolsResult:
-        tools, cursor = self.server.page(self.server.list_tools(), params.cursor)
+        tools, cursor = self.server.page(self._listed(self.server.list_tools, ctx), params.cursor)
         return ListToolsResult(tools=tools, next_cursor=cursor)
 
     def _list_resources(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListResourcesResult:
-        resources, cursor = self.server.page(self.server.list_resources(), params.cursor)
+        resources, cursor = self.server.page(self._listed(self.server.list_resources, ctx), params.cursor)
         return ListResourcesResult(resources=resources, next_cursor=cursor)
 
     def _list_templates(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListResourceTemplatesResult:
-        templates, cursor = self.server.page(self.server.list_resource_templates(), params.cursor)
+        listed = self._listed(self.server.list_resource_templates, ctx)
+        templates, cursor = self.server.page(listed, params.cursor)
         return ListResourceTemplatesResult(resource_templates=templates, next_cursor=cursor)
 
     def _list_prompts(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListPromptsResult:
-        prompts, cursor = self.server.page(self.server.list_prompts(), params.cursor)
+        prompts, cursor = self.server.page(self._listed(self.server.list_prompts, ctx), params.cursor)
         return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
     def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
+        if self.server.middlewares:
+            return self._intercept(
+                "tool",
+                ctx,
+                lambda call: self.server.invoke_tool(
+                    call.params["name"], call.params.get("arguments"), context=call.ctx
+                ),
+            )
         return self.server.invoke_tool(params.name, params.arguments, context=self._context(ctx))
 
     def _read_resource(self, params: ReadResourceRequestParams, ctx: RequestContext) -> ReadResourceResult:
+        if self.server.middlewares:
+            return self._intercept(
+                "resource", ctx, lambda call: self.server.read_resource(call.params["uri"], context=call.ctx)
+            )
         return self.server.read_resource(params.uri, context=self._context(ctx))
 
     def _get_prompt(self, params: GetPromptRequestParams, ctx: RequestContext) -> GetPromptResult:
+        if self.server.middlewares:
+            return self._intercept(
+                "prompt",
+                ctx,
+                lambda call: self.server.get_prompt(
+                    call.params["name"], call.params.get("arguments"), context=call.ctx
+                ),
+            )
         return self.server.get_prompt(params.name, params.arguments, context=self._context(ctx))
+
+    # ------------------------------------------------------------ middleware
+
+    def _respond(self, handler: Handler, params: Any, ctx: RequestContext) -> dict[str, Any]:
+        """The handler's result as sent, through the server's middleware when it has some."""
+        if not self.server.middlewares:
+            return handler(params, ctx).to_wire()
+
+        def respond(call: Call) -> dict[str, Any]:
+            ctx.params = call.params  # what the middleware let through is what the handlers read
+            return handler(call.params, ctx).to_wire()
+
+        return self._intercept("request", ctx, respond)
+
+    def _intercept(self, kind: CallKind, ctx: RequestContext, handler: Callable[[Call], _T]) -> _T:
+        """``handler(call)`` through the middleware chain, with a copy of the params and the handler's context."""
+        context = ctx.state.get(_CONTEXT)
+        if context is None:  # one Context per request: the middleware and the handler share it
+            context = ctx.state[_CONTEXT] = self._context(ctx)
+        result: _T = run_chain(self.server.middlewares, Call(kind, ctx.method, dict(ctx.params), context), handler)
+        return result
 
     def _complete(self, params: CompleteRequestParams, ctx: RequestContext) -> CompleteResult:
         return self.server.complete(params, self._context(ctx))

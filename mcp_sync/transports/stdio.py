@@ -86,6 +86,8 @@ class StdioTransport(BaseTransport):
     message handler is registered and ends at end of input or on close.
     """
 
+    network_transport = "pipe"
+
     def __init__(
         self,
         readable: BinaryIO | IO[bytes],

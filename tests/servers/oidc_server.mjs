@@ -18,7 +18,7 @@
 //   parameter in every authorization response;
 // - resource indicators (RFC 8707): a `resource` given with --resource yields a JWT access token
 //   (header typ at+jwt, RS256) whose `aud` is that resource and whose `scope` holds the requested
-//   scopes among `mcp:read mcp:write`; a resource given with --opaque-resource yields an opaque
+//   scopes among `mcp:read mcp:write admin`; a resource given with --opaque-resource yields an opaque
 //   access token (the same audience and scopes) for resource servers that introspect; any other
 //   resource is refused with `invalid_target`;
 // - token introspection (RFC 7662) at /token/introspection for confidential clients (any
@@ -81,7 +81,7 @@ const load = async (name) => import(pathToFileURL(require.resolve(name)).href);
 const { default: Provider, errors } = await load('oidc-provider');
 const jose = await load('jose');
 
-const RESOURCE_SCOPE = 'mcp:read mcp:write';
+const RESOURCE_SCOPE = 'mcp:read mcp:write admin';
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' };

@@ -24,6 +24,10 @@ What it does, in the order of the checks every request passes:
 
 1. ``Host`` must be allowed (421 otherwise) and ``Origin``, when sent, too
    (403): DNS rebinding protection, on by default for the loopback names.
+   With ``cors_origins``, a CORS preflight (``OPTIONS`` with
+   ``Access-Control-Request-Method``) from a listed origin is answered here
+   (204), and every answer to a listed origin, errors included, carries the
+   CORS headers (see :mod:`~mcp_sync.server.http.cors`).
 2. With a ``token_verifier``, a valid bearer token (401 with a
    ``WWW-Authenticate`` challenge otherwise; 403 for missing scopes).
 3. On the endpoint: POST, GET and DELETE (405 otherwise), a supported
@@ -92,6 +96,7 @@ from ...protocol.types import (
 )
 from ...protocol.versions import HANDSHAKE_REVISIONS, STATELESS_REVISIONS, at_least
 from ...runtime.workers import ElasticPool
+from ..auth import AuthInfo
 from ..core import MCPServer
 from ..session import ServerSession
 from ..stateless import StatelessRequest
@@ -106,6 +111,7 @@ from .auth import (
     token_principal,
     token_scopes,
 )
+from .cors import CORSPolicy
 from .event_store import EventStore, InMemoryEventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
@@ -182,6 +188,8 @@ class _Request:
         self.environ = environ
         self.method = str(environ.get("REQUEST_METHOD", "GET")).upper()
         self.path = str(environ.get("PATH_INFO", "")) or "/"
+        self.auth: AuthInfo | None = None
+        """The facts of the request's verified bearer token (set by authentication)."""
 
     def header(self, name: str) -> str | None:
         key = name.upper().replace("-", "_")
@@ -285,11 +293,20 @@ class StreamableHTTPApp:
     never an SSE stream (GET streams, ``subscriptions/listen`` and the legacy
     HTTP+SSE transport still stream). ``allowed_hosts``/``allowed_origins`` are the DNS rebinding
     allow-lists (``None``: the loopback names on any port; ``["*"]``: any).
+    ``cors_origins`` turns on CORS for browser pages at those origins (same
+    patterns; ``["*"]``: any page, without credentials), with
+    ``cors_allow_credentials`` and ``cors_max_age`` (seconds a preflight's
+    answer may be reused); an origin listed there passes the ``Origin`` check
+    too (the ``Host`` check still applies). Off by default.
     ``token_verifier`` turns on bearer-token authentication, ``required_scopes``
     the scopes every token needs, and ``resource_metadata`` (a dict with at
     least ``authorization_servers``) is served as the RFC 9728 Protected
     Resource Metadata and named in 401 challenges (without it, there is no
-    metadata URL). Sessions idle for ``session_idle_timeout`` seconds end;
+    metadata URL). With a token verifier, handlers see the token's facts as
+    ``ctx.auth``, a call of a tool, resource or prompt registered with
+    ``scopes`` the token lacks gets 403 ``insufficient_scope`` naming every
+    scope needed, and listings show only what the token may use
+    (``list_all=True``: everything). Sessions idle for ``session_idle_timeout`` seconds end;
     beyond ``max_sessions`` a new one gets 503. ``event_store`` keeps SSE
     events for resumption (default: :class:`InMemoryEventStore`).
     ``legacy_sse`` also serves the 2024-11-05 transport at ``sse_path`` and
@@ -324,10 +341,14 @@ class StreamableHTTPApp:
         json_response: bool = False,
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
+        cors_origins: Sequence[str] | None = None,
+        cors_allow_credentials: bool = False,
+        cors_max_age: int = 600,
         max_body_bytes: int = 4 * 1024 * 1024,
         token_verifier: TokenVerifier | None = None,
         required_scopes: Sequence[str] = (),
         resource_metadata: Mapping[str, Any] | None = None,
+        list_all: bool = False,
         session_idle_timeout: float = 3600.0,
         max_sessions: int = 1000,
         event_store: EventStore | None = None,
@@ -346,10 +367,16 @@ class StreamableHTTPApp:
         self.json_response = json_response
         self.allowed_hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
         self.allowed_origins = tuple(allowed_origins) if allowed_origins is not None else None
+        self.cors = (
+            CORSPolicy(cors_origins, allow_credentials=cors_allow_credentials, max_age=cors_max_age)
+            if cors_origins is not None
+            else None
+        )
         self.max_body_bytes = max_body_bytes
         self.token_verifier = token_verifier
         self.required_scopes = tuple(required_scopes)
         self.resource_metadata = dict(resource_metadata) if resource_metadata is not None else None
+        self.list_all = list_all
         self.event_store = event_store if event_store is not None else InMemoryEventStore()
         self.legacy_sse = legacy_sse and not stateless
         self.sse_path = sse_path
@@ -379,6 +406,8 @@ class StreamableHTTPApp:
         except Exception:
             log.exception("the MCP HTTP app failed on %s %s", request.method, request.path)
             response = _http_error(500, "Internal server error", JsonRpcCode.INTERNAL_ERROR)
+        if self.cors is not None:
+            response.headers = self.cors.apply(response.headers, request.header("Origin"))
         status = http.HTTPStatus(response.status)
         start_response(f"{status.value} {status.phrase}", response.headers)
         return response.body
@@ -429,20 +458,34 @@ class StreamableHTTPApp:
         if host is not None and not host_allowed(host, self.allowed_hosts):
             return _http_error(421, f"Host not allowed: {host}")
         origin = request.header("Origin")
-        if origin is not None and not origin_allowed(origin, self.allowed_origins, self.allowed_hosts):
+        if origin is not None and not self._origin_allowed(origin):
             return _http_error(403, f"Origin not allowed: {origin}")
+        if (
+            self.cors is not None
+            and origin is not None
+            and request.method == "OPTIONS"
+            and request.header("Access-Control-Request-Method") is not None
+            and self.cors.allows(origin)
+        ):  # a CORS preflight from a listed origin, answered for any path
+            preflight = self.cors.preflight_headers(origin, request.header("Access-Control-Request-Headers"))
+            return _Response(204, preflight)
+        if self.resource_metadata is not None:
+            resource = self._metadata_resource(request)
+            if resource is not None:
+                return self._protected_resource(request, resource)
         if request.path == self.path:
             return self._endpoint(request)
         if self.legacy_sse and request.path == self.sse_path:
             return self._legacy_stream(request)
         if self.legacy_sse and request.path == self.messages_path:
             return self._legacy_message(request)
-        if self.resource_metadata is not None and request.path in (
-            PROTECTED_RESOURCE_PATH,
-            PROTECTED_RESOURCE_PATH + self.path,
-        ):
-            return self._protected_resource(request)
         return _http_error(404, f"Not found: {request.path}")
+
+    def _origin_allowed(self, origin: str) -> bool:
+        """The ``Origin`` check: ``allowed_origins`` (or the hosts), and the CORS origins, trusted by being listed."""
+        if origin_allowed(origin, self.allowed_origins, self.allowed_hosts):
+            return True
+        return self.cors is not None and self.cors.allows(origin)
 
     # ----------------------------------------------------------- endpoint
 
@@ -494,14 +537,18 @@ class StreamableHTTPApp:
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
             return _refusal(message)
+        refused = self._scope_refusal(request, message)
+        if refused is not None:
+            return refused
         if _is_stateless(version, message):
             return self._post_stateless_era(
-                request, message, version, _Answer(json_ok, sse_ok, priming=False, stateless=True)
+                request, message, version, _Answer(json_ok, sse_ok, priming=False, stateless=True, auth=request.auth)
             )
         if not (json_ok or sse_ok) or (self.json_response and not json_ok):
             return _http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
         revision = version or DEFAULT_REVISION
         answer = _Answer(json_ok, sse_ok and not self.json_response, priming=at_least(revision, PRIMING_SINCE))
+        answer.auth = request.auth
         if self.stateless:
             return self._post_stateless(message, answer, revision)
         session_id = request.header(SESSION_HEADER)
@@ -524,6 +571,7 @@ class StreamableHTTPApp:
         transport = StreamableSessionTransport(event_store=self.event_store)
         session = self.server.start(transport)
         transport.bind(session)
+        self._serve_auth(session, transport)
         entry = HTTPSession(SessionRegistry.new_id(), transport, session, principal, 0.0)
         if not self.sessions.add(entry):
             session.close()
@@ -554,6 +602,7 @@ class StreamableHTTPApp:
         transport = StreamableSessionTransport(event_store=None, inline=True)
         session = self.server.start(transport)
         transport.bind(session)
+        self._serve_auth(session, transport)
         if revision is not None:
             session.assume_initialized(revision)
         with self._lock:
@@ -659,7 +708,7 @@ class StreamableHTTPApp:
             done()
             return _Response(202, answer.headers)
         json_only = not answer.sse_ok
-        post = transport.open_post(message.id, json_only=json_only, priming=answer.priming)
+        post = transport.open_post(message.id, json_only=json_only, priming=answer.priming, auth=answer.auth)
         if not answer.json_ok:
             transport.start_streaming(post)
         if transport.handoff_reading is not None:
@@ -811,7 +860,31 @@ class StreamableHTTPApp:
             return None, self._refuse(
                 request, 403, "insufficient_scope", f"Missing scopes: {' '.join(sorted(missing))}"
             )
+        request.auth = AuthInfo.from_claims(claims)
         return token_principal(claims), None
+
+    def _serve_auth(self, session: ServerSession, transport: StreamableSessionTransport) -> None:
+        """Give a new session each request's auth (with a token verifier) and the listing rule."""
+        session.list_all = self.list_all
+        if self.token_verifier is not None:
+            session.request_auth = transport.auth_of
+
+    def _scope_refusal(self, request: _Request, message: JSONRPCMessage) -> _Response | None:
+        """403 ``insufficient_scope`` for a request naming a tool, resource or prompt its token lacks a scope of.
+
+        Answered before the request reaches a session, so in every era and
+        whatever the client accepts; the challenge's ``scope`` is every scope
+        needed (the item's and ``required_scopes``), what a client steps up to.
+        """
+        auth = request.auth
+        if auth is None or not isinstance(message, JSONRPCRequest):
+            return None
+        needed = self.server.scopes_for(message.method, message.params or {})
+        if auth.allows(needed):
+            return None
+        missing = " ".join(sorted(needed - auth.scopes))
+        scope = " ".join(sorted(needed | set(self.required_scopes)))
+        return self._refuse(request, 403, "insufficient_scope", f"Missing scopes: {missing}", scope=scope)
 
     def _refuse(
         self, request: _Request, status: int, error: str | None, description: str, scope: str | None = None
@@ -826,21 +899,60 @@ class StreamableHTTPApp:
         return _json(status, body, [("WWW-Authenticate", value)])
 
     def _resource(self, request: _Request) -> str:
+        """The resource's URL: the configured ``resource``, else the endpoint's URL under the mount point."""
         assert self.resource_metadata is not None
         resource = self.resource_metadata.get("resource")
-        return str(resource) if resource else request.base_url + self.path
+        if resource:
+            return str(resource)
+        # An endpoint at the mount point itself (path "/") is the mount's URL, as clients name it.
+        return request.base_url + (self.path.rstrip("/") or ("" if request.environ.get("SCRIPT_NAME") else "/"))
 
     def _metadata_url(self, request: _Request) -> str | None:
+        """The metadata URL named in challenges.
+
+        With a configured ``resource``, its RFC 9728 well-known URL (whoever
+        configured it routes that URL here); else the well-known path under
+        the app's own mount point (``SCRIPT_NAME``), which reaches the app
+        wherever it is mounted (for an app at the root, the two are the same).
+        """
         if self.resource_metadata is None:
             return None
-        parts = urlsplit(self._resource(request))
-        return f"{parts.scheme}://{parts.netloc}{PROTECTED_RESOURCE_PATH}{parts.path.rstrip('/')}"
+        if self.resource_metadata.get("resource"):
+            parts = urlsplit(self._resource(request))
+            return f"{parts.scheme}://{parts.netloc}{PROTECTED_RESOURCE_PATH}{parts.path.rstrip('/')}"
+        return f"{request.base_url}{PROTECTED_RESOURCE_PATH}{self.path.rstrip('/')}"
 
-    def _protected_resource(self, request: _Request) -> _Response:
+    def _metadata_resource(self, request: _Request) -> str | None:
+        """The resource a metadata request is about, or ``None`` when the request is not for metadata.
+
+        Relative to the app, ``/.well-known/oauth-protected-resource`` and
+        ``/.well-known/oauth-protected-resource<path>`` describe the app's
+        endpoint under its mount point. A request whose full path
+        (``SCRIPT_NAME`` + ``PATH_INFO``) is the RFC 9728 well-known URL of a
+        resource ending in the endpoint's path (the host routed it here, say
+        ``/.well-known/oauth-protected-resource/api/mcp`` for an app mounted
+        at ``/api``) describes that resource.
+        """
+        endpoint = self.path.rstrip("/")
+        if request.path in (PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + endpoint):
+            return self._resource(request)
+        full = str(request.environ.get("SCRIPT_NAME", "")) + request.path
+        if full.startswith(PROTECTED_RESOURCE_PATH + "/") and full.endswith(endpoint):
+            assert self.resource_metadata is not None
+            if self.resource_metadata.get("resource"):
+                return self._resource(request)
+            parts = urlsplit(request.base_url)
+            return f"{parts.scheme}://{parts.netloc}{full[len(PROTECTED_RESOURCE_PATH) :]}"
+        return None
+
+    def _protected_resource(self, request: _Request, resource: str) -> _Response:
         if request.method != "GET":
             return _http_error(405, f"Method not allowed: {request.method}", Allow="GET")
         assert self.resource_metadata is not None
-        document = {**self.resource_metadata, "resource": self._resource(request)}
+        document = {**self.resource_metadata, "resource": resource}
+        scopes = sorted(set(self.required_scopes) | self.server.all_scopes())
+        if scopes:
+            document.setdefault("scopes_supported", scopes)
         return _json(200, document, [("Cache-Control", "max-age=3600")])
 
     # ------------------------------------------------------- legacy HTTP+SSE
@@ -855,6 +967,7 @@ class StreamableHTTPApp:
             return _http_error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
         transport = LegacySSETransport()
         session = self.server.start(transport)
+        session.auth, session.list_all = request.auth, self.list_all  # no POST per request: the stream's token
         entry = HTTPSession(SessionRegistry.new_id(), transport, session, principal, 0.0)
         if not self.sessions.add(entry):
             session.close()
@@ -881,6 +994,9 @@ class StreamableHTTPApp:
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
             return _refusal(message)
+        refused = self._scope_refusal(request, message)
+        if refused is not None:
+            return refused
         found = self._find_session(request.query("session_id"), principal, legacy=True)
         if isinstance(found, _Response):
             return found
@@ -902,6 +1018,8 @@ class _Answer:
     headers: list[tuple[str, str]] = field(default_factory=list)
     stateless: bool = False
     """A 2026-07-28 request: some errors have their own HTTP status."""
+    auth: AuthInfo | None = None
+    """The facts of the request's bearer token, for its handler's ``ctx.auth``."""
 
     def status(self, message: JSONRPCMessage) -> int:
         """The HTTP status of a JSON answer carrying ``message``."""

@@ -61,6 +61,7 @@ from ...runtime.workers import stay_on_this_thread
 from .event_store import EventStore
 
 if TYPE_CHECKING:
+    from ..auth import AuthInfo
     from ..session import ServerSession
 
 __all__ = [
@@ -124,9 +125,11 @@ class PostedRequest(SSEStream):
     standalone stream.
     """
 
-    def __init__(self, request_id: RequestId, *, json_only: bool, priming: bool) -> None:
+    def __init__(self, request_id: RequestId, *, json_only: bool, priming: bool, auth: AuthInfo | None = None) -> None:
         super().__init__(None)
         self.request_id = request_id
+        self.auth = auth
+        """Who the request speaks for (its verified token's facts), for the handler's ``ctx.auth``."""
         self.json_only = json_only
         self.priming = priming
         self.mode = "undecided"
@@ -148,6 +151,8 @@ class StreamableSessionTransport(BaseTransport):
     own): for sessions that serve one request, passed in by a
     :class:`~mcp_sync.runtime.workers.ElasticPool` thread.
     """
+
+    network_transport = "tcp"
 
     def __init__(self, *, event_store: EventStore | None, inline: bool = False) -> None:
         super().__init__()
@@ -174,15 +179,23 @@ class StreamableSessionTransport(BaseTransport):
 
     # ------------------------------------------------------------ posts
 
-    def open_post(self, request_id: RequestId, *, json_only: bool = False, priming: bool) -> PostedRequest:
+    def open_post(
+        self, request_id: RequestId, *, json_only: bool = False, priming: bool, auth: AuthInfo | None = None
+    ) -> PostedRequest:
         """Wait for the answer to request ``request_id``, before it is passed on."""
-        post = PostedRequest(request_id, json_only=json_only, priming=priming)
+        post = PostedRequest(request_id, json_only=json_only, priming=priming, auth=auth)
         with self._routes:
             if self.closed:
                 post.put(Signal.CLOSED)
             else:
                 self._waiting.setdefault(request_id, []).append(post)
         return post
+
+    def auth_of(self, request_id: RequestId) -> AuthInfo | None:
+        """The auth a POST of ``request_id`` came with (``None`` once no POST waits for it)."""
+        with self._routes:
+            posts = self._waiting.get(request_id, [])
+            return posts[0].auth if posts else None
 
     def start_streaming(self, post: PostedRequest) -> None:
         """Turn a POST's answer into an SSE stream now, unless its response came first."""
@@ -366,6 +379,8 @@ class StreamableSessionTransport(BaseTransport):
 
 class LegacySSETransport(BaseTransport):
     """The server end of one 2024-11-05 HTTP+SSE connection: everything goes on its one stream."""
+
+    network_transport = "tcp"
 
     def __init__(self) -> None:
         super().__init__()

@@ -77,6 +77,8 @@ class SSEClientTransport(BaseTransport):
     does not probe for 2026-07-28.
     """
 
+    network_transport = "tcp"
+
     handshake_only = True
     """Read by :meth:`MCPClient.connect <mcp_sync.client.MCPClient.connect>`: run ``initialize`` at once."""
 

@@ -218,6 +218,8 @@ class StreamableHTTPClientTransport(BaseTransport):
             client.call_tool("echo", {"text": "hi"})
     """
 
+    network_transport = "tcp"
+
     def __init__(
         self,
         url: str,

@@ -936,7 +936,8 @@ class StreamableHTTPApp:
         endpoint = self.path.rstrip("/")
         if request.path in (PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + endpoint):
             return self._resource(request)
-        full = str(request.environ.get("SCRIPT_NAME", "")) + request.path
+        # The raw PATH_INFO: a host that mounts the well-known URL itself passes an empty one (not "/").
+        full = str(request.environ.get("SCRIPT_NAME", "")) + str(request.environ.get("PATH_INFO", ""))
         if full.startswith(PROTECTED_RESOURCE_PATH + "/") and full.endswith(endpoint):
             assert self.resource_metadata is not None
             if self.resource_metadata.get("resource"):

@@ -334,7 +334,7 @@ def waitress_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(TIMEOUT)
-        except subprocess.TimeoutExpired:  # pragma: no cover - only when waitress hangs
+        except subprocess.TimeoutExpired:  # waitress ignored SIGTERM: it must not outlive the test
             process.kill()
             process.wait(TIMEOUT)
 

@@ -2,8 +2,8 @@
 
 Raw requests (what a browser sends: a preflight ``OPTIONS``, then the actual
 request with ``Origin``) against a real embedded server (:func:`start_http`)
-and against the app under waitress in a subprocess. No browser engine is
-installed here, so none is driven.
+and against the app under waitress in a subprocess. A real browser engine
+(headless Chromium) drives the same server in ``test_cors_browser.py``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ import pydantic_core
 import requests
 import requests.adapters
 import requests.auth
+import requests.structures
+import requests.utils
 import sseclient
 import urllib3
 import urllib3.exceptions
@@ -175,6 +177,111 @@ def new_session() -> requests.Session:
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
+
+
+class Sender:
+    """Sends a transport's requests through its :class:`requests.Session`.
+
+    A session the caller gave is used through its ``request`` method, as
+    given (it may be a subclass that does more there).
+
+    For a session the transport made itself (:func:`new_session`,
+    ``own=True``) the per-URL work is done once. ``Session.request`` reads
+    the proxy and CA-bundle variables and ``~/.netrc`` again on every call
+    and merges the session's settings through generic code: for a small MCP
+    message that was most of the client's CPU, and a transport calls one URL
+    thousands of times. So the environment's settings, netrc credentials and
+    the normalised URL are worked out on the first request to a URL and kept
+    (a change to the environment is seen by the next transport), and as long
+    as the session holds no cookie a request is prepared directly: the
+    session's headers, then the request's, the body, the auth, which is what
+    ``prepare_request`` builds for such a session. Once the server sets a
+    cookie, ``prepare_request`` does the work.
+
+    >>> send = Sender(new_session(), own=True)
+    >>> send.session.trust_env
+    True
+    """
+
+    __slots__ = ("_urls", "own", "session")
+
+    def __init__(self, session: requests.Session, *, own: bool) -> None:
+        self.session = session
+        self.own = own
+        self._urls: dict[str, _URLSettings] = {}
+
+    def __call__(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str],
+        auth: requests.auth.AuthBase | None,
+        timeout: Timeout,
+        data: bytes | None = None,
+        stream: bool = False,
+    ) -> requests.Response:
+        session = self.session
+        if not self.own:
+            return session.request(method, url, headers=headers, data=data, auth=auth, timeout=timeout, stream=stream)
+        known = self._urls.get(url)
+        if known is None:
+            known = self._urls[url] = _URLSettings(session, url)
+        if session.cookies:
+            prepared = session.prepare_request(requests.Request(method, url, headers=headers, data=data, auth=auth))
+        else:
+            prepared = known.prepare(session, method, headers, data, auth)
+        return session.send(
+            prepared,
+            timeout=timeout,
+            stream=stream,
+            allow_redirects=True,
+            proxies=dict(known.proxies),  # a redirect may rebuild it: each request gets its own copy
+            verify=known.verify,
+            cert=known.cert,
+        )
+
+
+class _URLSettings:
+    """What a request to one URL takes from the environment and the session, worked out once."""
+
+    __slots__ = ("cert", "netrc", "proxies", "url", "verify")
+
+    def __init__(self, session: requests.Session, url: str) -> None:
+        settings = session.merge_environment_settings(url, {}, None, None, None)
+        self.proxies: dict[str, str] = settings["proxies"]
+        self.verify: Any = settings["verify"]
+        self.cert: Any = settings["cert"]
+        self.netrc = requests.utils.get_netrc_auth(url) if session.trust_env else None
+        probe = requests.PreparedRequest()
+        probe.prepare_url(url, None)
+        self.url: str = probe.url or url
+
+    def prepare(
+        self,
+        session: requests.Session,
+        method: str,
+        headers: dict[str, str],
+        data: bytes | None,
+        auth: requests.auth.AuthBase | None,
+    ) -> requests.PreparedRequest:
+        prepared = requests.PreparedRequest()
+        prepared.method = method
+        prepared.url = self.url
+        merged: requests.structures.CaseInsensitiveDict[str | bytes] = requests.structures.CaseInsensitiveDict(
+            session.headers
+        )
+        merged.update(headers)
+        prepared.headers = merged
+        prepared.body = data
+        if data is not None:
+            merged["Content-Length"] = str(len(data))
+        elif method not in ("GET", "HEAD"):
+            merged["Content-Length"] = "0"
+        use: requests.auth.AuthBase | tuple[str, str] | None = auth or self.netrc
+        if use is not None:
+            prepared.prepare_auth(use, self.url)
+        return prepared
 
 
 def abort_connections(session: requests.Session) -> None:

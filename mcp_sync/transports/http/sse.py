@@ -33,6 +33,7 @@ from ._common import (
     DEFAULT_TIMEOUT,
     JOIN_TIMEOUT,
     STREAM_ERRORS,
+    Sender,
     SSEClientFactory,
     Timeout,
     abort,
@@ -97,6 +98,7 @@ class SSEClientTransport(BaseTransport):
         super().__init__()
         self.url = url
         self.session = session if session is not None else new_session()
+        self._send = Sender(self.session, own=session is None)
         self._own_session = session is None
         self.headers = dict(headers or {})
         self.auth = auth
@@ -203,7 +205,8 @@ class SSEClientTransport(BaseTransport):
     def _write(self, message: JSONRPCMessage) -> None:
         assert self.endpoint is not None
         try:
-            response = self.session.post(
+            response = self._send(
+                "POST",
                 self.endpoint,
                 data=encode_message(message),
                 headers={**self.headers, "Content-Type": "application/json"},

@@ -60,6 +60,7 @@ from ._common import (
     DEFAULT_TIMEOUT,
     JOIN_TIMEOUT,
     STREAM_ERRORS,
+    Sender,
     SSEClientFactory,
     SSEEvent,
     Timeout,
@@ -237,6 +238,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         super().__init__()
         self.url = url
         self.session = session if session is not None else new_session()
+        self._send = Sender(self.session, own=session is None)
         self._own_session = session is None
         self.headers = dict(headers or {})
         self.auth = auth
@@ -333,7 +335,8 @@ class StreamableHTTPClientTransport(BaseTransport):
         else:
             headers = self._headers(state, _ACCEPT_ANY)
         headers["Content-Type"] = "application/json"
-        return self.session.post(
+        return self._send(
+            "POST",
             self.url,
             data=encode_message(message),
             headers=headers,
@@ -347,7 +350,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         timeout = (connect_part(self.timeout), self.sse_read_timeout)
-        return self.session.get(self.url, headers=headers, auth=self.auth, timeout=timeout, stream=True)
+        return self._send("GET", self.url, headers=headers, auth=self.auth, timeout=timeout, stream=True)
 
     @contextlib.contextmanager
     def _open(
@@ -761,7 +764,8 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _end_session(self) -> None:
         """DELETE the session; a server that does not allow it (405) or fails is fine."""
         try:
-            response = self.session.delete(
+            response = self._send(
+                "DELETE",
                 self.url,
                 headers=self._headers(self._state(), _ACCEPT_ANY),
                 auth=self.auth,

@@ -21,6 +21,10 @@ browser opens) and its tokens are kept in ``~/.local/state/mcp-sync/oauth``
     mcp-sync login https://mcp.example.com/mcp --scope files:read
     mcp-sync logout https://mcp.example.com/mcp
 
+A tool that asks the user something (elicitation) prompts for each field
+on the terminal; ``--no-input`` (or no terminal at all) refuses such
+questions instead, as the protocol says.
+
 Failures print one line on stderr and exit with code 1 (``--debug`` shows
 the traceback and the server's stderr); bad usage exits with code 2.
 ``python -m mcp_sync`` is the same command.
@@ -294,6 +298,7 @@ def _oauth(args: argparse.Namespace) -> OAuth:
 
 def _client(args: argparse.Namespace) -> MCPClient:
     options: dict[str, Any] = {"timeout": args.timeout, "connect_timeout": args.timeout}
+    options["elicitation_provider"] = None if args.no_input else "auto"  # "auto": prompts in a terminal
     headers = {name: value.strip() for name, value in _pairs(args.header, ":")}
     environment = dict(_pairs(args.env, "="))
     if is_url(args.target):
@@ -471,6 +476,9 @@ def _parser() -> argparse.ArgumentParser:
     client.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="limit per request")
     client.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
     client.add_argument("-e", "--env", action="append", metavar="NAME=VALUE", help="server environment (repeatable)")
+    client.add_argument(
+        "--no-input", action="store_true", help="never prompt: refuse the server's questions (elicitation)"
+    )
 
     run = commands.add_parser("run", parents=[common], help="serve an MCPServer from a file or module")
     run.add_argument("server", metavar="FILE.py[:OBJ]|MODULE[:OBJ]")

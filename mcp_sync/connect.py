@@ -52,7 +52,7 @@ def connect(
     stderr: StderrTarget = None,
     inherit_env: bool | None = None,
     sampling_provider: SamplingProvider | None = None,
-    elicitation_provider: ElicitationProvider | None = None,
+    elicitation_provider: ElicitationProvider | Literal["auto"] | None = "auto",
     roots_provider: RootsProvider | None = None,
     log_handler: LogHandler | None = None,
     **client_options: Any,
@@ -74,7 +74,9 @@ def connect(
 
     ``timeout`` is the default limit of each call, ``connect_timeout`` that
     of the handshake (seconds; ``None``: no limit). The providers answer the
-    server's sampling, elicitation and roots requests; ``log_handler``
+    server's sampling, elicitation and roots requests (the elicitation one
+    is ``"auto"``: a form in a notebook, prompts in a terminal, none where
+    nobody can answer; ``None`` turns it off); ``log_handler``
     receives its log messages. Other options go to
     :class:`~mcp_sync.client.MCPClient`: ``era`` (``"auto"``, the default,
     speaks 2026-07-28 with servers that answer ``server/discover`` and the

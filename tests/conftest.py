@@ -9,6 +9,7 @@ reachability test of the error registry.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -24,6 +25,10 @@ from mcp_sync.errors import MCPError
 
 # Server scripts run as subprocesses (some with another project's packages): not test modules.
 collect_ignore_glob = ["servers/*"]
+
+# No interactive defaults (prompts for the server's questions), even under ``pytest -s`` in a terminal:
+# the tests of those defaults turn them on where they need them.
+os.environ.setdefault("MCP_SYNC_INTERACTIVE", "0")
 
 RAISED_CODES: set[str] = set()
 

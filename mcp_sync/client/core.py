@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.stateless import SUBSCRIPTION_ID, request_meta
 from ..protocol.types import (
+    LOG_LEVELS,
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
@@ -120,7 +121,8 @@ SamplingProvider = Callable[[CreateMessageRequestParams], CreateMessageResult]
 RootsProvider = Callable[[], "list[Root]"]
 """Answers the server's ``roots/list`` requests."""
 ElicitationProvider = Callable[[ElicitRequestFormParams], ElicitResult]
-"""Answers the server's ``elicitation/create`` requests (form mode)."""
+"""Answers the server's ``elicitation/create`` requests (form mode; one with a true ``url_mode`` attribute
+also gets the URL-mode requests, as :class:`~mcp_sync.types.ElicitRequestURLParams`)."""
 LogHandler = Callable[[LoggingMessageNotificationParams], None]
 """Receives the server's log messages (on the reader thread: keep it quick)."""
 Progress = ProgressCallback | bool | None
@@ -173,6 +175,13 @@ class ResourceUpdated:
     contents: ReadResourceResult
 
 
+def _elicitation_capability(provider: ElicitationProvider | None) -> ElicitationCapability | None:
+    """What a client with ``provider`` declares: form mode, and URL mode when the provider says it takes it."""
+    if provider is None:
+        return None
+    return ElicitationCapability(form={}, url={} if getattr(provider, "url_mode", False) else None)
+
+
 def _forward_to_logging(params: LoggingMessageNotificationParams) -> None:
     server_log.log(_PYTHON_LEVELS[params.level], "%s%s", f"[{params.logger}] " if params.logger else "", params.data)
 
@@ -219,10 +228,20 @@ class MCPClient:
     for every call (``None``: no limit). The providers answer the server's
     own requests (in 2026-07-28, the input requests of its interim results,
     for up to ``max_input_rounds`` rounds per call); the capabilities the
-    client declares follow from which ones are set. A form the elicitation
-    provider accepts gets the requested schema's default for each field the
-    provider left out, unless ``elicitation_defaults=False``. ``log_handler`` receives
-    the server's log messages (default: the ``mcp_sync.server_log`` logger).
+    client declares follow from which ones are set. ``elicitation_provider``
+    is ``"auto"`` by default: a person at hand answers the server's questions
+    (in a Jupyter kernel, a form in the cell's output; in an interactive
+    terminal, prompts), and where nobody is (a script without a terminal, a
+    web worker, CI, or ``MCP_SYNC_INTERACTIVE=0``) there is no provider, as
+    with ``elicitation_provider=None``: the capability is not declared (see
+    :mod:`mcp_sync.client.interactive`). A form the elicitation provider
+    accepts gets the requested schema's default for each field the provider
+    left out, unless ``elicitation_defaults=False``. ``log_handler`` receives
+    the server's log messages (default: in a notebook, a line in the cell
+    that made the call; elsewhere the ``mcp_sync.server_log`` logger), those
+    below ``log_level`` left out; a ``log_level`` given is also asked of the
+    server on connecting (``logging/setLevel``, or the request ``_meta`` at
+    2026-07-28), as :meth:`set_log_level` does.
     ``cache`` keeps 2026-07-28 results for as long as their ``ttlMs`` allows;
     ``probe_timeout`` bounds the wait for an answer to the probe (a server
     that stays silent is taken for a handshake-era one).
@@ -239,9 +258,10 @@ class MCPClient:
         timeout: float | None = DEFAULT_TIMEOUT,
         sampling_provider: SamplingProvider | None = None,
         roots_provider: RootsProvider | None = None,
-        elicitation_provider: ElicitationProvider | None = None,
+        elicitation_provider: ElicitationProvider | Literal["auto"] | None = "auto",
         elicitation_defaults: bool = True,
         log_handler: LogHandler | None = None,
+        log_level: LoggingLevel | None = None,
         id_generator: Callable[[], RequestId] | None = None,
         clock: Clock | None = None,
         telemetry: Telemetry | None = None,
@@ -259,10 +279,20 @@ class MCPClient:
         self.timeout = timeout
         self.sampling_provider = sampling_provider
         self.roots_provider = roots_provider
-        self.elicitation_provider = elicitation_provider
+        if elicitation_provider == "auto":
+            from .interactive import default_elicitation_provider
+
+            elicitation_provider = default_elicitation_provider()
+        self.elicitation_provider: ElicitationProvider | None = elicitation_provider
         self.elicitation_defaults = elicitation_defaults
         """Whether an accepted form gets the requested schema's defaults for the fields its provider left out."""
-        self.log_handler: LogHandler = log_handler or _forward_to_logging
+        if log_handler is None:
+            from .interactive import default_log_handler
+
+            log_handler = default_log_handler() or _forward_to_logging
+        self.log_handler: LogHandler = log_handler
+        self.log_level = log_level
+        """The lowest level of the server's log messages handed to ``log_handler`` (``None``: all)."""
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
         self.events = EventBus()
@@ -280,7 +310,7 @@ class MCPClient:
         self._era: ClientEra | None = None
         self._peer: InitializeResult | None = None
         self._stateless_revision: str | None = None
-        self._log_level: LoggingLevel | None = None
+        self._log_level: LoggingLevel | None = log_level
         self._meta_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self._background: _BackgroundPool | None = None
         self._lock = threading.RLock()
@@ -346,7 +376,7 @@ class MCPClient:
         return ClientCapabilities(
             sampling=SamplingCapability() if self.sampling_provider is not None else None,
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
-            elicitation=ElicitationCapability(form={}) if self.elicitation_provider is not None else None,
+            elicitation=_elicitation_capability(self.elicitation_provider),
         )
 
     def _stateless_capabilities(self) -> dict[str, Any]:
@@ -429,6 +459,8 @@ class MCPClient:
             self.refresh_prompts()
         if self.roots_provider is not None:
             self._roots = list(self.roots_provider())
+        if self.log_level is not None and capabilities.logging is not None:
+            self.set_log_level(self.log_level)  # 2026-07-28 sends nothing: the level is in every request's _meta
 
     def disconnect(self, reason: str | None = None) -> None:
         """Close the connection; pending calls fail with ``TRANSPORT_CLOSED``. Idempotent."""
@@ -976,7 +1008,7 @@ class MCPClient:
     def set_log_level(
         self, level: LoggingLevel, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
     ) -> None:
-        """Ask the server to send log messages of ``level`` and above.
+        """Ask the server to send log messages of ``level`` and above (and show only those: :attr:`log_level`).
 
         In the handshake era this is ``logging/setLevel``; 2026-07-28 has no
         such method, and the level goes in the ``_meta`` of every later
@@ -984,6 +1016,7 @@ class MCPClient:
         """
         params = SetLevelRequestParams(level=level)
         self._connection().set_log_level(params, timeout, cancel)
+        self.log_level = level
 
     # -------------------------------------------------------------- providers
 
@@ -991,8 +1024,12 @@ class MCPClient:
         """Answer ``sampling/createMessage`` with ``provider(params)``."""
         self.sampling_provider = provider
 
-    def set_elicitation_provider(self, provider: ElicitationProvider | None) -> None:
-        """Answer ``elicitation/create`` with ``provider(params)``."""
+    def set_elicitation_provider(self, provider: ElicitationProvider | Literal["auto"] | None) -> None:
+        """Answer ``elicitation/create`` with ``provider(params)`` (``"auto"``: ask the person at hand, if any)."""
+        if provider == "auto":
+            from .interactive import default_elicitation_provider
+
+            provider = default_elicitation_provider()
         self.elicitation_provider = provider
 
     def set_roots_provider(self, provider: RootsProvider | None) -> None:
@@ -1016,6 +1053,8 @@ class MCPClient:
             message = LoggingMessageNotificationParams.model_validate(params)
         except ValidationError:
             log.debug("ignored malformed notifications/message: %r", params)
+            return
+        if self.log_level is not None and LOG_LEVELS.index(message.level) < LOG_LEVELS.index(self.log_level):
             return
         self.log_handler(message)
 

@@ -28,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..protocol.errors import MCPError
+from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     CreateMessageRequestParams,
     ElicitRequestFormParams,
+    ElicitRequestURLParams,
     ElicitResult,
     ListRootsResult,
     WireModel,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUESTIONS",
+    "ElicitParams",
     "MissingProvider",
     "ProviderKind",
     "Responder",
@@ -58,10 +60,25 @@ MissingProvider = Callable[[ProviderKind], MCPError]
 Responder = Callable[[Any], WireModel]
 """A provider made ready to answer one question: takes the question's params, returns the answer."""
 
+
+class ElicitParams(ElicitRequestFormParams):
+    """The params of a handshake-era ``elicitation/create``: form mode as always, URL mode read as such.
+
+    A URL-mode request is read into :class:`~mcp_sync.types.ElicitRequestURLParams`
+    (see :func:`responder`); a form-mode one is a form, its errors named as before.
+    """
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(obj, dict) and obj.get("mode") == "url":
+            return ElicitRequestURLParams.model_validate(obj, *args, **kwargs)
+        return ElicitRequestFormParams.model_validate(obj, *args, **kwargs)
+
+
 QUESTIONS: dict[str, tuple[ProviderKind, type[WireModel] | None]] = {
     "sampling/createMessage": ("sampling", CreateMessageRequestParams),
     "roots/list": ("roots", None),
-    "elicitation/create": ("elicitation", ElicitRequestFormParams),
+    "elicitation/create": ("elicitation", ElicitParams),
 }
 """The questions a server may ask its client: method -> (provider kind, model of the params, if any)."""
 
@@ -94,13 +111,17 @@ def responder(client: MCPClient, method: str, missing: MissingProvider) -> Respo
     if kind == "sampling":
         return _present(client.sampling_provider, kind, missing)
     elicit = _present(client.elicitation_provider, kind, missing)
-    if not client.elicitation_defaults:
-        return elicit
+    url_mode = bool(getattr(elicit, "url_mode", False))
 
-    def answer_with_defaults(params: ElicitRequestFormParams) -> WireModel:
-        return with_schema_defaults(elicit(params), params)
+    def answer(params: ElicitRequestFormParams | ElicitRequestURLParams) -> WireModel:
+        if isinstance(params, ElicitRequestURLParams):
+            if not url_mode:
+                raise MCPError(MCP_CODES.INVALID_PARAMS, "this client does not support URL-mode elicitation")
+            return elicit(params)  # type: ignore[arg-type]  # a provider with url_mode takes both
+        result = elicit(params)
+        return with_schema_defaults(result, params) if client.elicitation_defaults else result
 
-    return answer_with_defaults
+    return answer
 
 
 def with_schema_defaults(result: ElicitResult, params: ElicitRequestFormParams) -> ElicitResult:

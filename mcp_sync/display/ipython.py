@@ -1,11 +1,21 @@
-"""IPython integration: rich display formatters and ``%load_ext mcp_sync.notebook``."""
+"""IPython integration: rich display formatters, ``%load_ext mcp_sync.notebook``, and a person in a notebook.
+
+:func:`in_notebook` tells a Jupyter kernel; :class:`NotebookForm` answers an
+elicitation with ``input()`` boxes in the cell, :func:`show_log` shows a
+server log message in the running cell.
+"""
 
 from __future__ import annotations
 
+import importlib
+import json
 import sys
 from collections.abc import Callable
+from html import escape
 from typing import Any
 
+from ..protocol.types import LoggingMessageNotificationParams
+from .forms import PromptDialog
 from .render import DISPLAYS
 
 
@@ -36,3 +46,70 @@ def enable_rich_display(shell: Any = None) -> bool:
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext mcp_sync.notebook``: see :func:`enable_rich_display`."""
     enable_rich_display(ipython)
+
+
+# ------------------------------------------------------------------ a person in a notebook
+
+
+def running_shell() -> Any:
+    """The running IPython shell, or ``None`` (IPython is not imported when nothing runs it)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    return get() if get is not None else None
+
+
+def in_notebook(shell: Any = None) -> bool:
+    """Whether this runs in a Jupyter kernel (a notebook, JupyterLab, Colab, VS Code): its shell is a ZMQ one."""
+    shell = shell if shell is not None else running_shell()
+    return any(cls.__name__ == "ZMQInteractiveShell" for cls in type(shell).__mro__)
+
+
+def display(value: object) -> None:
+    """IPython's ``display`` (the notebook shows ``value`` in the cell that runs)."""
+    show: Callable[[object], None] = importlib.import_module("IPython.display").display
+    show(value)
+
+
+class Link:
+    """An address a notebook shows as a link that opens a new tab (and as text elsewhere)."""
+
+    def __init__(self, url: str, text: str = "Open this address to go on:") -> None:
+        self.url = url
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        link = escape(self.url, quote=True)
+        return f'<p>{escape(self.text)} <a href="{link}" target="_blank" rel="noopener">{link}</a></p>'
+
+    def __repr__(self) -> str:
+        return f"{self.text} {self.url}"
+
+
+def show_link(url: str) -> None:
+    """Show ``url`` as a clickable link in the running cell."""
+    display(Link(url))
+
+
+class NotebookForm(PromptDialog):
+    """An elicitation answered in the cell's output with ``input()`` boxes, one per field (Jupyter supports them).
+
+    See :class:`~mcp_sync.display.forms.PromptDialog` for the sequence; a
+    URL-mode elicitation shows the URL as a link.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_input, print, show_url=show_link)
+
+
+def _input(prompt: str) -> str:
+    return input(prompt)
+
+
+def _log_text(params: LoggingMessageNotificationParams) -> str:
+    data = params.data if isinstance(params.data, str) else json.dumps(params.data, ensure_ascii=False, default=str)
+    return f"[{params.level}] {params.logger + ': ' if params.logger else ''}{data}"
+
+
+def show_log(params: LoggingMessageNotificationParams) -> None:
+    """A server log message as a line on stderr, which a notebook shows in the cell that is running (the call's)."""
+    print(_log_text(params), file=sys.stderr, flush=True)

@@ -1,4 +1,8 @@
-"""The progress bar of ``call_tool(..., progress=True)``: tqdm on stderr when installed, plain lines otherwise."""
+"""The progress bar of ``call_tool(..., progress=True)``: tqdm on stderr when installed, plain lines otherwise.
+
+In a Jupyter kernel with tqdm and ipywidgets installed, the bar is the
+notebook's widget (``tqdm.notebook``, as ``tqdm.auto`` would choose).
+"""
 
 from __future__ import annotations
 
@@ -12,12 +16,19 @@ from ..protocol.types import (
 )
 
 
-def _load_tqdm() -> Any:
-    """tqdm's bar class, or ``None`` when tqdm is not installed."""
+def _load_tqdm(notebook: bool = False) -> Any:
+    """tqdm's bar class (its notebook widget with ``notebook`` and ipywidgets), or ``None`` without tqdm."""
     try:
-        return importlib.import_module("tqdm").tqdm
+        text_bar = importlib.import_module("tqdm").tqdm
     except ImportError:
         return None
+    if not notebook:
+        return text_bar
+    try:
+        importlib.import_module("ipywidgets")
+    except ImportError:
+        return text_bar  # tqdm.notebook would fail at the first bar without its widgets
+    return importlib.import_module("tqdm.notebook").tqdm
 
 
 def _whole(number: float | None) -> float | None:
@@ -27,6 +38,9 @@ def _whole(number: float | None) -> float | None:
 
 class ProgressBar:
     """A progress callback that shows a tool call's progress on ``stream`` (default: ``sys.stderr``).
+
+    ``notebook`` (default: whether this runs in a Jupyter kernel) picks the
+    notebook's widget bar when tqdm and ipywidgets are installed.
 
     With tqdm installed it draws a tqdm bar, made at the first
     notification; without, it writes one line per notification, like
@@ -45,10 +59,16 @@ class ProgressBar:
     count: 4
     """
 
-    def __init__(self, label: str, *, stream: TextIO | None = None, use_tqdm: bool = True) -> None:
+    def __init__(
+        self, label: str, *, stream: TextIO | None = None, use_tqdm: bool = True, notebook: bool | None = None
+    ) -> None:
         self.label = label
         self._stream = stream
-        self._tqdm: Any = _load_tqdm() if use_tqdm else None
+        if notebook is None:
+            from .ipython import in_notebook
+
+            notebook = in_notebook()
+        self._tqdm: Any = _load_tqdm(notebook) if use_tqdm else None
         self._bar: Any = None
         self._closed = False
         self._lock = threading.Lock()

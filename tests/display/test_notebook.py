@@ -259,6 +259,7 @@ def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    monkeypatch.delenv("MCP_SYNC_INTERACTIVE", raising=False)  # the notebook's person answers its form
     return name
 
 
@@ -273,13 +274,19 @@ def outputs(cell: Any) -> tuple[str, dict[str, str]]:
 
 
 def test_example_notebook_runs_headless(kernel: str) -> None:
-    import nbclient
     import nbformat
+
+    from tests.test_notebook_forms import Person
 
     notebook = nbformat.read(EXAMPLES / "notebook.ipynb", as_version=4)
     assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")
-    runner = nbclient.NotebookClient(
-        notebook, kernel_name=kernel, timeout=60, resources={"metadata": {"path": str(EXAMPLES)}}
+    # The person reading it accepts the booking form as it comes (the defaults).
+    runner = Person(
+        notebook,
+        kernel_name=kernel,
+        timeout=60,
+        resources={"metadata": {"path": str(EXAMPLES)}},
+        answers=[({}, "Accept")],
     )
     runner.execute()
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
@@ -303,6 +310,10 @@ def test_example_notebook_runs_headless(kernel: str) -> None:
     assert echoed["text/plain"] == "'hello from a notebook'"
     failure, _ = by_source["try:"]
     assert failure == "failed: MCP.INVALID_PARAMS\n"  # "two" is no number: the arguments are refused
+    [booking] = [cell for cell in code if cell.source.startswith("from mcp_sync import Context, MCPServer")]
+    streams = {out.name: out.text for out in booking.outputs if out.output_type == "stream"}
+    assert streams == {"stdout": "booked 2 nights in Oslo\n", "stderr": "[info] looking for rooms in Oslo\n"}
+    assert runner.answers == []  # the form was shown, and accepted
     assert by_source["client.close()"] == ("", {})  # the last cell closes the client quietly
 
 

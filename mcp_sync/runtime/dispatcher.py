@@ -295,6 +295,7 @@ class JsonRpcDispatcher:
         # not a BaseTransport) may lack it, and the public protocol must keep serving it.
         self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
         self._handlers: dict[str, _HandlerEntry] = {}
+        self._fallback: _HandlerEntry | None = None
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[ProgressToken, PendingRequest] = {}
@@ -339,6 +340,15 @@ class JsonRpcDispatcher:
         invalid ones are answered with ``-32602`` naming the failing field.
         """
         self._handlers[method] = _HandlerEntry(fn, params_model)
+
+    def register_fallback(self, fn: Handler) -> None:
+        """Handle every method that has no handler of its own with ``fn(params, ctx)`` (``ctx.method`` names it).
+
+        ``fn`` raises ``MCPError`` with ``METHOD_NOT_FOUND`` for the methods it
+        does not know. A server connection routes its methods this way, so
+        that starting one registers nothing per method.
+        """
+        self._fallback = _HandlerEntry(fn, None)
 
     def unregister_handler(self, method: str) -> None:
         """Stop handling ``method`` (later requests get ``-32601``)."""
@@ -608,7 +618,7 @@ class JsonRpcDispatcher:
                 log.exception("progress callback for %s failed", pending.method)
 
     def _on_request(self, request: JSONRPCRequest) -> None:
-        entry = self._handlers.get(request.method)
+        entry = self._handlers.get(request.method) or self._fallback
         if entry is None:
             self._reply(error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
             return

@@ -93,6 +93,7 @@ from ...protocol.types import (
     JSONRPCNotification,
     JSONRPCRequest,
     RequestId,
+    Tool,
 )
 from ...protocol.versions import HANDSHAKE_REVISIONS, STATELESS_REVISIONS, at_least
 from ...runtime.workers import ElasticPool
@@ -390,6 +391,8 @@ class StreamableHTTPApp:
         # Threads for requests served alone; a request arriving while the app closes
         # still gets its thread (and so its "shutting down" answer).
         self._handlers = ElasticPool("mcp-sync-http-handler", run_after_close=True)
+        # Each tool's x-mcp-header declarations, worked out once per tool object (a 2026-07-28 call checks them).
+        self._declarations: dict[str, tuple[Tool, dict[str, tuple[str, ...]]]] = {}
         self._closed = False
         self._host_checked = False  # whether the app looked for a hosting server to watch (at its first request)
         self._check_host = _Once(self._watch_host)
@@ -679,14 +682,19 @@ class StreamableHTTPApp:
     def _param_header_problem(self, request: _Request, params: dict[str, Any]) -> str | None:
         """Whether the ``Mcp-Param-*`` headers of a ``tools/call`` match the arguments its tool mirrors."""
         name, arguments = params.get("name"), params.get("arguments")
-        tool = next((t for t in self.server.list_tools() if t.name == name), None)
+        if not isinstance(name, str):
+            return None  # the session answers for invalid params
+        tool = self.server.get_tool(name)
         if tool is None:
             return None  # the session answers for an unknown tool
-        try:
-            declared = header_declarations(tool.input_schema)
-        except InvalidHeaderDeclaration:
-            return None  # clients drop such a tool: there are no headers to hold it to
-        for header, path in declared.items():
+        cached = self._declarations.get(name)
+        if cached is None or cached[0] is not tool:  # a tool registered again under the name is a new one
+            try:
+                cached = (tool, header_declarations(tool.input_schema))
+            except InvalidHeaderDeclaration:
+                cached = (tool, {})  # clients drop such a tool: there are no headers to hold it to
+            self._declarations[name] = cached
+        for header, path in cached[1].items():
             value: Any = arguments
             for key in path:
                 value = value.get(key) if isinstance(value, dict) else None

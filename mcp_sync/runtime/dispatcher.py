@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import enum
+import functools
 import itertools
 import logging
 import threading
@@ -73,6 +74,7 @@ from .events import (
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
 from .transport import Transport
+from .workers import ElasticPool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -300,9 +302,7 @@ class JsonRpcDispatcher:
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[ProgressToken, PendingRequest] = {}
         self._inflight: dict[RequestId, list[RequestContext]] = {}
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        # The pool's threads, as each registers itself when it starts: close() joins them.
-        self._pool_threads: list[threading.Thread] = []
+        self._pool: ElasticPool | None = None
         self._unsubscribe: list[Callable[[], None]] = []
         self._started = False
         self._closed = False
@@ -650,16 +650,9 @@ class JsonRpcDispatcher:
 
     def _submit_locked(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                self._max_workers,
-                thread_name_prefix=f"mcp-sync-{self.side}-handler",
-                initializer=self._pool_thread_started,
-            )
-        self._pool.submit(self._run, entry, ctx)
-
-    def _pool_thread_started(self) -> None:
-        """Runs first on each new pool thread: note it, so that closing can wait for it to end."""
-        self._pool_threads.append(threading.current_thread())  # list.append is atomic
+            # Started on the first request: a connection that never gets one has no threads.
+            self._pool = ElasticPool(f"mcp-sync-{self.side}-handler", max_threads=self._max_workers)
+        self._pool.submit(functools.partial(self._run, entry, ctx))
 
     def _run(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self.events.has_listeners(REQUEST_RECEIVED):
@@ -808,7 +801,7 @@ class JsonRpcDispatcher:
             unsubscribe()
         if self._pool is not None:
             # Idle workers exit now; busy ones when their handler returns.
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.close(timeout=0.0)
         if self._started:
             self.events.emit(
                 CONNECTION_CLOSED,
@@ -818,13 +811,5 @@ class JsonRpcDispatcher:
     def _join_pool(self, timeout: float) -> None:
         with self._lock:
             pool = self._pool
-        if pool is None:
-            return
-        pool.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + timeout
-        # A thread registers before it takes its first task. One started so
-        # late that it has not yet registered finds the pool shut down and
-        # ends on its own, without running anything.
-        for thread in list(self._pool_threads):
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
+        if pool is not None:
+            pool.close(timeout)  # waits for every thread but the calling one

@@ -26,9 +26,9 @@ import enum
 import functools
 import itertools
 import logging
+import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -250,6 +250,9 @@ class RequestContext:
         self.dispatcher.notify("notifications/progress", params)
 
 
+_DISPATCHER_IDS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class _HandlerEntry:
     fn: Handler
@@ -279,7 +282,8 @@ class JsonRpcDispatcher:
     ) -> None:
         self.transport = transport
         self.side = side
-        self.id = uuid.uuid4().hex[:12]
+        # Unique in this process, which is all events need; a server starts one per stateless request.
+        self.id = f"{os.getpid():x}-{next(_DISPATCHER_IDS):x}"
         self.timeout = timeout
         self.events = events if events is not None else EventBus()
         self._telemetry = telemetry
@@ -331,7 +335,8 @@ class JsonRpcDispatcher:
             self.transport.on_close(self._on_transport_closed),
             self.transport.on_message(self._on_message),
         ]
-        self.events.emit(CONNECTION_OPENED, ConnectionOpened(side=self.side, dispatcher_id=self.id))
+        if self.events.has_listeners(CONNECTION_OPENED):
+            self.events.emit(CONNECTION_OPENED, ConnectionOpened(side=self.side, dispatcher_id=self.id))
 
     def register_handler(self, method: str, fn: Handler, params_model: type[BaseModel] | None = None) -> None:
         """Handle incoming ``method`` requests with ``fn(params, ctx)``.
@@ -802,7 +807,7 @@ class JsonRpcDispatcher:
         if self._pool is not None:
             # Idle workers exit now; busy ones when their handler returns.
             self._pool.close(timeout=0.0)
-        if self._started:
+        if self._started and self.events.has_listeners(CONNECTION_CLOSED):
             self.events.emit(
                 CONNECTION_CLOSED,
                 ConnectionClosed(side=self.side, dispatcher_id=self.id, reason=None if reason is None else str(reason)),

@@ -179,7 +179,7 @@ class ServerSession:
         self._handshake_channel = HandshakeChannel(self)
         self.revision: str | None = None
         self.client_info: Implementation | None = None
-        self.client_capabilities = ClientCapabilities.model_construct()  # none; a new model is set, never changed
+        self.client_capabilities = ClientCapabilities()
         self.log_level: LoggingLevel | None = None
         self.initialized = threading.Event()
         self._subscriptions: set[str] = set()

@@ -93,7 +93,7 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (_hard, _hard))
 OUR_SERVER = (
     RAISE_NOFILE
     + """
-import logging, sys
+import logging, sys, time
 from mcp_sync import MCPServer
 from mcp_sync.server.http.app import StreamableHTTPApp
 from mcp_sync.server.http.wsgi import WSGIServer
@@ -112,12 +112,13 @@ def dummy(arguments, ctx):
     return "dummy"
 @server.tool(structured_output=False)
 def touch() -> str:
-    "Change the tool list, which notifies every client once."
+    "Change the tool list, which notifies every client once; the seconds that took."
+    started = time.perf_counter()
     if server.get_tool("dummy") is None:
         server.register_tool("dummy", dummy)
     else:
         server.unregister_tool("dummy")
-    return "ok"
+    return repr(time.perf_counter() - started)
 # serve_http(server, max_sessions=...) would do, but it passes no max_connections to its WSGIServer (256).
 app = StreamableHTTPApp(server, max_sessions=streams + 64)
 embedded = WSGIServer(app, "127.0.0.1", port, max_connections=streams + 64)
@@ -129,7 +130,7 @@ embedded.serve_forever()
 SDK_SERVER = (
     RAISE_NOFILE
     + """
-import socket, sys, warnings
+import socket, sys, time, warnings
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ListenHandler
@@ -149,11 +150,12 @@ async def register(ctx: Context) -> str:
     return "ok"
 @server.tool(structured_output=False)
 async def touch(ctx: Context) -> str:
-    "Notify every kept session (GET streams) and every listen stream."
+    "Notify every kept session (GET streams) and every listen stream; the seconds that took."
+    started = time.perf_counter()
     for session in list(sessions):
         await session.send_tool_list_changed()
     await ctx.notify_tools_changed()
-    return "ok"
+    return repr(time.perf_counter() - started)
 # The default listen handler refuses more than 1,024 streams.
 server._lowlevel_server.add_request_handler(
     "subscriptions/listen",
@@ -178,6 +180,7 @@ ROWS = [
     ("kib_per_stream", "  KiB per stream", "lower"),
     ("threads_before", "server threads before", "lower"),
     ("threads_after", "server threads with streams", "lower"),
+    ("notify_loop_ms", "notify: server's send loop (ms)", "lower"),
     ("notify_first_ms", "notify: first stream (ms)", "lower"),
     ("notify_median_ms", "notify: median stream (ms)", "lower"),
     ("notify_all_ms", "notify: all streams (ms)", "lower"),
@@ -211,24 +214,24 @@ def threads_of(pid: int) -> int:
 @contextlib.contextmanager
 def child(argv: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
     # stderr goes to a file: the SDK logs a line per session, which would fill a pipe and stall it.
-    errors = tempfile.TemporaryFile()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                errors.seek(0)
-                raise RuntimeError(f"the server exited with code {process.returncode}: {errors.read()[-2000:]!r}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"nothing accepted connections on port {port} within 60 s")
-            time.sleep(0.05)
-        yield process
-    finally:
-        process.kill()
-        process.wait(10)
-        errors.close()
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if process.poll() is not None:
+                    errors.seek(0)
+                    tail = errors.read()[-2000:]
+                    raise RuntimeError(f"the server exited with code {process.returncode}: {tail!r}")
+                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"nothing accepted connections on port {port} within 60 s")
+                time.sleep(0.05)
+            yield process
+        finally:
+            process.kill()
+            process.wait(10)
 
 
 def rpc(request_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -402,14 +405,17 @@ def drain(selector: selectors.BaseSelector, streams: list[Stream], quiet: float)
                 ended += 1
 
 
-def notify_all(poster: Poster, session: str, selector: selectors.BaseSelector, streams: list[Stream]) -> list[float]:
-    """Send ``touch``; the seconds until each stream received the notification."""
+def notify_all(
+    poster: Poster, session: str, selector: selectors.BaseSelector, streams: list[Stream]
+) -> tuple[list[float], float]:
+    """Send ``touch``; the seconds until each stream received the notification, and the server's own loop."""
     for stream in streams:
         stream.data.clear()
     waiting = {stream.sock.fileno() for stream in streams}
     arrivals: list[float] = []
     # touch is answered on another thread, so that the arrivals are read as they come.
-    trigger = threading.Thread(target=poster.tool, args=("touch", session))
+    answers: list[dict[str, Any]] = []
+    trigger = threading.Thread(target=lambda: answers.append(poster.tool("touch", session)))
     started = time.perf_counter()
     trigger.start()
     deadline = started + 30
@@ -431,12 +437,11 @@ def notify_all(poster: Poster, session: str, selector: selectors.BaseSelector, s
     trigger.join(30)
     if waiting:
         print(f"    {len(waiting)} stream(s) got no notification within 30 s", file=sys.stderr)
-    return arrivals
+    loop = float(answers[0]["content"][0]["text"]) if answers else float("nan")
+    return arrivals, loop
 
 
-def measure(
-    argv: list[str], port: int, kind: str, count: int, calls: int, triggers: int, show: bool
-) -> dict[str, Any]:
+def measure(argv: list[str], port: int, kind: str, count: int, calls: int, triggers: int, show: bool) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with child(argv, port) as process:
         poster = Poster(port)
@@ -471,8 +476,10 @@ def measure(
             results["kib_per_stream"] = (after - before) / max(1, len(streams))
             results["p50_ms"], results["p99_ms"] = timed_calls(poster, session, calls)
             rounds = []
+            loops: list[float] = []
             for round_number in range(triggers):
-                arrivals = notify_all(poster, session, selector, streams)
+                arrivals, loop = notify_all(poster, session, selector, streams)
+                loops.append(loop)
                 if show and round_number == 0 and streams:
                     print(f"    first stream received: {bytes(streams[0].data)!r}", file=sys.stderr)
                 rounds.append(sorted(arrivals) or [float("nan")])
@@ -484,6 +491,7 @@ def measure(
             results["notify_first_ms"] = middle[0] * 1000
             results["notify_median_ms"] = statistics.median(middle) * 1000
             results["notify_all_ms"] = middle[-1] * 1000
+            results["notify_loop_ms"] = statistics.median(loops) * 1000
             results["notify_all_each_ms"] = [round(r[-1] * 1000, 1) for r in rounds]
             if ended:
                 results["failure"] = f"{ended} stream(s) ended while idle"

@@ -1567,3 +1567,18 @@ def test_assume_initialized_serves_without_a_handshake() -> None:
     session.assume_initialized("2099-01-01")
     assert session.revision == LATEST and session.initialized.is_set()
     session.close()
+
+
+def test_start_http_bounds_the_connections_it_serves_at_once() -> None:
+    # Each open stream holds a connection: a server meant for many listeners raises the bound.
+    with start_http(MCPServer("bounded"), max_connections=1) as running:
+        host, port = urlsplit(running.url).netloc.split(":")
+        held = http.client.HTTPConnection(host, int(port), timeout=10)
+        held.request("GET", "/elsewhere")
+        assert held.getresponse().status == 404  # served, and the connection stays open
+        refused = http.client.HTTPConnection(host, int(port), timeout=10)
+        refused.request("GET", "/elsewhere")
+        answer = refused.getresponse()
+        assert answer.status == 503 and b"too many connections" in answer.read()
+        held.close()
+        refused.close()

@@ -18,8 +18,9 @@ bytecode caches exist). Two figures per statement, medians over the rounds:
 ``import pydantic`` runs in each interpreter (their pydantic versions may
 differ; both are printed). Then the modules that take longest under
 ``-X importtime`` during our import (the median of three runs), by their own
-time and by their time including what they import: where to look for what to
-make lazy.
+time and by their time including what they import, and the own time summed
+by top-level package: where to look for what to make lazy. Modules that the
+interpreter imports at startup (``site``, ``.pth`` files) are left out.
 
 Usage::
 
@@ -151,12 +152,20 @@ def main() -> None:
     for label, top, bottom in pairs:
         print(f"  {label:36}{net[top] / net[bottom]:6.2f}x; {inside_ms[top] / inside_ms[bottom]:6.2f}x")
 
+    startup = import_times(sys.executable, BARE, ours_env, 1)  # what site imports before any statement runs
     modules = import_times(sys.executable, OURS, ours_env, 3)
+    modules = {name: times for name, times in modules.items() if name not in startup}
     for title, index in (("own time", 0), ("time including what it imports", 1)):
         print(f"\nour import under -X importtime, the {args.top} slowest modules by {title} (median of 3 runs, ms):")
         ranked = sorted(modules.items(), key=lambda item: item[1][index], reverse=True)[: args.top]
         for name, (own, cumulative) in ranked:
             print(f"  {own / 1000:8.1f} own {cumulative / 1000:8.1f} cumulative  {name}")
+    packages: dict[str, int] = defaultdict(int)
+    for name, (own, _) in modules.items():
+        packages[name.split(".")[0]] += own
+    ranked_packages = sorted(packages.items(), key=lambda item: item[1], reverse=True)[: args.top]
+    print(f"\nour import, own time summed by top-level package, the {args.top} largest (ms):")
+    print("  " + "; ".join(f"{name} {own / 1000:.1f}" for name, own in ranked_packages))
     total = sum(own for own, _ in modules.values())
     mcp_sync_own = sum(own for name, (own, _) in modules.items() if name.startswith("mcp_sync"))
     print(

@@ -8,11 +8,9 @@ Each server runs in a child process on 127.0.0.1 with an ``echo`` tool, a
 ``register`` tool and a ``touch`` tool that sends one tools-list-changed
 notification to every client:
 
-- ``mcp_sync``: :class:`~mcp_sync.server.http.app.StreamableHTTPApp` in the
-  embedded :class:`~mcp_sync.server.http.wsgi.WSGIServer`, built by hand
-  because :func:`~mcp_sync.http_server.serve_http` takes no
-  ``max_connections`` (its embedded server refuses connections beyond 256);
-  ``max_sessions`` goes to the app. ``touch`` registers or unregisters a
+- ``mcp_sync``: :func:`~mcp_sync.http_server.serve_http` with
+  ``max_connections`` and ``max_sessions`` raised above N (by default it
+  serves 256 connections and 1,000 sessions). ``touch`` registers or unregisters a
   dummy tool, which notifies every session (and every listen stream that
   asked for tool changes); ``register`` does nothing.
 - ``SDK``: the SDK's ``MCPServer.streamable_http_app`` under uvicorn (JSON
@@ -36,17 +34,21 @@ two kinds:
   acknowledgement arrived.
 
 Figures, per server and kind, each from a fresh server process: its RSS and
-thread count before and after opening the streams (from /proc), the time to
-open them, p50/p99 of sequential ``echo`` calls (on a session of their own)
-with no stream open and with all open, and the time from sending ``touch``
-until every stream has received the notification (first, median and last
-stream; the median of ``--triggers`` triggers, each measured after the
-previous one's events were read).
+thread count before opening the streams and ``--settle`` seconds after the
+last one opened (from /proc; our idle handler threads end 30 s after their
+last request, so ``--settle 35`` shows the steady state), the time to open
+them, p50/p99 of sequential ``echo`` calls (on a session of their own) with
+no stream open and with all open, and for the notification: the time the
+server's ``touch`` spent handing it to every client (its own measure, which it
+returns), and the time from sending ``touch`` until the first stream, the
+median one and every stream received it (the median of ``--triggers``
+triggers, each measured after the previous one's events were read; the
+figures of each trigger are printed too).
 
 Usage::
 
     python bench/streams_bench.py [--streams 2000] [--kinds get,listen] [--calls 200] [--triggers 3]
-        [--sdk-mode json|sse] [--sdk-python PATH] [--servers mcp_sync,SDK]
+        [--settle 1] [--sdk-mode json|sse] [--sdk-python PATH] [--servers mcp_sync,SDK]
 
 Without ``--sdk-python`` the SDK is installed into the peers' cache (see
 ``tests/peers.py``). Both processes and the server children raise their
@@ -61,6 +63,7 @@ import http.client
 import json
 import resource
 import selectors
+import signal
 import socket
 import statistics
 import subprocess
@@ -95,8 +98,7 @@ OUR_SERVER = (
     + """
 import logging, sys, time
 from mcp_sync import MCPServer
-from mcp_sync.server.http.app import StreamableHTTPApp
-from mcp_sync.server.http.wsgi import WSGIServer
+from mcp_sync.http_server import serve_http
 logging.disable(logging.INFO)
 port, streams = int(sys.argv[1]), int(sys.argv[2])
 server = MCPServer("bench-streams")
@@ -119,11 +121,7 @@ def touch() -> str:
     else:
         server.unregister_tool("dummy")
     return repr(time.perf_counter() - started)
-# serve_http(server, max_sessions=...) would do, but it passes no max_connections to its WSGIServer (256).
-app = StreamableHTTPApp(server, max_sessions=streams + 64)
-embedded = WSGIServer(app, "127.0.0.1", port, max_connections=streams + 64)
-embedded.on_close(app.close)
-embedded.serve_forever()
+serve_http(server, port=port, max_connections=streams + 64, max_sessions=streams + 64)
 """
 )
 
@@ -387,13 +385,17 @@ def timed_calls(poster: Poster, session: str, calls: int) -> tuple[float, float]
     return percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000
 
 
-def drain(selector: selectors.BaseSelector, streams: list[Stream], quiet: float) -> int:
-    """Read whatever the streams have until none sends for ``quiet`` seconds; how many ended."""
+def drain(selector: selectors.BaseSelector, quiet: float, limit: float = 2.0) -> int:
+    """Read what the streams have until none sends for ``quiet`` seconds (at most ``limit``); how many ended.
+
+    The limit matters: with thousands of streams, their pings may never leave a quiet moment.
+    """
     ended = 0
-    while True:
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
         ready = selector.select(quiet)
         if not ready:
-            return ended
+            break
         for key, _ in ready:
             stream: Stream = key.data
             try:
@@ -403,6 +405,7 @@ def drain(selector: selectors.BaseSelector, streams: list[Stream], quiet: float)
             if not chunk:
                 selector.unregister(stream.sock)
                 ended += 1
+    return ended
 
 
 def notify_all(
@@ -441,7 +444,9 @@ def notify_all(
     return arrivals, loop
 
 
-def measure(argv: list[str], port: int, kind: str, count: int, calls: int, triggers: int, show: bool) -> dict[str, Any]:
+def measure(
+    argv: list[str], port: int, kind: str, count: int, calls: int, triggers: int, settle: float, show: bool
+) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with child(argv, port) as process:
         poster = Poster(port)
@@ -467,8 +472,8 @@ def measure(argv: list[str], port: int, kind: str, count: int, calls: int, trigg
             stream.sock.setblocking(False)
             selector.register(stream.sock, selectors.EVENT_READ, stream)
         try:
-            ended = drain(selector, streams, 0.5)
-            time.sleep(1.0)  # let the server settle before reading its memory
+            ended = drain(selector, 0.5)
+            time.sleep(settle)  # let the server settle before reading its memory
             after = rss_kib(process.pid)
             results["threads_after"] = threads_of(process.pid)
             results["rss_before_mib"] = before / 1024
@@ -485,7 +490,7 @@ def measure(argv: list[str], port: int, kind: str, count: int, calls: int, trigg
                 rounds.append(sorted(arrivals) or [float("nan")])
                 if len(arrivals) < len(streams):
                     results["failure"] = f"{len(streams) - len(arrivals)} stream(s) missed a notification"
-                ended += drain(selector, streams, 0.3)
+                ended += drain(selector, 0.3)
             rounds.sort(key=lambda arrivals: arrivals[-1])
             middle = rounds[len(rounds) // 2]  # the trigger whose last arrival is the median
             results["notify_first_ms"] = middle[0] * 1000
@@ -512,8 +517,12 @@ def main() -> None:
     parser.add_argument("--triggers", type=int, default=3)
     parser.add_argument("--sdk-mode", choices=["json", "sse"], default="json")
     parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
+    parser.add_argument(
+        "--settle", type=float, default=1.0, help="seconds to wait after opening before reading RSS and threads"
+    )
     parser.add_argument("--show-event", action="store_true", help="print what the first stream received")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # end the server children on the way out
     raise_nofile()
     needed = 2 * args.streams + 100
     if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < needed:
@@ -535,7 +544,9 @@ def main() -> None:
                 argv = [args.sdk_python, "-c", SDK_SERVER, str(port), str(args.streams), args.sdk_mode]
             label = f"{name} {kind}"
             print(f"  {label}: opening {args.streams} streams...", file=sys.stderr, flush=True)
-            columns[label] = measure(argv, port, kind, args.streams, args.calls, args.triggers, args.show_event)
+            columns[label] = measure(
+                argv, port, kind, args.streams, args.calls, args.triggers, args.settle, args.show_event
+            )
 
     names = list(columns)
     print(
@@ -544,7 +555,8 @@ def main() -> None:
     )
     print(
         f"echo latency: {args.calls} sequential calls on one session; notify: median of {args.triggers} "
-        "triggers, from sending touch until every stream received tools/list_changed"
+        "triggers, from sending touch until every stream received tools/list_changed; "
+        f"RSS and threads read {args.settle:g} s after the last stream opened"
     )
     print(f"{'':32}" + "".join(f"{name:>18}" for name in names))
     for key, label, _ in ROWS:

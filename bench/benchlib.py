@@ -23,6 +23,14 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """CPU time (user and system) a process has used so far, from /proc; 0.0 for ``None``."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def child_rss_kib(parent: int | None = None) -> int:
     """Total resident size of the direct children of ``parent`` (default: this process)."""
     parent = os.getpid() if parent is None else parent

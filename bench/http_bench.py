@@ -20,19 +20,24 @@ calls, each echoing ``"hello"``:
 
 Figures: connect time (the median of five, after one that warms up; for us
 the handshake and the tool listing that :class:`~mcp_sync.client.MCPClient`
-does on connect, for the ceiling a new connection's first POST), sequential ``tools/call`` round trips per
-second with their p50 and p99, and calls per second of 8 clients calling at
-once (8 threads, each with its own connection, for us and for the ceiling;
-8 tasks for the SDK).
+does on connect, for the ceiling a new connection's first POST); sequential
+``tools/call`` round trips per second with their p50 and p99; calls per
+second of N clients calling at once (N threads, each with its own
+connection, for us and for the ceiling; N tasks for the SDK), with the p50
+and p99 of those calls; and in both parts the server process's CPU time
+(user and system, from /proc) per call. Our client runs in both eras
+against our server: ``handshake`` (initialize, then a session) and
+``stateless`` (2026-07-28). The SDK's client runs in ``legacy`` mode (the
+handshake) and in its default ``auto`` mode (2026-07-28 with its own
+server). The last table divides our figures by the best SDK -> SDK figure
+of each row.
 
 Usage::
 
-    python bench/http_bench.py [--calls 2000] [--clients 8] [--sdk-mode auto|legacy] [--sdk-python PATH]
+    python bench/http_bench.py [--calls 2000] [--clients 8] [--sdk-python PATH]
 
 Without ``--sdk-python`` the SDK is installed into the peers' cache (see
-``tests/peers.py``). ``--sdk-mode`` is the SDK client's ``mode``: ``auto``
-(its default) settles on 2026-07-28 with the SDK's server; ``legacy`` makes
-it use the initialize handshake, as our client does.
+``tests/peers.py``).
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from benchlib import WORKLOAD, check_echo_shapes, echo_shape, percentile  # noqa: E402
+from benchlib import WORKLOAD, check_echo_shapes, cpu_seconds, echo_shape, percentile  # noqa: E402
 
 from mcp_sync.client import http_client  # noqa: E402
 from mcp_sync.client.core import MCPClient  # noqa: E402
@@ -100,11 +105,15 @@ ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 REQUEST = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
 
 ROWS = [
-    ("connect_s", "connect (s)", "lower", "connect"),
-    ("sequential_per_s", "sequential calls/s", "higher", "sequential"),
-    ("p50_ms", "  p50 latency (ms)", "lower", "p50"),
-    ("p99_ms", "  p99 latency (ms)", "lower", "p99"),
-    ("concurrent_per_s", "N clients at once, calls/s", "higher", "N clients"),
+    ("connect_s", "connect (s)", "lower"),
+    ("sequential_per_s", "sequential calls/s", "higher"),
+    ("p50_ms", "  p50 (ms)", "lower"),
+    ("p99_ms", "  p99 (ms)", "lower"),
+    ("server_cpu_seq_us", "  server CPU per call (us)", "lower"),
+    ("concurrent_per_s", "N clients at once, calls/s", "higher"),
+    ("concurrent_p50_ms", "  p50 (ms)", "lower"),
+    ("concurrent_p99_ms", "  p99 (ms)", "lower"),
+    ("server_cpu_conc_us", "  server CPU per call (us)", "lower"),
 ]
 
 
@@ -127,34 +136,36 @@ def wait_accepting(port: int, process: subprocess.Popen[bytes], timeout: float =
 
 
 @contextlib.contextmanager
-def child(argv: list[str], port: int) -> Iterator[None]:
+def child(argv: list[str], port: int) -> Iterator[int]:
+    """A server in a child process, accepting on ``port``; gives its process id."""
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     try:
         wait_accepting(port, process)
-        yield
+        yield process.pid
     finally:
         process.kill()
         process.wait(10)
 
 
-def sdk_server(python: str, mode: str) -> tuple[contextlib.AbstractContextManager[None], str]:
+def sdk_server(python: str, mode: str) -> tuple[contextlib.AbstractContextManager[int], str]:
     port = free_port()
     argv = [python, str(SDK_SERVER), "--port", str(port), "--mode", mode]
     return child(argv, port), f"http://127.0.0.1:{port}/mcp"
 
 
-def our_server() -> tuple[contextlib.AbstractContextManager[None], str]:
+def our_server() -> tuple[contextlib.AbstractContextManager[int], str]:
     port = free_port()
     return child([sys.executable, "-c", OUR_SERVER, str(port)], port), f"http://127.0.0.1:{port}/mcp"
 
 
-def bare_server() -> tuple[contextlib.AbstractContextManager[None], str]:
+def bare_server() -> tuple[contextlib.AbstractContextManager[int], str]:
     port = free_port()
     return child([sys.executable, "-c", BARE_SERVER, str(port)], port), f"http://127.0.0.1:{port}/mcp"
 
 
-def timed_loop(call: Callable[[], Any], calls: int) -> dict[str, float]:
+def timed_loop(call: Callable[[], Any], calls: int, server_pid: int) -> dict[str, float]:
     latencies = []
+    cpu = cpu_seconds(server_pid)
     for _ in range(calls):
         t = time.perf_counter()
         call()
@@ -163,32 +174,52 @@ def timed_loop(call: Callable[[], Any], calls: int) -> dict[str, float]:
         "sequential_per_s": calls / sum(latencies),
         "p50_ms": percentile(latencies, 50) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
+        "server_cpu_seq_us": (cpu_seconds(server_pid) - cpu) / calls * 1e6,
     }
 
 
 def concurrently(
-    make: Callable[[], Callable[[], Any]], close: Callable[[Any], None], calls: int, clients: int
-) -> float:
-    """Calls per second of ``clients`` threads, each with a connection of its own, calling at once."""
+    make: Callable[[], Callable[[], Any]], close: Callable[[Any], None], calls: int, clients: int, server_pid: int
+) -> dict[str, float]:
+    """``clients`` threads, each with a connection of its own, calling at once: calls/s, latencies, server CPU.
+
+    Connecting, warming up and closing are outside the measured window.
+    """
     per_client = calls // clients
     start = threading.Barrier(clients + 1)
+    through = threading.Barrier(clients + 1)
+    latencies: list[float] = []
 
     def work() -> None:
         call = make()
         call()  # connected and warm
         start.wait()
+        own = []
         for _ in range(per_client):
+            t = time.perf_counter()
             call()
+            own.append(time.perf_counter() - t)
+        latencies.extend(own)
+        through.wait()
         close(call)
 
     threads = [threading.Thread(target=work) for _ in range(clients)]
     for thread in threads:
         thread.start()
     start.wait()
+    cpu = cpu_seconds(server_pid)
     t = time.perf_counter()
+    through.wait()
+    elapsed = time.perf_counter() - t
+    server_cpu = cpu_seconds(server_pid) - cpu
     for thread in threads:
         thread.join()
-    return per_client * clients / (time.perf_counter() - t)
+    return {
+        "concurrent_per_s": per_client * clients / elapsed,
+        "concurrent_p50_ms": percentile(latencies, 50) * 1000,
+        "concurrent_p99_ms": percentile(latencies, 99) * 1000,
+        "server_cpu_conc_us": server_cpu / (per_client * clients) * 1e6,
+    }
 
 
 def connect_time(connect: Callable[[], Any], close: Callable[[Any], None]) -> float:
@@ -203,20 +234,21 @@ def connect_time(connect: Callable[[], Any], close: Callable[[Any], None]) -> fl
     return statistics.median(times)
 
 
-def measure_ours(url: str, calls: int, clients: int) -> dict[str, Any]:
-    results: dict[str, Any] = {
-        "connect_s": connect_time(lambda: http_client(url, transport="streamable"), MCPClient.close)
-    }
-    client = http_client(url, transport="streamable")
+def measure_ours(url: str, calls: int, clients: int, era: str, server_pid: int) -> dict[str, Any]:
+    def connect() -> MCPClient:
+        return http_client(url, transport="streamable", era=era)
+
+    results: dict[str, Any] = {"connect_s": connect_time(connect, MCPClient.close)}
+    client = connect()
     warm = client.call_tool("echo", {"text": "warm up"})
     tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
     results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
-    results.update(timed_loop(lambda: client.call_tool("echo", {"text": "hello"}), calls))
+    results.update(timed_loop(lambda: client.call_tool("echo", {"text": "hello"}), calls, server_pid))
     client.close()
     owners: dict[int, MCPClient] = {}
 
     def make() -> Callable[[], Any]:
-        own = http_client(url, transport="streamable")
+        own = connect()
 
         def call() -> Any:
             return own.call_tool("echo", {"text": "hello"})
@@ -224,18 +256,18 @@ def measure_ours(url: str, calls: int, clients: int) -> dict[str, Any]:
         owners[id(call)] = own
         return call
 
-    results["concurrent_per_s"] = concurrently(make, lambda call: owners[id(call)].close(), calls, clients)
+    results.update(concurrently(make, lambda call: owners[id(call)].close(), calls, clients, server_pid))
     return results
 
 
-def measure_sdk(python: str, url: str, calls: int, clients: int, mode: str) -> dict[str, Any]:
-    command = [python, str(HERE / "sdk_http_client.py"), url, str(calls), str(clients), mode]
+def measure_sdk(python: str, url: str, calls: int, clients: int, mode: str, server_pid: int) -> dict[str, Any]:
+    command = [python, str(HERE / "sdk_http_client.py"), url, str(calls), str(clients), mode, str(server_pid)]
     out = subprocess.run(command, capture_output=True, text=True, timeout=900, check=True, cwd=HERE)
     result: dict[str, Any] = json.loads(out.stdout)
     return result
 
 
-def measure_ceiling(url: str, calls: int, clients: int) -> dict[str, Any]:
+def measure_ceiling(url: str, calls: int, clients: int, server_pid: int) -> dict[str, Any]:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
     def connect() -> requests.Session:
@@ -247,7 +279,8 @@ def measure_ceiling(url: str, calls: int, clients: int) -> dict[str, Any]:
     session = connect()
     answer = session.post(url, data=REQUEST, headers=headers, timeout=10).json()
     results["echo_shape"] = echo_shape(answer["result"], None)  # a bare server lists no tools
-    results.update(timed_loop(lambda: session.post(url, data=REQUEST, headers=headers, timeout=10).json(), calls))
+    post = lambda: session.post(url, data=REQUEST, headers=headers, timeout=10).json()  # noqa: E731
+    results.update(timed_loop(post, calls, server_pid))
     session.close()
     sessions: dict[int, requests.Session] = {}
 
@@ -260,7 +293,7 @@ def measure_ceiling(url: str, calls: int, clients: int) -> dict[str, Any]:
         sessions[id(call)] = own
         return call
 
-    results["concurrent_per_s"] = concurrently(make, lambda call: sessions[id(call)].close(), calls, clients)
+    results.update(concurrently(make, lambda call: sessions[id(call)].close(), calls, clients, server_pid))
     return results
 
 
@@ -269,7 +302,6 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
-    parser.add_argument("--sdk-mode", default="auto", help="the SDK client's mode: auto (its default) or legacy")
     args = parser.parse_args()
     if args.sdk_python is None:
         sys.path.insert(0, str(ROOT / "tests"))
@@ -278,39 +310,42 @@ def main() -> None:
         args.sdk_python = peer_python()
 
     columns: dict[str, dict[str, Any]] = {}
-    server, url = our_server()
-    with server:
-        columns["mcp_sync->mcp_sync"] = measure_ours(url, args.calls, args.clients)
-    for mode in ("sse", "json"):
-        server, url = sdk_server(args.sdk_python, mode)
-        with server:
-            columns[f"SDK->SDK ({mode})"] = measure_sdk(args.sdk_python, url, args.calls, args.clients, args.sdk_mode)
-            columns[f"mcp_sync->SDK ({mode})"] = measure_ours(url, args.calls, args.clients)
+    for era in ("handshake", "stateless"):
+        server, url = our_server()
+        with server as pid:
+            columns[f"ours ({era})"] = measure_ours(url, args.calls, args.clients, era, pid)
+    for server_mode, client_modes in (("json", ("legacy", "auto")), ("sse", ("legacy", "auto"))):
+        server, url = sdk_server(args.sdk_python, server_mode)
+        with server as pid:
+            for mode in client_modes:
+                columns[f"SDK {server_mode} ({mode})"] = measure_sdk(
+                    args.sdk_python, url, args.calls, args.clients, mode, pid
+                )
+            if server_mode == "json":
+                columns["ours -> SDK json"] = measure_ours(url, args.calls, args.clients, "auto", pid)
     server, url = bare_server()
-    with server:
-        columns["ceiling"] = measure_ceiling(url, args.calls, args.clients)
+    with server as pid:
+        columns["ceiling"] = measure_ceiling(url, args.calls, args.clients, pid)
     check_echo_shapes({name: column.pop("echo_shape") for name, column in columns.items()})
 
     names = list(columns)
-    print(
-        f"Streamable HTTP on 127.0.0.1, {args.calls} echo calls, {args.clients} clients at once; "
-        f"SDK client mode {args.sdk_mode!r}"
-    )
+    print(f"Streamable HTTP on 127.0.0.1, {args.calls} echo calls, N = {args.clients} clients at once")
     print(f"workload: {WORKLOAD}")
     print('payload: "hello" (5 characters) in every call; the ceiling answers a fixed text-only result')
-    print(f"{'':28}" + "".join(f"{name:>22}" for name in names))
-    for key, label, _, _ in ROWS:
-        label = label.replace("N clients", f"{args.clients} clients")
-        print(f"{label:28}" + "".join(f"{columns[name][key]:22.3f}" for name in names))
-    ours = columns["mcp_sync->mcp_sync"]
-    print("\nmcp_sync->mcp_sync compared (> 1: mcp_sync is better):")
-    for name in names[1:]:
+    print("columns: client -> server; 'SDK json (legacy)' is the SDK's client in legacy mode against its JSON server")
+    print(f"{'':28}" + "".join(f"{name:>19}" for name in names))
+    for key, label, _ in ROWS:
+        print(f"{label:28}" + "".join(f"{columns[name][key]:19.3f}" for name in names))
+    sdk = [name for name in names if name.startswith("SDK ")]
+    print("\nours / the best SDK -> SDK figure of each row (> 1: mcp_sync is better; the best SDK column named):")
+    for key, label, better in ROWS:
+        pick = max if better == "higher" else min
+        best = pick(sdk, key=lambda name: columns[name][key])
         ratios = []
-        for key, _, better, short in ROWS:
-            other = columns[name][key]
-            ratio = ours[key] / other if better == "higher" else other / ours[key]
-            ratios.append(f"{short.replace('N clients', f'{args.clients} clients')} {ratio:.2f}x")
-        print(f"  vs {name:18} " + "; ".join(ratios))
+        for era in ("handshake", "stateless"):
+            ours, theirs = columns[f"ours ({era})"][key], columns[best][key]
+            ratios.append(f"{era} {ours / theirs if better == 'higher' else theirs / ours:5.2f}x")
+        print(f"  {label.strip():26} " + "   ".join(ratios) + f"   (best SDK: {best})")
 
 
 if __name__ == "__main__":

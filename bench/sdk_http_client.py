@@ -1,8 +1,9 @@
 """Measures the official SDK's client against a Streamable HTTP server; prints one JSON object.
 
-Run with the SDK's Python: ``python sdk_http_client.py URL CALLS CLIENTS MODE``. The object
-also holds ``echo_shape``: the shape of the ``echo`` result and declaration (see
-``benchlib.echo_shape``), which the benchmark checks.
+Run with the SDK's Python: ``python sdk_http_client.py URL CALLS CLIENTS MODE [SERVER_PID]``. The
+object also holds ``echo_shape``: the shape of the ``echo`` result and declaration (see
+``benchlib.echo_shape``), which the benchmark checks. With ``SERVER_PID`` it also holds the
+server's CPU time per call (µs) in the sequential and the concurrent part.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 import warnings
 from typing import Any
 
-from benchlib import echo_shape, percentile
+from benchlib import cpu_seconds, echo_shape, percentile
 from mcp import Client
 
 warnings.simplefilter("ignore")  # the SDK flags handshake-era use as deprecated
@@ -27,7 +28,7 @@ def wire(model: Any) -> dict[str, Any]:
     return data
 
 
-async def measure(url: str, calls: int, clients: int, mode: str) -> dict[str, Any]:
+async def measure(url: str, calls: int, clients: int, mode: str, server_pid: int | None) -> dict[str, Any]:
     results: dict[str, Any] = {}
     times = []
     for attempt in range(6):  # the first one warms up what is done once per process
@@ -43,34 +44,52 @@ async def measure(url: str, calls: int, clients: int, mode: str) -> dict[str, An
     results["echo_shape"] = echo_shape(wire(warm), wire(tool))
 
     latencies = []
+    cpu = cpu_seconds(server_pid)
     for _ in range(calls):
         t = time.perf_counter()
         await client.call_tool("echo", {"text": "hello"})
         latencies.append(time.perf_counter() - t)
+    results["server_cpu_seq_us"] = (cpu_seconds(server_pid) - cpu) / calls * 1e6
     results["sequential_per_s"] = calls / sum(latencies)
     results["p50_ms"] = percentile(latencies, 50) * 1000
     results["p99_ms"] = percentile(latencies, 99) * 1000
     await client.__aexit__(None, None, None)
 
     per_client = calls // clients
+    concurrent: list[float] = []
 
     async def one_client() -> None:
         async with Client(url, mode=mode) as own:
             await own.call_tool("echo", {"text": "warm up"})
             await ready.wait()
             for _ in range(per_client):
+                t = time.perf_counter()
                 await own.call_tool("echo", {"text": "hello"})
+                concurrent.append(time.perf_counter() - t)
+            through.append(1)
+            if len(through) == clients:
+                finished.set()
+            await done.wait()  # nobody closes before everyone is through: closing is not part of the figure
 
-    ready = asyncio.Event()
+    ready, finished, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    through: list[int] = []
     tasks = [asyncio.create_task(one_client()) for _ in range(clients)]
     await asyncio.sleep(2.0)  # every client connected and warm
+    cpu = cpu_seconds(server_pid)
     t = time.perf_counter()
     ready.set()
+    await finished.wait()
+    elapsed = time.perf_counter() - t
+    results["server_cpu_conc_us"] = (cpu_seconds(server_pid) - cpu) / (per_client * clients) * 1e6
+    done.set()
     await asyncio.gather(*tasks)
-    results["concurrent_per_s"] = per_client * clients / (time.perf_counter() - t)
+    results["concurrent_per_s"] = per_client * clients / elapsed
+    results["concurrent_p50_ms"] = percentile(concurrent, 50) * 1000
+    results["concurrent_p99_ms"] = percentile(concurrent, 99) * 1000
     return results
 
 
 if __name__ == "__main__":
     url, calls, clients, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    print(json.dumps(asyncio.run(measure(url, calls, clients, mode))))
+    pid = int(sys.argv[5]) if len(sys.argv) > 5 else None
+    print(json.dumps(asyncio.run(measure(url, calls, clients, mode, pid))))

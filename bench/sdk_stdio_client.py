@@ -45,6 +45,7 @@ async def measure(calls: int, command: list[str]) -> dict[str, Any]:
     results["sequential_per_s"] = calls / sum(latencies)
     results["p50_ms"] = percentile(latencies, 50) * 1000
     results["p99_ms"] = percentile(latencies, 99) * 1000
+    results["calls_rss_mib"] = child_rss_kib() / 1024
 
     async def worker(n: int) -> None:
         for _ in range(n):

@@ -6,15 +6,22 @@ is declared alike, with ``structured_output=False``: it returns its text as
 text content only, with no ``structuredContent`` copy and no ``outputSchema``.
 Before printing anything the benchmark checks that shape on both sides, and
 stops if they differ. The workload is the same on both sides: cold connect
-(spawn plus handshake), sequential ``tools/call`` round trips, 16 calls in
-flight (16 threads for us, 16 tasks for the SDK), all echoing ``"hello"``,
-then a 1 MB and a 10 MB echo (strings of ``x``), the server's resident
-memory, and close. The table shows each figure and the ratio. A raw JSON
-line echo over a pipe gives the ceiling.
+(spawn plus handshake), sequential ``tools/call`` round trips, the server's
+resident memory after them, 16 calls in flight (16 threads for us, 16 tasks
+for the SDK), all echoing ``"hello"``, then a 1 MB and a 10 MB echo (strings
+of ``x``), the server's resident memory again, and close. Our client runs in
+both eras: ``handshake`` (initialize first) and ``stateless`` (2026-07-28,
+each request self-describing); the SDK's client in the mode given.
+
+Two ceilings: a JSON line echoed by a trivial Python child (the pipe
+alone), and a bare JSON-RPC loop between two Python processes (the client
+encodes a ``tools/call`` request, the child decodes it and answers a
+text-only result, the client decodes that and checks the id), which is
+the least any JSON-RPC implementation must do per call.
 
 Usage::
 
-    python bench/stdio_bench.py [--calls 3000] [--sdk-python PATH]
+    python bench/stdio_bench.py [--calls 3000] [--sdk-python PATH] [--sdk-mode auto|legacy]
 
 Without ``--sdk-python`` the SDK is installed into the peers' cache (see
 ``tests/peers.py``).
@@ -47,17 +54,18 @@ ROWS = [
     ("sequential_per_s", "sequential calls/s", "higher"),
     ("p50_ms", "  p50 latency (ms)", "lower"),
     ("p99_ms", "  p99 latency (ms)", "lower"),
+    ("calls_rss_mib", "server RSS after calls (MiB)", "lower"),
     ("inflight16_per_s", "16 in flight, calls/s", "higher"),
     ("echo_1mb_s", "1 MB echo (s)", "lower"),
     ("echo_10mb_s", "10 MB echo (s)", "lower"),
-    ("server_rss_mib", "server RSS (MiB)", "lower"),
+    ("server_rss_mib", "server RSS at the end (MiB)", "lower"),
 ]
 
 
-def measure_ours(calls: int) -> dict[str, Any]:
+def measure_ours(calls: int, era: str) -> dict[str, Any]:
     results: dict[str, Any] = {}
     started = time.perf_counter()
-    client = stdio_client([sys.executable, str(ROOT / "examples" / "echo_server.py")], inherit_env=True)
+    client = stdio_client([sys.executable, str(ROOT / "examples" / "echo_server.py")], inherit_env=True, era=era)
     results["connect_s"] = time.perf_counter() - started
     warm = client.call_tool("echo", {"text": "warm up"})
     tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
@@ -71,6 +79,9 @@ def measure_ours(calls: int) -> dict[str, Any]:
     results["sequential_per_s"] = calls / sum(latencies)
     results["p50_ms"] = percentile(latencies, 50) * 1000
     results["p99_ms"] = percentile(latencies, 99) * 1000
+    transport = client._dispatcher.transport if client._dispatcher else None
+    assert isinstance(transport, ProcessTransport)
+    results["calls_rss_mib"] = rss_kib(transport.process.pid) / 1024
 
     def worker(n: int) -> None:
         for _ in range(n):
@@ -91,8 +102,6 @@ def measure_ours(calls: int) -> dict[str, Any]:
         results[key] = time.perf_counter() - t
         assert len(result.text) == size
 
-    transport = client._dispatcher.transport if client._dispatcher else None
-    assert isinstance(transport, ProcessTransport)
     results["server_rss_mib"] = rss_kib(transport.process.pid) / 1024
     t = time.perf_counter()
     client.disconnect()
@@ -125,6 +134,40 @@ def measure_raw_pipe(calls: int) -> float:
     return calls / elapsed
 
 
+JSONRPC_CHILD = """
+import json, sys
+out = sys.stdout.buffer
+for line in sys.stdin.buffer:
+    request = json.loads(line)
+    text = request["params"]["arguments"]["text"]
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    out.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode() + b"\\n")
+    out.flush()
+"""
+
+
+def measure_jsonrpc_loop(calls: int) -> float:
+    """Round trips per second of a bare JSON-RPC exchange with a Python child: encode, decode, match the id."""
+    child = subprocess.Popen([sys.executable, "-c", JSONRPC_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    t = time.perf_counter()
+    for n in range(calls):
+        request = {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hello"}},
+        }
+        child.stdin.write(json.dumps(request).encode() + b"\n")
+        child.stdin.flush()
+        answer = json.loads(child.stdout.readline())
+        assert answer["id"] == n and answer["result"]["content"][0]["text"] == "hello"
+    elapsed = time.perf_counter() - t
+    child.stdin.close()
+    child.wait(10)
+    return calls / elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000)
@@ -138,20 +181,28 @@ def main() -> None:
         args.sdk_python = peer_python()
 
     sdk = measure_sdk(args.calls, args.sdk_python, args.sdk_mode)
-    ours = measure_ours(args.calls)
-    check_echo_shapes({"mcp_sync": ours.pop("echo_shape"), "mcp SDK": sdk.pop("echo_shape")})
+    columns = {era: measure_ours(args.calls, era) for era in ("handshake", "stateless")}
+    shapes = {f"mcp_sync ({era})": column.pop("echo_shape") for era, column in columns.items()}
+    check_echo_shapes({**shapes, "mcp SDK": sdk.pop("echo_shape")})
     raw = measure_raw_pipe(args.calls * 3)
+    loop = measure_jsonrpc_loop(args.calls * 3)
 
     print(f"stdio, {args.calls} calls; official SDK client mode {args.sdk_mode!r}")
     print(f"workload: {WORKLOAD}")
     print('payloads: "hello" (5 characters) for the call rows; 1 MB and 10 MB strings of "x" for the echo rows')
-    print(f"{'':28}{'mcp_sync':>12}{'mcp SDK':>12}{'ratio':>10}")
+    print(f"{'':30}{'handshake':>11}{'stateless':>11}{'mcp SDK':>11}{'ratio h':>9}{'ratio s':>9}")
     for key, label, better in ROWS:
-        a, b = ours[key], sdk[key]
-        ratio = a / b if better == "higher" else b / a
-        print(f"{label:28}{a:12.3f}{b:12.3f}{ratio:9.1f}x")
-    print(f"{'raw JSON pipe round trips/s':28}{raw:12.0f}")
+        a, b, c = columns["handshake"][key], columns["stateless"][key], sdk[key]
+        ratios = [(x / c if better == "higher" else c / x) for x in (a, b)]
+        print(f"{label:30}{a:11.3f}{b:11.3f}{c:11.3f}{ratios[0]:8.1f}x{ratios[1]:8.1f}x")
     print("(ratio > 1 means mcp_sync is better: faster, or smaller)")
+    print(f"{'raw JSON pipe round trips/s':30}{raw:11.0f}")
+    print(f"{'bare JSON-RPC loop calls/s':30}{loop:11.0f}")
+    for era, column in columns.items():
+        share = column["sequential_per_s"] / loop
+        print(f"sequential calls/s, {era}: {share:.0%} of the bare JSON-RPC loop")
+    gap = columns["stateless"]["sequential_per_s"] / columns["handshake"]["sequential_per_s"]
+    print(f"stateless / handshake sequential calls/s: {gap:.2f}")
 
 
 if __name__ == "__main__":

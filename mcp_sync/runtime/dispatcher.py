@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import enum
+import functools
 import itertools
 import logging
+import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -73,6 +74,7 @@ from .events import (
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
 from .transport import Transport
+from .workers import ElasticPool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -248,6 +250,9 @@ class RequestContext:
         self.dispatcher.notify("notifications/progress", params)
 
 
+_DISPATCHER_IDS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class _HandlerEntry:
     fn: Handler
@@ -277,7 +282,8 @@ class JsonRpcDispatcher:
     ) -> None:
         self.transport = transport
         self.side = side
-        self.id = uuid.uuid4().hex[:12]
+        # Unique in this process, which is all events need; a server starts one per stateless request.
+        self.id = f"{os.getpid():x}-{next(_DISPATCHER_IDS):x}"
         self.timeout = timeout
         self.events = events if events is not None else EventBus()
         self._telemetry = telemetry
@@ -295,13 +301,12 @@ class JsonRpcDispatcher:
         # not a BaseTransport) may lack it, and the public protocol must keep serving it.
         self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
         self._handlers: dict[str, _HandlerEntry] = {}
+        self._fallback: _HandlerEntry | None = None
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
         self._pending: dict[RequestId, PendingRequest] = {}
         self._progress: dict[ProgressToken, PendingRequest] = {}
         self._inflight: dict[RequestId, list[RequestContext]] = {}
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        # The pool's threads, as each registers itself when it starts: close() joins them.
-        self._pool_threads: list[threading.Thread] = []
+        self._pool: ElasticPool | None = None
         self._unsubscribe: list[Callable[[], None]] = []
         self._started = False
         self._closed = False
@@ -330,7 +335,8 @@ class JsonRpcDispatcher:
             self.transport.on_close(self._on_transport_closed),
             self.transport.on_message(self._on_message),
         ]
-        self.events.emit(CONNECTION_OPENED, ConnectionOpened(side=self.side, dispatcher_id=self.id))
+        if self.events.has_listeners(CONNECTION_OPENED):
+            self.events.emit(CONNECTION_OPENED, ConnectionOpened(side=self.side, dispatcher_id=self.id))
 
     def register_handler(self, method: str, fn: Handler, params_model: type[BaseModel] | None = None) -> None:
         """Handle incoming ``method`` requests with ``fn(params, ctx)``.
@@ -339,6 +345,15 @@ class JsonRpcDispatcher:
         invalid ones are answered with ``-32602`` naming the failing field.
         """
         self._handlers[method] = _HandlerEntry(fn, params_model)
+
+    def register_fallback(self, fn: Handler) -> None:
+        """Handle every method that has no handler of its own with ``fn(params, ctx)`` (``ctx.method`` names it).
+
+        ``fn`` raises ``MCPError`` with ``METHOD_NOT_FOUND`` for the methods it
+        does not know. A server connection routes its methods this way, so
+        that starting one registers nothing per method.
+        """
+        self._fallback = _HandlerEntry(fn, None)
 
     def unregister_handler(self, method: str) -> None:
         """Stop handling ``method`` (later requests get ``-32601``)."""
@@ -608,7 +623,7 @@ class JsonRpcDispatcher:
                 log.exception("progress callback for %s failed", pending.method)
 
     def _on_request(self, request: JSONRPCRequest) -> None:
-        entry = self._handlers.get(request.method)
+        entry = self._handlers.get(request.method) or self._fallback
         if entry is None:
             self._reply(error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
             return
@@ -640,16 +655,9 @@ class JsonRpcDispatcher:
 
     def _submit_locked(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                self._max_workers,
-                thread_name_prefix=f"mcp-sync-{self.side}-handler",
-                initializer=self._pool_thread_started,
-            )
-        self._pool.submit(self._run, entry, ctx)
-
-    def _pool_thread_started(self) -> None:
-        """Runs first on each new pool thread: note it, so that closing can wait for it to end."""
-        self._pool_threads.append(threading.current_thread())  # list.append is atomic
+            # Started on the first request: a connection that never gets one has no threads.
+            self._pool = ElasticPool(f"mcp-sync-{self.side}-handler", max_threads=self._max_workers)
+        self._pool.submit(functools.partial(self._run, entry, ctx))
 
     def _run(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self.events.has_listeners(REQUEST_RECEIVED):
@@ -798,8 +806,8 @@ class JsonRpcDispatcher:
             unsubscribe()
         if self._pool is not None:
             # Idle workers exit now; busy ones when their handler returns.
-            self._pool.shutdown(wait=False, cancel_futures=True)
-        if self._started:
+            self._pool.close(timeout=0.0)
+        if self._started and self.events.has_listeners(CONNECTION_CLOSED):
             self.events.emit(
                 CONNECTION_CLOSED,
                 ConnectionClosed(side=self.side, dispatcher_id=self.id, reason=None if reason is None else str(reason)),
@@ -808,13 +816,5 @@ class JsonRpcDispatcher:
     def _join_pool(self, timeout: float) -> None:
         with self._lock:
             pool = self._pool
-        if pool is None:
-            return
-        pool.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + timeout
-        # A thread registers before it takes its first task. One started so
-        # late that it has not yet registered finds the pool shut down and
-        # ends on its own, without running anything.
-        for thread in list(self._pool_threads):
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
+        if pool is not None:
+            pool.close(timeout)  # waits for every thread but the calling one

@@ -7,6 +7,10 @@ bounded pool could deadlock there, so :class:`ElasticPool` has no bound: a
 task goes to a thread that waits for work, or to a new thread when none
 does. A thread left without work for ``idle_timeout`` seconds ends, so the
 pool shrinks back once a burst is over.
+
+A connection's handlers (:class:`~mcp_sync.runtime.dispatcher.JsonRpcDispatcher`)
+use one with ``max_threads``: past that many busy threads a task waits in
+line for the first thread to come free.
 """
 
 from __future__ import annotations
@@ -39,11 +43,17 @@ class ElasticPool:
     :meth:`close` can join it. A task that raises is logged; its thread goes
     on serving.
 
+    With ``max_threads``, no more threads than that run at once: a task
+    submitted while they are all busy waits in line, and the first thread
+    to finish its task takes it.
+
     Once :meth:`close` was called no thread waits for another task: idle
-    threads end at once, busy ones when their task returns. A task accepted
-    before the close still runs. A task submitted after it is refused with
-    :class:`PoolClosed`, or, with ``run_after_close=True``, runs on a thread
-    of its own that ends with it (for callers that must never lose a task).
+    threads end at once, busy ones when their task returns. A task handed
+    to a waiting thread before the close still runs; one still waiting in
+    line for a busy thread does not. A task submitted after the close is
+    refused with :class:`PoolClosed`, or, with ``run_after_close=True``,
+    runs on a thread of its own that ends with it (for callers that must
+    never lose a task).
 
     >>> pool = ElasticPool("mcp-sync-doctest", idle_timeout=1.0)
     >>> done = threading.Event()
@@ -55,15 +65,28 @@ class ElasticPool:
     []
     """
 
-    def __init__(self, name: str, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, run_after_close: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        run_after_close: bool = False,
+        max_threads: int | None = None,
+    ) -> None:
+        if max_threads is not None and max_threads < 1:
+            raise ValueError("max_threads must be at least 1")
         self.name = name
         self.idle_timeout = idle_timeout
         self.run_after_close = run_after_close
+        self.max_threads = max_threads
         # A SimpleQueue hands a task over in C, with no Condition to build per wait: the hop from
         # a submitter to a waiting thread is on the path of every HTTP request, both ends.
         self._tasks: queue.SimpleQueue[Task | None] = queue.SimpleQueue()
         self._lock = threading.RLock()
         self._idle = 0  # waiting threads not yet promised a task; a submitter claims one by decrementing
+        # Tasks in the queue that no waiting thread was promised (every thread busy, at max_threads):
+        # a thread that finishes its task takes one of these before it counts itself idle.
+        self._backlog = 0
         self._threads: set[threading.Thread] = set()
         self._closed = False
 
@@ -97,6 +120,10 @@ class ElasticPool:
                 self._idle -= 1  # that waiting thread is spoken for: it takes this task
                 self._tasks.put(task)  # under the lock, so before any stop signal of close()
                 return
+            if self.max_threads is not None and len(self._threads) >= self.max_threads and not self._closed:
+                self._backlog += 1
+                self._tasks.put(task)
+                return
             thread = threading.Thread(target=self._work, args=(task,), name=self.name, daemon=True)
             # Tracked and started under the lock, so close() never misses a thread it must join.
             self._threads.add(thread)
@@ -112,8 +139,13 @@ class ElasticPool:
                 with self._lock:
                     if self._closed:
                         break
-                    self._idle += 1
-                task = self._next()
+                    if self._backlog:
+                        self._backlog -= 1  # a task waits in line: take it, without counting as idle
+                        waiting = True
+                    else:
+                        self._idle += 1
+                        waiting = False
+                task = self._tasks.get() if waiting else self._next()
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())
@@ -146,6 +178,7 @@ class ElasticPool:
             for _ in range(self._idle):
                 self._tasks.put(None)
             self._idle = 0
+            self._backlog = 0  # busy threads stop after their task: what waits in line is not run
             threads = list(self._threads)
         deadline = time.monotonic() + timeout
         for thread in threads:

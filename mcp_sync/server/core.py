@@ -136,6 +136,9 @@ ServerInfo = ServerStats
 """Deprecated name of :class:`ServerStats` (it was easy to mistake for the server's identity)."""
 
 
+_FIRST_SWEEP = 64
+"""How many sessions a server keeps before it first sweeps out the closed ones."""
+
 _REQUEST_STATE_RENAMED = "MCPServer.request_state is deprecated; use MCPServer.request_state_sealer"
 
 
@@ -321,7 +324,10 @@ class MCPServer:
         self._roots: dict[str, Root] = {}
         self._completers: dict[tuple[str, str, str], Completer] = {}
         self._info_wire: tuple[Implementation, dict[str, Any]] | None = None
-        self._sessions: list[ServerSession] = []
+        # By the id() of each session's transport (alive while its session is kept); closed
+        # sessions are swept out as new ones start, once the table doubled since the last sweep.
+        self._sessions: dict[int, ServerSession] = {}
+        self._sweep_at = _FIRST_SWEEP
         self._running = False
 
     @property
@@ -767,6 +773,16 @@ class MCPServer:
         """The registered tools, in registration order (with ``auth``: only those it has the scopes of)."""
         return [t.tool for t in self._tools.values() if _may_use(t.scopes, auth)]
 
+    def get_tool(self, name: str) -> Tool | None:
+        """The registered tool called ``name``, or ``None``.
+
+        >>> server = MCPServer("demo")
+        >>> server.get_tool("missing") is None
+        True
+        """
+        registered = self._tools.get(name)
+        return None if registered is None else registered.tool
+
     def list_resources(self, auth: AuthInfo | None = None) -> list[Resource]:
         """The registered fixed resources (with ``auth``: only those it has the scopes of)."""
         return [r.resource for r in self._resources.values() if _may_use(r.scopes, auth)]
@@ -999,7 +1015,7 @@ class MCPServer:
     def sessions(self) -> list[ServerSession]:
         """The open connections."""
         with self._lock:
-            return [s for s in self._sessions if not s.closed]
+            return [s for s in self._sessions.values() if not s.closed]
 
     def serve_stdio(self) -> None:
         """Serve this server on stdin and stdout until stdin closes or SIGTERM/SIGINT arrives.
@@ -1021,12 +1037,18 @@ class MCPServer:
         from .session import ServerSession
 
         with self._lock:
-            if any(s.transport is transport for s in self._sessions):
+            if id(transport) in self._sessions:
                 raise MCPError(MCP_CODES.ALREADY_CONNECTED, "this transport is already served")
-            ended = [s for s in self._sessions if s.closed]
-            self._sessions = [s for s in self._sessions if not s.closed]
+            ended: list[ServerSession] = []
+            if len(self._sessions) >= self._sweep_at:
+                # Amortised: a server starting a session per request (stateless HTTP) with
+                # thousands of long-lived ones open must not scan them all each time.
+                ended = [s for s in self._sessions.values() if s.closed]
+                for old in ended:
+                    del self._sessions[id(old.transport)]
+                self._sweep_at = max(_FIRST_SWEEP, 2 * len(self._sessions))
             session = ServerSession(self, transport)
-            self._sessions.append(session)
+            self._sessions[id(transport)] = session
             self._running = True
         for old in ended:
             old.close()  # joins the handler threads of connections that ended
@@ -1036,7 +1058,7 @@ class MCPServer:
     def stop(self) -> None:
         """Close every connection. The server may be started again afterwards."""
         with self._lock:
-            sessions, self._sessions = self._sessions, []
+            sessions, self._sessions = list(self._sessions.values()), {}
             self._running = False
         for session in sessions:
             session.close()

@@ -145,6 +145,26 @@ _CONTEXT = "mcp_sync.context"
 """The key of ``RequestContext.state`` under which the middleware keeps a request's :class:`Context`."""
 
 
+_ROUTES: dict[str, tuple[str, type[WireModel] | None]] = {
+    "initialize": ("_initialize", InitializeRequestParams),
+    "ping": ("_ping", None),
+    "tools/list": ("_list_tools", PaginatedRequestParams),
+    "tools/call": ("_call_tool", CallToolRequestParams),
+    "resources/list": ("_list_resources", PaginatedRequestParams),
+    "resources/templates/list": ("_list_templates", PaginatedRequestParams),
+    "resources/read": ("_read_resource", ReadResourceRequestParams),
+    "resources/subscribe": ("_subscribe", SubscribeRequestParams),
+    "resources/unsubscribe": ("_unsubscribe", UnsubscribeRequestParams),
+    "prompts/list": ("_list_prompts", PaginatedRequestParams),
+    "prompts/get": ("_get_prompt", GetPromptRequestParams),
+    "completion/complete": ("_complete", CompleteRequestParams),
+    "logging/setLevel": ("_set_level", SetLevelRequestParams),
+    "server/discover": ("_discover", None),
+    "subscriptions/listen": ("_listen", SubscriptionsListenRequestParams),
+}
+"""Each method a server connection answers: the :class:`ServerSession` method that does, and its params' model."""
+
+
 class ServerSession:
     """The server's side of one connection.
 
@@ -186,25 +206,7 @@ class ServerSession:
             events=server.events,
             telemetry=server.telemetry,
         )
-        handlers: dict[str, tuple[Handler, type[WireModel] | None]] = {
-            "initialize": (self._initialize, InitializeRequestParams),
-            "ping": (lambda params, ctx: EmptyResult(), None),
-            "tools/list": (self._list_tools, PaginatedRequestParams),
-            "tools/call": (self._call_tool, CallToolRequestParams),
-            "resources/list": (self._list_resources, PaginatedRequestParams),
-            "resources/templates/list": (self._list_templates, PaginatedRequestParams),
-            "resources/read": (self._read_resource, ReadResourceRequestParams),
-            "resources/subscribe": (self._subscribe, SubscribeRequestParams),
-            "resources/unsubscribe": (self._unsubscribe, UnsubscribeRequestParams),
-            "prompts/list": (self._list_prompts, PaginatedRequestParams),
-            "prompts/get": (self._get_prompt, GetPromptRequestParams),
-            "completion/complete": (self._complete, CompleteRequestParams),
-            "logging/setLevel": (self._set_level, SetLevelRequestParams),
-            "server/discover": (self._discover, None),
-            "subscriptions/listen": (self._listen, SubscriptionsListenRequestParams),
-        }
-        for method, (handler, model) in handlers.items():
-            self.dispatcher.register_handler(method, self._guarded(method, handler, model))
+        self.dispatcher.register_fallback(self._serve_request)
         self.dispatcher.on_notification("notifications/initialized", lambda params: self.initialized.set())
 
     def start(self) -> None:
@@ -232,37 +234,45 @@ class ServerSession:
 
     # --------------------------------------------------------- request gate
 
-    def _guarded(self, method: str, handler: Handler, model: type[WireModel] | None) -> Handler:
+    def _serve_request(self, params: Any, ctx: RequestContext) -> Any:
+        """Every request of this connection: its route looked up, its era decided, its gate passed."""
+        method = ctx.method
+        route = _ROUTES.get(method)
+        if route is None:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method}")
+        name, model = route
+        bound: Handler = getattr(self, name)
+
         # Params are validated here, not by the dispatcher: which era a request
         # belongs to decides first whether the method exists at all.
         def validated(params: dict[str, Any], ctx: RequestContext) -> WireModel:
             if model is None:
-                return handler(params, ctx)
+                return bound(params, ctx)
             try:
                 typed = model.model_validate(params)
             except ValidationError as exc:
                 raise MCPError(
                     MCP_CODES.INVALID_PARAMS, f"Invalid params: {format_validation_error(exc)}", cause=exc
                 ) from exc
-            return handler(typed, ctx)
+            return bound(typed, ctx)
 
-        def run(params: Any, ctx: RequestContext) -> Any:
-            _check_progress_token(ctx)
-            # The one place the era of a request is decided; its channel goes with it to the handler's Context.
-            if is_stateless_request(method, ctx.params):
-                return self._serve_stateless(method, validated, params, ctx)
-            ctx.state[_CHANNEL] = self._handshake_channel
-            if method in STATELESS_ONLY:
-                raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
-            if self.revision is None and method not in _BEFORE_INITIALIZE:
-                raise MCPError(MCP_CODES.NOT_INITIALIZED, f"{method} before initialize")
-            authorizer = self.server.authorizer
-            if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
-                raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
-            wire = self._respond(validated, params, ctx)
-            return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
+        _check_progress_token(ctx)
+        # The one place the era of a request is decided; its channel goes with it to the handler's Context.
+        if is_stateless_request(method, ctx.params):
+            return self._serve_stateless(method, validated, params, ctx)
+        ctx.state[_CHANNEL] = self._handshake_channel
+        if method in STATELESS_ONLY:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
+        if self.revision is None and method not in _BEFORE_INITIALIZE:
+            raise MCPError(MCP_CODES.NOT_INITIALIZED, f"{method} before initialize")
+        authorizer = self.server.authorizer
+        if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
+            raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
+        wire = self._respond(validated, params, ctx)
+        return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
 
-        return run
+    def _ping(self, params: Any, ctx: RequestContext) -> WireModel:
+        return EmptyResult()
 
     def _serve_stateless(self, method: str, handler: Handler, params: Any, ctx: RequestContext) -> Any:
         """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info."""

@@ -173,3 +173,56 @@ def test_a_task_may_close_its_own_pool() -> None:
     assert closed.wait(TIMEOUT)
     assert time.monotonic() - started < TIMEOUT / 2
     wait_until(lambda: pool.threads == [])
+
+
+def test_a_bounded_pool_runs_tasks_in_line_on_its_threads() -> None:
+    """With max_threads, tasks past the bound wait for a busy thread to take them."""
+    pool = ElasticPool(NAME, max_threads=2)
+    release = threading.Event()
+    ran: list[int] = []
+    done = threading.Semaphore(0)
+
+    def task(n: int) -> None:
+        release.wait(TIMEOUT)
+        ran.append(n)
+        done.release()
+
+    for n in range(5):
+        pool.submit(lambda n=n: task(n))  # type: ignore[misc]
+    assert len(pool.threads) == 2 and pool.idle == 0  # three wait in line, no third thread
+    release.set()
+    for _ in range(5):
+        assert done.acquire(timeout=TIMEOUT)
+    assert sorted(ran) == [0, 1, 2, 3, 4] and len(pool.threads) == 2
+    wait_until(lambda: pool.idle == 2)  # both went idle once the line was empty
+    pool.submit(lambda: task(5))  # an idle thread takes it: no line
+    assert done.acquire(timeout=TIMEOUT) and ran[-1] == 5
+    pool.close(TIMEOUT)
+    assert pool.threads == []
+
+
+def test_closing_a_bounded_pool_drops_what_waits_in_line() -> None:
+    pool = ElasticPool(NAME, max_threads=1)
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def busy() -> None:
+        started.set()
+        release.wait(TIMEOUT)
+        ran.append("busy")
+
+    pool.submit(busy)
+    assert started.wait(TIMEOUT)
+    pool.submit(lambda: ran.append("in line"))
+    closer = threading.Thread(target=pool.close, args=(TIMEOUT,))
+    closer.start()
+    wait_until(lambda: pool.closed)
+    release.set()
+    closer.join(TIMEOUT)
+    assert not closer.is_alive() and pool.threads == []
+    assert ran == ["busy"]  # the task in line never ran
+
+
+def test_a_bound_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_threads"):
+        ElasticPool(NAME, max_threads=0)

@@ -1271,16 +1271,18 @@ def test_serve_http_blocks_until_its_server_closes(server: MCPServer, monkeypatc
     ready = threading.Event()
     original = module._embedded
 
-    def capture(app: StreamableHTTPApp, host: str, port: int) -> Any:
-        embedded = original(app, host, port)
+    def capture(app: StreamableHTTPApp, host: str, port: int, max_connections: int) -> Any:
+        embedded = original(app, host, port, max_connections)
         made.append(embedded)
         ready.set()
         return embedded
 
     monkeypatch.setattr(module, "_embedded", capture)
-    serving = threading.Thread(target=module.serve_http, args=(server,), kwargs={"port": 0, "stateless": True})
+    options = {"port": 0, "stateless": True, "max_connections": 7}
+    serving = threading.Thread(target=module.serve_http, args=(server,), kwargs=options)
     serving.start()
     assert ready.wait(TIMEOUT)
+    assert made[0].max_connections == 7 and made[0].app.stateless
     answer = Peer(made[0].url + "/mcp").request("ping")
     assert answer.json()["result"] == {}
     made[0].close()
@@ -1496,6 +1498,36 @@ def test_registry_units() -> None:
     late.session.close()
 
 
+def test_adding_sessions_sweeps_at_most_once_a_second_unless_full() -> None:
+    clock = FakeClock()
+    registry = SessionRegistry(max_sessions=3, idle_timeout=0.5, clock=clock)
+    server = MCPServer("sweeps")
+
+    def entry(name: str) -> HTTPSession:
+        transport = StreamableSessionTransport(event_store=None)
+        made = HTTPSession(name, transport, server.start(transport), None, 0.0)
+        assert registry.add(made)
+        registry.release(made)
+        return made
+
+    first = entry("a")  # the first add sweeps (nothing to sweep)
+    clock.now += 0.6
+    second = entry("b")  # half a second passed (the idle timeout): this add sweeps out "a"
+    assert first.session.closed and len(registry) == 1
+    clock.now += 0.1
+    second.session.close()
+    third = entry("c")  # too soon for a sweep: the closed "b" is still counted
+    assert len(registry) == 2
+    clock.now += 0.1
+    fourth = entry("d")  # still too soon; the registry is now full (b, c, d)
+    assert len(registry) == 3
+    clock.now += 0.1
+    fifth = entry("e")  # full: this add sweeps, and "b" makes room
+    assert len(registry) == 3 and registry.get("b") is None
+    for made in (third, fourth, fifth):
+        made.session.close()
+
+
 def test_event_store_units() -> None:
     store = InMemoryEventStore(max_events=2, max_streams=2)
     message = JSONRPCNotification(method="notifications/x")
@@ -1567,3 +1599,18 @@ def test_assume_initialized_serves_without_a_handshake() -> None:
     session.assume_initialized("2099-01-01")
     assert session.revision == LATEST and session.initialized.is_set()
     session.close()
+
+
+def test_start_http_bounds_the_connections_it_serves_at_once() -> None:
+    # Each open stream holds a connection: a server meant for many listeners raises the bound.
+    with start_http(MCPServer("bounded"), max_connections=1) as running:
+        host, port = urlsplit(running.url).netloc.split(":")
+        held = http.client.HTTPConnection(host, int(port), timeout=10)
+        held.request("GET", "/elsewhere")
+        assert held.getresponse().status == 404  # served, and the connection stays open
+        refused = http.client.HTTPConnection(host, int(port), timeout=10)
+        refused.request("GET", "/elsewhere")
+        answer = refused.getresponse()
+        assert answer.status == 503 and b"too many connections" in answer.read()
+        held.close()
+        refused.close()

@@ -514,6 +514,22 @@ def test_mirrored_arguments_must_match_their_headers(client: Client) -> None:
     assert unchecked.status_code == 200 and unchecked.json()["result"]["content"][0]["text"] == "ran"
 
 
+def test_a_tool_registered_again_is_held_to_its_new_headers(client: Client, running: RunningHTTPServer) -> None:
+    # The app works out a tool's declarations once: a tool replaced under the same name must not keep the old ones.
+    assert locate(client, {"region": "eu"}, Mcp_Param_Region="eu").ok
+    running.app.server.unregister_tool("locate")
+    running.app.server.register_tool(
+        "locate",
+        lambda args, ctx: "new",
+        description="Mirrors a different argument",
+        input_schema={"type": "object", "properties": {"city": {"type": "string", "x-mcp-header": "City"}}},
+    )
+    assert locate(client, {"region": "eu"}).ok  # no longer declared: no header needed
+    refused = locate(client, {"city": "Oslo"}, Mcp_Param_City="Bergen")
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == -32020
+    assert locate(client, {"city": "Oslo"}, Mcp_Param_City="Oslo").json()["result"]["content"][0]["text"] == "new"
+
+
 def test_header_helpers() -> None:
     assert header_text("=?base64??=") == ""
     assert header_text("tab\tinside") == "tab\tinside"

@@ -93,6 +93,7 @@ from ...protocol.types import (
     JSONRPCNotification,
     JSONRPCRequest,
     RequestId,
+    Tool,
 )
 from ...protocol.versions import HANDSHAKE_REVISIONS, STATELESS_REVISIONS, at_least
 from ...runtime.workers import ElasticPool
@@ -127,7 +128,7 @@ from .sessions import (
     StreamEvent,
     close_sessions,
 )
-from .wsgi import WSGIServer
+from .wsgi import MAX_CONNECTIONS, WSGIServer
 
 __all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
 
@@ -390,6 +391,8 @@ class StreamableHTTPApp:
         # Threads for requests served alone; a request arriving while the app closes
         # still gets its thread (and so its "shutting down" answer).
         self._handlers = ElasticPool("mcp-sync-http-handler", run_after_close=True)
+        # Each tool's x-mcp-header declarations, worked out once per tool object (a 2026-07-28 call checks them).
+        self._declarations: dict[str, tuple[Tool, dict[str, tuple[str, ...]]]] = {}
         self._closed = False
         self._host_checked = False  # whether the app looked for a hosting server to watch (at its first request)
         self._check_host = _Once(self._watch_host)
@@ -679,14 +682,19 @@ class StreamableHTTPApp:
     def _param_header_problem(self, request: _Request, params: dict[str, Any]) -> str | None:
         """Whether the ``Mcp-Param-*`` headers of a ``tools/call`` match the arguments its tool mirrors."""
         name, arguments = params.get("name"), params.get("arguments")
-        tool = next((t for t in self.server.list_tools() if t.name == name), None)
+        if not isinstance(name, str):
+            return None  # the session answers for invalid params
+        tool = self.server.get_tool(name)
         if tool is None:
             return None  # the session answers for an unknown tool
-        try:
-            declared = header_declarations(tool.input_schema)
-        except InvalidHeaderDeclaration:
-            return None  # clients drop such a tool: there are no headers to hold it to
-        for header, path in declared.items():
+        cached = self._declarations.get(name)
+        if cached is None or cached[0] is not tool:  # a tool registered again under the name is a new one
+            try:
+                cached = (tool, header_declarations(tool.input_schema))
+            except InvalidHeaderDeclaration:
+                cached = (tool, {})  # clients drop such a tool: there are no headers to hold it to
+            self._declarations[name] = cached
+        for header, path in cached[1].items():
             value: Any = arguments
             for key in path:
                 value = value.get(key) if isinstance(value, dict) else None
@@ -1130,9 +1138,9 @@ class RunningHTTPServer:
     then stops the embedded server and joins its threads.
     """
 
-    def __init__(self, app: StreamableHTTPApp, host: str, port: int) -> None:
+    def __init__(self, app: StreamableHTTPApp, host: str, port: int, max_connections: int = MAX_CONNECTIONS) -> None:
         self.app = app
-        self._server = _embedded(app, host, port)
+        self._server = _embedded(app, host, port, max_connections)
         self.url = self._server.url + app.path
         self._server.start()
 
@@ -1149,34 +1157,55 @@ class RunningHTTPServer:
         self.close()
 
 
-def start_http(server: MCPServer, host: str = "127.0.0.1", port: int = 0, **options: Any) -> RunningHTTPServer:
+def start_http(
+    server: MCPServer,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    max_connections: int = MAX_CONNECTIONS,
+    **options: Any,
+) -> RunningHTTPServer:
     """Serve ``server`` over HTTP in the background; ``options`` go to :class:`StreamableHTTPApp`.
 
     Port 0 picks a free port; the returned handle's ``url`` tells which.
+    ``max_connections`` bounds the connections served at once (each open
+    stream holds one; see :class:`~mcp_sync.server.http.wsgi.WSGIServer`).
 
     >>> running = start_http(MCPServer("demo"))
     >>> running.url.startswith("http://127.0.0.1:") and running.url.endswith("/mcp")
     True
     >>> running.close()
     """
-    return RunningHTTPServer(StreamableHTTPApp(server, **options), host, port)
+    return RunningHTTPServer(StreamableHTTPApp(server, **options), host, port, max_connections)
 
 
-def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+def serve_http(
+    server: MCPServer,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    max_connections: int = MAX_CONNECTIONS,
+    **options: Any,
+) -> None:
     """Serve ``server`` over HTTP until interrupted (Ctrl-C); ``options`` go to :class:`StreamableHTTPApp`.
 
-    The endpoint's URL is logged (logger ``mcp_sync.http``, level INFO)::
+    The endpoint's URL is logged (logger ``mcp_sync.http``, level INFO).
+    ``max_connections`` bounds the connections served at once: each open
+    GET or listen stream holds one, so a server that keeps thousands of
+    clients listening raises it (and ``max_sessions`` for handshake-era
+    clients)::
 
         serve_http(server, port=8000)        # http://127.0.0.1:8000/mcp
+        serve_http(server, port=8000, max_connections=5000, max_sessions=5000)
     """
     app = StreamableHTTPApp(server, **options)
-    embedded = _embedded(app, host, port)
+    embedded = _embedded(app, host, port, max_connections)
     log.info("serving MCP on %s%s", embedded.url, app.path)
     embedded.serve_forever()
 
 
-def _embedded(app: StreamableHTTPApp, host: str, port: int) -> WSGIServer:
+def _embedded(app: StreamableHTTPApp, host: str, port: int, max_connections: int) -> WSGIServer:
     """The embedded server for ``app``; closing it closes the app first, which wakes every stream."""
-    embedded = WSGIServer(app, host, port)
+    embedded = WSGIServer(app, host, port, max_connections=max_connections)
     embedded.on_close(app.close)
     return embedded

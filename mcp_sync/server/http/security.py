@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -34,6 +35,7 @@ LOOPBACK_HOSTS = ("localhost:*", "127.0.0.1:*", "[::1]:*")
 """The ``Host`` values allowed by default: the loopback names, on any port."""
 
 
+@functools.lru_cache(maxsize=256)  # clients send one Accept header, again and again: parse each once
 def accepts(header: str | None, media_type: str) -> bool:
     """Whether an ``Accept`` header admits ``media_type`` (``type/subtype``).
 

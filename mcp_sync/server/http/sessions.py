@@ -425,13 +425,19 @@ class HTTPSession:
         return isinstance(self.transport, LegacySSETransport)
 
 
+_SWEEP_INTERVAL = 1.0
+"""The most often (seconds of the registry's clock) adding a session sweeps out the expired ones."""
+
+
 class SessionRegistry:
     """The sessions of one app by id, at most ``max_sessions``, ending those idle too long.
 
     A session is idle when no HTTP request of it is being served (an open
     SSE stream counts as one) for ``idle_timeout`` seconds of ``clock``.
-    Expired sessions are found when looked up and swept when sessions are
-    added; no thread runs for it.
+    Expired sessions are found when looked up, and swept when a session is
+    added, at most once per ``min(idle_timeout, 1 s)`` (a sweep looks at
+    every session: thousands of them must not be scanned per new one) and
+    always when the registry is full; no thread runs for it.
     """
 
     def __init__(self, *, max_sessions: int, idle_timeout: float, clock: Callable[[], float]) -> None:
@@ -441,6 +447,7 @@ class SessionRegistry:
         self._lock = threading.Lock()
         self._sessions: dict[str, HTTPSession] = {}
         self._closed = False
+        self._swept_at: float | None = None
 
     def __len__(self) -> int:
         with self._lock:
@@ -453,7 +460,15 @@ class SessionRegistry:
 
     def add(self, entry: HTTPSession) -> bool:
         """Keep ``entry``; ``False`` when the registry is full or closed."""
-        self.sweep()
+        now = self.clock()
+        with self._lock:
+            due = (
+                self._swept_at is None
+                or now - self._swept_at >= min(self.idle_timeout, _SWEEP_INTERVAL)
+                or len(self._sessions) >= self.max_sessions
+            )
+        if due:
+            self.sweep()
         with self._lock:
             if self._closed or len(self._sessions) >= self.max_sessions:
                 return False
@@ -493,6 +508,7 @@ class SessionRegistry:
         """End the sessions that are idle too long or already closed."""
         now = self.clock()
         with self._lock:
+            self._swept_at = now
             expired = [e for e in self._sessions.values() if self._expired(e, now)]
             for entry in expired:
                 del self._sessions[entry.session_id]

@@ -46,10 +46,12 @@ if TYPE_CHECKING:
     from _typeshed import OptExcInfo
     from _typeshed.wsgi import WSGIApplication
 
-__all__ = ["ClientDisconnected", "RequestBodyError", "WSGIServer", "serve"]
+__all__ = ["MAX_CONNECTIONS", "ClientDisconnected", "RequestBodyError", "WSGIServer", "serve"]
 
 log = logging.getLogger("mcp_sync.wsgi_server")
 
+MAX_CONNECTIONS = 256
+"""Connections served at once by default; each holds a thread (an open stream holds its connection)."""
 _MAX_LINE = 65536
 """The longest request line or header line, as in ``http.server``."""
 _MAX_HEADERS = 100
@@ -620,7 +622,7 @@ class WSGIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         *,
-        max_connections: int = 256,
+        max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = 60.0,
     ) -> None:
         if max_connections < 1:
@@ -830,7 +832,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
-    max_connections: int = 256,
+    max_connections: int = MAX_CONNECTIONS,
     idle_timeout: float = 60.0,
 ) -> None:
     """Serve ``app`` until Ctrl-C: a blocking convenience over :class:`WSGIServer`.

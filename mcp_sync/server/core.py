@@ -65,6 +65,7 @@ from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from .auth import AuthInfo, Authorizer, ScopeRefused
+from .backend import Backend, BackendUnavailable, InProcessBackend, Notice
 from .context import NO_CLIENT, Context, ProgressReporter
 from .functions import FunctionSpec
 from .middleware import Middleware
@@ -310,6 +311,11 @@ class MCPServer:
         self.clock = clock
         self.telemetry = telemetry
         self.events = EventBus()
+        self.backend: Backend = InProcessBackend()
+        """What the processes serving this server share (see :mod:`~mcp_sync.server.backend`).
+
+        In-process by default; the HTTP app sets it from its ``backend`` option.
+        """
         self.log_level: LoggingLevel | None = None
         self.authorizer: Authorizer | None = None
         self.sampling_provider: SamplingProvider | None = None
@@ -885,6 +891,8 @@ class MCPServer:
             result = _to_call_tool_result(registered.handler(args, ctx))
         except (InputRequired, MissingClientCapability):
             raise  # the protocol answers these (2026-07-28), not the tool
+        except BackendUnavailable:
+            raise  # the server's infrastructure failed, not the tool: the request fails
         except Exception as exc:
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             result = CallToolResult(content=[TextContent(text=f"Error: {exc}")], is_error=True)
@@ -1064,9 +1072,30 @@ class MCPServer:
             session.close()
 
     def mark_resource_updated(self, uri: str) -> None:
-        """Tell the clients subscribed to ``uri`` that it changed."""
+        """Tell the clients subscribed to ``uri`` that it changed.
+
+        With a shared :attr:`backend`, the clients of every process serving
+        this server are told; :class:`~mcp_sync.server.backend.BackendUnavailable`
+        when the other processes cannot be reached (this one's clients are told first).
+        """
+        self._announce(Notice("resource_updated", uri))
+
+    def deliver(self, notice: Notice) -> None:
+        """Give this process's sessions a server-wide notification (the backend does, for other processes').
+
+        >>> server = MCPServer("demo")
+        >>> server.deliver(Notice("list_changed", "tools"))  # no session: nobody to tell
+        """
         for session in self.sessions:
-            session.resource_updated(uri)
+            if notice.kind == "resource_updated":
+                session.resource_updated(notice.subject)
+            else:
+                session.list_changed(notice.subject)
+
+    def _announce(self, notice: Notice) -> None:
+        """Deliver ``notice`` here, then pass it on to the other processes (which deliver it to theirs)."""
+        self.deliver(notice)
+        self.backend.publish(notice)
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send a log message to every connected client (each filters by its level)."""
@@ -1102,8 +1131,7 @@ class MCPServer:
             )
 
     def _list_changed(self, kind: str) -> None:
-        for session in self.sessions:
-            session.list_changed(kind)
+        self._announce(Notice("list_changed", kind))
 
     def __repr__(self) -> str:
         return f"MCPServer({self.info.name!r}, {self.info.version!r})"

@@ -188,6 +188,8 @@ class RequestStateSealer:
 
     def __init__(self, secret: bytes | None = None, *, ttl: float = 600.0, max_bytes: int = 256 * 1024) -> None:
         self._secret = secret or secrets.token_bytes(32)
+        self.secret_given = bool(secret)
+        """Whether the secret was given (to share it), rather than made by this sealer."""
         self.ttl = ttl
         self.max_bytes = max_bytes
 

@@ -65,6 +65,7 @@ import functools
 import http
 import logging
 import math
+import os
 import queue
 import threading
 import time
@@ -98,6 +99,7 @@ from ...protocol.types import (
 from ...protocol.versions import HANDSHAKE_REVISIONS, STATELESS_REVISIONS, at_least
 from ...runtime.workers import ElasticPool
 from ..auth import AuthInfo
+from ..backend import Backend, InProcessBackend
 from ..core import MCPServer
 from ..session import ServerSession
 from ..stateless import StatelessRequest
@@ -115,6 +117,7 @@ from .auth import (
 from .cors import CORSPolicy
 from .event_store import EventStore, InMemoryEventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
+from .redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import (
     HTTPSession,
@@ -327,6 +330,17 @@ class StreamableHTTPApp:
     stream (see :mod:`~mcp_sync.server.http.hosting`), so that the worker's
     graceful stop does not wait ``graceful_timeout`` for them.
 
+    ``backend`` is what the processes serving ``server`` share (see
+    :mod:`~mcp_sync.server.backend`): a :class:`~mcp_sync.server.backend.Backend`,
+    or a ``redis://`` (``rediss://``, ``unix://``) URL for a
+    :class:`~mcp_sync.server.http.redis_backend.RedisBackend`; unset, the URL
+    in ``MCP_SYNC_REDIS_URL`` if any, else nothing shared (in-process). With
+    Redis, the ``requestState`` secret is shared and every process's listen
+    and GET streams get the resource updates and list changes raised in any
+    of them; when Redis cannot be reached the app is not made
+    (:class:`~mcp_sync.server.backend.BackendUnavailable`). :meth:`close`
+    closes the backend.
+
     >>> app = StreamableHTTPApp(MCPServer("demo"), stateless=True)
     >>> app.path
     '/mcp'
@@ -359,9 +373,13 @@ class StreamableHTTPApp:
         ping_interval: float = 15.0,
         retry_ms: int = 1000,
         clock: Callable[[], float] = time.monotonic,
+        backend: Backend | str | None = None,
     ) -> None:
         if resource_metadata is not None and not isinstance(resource_metadata.get("authorization_servers"), list):
             raise ValueError("resource_metadata needs an 'authorization_servers' list (RFC 9728)")
+        # First: a backend that cannot be reached stops the app being made, before anything starts.
+        self.backend = _open_backend(backend)
+        self.backend.attach(server)
         self.server = server
         self.path = path
         self.stateless = stateless
@@ -439,6 +457,7 @@ class StreamableHTTPApp:
             throwaway, self._throwaway = self._throwaway, set()
         close_sessions([*self.sessions.take_all(), *throwaway], max(0.0, deadline - time.monotonic()))
         self._handlers.close(max(0.0, deadline - time.monotonic()))
+        self.backend.close()
 
     def _watch_host(self) -> None:
         """At the first request: in a gunicorn worker, close the app once the worker is told to stop.
@@ -447,6 +466,8 @@ class StreamableHTTPApp:
         open streams (see :mod:`mcp_sync.server.http.hosting`).
         """
         self._host_checked = True
+        # In the process serving (a gunicorn worker forked after the app was made, too): receive what others publish.
+        self.backend.start()
         stopping = gunicorn_worker_stopping()
         if stopping is None:
             return
@@ -1015,6 +1036,17 @@ class StreamableHTTPApp:
         finally:
             self.sessions.release(found)
         return _Response(202)
+
+
+def _open_backend(backend: Backend | str | None) -> Backend:
+    """The backend an app was given: itself, one for a Redis URL, or (unset) from the environment."""
+    if backend is None:
+        backend = os.environ.get(REDIS_URL_VARIABLE) or None
+    if backend is None:
+        return InProcessBackend()
+    if isinstance(backend, str):
+        return RedisBackend(backend)
+    return backend
 
 
 @dataclass

@@ -1,0 +1,266 @@
+"""Sharing a server's secret and notifications between processes through Redis (or Valkey).
+
+:class:`RedisBackend` is the :class:`~mcp_sync.server.backend.Backend` for
+servers run by several processes (gunicorn workers, machines behind a load
+balancer). Give each process's app the same Redis URL::
+
+    app = StreamableHTTPApp(server, backend="redis://redis.internal:6379/0")
+    # or leave backend unset and export MCP_SYNC_REDIS_URL=redis://redis.internal:6379/0
+
+It needs redis-py (``pip install "mcp-sync-py[redis]"``), imported only here.
+What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
+
+- ``<prefix>:request-state-secret``: the secret that signs ``requestState``,
+  made by the first process to start (``SET NX``) and read by the others;
+- ``<prefix>:notices``: a pub/sub channel. Each process publishes the
+  server-wide notifications it raises (resource updated, list changed)
+  after delivering them to its own sessions, and one thread per process
+  receives the others' (its own are recognised and skipped, so that no
+  stream gets one twice) and delivers them to its sessions: the listen
+  streams of 2026-07-28 and the GET streams of the handshake era.
+
+Every Redis call is bounded by ``timeout`` seconds. Redis unreachable when
+the app is made: :class:`~mcp_sync.server.backend.BackendUnavailable`, naming
+the URL (without its password) and the reason. Unreachable later: a request
+that raises a notification fails with ``BackendUnavailable`` (``-32603``)
+instead of hanging; the receiving thread reconnects, backing off from 0.1 s
+to 5 s, and resubscribes when Redis is back (notifications published while it
+was away are not replayed: pub/sub keeps nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import threading
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ..backend import BackendUnavailable, InProcessBackend, Notice
+from ..stateless import RequestStateSealer
+
+if TYPE_CHECKING:
+    from ..core import MCPServer
+
+__all__ = ["REDIS_URL_VARIABLE", "RedisBackend", "redact"]
+
+log = logging.getLogger("mcp_sync.http")
+
+REDIS_URL_VARIABLE = "MCP_SYNC_REDIS_URL"
+"""The environment variable naming the Redis of apps made without a ``backend``."""
+READ_INTERVAL = 0.5
+"""The longest the receiving thread blocks in one read (seconds): how soon it notices :meth:`RedisBackend.close`."""
+FIRST_BACKOFF = 0.1
+MAX_BACKOFF = 5.0
+_KINDS = ("resource_updated", "list_changed")
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, fit for logs and error messages.
+
+    >>> redact("redis://:hunter2@cache:6379/0")
+    'redis://:***@cache:6379/0'
+    >>> redact("redis://127.0.0.1:6379/0")
+    'redis://127.0.0.1:6379/0'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+class RedisBackend:
+    """A server's secret and notifications, shared through the Redis at ``url``.
+
+    ``prefix`` names its keys and channel (default ``mcp-sync:<server name>``:
+    servers of other names may share the Redis). ``timeout`` bounds every
+    Redis call (seconds). Made, it checks that Redis answers, or raises
+    :class:`~mcp_sync.server.backend.BackendUnavailable`.
+
+    >>> try:
+    ...     RedisBackend("redis://:secret@127.0.0.1:1/0", timeout=0.5)  # nothing listens on port 1
+    ... except BackendUnavailable as error:
+    ...     print(error.message.partition(": ")[0])
+    Redis at redis://:***@127.0.0.1:1/0 is unavailable
+    """
+
+    def __init__(self, url: str, *, prefix: str | None = None, timeout: float = 2.0) -> None:
+        self.url = redact(url)
+        """The URL, without its password."""
+        self.prefix = prefix
+        self.timeout = timeout
+        try:
+            import redis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+        except ImportError as exc:
+            raise BackendUnavailable(f"{self.url} needs redis-py: pip install 'mcp-sync-py[redis]'", cause=exc) from exc
+        self._errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
+        # One quick retry (a pooled connection may have died with a Redis that has since come back), no backoff:
+        # a request that must publish while Redis is down fails at once.
+        self._client: Any = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 1),
+            health_check_interval=max(1, int(timeout * 5)),
+        )
+        try:
+            self._call(self._client.ping)
+        except BackendUnavailable:
+            self._client.close()
+            raise
+        self._server: MCPServer | None = None
+        self._secret = b""
+        self._origin = ("", 0)
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._subscribed = threading.Event()
+        self._receiver: threading.Thread | None = None
+        self._receiver_pid = 0
+        self.failures = 0
+        """How many times the receiving thread lost Redis or failed to reach it (for monitoring)."""
+
+    def _call(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """``call(*args, **kwargs)`` against Redis; :class:`BackendUnavailable` saying why when it fails."""
+        try:
+            return call(*args, **kwargs)
+        except self._errors as exc:
+            raise BackendUnavailable(f"Redis at {self.url} is unavailable: {exc}", cause=exc) from exc
+
+    @property
+    def receiving(self) -> bool:
+        """Whether this process's receiving thread is subscribed now (it is not while Redis is away)."""
+        return self._subscribed.is_set()
+
+    @property
+    def channel(self) -> str:
+        """The pub/sub channel of the notifications."""
+        return f"{self._prefix()}:notices"
+
+    def _prefix(self) -> str:
+        server = self._server
+        return self.prefix or f"mcp-sync:{server.info.name if server is not None else ''}"
+
+    def attach(self, server: MCPServer) -> None:
+        """Become ``server``'s backend; unless it was given a secret, give it the one all processes share."""
+        self._server = server
+        sealer = server.request_state_sealer
+        if not sealer.secret_given:
+            key = f"{self._prefix()}:request-state-secret"
+            # The first process to start makes it; every other one reads that one.
+            self._call(self._client.set, key, secrets.token_bytes(32), nx=True)
+            shared: bytes = self._call(self._client.get, key)
+            server.request_state_sealer = RequestStateSealer(shared, ttl=sealer.ttl, max_bytes=sealer.max_bytes)
+            self._secret = shared
+        server.backend = self
+
+    def origin(self) -> str:
+        """This process's mark on what it publishes (made anew in a forked child: workers must differ)."""
+        pid = os.getpid()
+        with self._lock:
+            if self._origin[1] != pid:
+                self._origin = (secrets.token_hex(8), pid)
+            return self._origin[0]
+
+    def publish(self, notice: Notice) -> None:
+        """Publish ``notice`` for the other processes; :class:`BackendUnavailable` when Redis does not take it."""
+        data = json.dumps({"o": self.origin(), "k": notice.kind, "s": notice.subject})
+        try:
+            self._client.publish(self.channel, data)
+        except self._errors as exc:
+            log.warning("could not publish a notification to Redis at %s: %s", self.url, exc)
+            # What the client reads: no address of the server's infrastructure.
+            raise BackendUnavailable(
+                "the notification could not reach the server's other processes (its backend is unavailable)",
+                cause=exc,
+            ) from exc
+
+    def start(self) -> None:
+        """Start this process's receiving thread, unless it runs; wait (``timeout`` at most) until it subscribed.
+
+        Called by the app at its first request in each process: a thread
+        started before a fork does not run in the child.
+        """
+        pid = os.getpid()
+        with self._lock:
+            if self._receiver_pid == pid or self._stopping.is_set():
+                return
+            self._receiver_pid = pid
+            self._subscribed.clear()
+            self._receiver = threading.Thread(target=self._receive, name="mcp-sync-redis-receiver", daemon=True)
+            self._receiver.start()
+        if not self._subscribed.wait(self.timeout):
+            log.warning("not yet subscribed to Redis at %s: notifications of other processes may be missed", self.url)
+
+    def close(self) -> None:
+        """Stop the receiving thread (joined here) and give the server back its in-process backend."""
+        self._stopping.set()
+        with self._lock:
+            receiver, self._receiver = self._receiver, None
+        if receiver is not None:
+            receiver.join(READ_INTERVAL + 2 * self.timeout + 1.0)
+        server, self._server = self._server, None
+        if server is not None and server.backend is self:
+            InProcessBackend().attach(server)
+        self._client.close()
+
+    # -------------------------------------------------------------- receiving
+
+    def _receive(self) -> None:
+        """The receiving thread: subscribe, deliver what arrives; on failure back off and subscribe again."""
+        backoff = FIRST_BACKOFF
+        failing = False
+        while not self._stopping.is_set():
+            pubsub = self._client.pubsub()
+            try:
+                pubsub.subscribe(self.channel)
+                while not self._stopping.is_set():
+                    # A blocking read: a message wakes it at once; the timeout only bounds how late close() is seen.
+                    message = pubsub.get_message(timeout=READ_INTERVAL)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        if failing:
+                            log.info("subscribed to Redis at %s again", self.url)
+                            self._reseed()
+                        failing, backoff = False, FIRST_BACKOFF
+                        self._subscribed.set()
+                    else:  # one channel, never left: the rest are its messages
+                        self._dispatch(message["data"])
+            except self._errors as exc:
+                self._subscribed.clear()
+                self.failures += 1
+                if not failing:
+                    log.warning("lost Redis at %s (%s): reconnecting", self.url, exc)
+                failing = True
+            finally:
+                pubsub.close()
+            self._stopping.wait(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF)
+
+    def _reseed(self) -> None:
+        """Put the shared secret back after Redis lost it (a restart without persistence), for processes to come."""
+        if self._secret:
+            key = f"{self._prefix()}:request-state-secret"
+            self._client.set(key, self._secret, nx=True)
+
+    def _dispatch(self, data: bytes) -> None:
+        """Deliver one published notice to this process's sessions, unless this process published it."""
+        try:
+            fields = json.loads(data)
+            origin, kind, subject = fields["o"], fields["k"], fields["s"]
+        except (ValueError, TypeError, KeyError):
+            log.warning("ignored a malformed message on %s", self.channel)
+            return
+        server = self._server
+        if origin == self.origin() or kind not in _KINDS or not isinstance(subject, str) or server is None:
+            return
+        try:
+            server.deliver(Notice(kind, subject))
+        except Exception:
+            log.exception("delivering a notification from another process failed")

@@ -428,12 +428,19 @@ def test_a_process_starting_while_redis_is_away_says_so_and_subscribes_when_it_r
 SCALED_APP = "examples.scaled_app:application"
 
 
-@pytest.fixture(scope="module")
-def scaled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Hosted, RedisServer]]:
-    """``examples/scaled_app.py`` under gunicorn, four workers, a new connection for every request."""
+@pytest.fixture(scope="module", params=[False, True], ids=["app-per-worker", "preload"])
+def scaled(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Hosted, RedisServer]]:
+    """``examples/scaled_app.py`` under gunicorn, four workers, a new connection for every request.
+
+    With ``--preload`` the app (and its backend) is made in the master before the workers are forked:
+    each worker must start its own receiving thread and publish under its own mark.
+    """
     tmp = tmp_path_factory.mktemp("scaled")
     with running_redis(tmp / "redis.log") as redis_server:
-        argv = gunicorn("--threads", "8", "-w", "4", "--keep-alive", "0", SCALED_APP)
+        preload = ["--preload"] if request.param else []
+        argv = gunicorn("--threads", "8", "-w", "4", "--keep-alive", "0", *preload, SCALED_APP)
         with hosting("gunicorn-4", argv, tmp, sigterm_status=0, MCP_SYNC_REDIS_URL=redis_server.url) as hosted:
             yield hosted, redis_server
 
@@ -459,7 +466,11 @@ def test_200_calls_spread_over_the_workers_with_progress_and_sampling_rounds(
                     pids.append(client.call_tool("pid").structured_content["result"])  # type: ignore[index]
         return pids
 
-    served = {pid for pids in in_threads(4, work) for pid in pids}  # 4 x 50 calls
+    served: set[int] = set()
+    for _ in range(3):  # bounded: three workers or more nearly always answer the first 200 calls (4 x 50)
+        served |= {pid for pids in in_threads(4, work) for pid in pids}
+        if len(served) >= 3:
+            break
     assert len(served) >= 3, served
     assert served <= workers_of(hosted)
     sampler = Sampler("blue")

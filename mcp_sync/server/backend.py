@@ -26,7 +26,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..protocol.errors import MCP_CODES, MCPError
 
@@ -62,10 +62,17 @@ class BackendUnavailable(MCPError):
     >>> error = BackendUnavailable("Redis is down")
     >>> error.code, error.jsonrpc_code
     ('MCP.INTERNAL_ERROR', -32603)
+    >>> import copy
+    >>> copy.copy(error).message
+    'Redis is down'
     """
 
     def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
         super().__init__(MCP_CODES.INTERNAL_ERROR, message, cause=cause)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # MCPError's reduce calls the class with the code first; this one takes the message alone.
+        return (BackendUnavailable, (self.message,))
 
 
 class Backend(Protocol):

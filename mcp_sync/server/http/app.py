@@ -441,7 +441,9 @@ class StreamableHTTPApp:
         answer, so that a ``subscriptions/listen`` stream ends with its
         result, and their answers are given time to go out. Then every
         session ends; running handlers are cancelled. All of it takes at most
-        ``timeout`` seconds.
+        ``timeout`` seconds. Then the backend closes (a Redis backend's
+        receiving thread stops within its half-second read, or, in the middle
+        of a read, its Redis timeout).
         """
         deadline = time.monotonic() + timeout
         with self._lock:

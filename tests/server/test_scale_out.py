@@ -14,7 +14,10 @@ Under gunicorn, ``examples/scaled_app.py`` with four workers and
 the workers): 200 calls of our 2026-07-28 client served by at least three
 workers, every progress notification, sampling rounds finished by whichever
 worker the retry reaches, and a listen stream that hears the ``touch`` of
-another client on other workers.
+another client on other workers; the same with ``--preload``; Redis killed
+under it and started again. Two gunicorn masters of one worker each on two
+ports, as two machines: a round started on one ends on the other, and a
+handshake-era GET stream hears the touches of both.
 """
 
 from __future__ import annotations
@@ -272,7 +275,7 @@ def raw_call(url: str, tool: str, arguments: dict[str, Any], **extra: Any) -> di
     """One 2026-07-28 ``tools/call`` POSTed by hand (the rounds of our client happen inside it)."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
     }
     params = {"name": tool, "arguments": arguments, "_meta": meta, **extra}
     parts = urlsplit(url)
@@ -522,3 +525,48 @@ def test_redis_going_away_fails_touches_not_other_calls_and_its_return_heals(
         for _ in range(4):
             assert client.call_tool("touch", {"uri": SUBSCRIBED}).text.startswith(f"{SUBSCRIBED} touched by")
     assert "Traceback" not in hosted.output()
+
+
+# ------------------------------------------- two single-worker processes on two ports
+
+
+@pytest.mark.timeout(90)
+def test_two_processes_on_two_ports_share_rounds_and_notifications(tmp_path: Path) -> None:
+    """Two gunicorn masters, one worker each, one Redis: as two machines behind a per-request round robin.
+
+    An input round started on one is finished on the other (the secret came from Redis, not from
+    the environment), and a handshake-era session's GET stream on the first hears the touch
+    served by the second, then its own process's, each once.
+    """
+    with running_redis(tmp_path / "redis.log") as redis_server:
+        argv = gunicorn("--threads", "8", "-w", "1", SCALED_APP)
+        env = {"MCP_SYNC_REDIS_URL": redis_server.url}
+        with (
+            hosting("machine-a", argv, tmp_path, sigterm_status=0, **env) as first,
+            hosting("machine-b", argv, tmp_path, sigterm_status=0, **env) as second,
+        ):
+            a, b = first.base + "/mcp", second.base + "/mcp"
+            started = raw_call(a, "ask", {"question": "Sky?"})
+            assert started["resultType"] == "input_required"
+            [key] = started["inputRequests"]
+            answer = {"role": "assistant", "content": {"type": "text", "text": "blue"}, "model": "m"}
+            done = raw_call(
+                b,
+                "ask",
+                {"question": "Sky?"},
+                inputResponses={key: answer},
+                **{"requestState": started["requestState"]},
+            )
+            assert done["content"][0]["text"] == "blue"
+            get = GetStream(a)
+            try:
+                touched = ("notifications/resources/updated", SUBSCRIBED)
+                assert raw_call(b, "touch", {"uri": SUBSCRIBED})["content"][0]["text"].startswith(SUBSCRIBED)
+                assert get.heard.wait_for(1) == [touched]
+                assert raw_call(a, "touch", {"uri": SUBSCRIBED})["content"][0]["text"].startswith(SUBSCRIBED)
+                assert get.heard.wait_for(2) == [touched, touched]
+                assert raw_call(b, "touch", {"uri": SUBSCRIBED})["content"][0]["text"].startswith(SUBSCRIBED)
+                assert get.heard.wait_for(3) == [touched] * 3  # nothing came twice before it
+                assert len(get.heard.items) == 3
+            finally:
+                get.close()

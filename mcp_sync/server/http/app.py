@@ -462,13 +462,15 @@ class StreamableHTTPApp:
         self.backend.close()
 
     def _watch_host(self) -> None:
-        """At the first request: in a gunicorn worker, close the app once the worker is told to stop.
+        """At the first request: start the backend; in a gunicorn worker, close the app once the worker is told to stop.
 
-        Otherwise its graceful stop would wait ``graceful_timeout`` for the
-        open streams (see :mod:`mcp_sync.server.http.hosting`).
+        The backend starts receiving what other processes publish in the
+        process that serves (a gunicorn worker forked after the app was made,
+        too: threads do not survive a fork). Without the watch, a worker's
+        graceful stop would wait ``graceful_timeout`` for the open streams
+        (see :mod:`mcp_sync.server.http.hosting`).
         """
         self._host_checked = True
-        # In the process serving (a gunicorn worker forked after the app was made, too): receive what others publish.
         self.backend.start()
         stopping = gunicorn_worker_stopping()
         if stopping is None:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import peers
+from helpers import free_port
 from peers import PeerUnavailable, unavailable
 
 HARNESS = "@modelcontextprotocol/conformance@0.1.16"
@@ -275,14 +276,6 @@ def _text(value: str | bytes | None) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value or ""
-
-
-def free_port() -> int:
-    """A local TCP port where nothing listens (it was free a moment ago)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 # ------------------------------------------------------------------ results

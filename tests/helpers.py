@@ -1,9 +1,14 @@
-"""Test helpers: a connected in-memory client/server pair and a wire recorder."""
+"""Test helpers: a connected in-memory client/server pair, a wire recorder, a free loopback port, a kernel spec."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from mcp_sync.client.core import MCPClient
@@ -63,3 +68,29 @@ def connect_pair(server: MCPServer, client: MCPClient | None = None, **connect: 
     server.start(server_end)
     client.connect(client_end, **connect)
     return client
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def kernel_spec(directory: Path, name: str, pythonpath: Iterable[str | None]) -> dict[str, str]:
+    """Write a Jupyter kernel spec for this Python's ipykernel under ``directory``; the environment that finds it.
+
+    The caller sets the returned variables (``JUPYTER_PATH`` and friends, and
+    ``PYTHONPATH`` from the non-empty entries of ``pythonpath``) for the kernel it starts.
+    """
+    spec = directory / "jupyter" / "kernels" / name
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": name, "language": "python"}))
+    return {
+        "JUPYTER_PATH": str(directory / "jupyter"),
+        "JUPYTER_RUNTIME_DIR": str(directory / "runtime"),
+        "IPYTHONDIR": str(directory / "ipython"),
+        "PYTHONPATH": os.pathsep.join(filter(None, pythonpath)),
+    }

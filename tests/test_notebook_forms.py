@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import kernel_spec
 
 nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
@@ -36,14 +35,8 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A kernel spec for this Python's ipykernel, in a directory of its own."""
     name = "mcp-sync-forms"
-    spec = tmp_path / "jupyter" / "kernels" / name
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": name, "language": "python"}))
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), str(SERVERS)])))
+    for variable, value in kernel_spec(tmp_path, name, [str(ROOT), str(SERVERS)]).items():
+        monkeypatch.setenv(variable, value)
     monkeypatch.delenv("MCP_SYNC_INTERACTIVE", raising=False)
     return name
 

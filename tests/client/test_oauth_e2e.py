@@ -50,6 +50,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 from authserver import AuthServer, InvalidToken, running_authorization_server
+from helpers import free_port
 
 import mcp_sync
 from mcp_sync import MCPServer
@@ -472,13 +473,6 @@ def test_without_an_interaction_connecting_fails_at_once(redirect_uri: str | Non
 
 
 # ------------------------------------------------------------------ examples/oauth_web_app.py
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def gunicorn(*options: str) -> list[str]:

@@ -8,7 +8,6 @@ nothing is fetched and no installed kernel spec is needed.
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import kernel_spec
 
 from mcp_sync.display.ipython import enable_rich_display, load_ipython_extension
 from mcp_sync.display.progress import ProgressBar
@@ -251,14 +251,8 @@ def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A kernel spec for this Python's ipykernel, in a directory of its own."""
     pytest.importorskip("ipykernel")
     name = "mcp-sync-test"
-    spec = tmp_path / "jupyter" / "kernels" / name
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": name, "language": "python"}))
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    for variable, value in kernel_spec(tmp_path, name, [str(ROOT), os.environ.get("PYTHONPATH")]).items():
+        monkeypatch.setenv(variable, value)
     monkeypatch.delenv("MCP_SYNC_INTERACTIVE", raising=False)  # the notebook's person answers its form
     return name
 

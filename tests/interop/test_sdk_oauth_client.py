@@ -19,7 +19,6 @@ import contextlib
 import importlib.util
 import json
 import queue
-import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ import peers
 import pytest
 import requests
 from authserver import REDIRECT_URI, USERNAME, AuthServer, running_authorization_server
+from helpers import free_port
 
 from mcp_sync.http_server import start_http
 from mcp_sync.server.http.verifiers import JWTVerifier
@@ -44,13 +44,6 @@ SCRIPT = ROOT / "tests" / "servers" / "sdk_oauth_client.py"
 LINE_TIMEOUT = 30.0
 """The longest the script may take to say its next line (seconds)."""
 STOP_TIMEOUT = 10.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def load_example() -> ModuleType:

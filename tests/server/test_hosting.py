@@ -47,6 +47,7 @@ from typing import Any
 
 import pytest
 import requests
+from helpers import free_port
 
 from mcp_sync import MCPClient
 from mcp_sync.client import http_client
@@ -71,13 +72,6 @@ pytestmark = pytest.mark.timeout(90)
 MODERN = "2026-07-28"
 ERAS = {"auto": MODERN, "legacy": "2025-11-25"}
 """The client's eras, each with the version it negotiates with our servers."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def gunicorn(*options: str) -> list[str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from typing import Any
 import pytest
 import requests
 from authserver import AuthServer, running_authorization_server
+from helpers import free_port
 
 import mcp_sync
 from mcp_sync.client.auth import LoopbackInteraction, OAuth
@@ -37,13 +37,6 @@ START_TIMEOUT = 30.0
 TIMEOUT = 20.0
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ import peers
 import pytest
 import requests
 import requests.auth
+from helpers import free_port
 
 import mcp_sync.transports.http.streamable as http_module
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
@@ -108,13 +108,6 @@ class RecordingSession(requests.Session):
         headers = {str(k).lower(): str(v) for k, v in (kwargs.get("headers") or {}).items()}
         self.made.append((str(method), headers, threading.current_thread().name, time.monotonic()))
         return super().request(method, url, *args, **kwargs)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def sampler(params: CreateMessageRequestParams) -> CreateMessageResult:

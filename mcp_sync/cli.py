@@ -5,6 +5,11 @@ Serve a server defined in a file or module (over stdio unless told)::
     mcp-sync run server.py
     mcp-sync run mypackage.server:app --transport http --port 8000
 
+Serve any MCP server on another transport (a bridge; see :mod:`mcp_sync.compose`)::
+
+    mcp-sync proxy https://mcp.example.com/mcp
+    mcp-sync proxy "npx -y @modelcontextprotocol/server-everything" --transport http --port 8000
+
 Use a server, given as a URL, a command line, or a Python file that
 ``mcp-sync run`` can serve::
 
@@ -249,10 +254,29 @@ def _run(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.serve_stdio()
         return 0
+    return _serve_http(server, args)
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    if args.transport == "stdio" and (args.host is not None or args.port is not None):
+        raise CommandError("--host and --port apply to --transport http")
+    from .compose import proxy
+
+    target, options = _target(args)
+    with proxy(target, **options) as server:
+        if args.transport == "stdio":
+            server.serve_stdio()
+            return 0
+        return _serve_http(server, args)
+
+
+def _serve_http(server: MCPServer, args: argparse.Namespace) -> int:
+    """Serve ``server`` over HTTP (or HTTP+SSE, ``--transport sse``) until Ctrl-C."""
     from .server.http.app import start_http
 
     port = 8000 if args.port is None else args.port
-    with start_http(server, args.host or "127.0.0.1", port, stateless=args.stateless) as running:
+    stateless = getattr(args, "stateless", False)
+    with start_http(server, args.host or "127.0.0.1", port, stateless=stateless) as running:
         url = running.url
         if args.transport == "sse":
             url = url.removesuffix(running.app.path) + running.app.sse_path
@@ -297,8 +321,14 @@ def _oauth(args: argparse.Namespace) -> OAuth:
 
 
 def _client(args: argparse.Namespace) -> MCPClient:
+    target, options = _target(args)
+    # "auto": prompts in a terminal
+    return connect(target, elicitation_provider=None if args.no_input else "auto", **options)
+
+
+def _target(args: argparse.Namespace) -> tuple[str | list[str], dict[str, Any]]:
+    """What ``connect()`` takes for ``args.target``: the URL or command line, and its options."""
     options: dict[str, Any] = {"timeout": args.timeout, "connect_timeout": args.timeout}
-    options["elicitation_provider"] = None if args.no_input else "auto"  # "auto": prompts in a terminal
     headers = {name: value.strip() for name, value in _pairs(args.header, ":")}
     environment = dict(_pairs(args.env, "="))
     if is_url(args.target):
@@ -306,12 +336,12 @@ def _client(args: argparse.Namespace) -> MCPClient:
             raise CommandError("--env applies to servers started as a command, not to URLs")
         # A token given by hand wins; otherwise a server that asks for OAuth gets it.
         given = any(name.lower() == "authorization" for name in headers)
-        return connect(args.target, headers=headers or None, auth=None if given else _oauth(args), **options)
+        return args.target, {**options, "headers": headers or None, "auth": None if given else _oauth(args)}
     if headers:
         raise CommandError("--header applies to URLs, not to servers started as a command")
     stderr = None if args.debug else _discard
     command = _server_command(args.target)
-    return connect(command, env=environment, inherit_env=True, stderr=stderr, **options)
+    return command, {**options, "env": environment, "inherit_env": True, "stderr": stderr}
 
 
 def _print_json(value: Any) -> None:
@@ -471,11 +501,12 @@ def _parser() -> argparse.ArgumentParser:
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show tracebacks (and the server's stderr)")
-    client = argparse.ArgumentParser(add_help=False, parents=[common])
-    client.add_argument("target", metavar="TARGET", help="URL, command line or FILE.py[:OBJ] of the server")
-    client.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="limit per request")
-    client.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
-    client.add_argument("-e", "--env", action="append", metavar="NAME=VALUE", help="server environment (repeatable)")
+    reaching = argparse.ArgumentParser(add_help=False, parents=[common])
+    reaching.add_argument("target", metavar="TARGET", help="URL, command line or FILE.py[:OBJ] of the server")
+    reaching.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="limit per request")
+    reaching.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
+    reaching.add_argument("-e", "--env", action="append", metavar="NAME=VALUE", help="server environment (repeatable)")
+    client = argparse.ArgumentParser(add_help=False, parents=[reaching])
     client.add_argument(
         "--no-input", action="store_true", help="never prompt: refuse the server's questions (elicitation)"
     )
@@ -487,6 +518,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, help="port to listen on (http, sse; default 8000)")
     run.add_argument("--stateless", action="store_true", help="serve Streamable HTTP without sessions")
     run.set_defaults(handler=_run)
+
+    bridge = commands.add_parser(
+        "proxy", parents=[reaching], help="serve any MCP server (URL or command line) on stdio or Streamable HTTP"
+    )
+    bridge.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    bridge.add_argument("--host", help="address to listen on (http; default 127.0.0.1)")
+    bridge.add_argument("--port", type=int, help="port to listen on (http; default 8000)")
+    bridge.set_defaults(handler=_proxy)
 
     listing = commands.add_parser("list", parents=[client], help="list tools, resources, templates and prompts")
     listing.add_argument("--json", action="store_true", help="print JSON")

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shlex
+import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import peers
 import pytest
 
 import mcp_sync
-from mcp_sync import MCPClient, MCPError, MCPServer
+from mcp_sync import MCPClient, MCPError, MCPServer, cli
 from mcp_sync.compose import ProxyServer
 from mcp_sync.errors import MCP_CODES
 from mcp_sync.server.http.app import start_http
@@ -273,3 +278,180 @@ def test_a_closed_proxy_refuses_calls_and_closes_once() -> None:
 def test_a_target_that_cannot_start_fails_at_once() -> None:
     with pytest.raises(MCPError):
         mcp_sync.proxy([sys.executable, "-c", "import sys; sys.exit(1)"], connect_timeout=WAIT)
+
+
+# ------------------------------------------------------------ mcp-sync proxy
+
+PROXY = [sys.executable, "-m", "mcp_sync", "proxy"]
+
+
+def test_mcp_sync_proxy_bridges_a_stdio_server_to_stdio() -> None:
+    command = [*PROXY, shlex.join(TARGET), "--timeout", str(WAIT)]
+    with mcp_sync.connect(
+        command, inherit_env=True, sampling_provider=sample, elicitation_provider=elicit, roots_provider=roots
+    ) as client:
+        assert client.server_info.name == "proxied"
+        assert client.call_tool("echo", {"text": "over two pipes"}).text == "over two pipes"
+        assert json.loads(client.call_tool("ask").text or "")["roots"] == ["file:///work"]
+
+
+@pytest.fixture
+def bridged_over_http() -> Iterator[str]:
+    """``mcp-sync proxy TARGET --transport http --port 0``: its URL; stopped with Ctrl-C (SIGINT) afterwards."""
+    process = subprocess.Popen(
+        [*PROXY, shlex.join(TARGET), "--transport", "http", "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    assert line.startswith("mcp-sync: serving proxied on http://127.0.0.1:"), line
+    yield line.split(" on ")[1].split()[0]
+    process.send_signal(signal.SIGINT)
+    assert process.wait(WAIT) == 0
+    process.stderr.close()
+
+
+def test_mcp_sync_proxy_bridges_a_stdio_server_to_streamable_http(bridged_over_http: str) -> None:
+    with mcp_sync.connect(bridged_over_http, timeout=WAIT, sampling_provider=sample) as client:
+        assert client.call_tool("echo", {"text": "over HTTP"}).text == "over HTTP"
+        assert [r.uri for r in client.resources()] == ["notes://readme"]
+
+
+def test_mcp_sync_proxy_refuses_host_and_port_on_stdio(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["proxy", shlex.join(TARGET), "--port", "8000"]) == 1
+    assert capsys.readouterr().err == "mcp-sync: error: --host and --port apply to --transport http\n"
+
+
+SDK_DRIVER = r"""
+import json
+import sys
+import warnings
+
+import anyio
+import mcp.client.session as sdk_session
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+warnings.simplefilter("ignore")
+config = json.loads(sys.argv[1])
+
+
+async def sample(context, params):
+    text = params.messages[0].content.text
+    content = types.TextContent(type="text", text=f"SDK: {text}")
+    return types.CreateMessageResult(role="assistant", content=content, model="m")
+
+
+async def elicit(context, params):
+    return types.ElicitResult(action="accept", content={"name": "SDK"})
+
+
+async def list_roots(context):
+    return types.ListRootsResult(roots=[types.Root(uri="file:///sdk")])
+
+
+async def scenario(read, write):
+    out = {}
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append([value, total, message])
+
+    async with ClientSession(
+        read, write, sampling_callback=sample, elicitation_callback=elicit, list_roots_callback=list_roots
+    ) as session:
+        init = await session.initialize()
+        out["version"] = init.protocol_version
+        out["server"] = init.server_info.name
+        out["tools"] = [tool.name for tool in (await session.list_tools()).tools]
+        out["echo"] = (await session.call_tool("echo", {"text": "from the SDK"})).content[0].text
+        out["count"] = (await session.call_tool("count", {"steps": 2}, progress_callback=on_progress)).content[0].text
+        out["progress"] = progress
+        try:
+            out["ask"] = json.loads((await session.call_tool("ask", {})).content[0].text)
+        except MCPError as exc:
+            out["ask"] = {"error": exc.error.message}
+    return out
+
+
+async def main():
+    if config["version"] is not None:
+        sdk_session.LATEST_HANDSHAKE_VERSION = config["version"]
+    with anyio.fail_after(60):
+        if "url" in config:
+            async with streamable_http_client(config["url"]) as (read, write, *_):
+                out = await scenario(read, write)
+        else:
+            server = StdioServerParameters(command=config["command"][0], args=config["command"][1:], env=config["env"])
+            async with stdio_client(server) as (read, write):
+                out = await scenario(read, write)
+    print(json.dumps(out))
+
+
+anyio.run(main)
+"""
+
+
+@pytest.fixture(scope="module")
+def peer_python() -> str:
+    return peers.peer_python()
+
+
+def drive_with_sdk(peer_python: str, tmp_path: Path, config: dict[str, Any]) -> Any:
+    driver = tmp_path / "sdk_driver.py"
+    driver.write_text(SDK_DRIVER)
+    done = subprocess.run(
+        [peer_python, str(driver), json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=peers.peer_environment(),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, f"the SDK driver failed:\n{done.stderr[-6000:]}"
+    return json.loads(done.stdout)
+
+
+def check_sdk_report(report: dict[str, Any], version: str | None = None) -> None:
+    assert report["server"] == "proxied"
+    assert report["tools"][:3] == ["echo", "count", "chatty"]
+    assert report["echo"] == "from the SDK"
+    assert report["count"] == "counted 2"
+    messages = [None, None] if version == "2024-11-05" else ["step 1", "step 2"]  # progress messages: 2025-03-26 on
+    assert report["progress"] == [[1.0, 2.0, messages[0]], [2.0, 2.0, messages[1]]]
+    if version == "2024-11-05":
+        # Elicitation came with 2025-06-18: the proxy, on the SDK's behalf, tells the target it cannot.
+        assert report["ask"] == {"error": "the client does not support form elicitation"}
+        return
+    assert report["ask"] == {
+        "action": "accept",
+        "data": {"name": "SDK"},
+        "sampled": "SDK: Say hello",
+        "roots": ["file:///sdk"],
+    }
+
+
+@pytest.mark.parametrize("version", [None, "2024-11-05"], ids=["sdk-default", "2024-11-05"])
+def test_the_official_sdk_client_through_mcp_sync_proxy_on_stdio(
+    peer_python: str, tmp_path: Path, version: str | None
+) -> None:
+    config = {
+        "command": [*PROXY, shlex.join(TARGET)],
+        "env": {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        "version": version,
+    }
+    report = drive_with_sdk(peer_python, tmp_path, config)
+    assert report["version"] == (version or "2025-11-25")
+    check_sdk_report(report, version)
+
+
+def test_the_official_sdk_client_through_mcp_sync_proxy_on_http(
+    peer_python: str, tmp_path: Path, bridged_over_http: str
+) -> None:
+    check_sdk_report(drive_with_sdk(peer_python, tmp_path, {"url": bridged_over_http, "version": None}))

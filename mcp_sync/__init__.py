@@ -26,6 +26,8 @@ _EXPORTS = {
     "MCPClient": "client.core",
     "MCPServer": "server.core",
     "ProxyServer": "compose",
+    "ServerGroup": "compose",
+    "connect_all": "compose",
     "proxy": "compose",
     "ServerSession": "server.session",
     "Context": "server.context",
@@ -53,18 +55,20 @@ __all__ = [
     "MCPServer",
     "MCPTransportError",
     "ProxyServer",
+    "ServerGroup",
     "ServerSession",
     "Telemetry",
     "Transport",
     "__version__",
     "connect",
+    "connect_all",
     "define_codes",
     "proxy",
 ]
 
 if TYPE_CHECKING:
     from .client.core import MCPClient
-    from .compose import ProxyServer, proxy
+    from .compose import ProxyServer, ServerGroup, connect_all, proxy
     from .protocol.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError, define_codes
     from .runtime.dispatcher import JsonRpcDispatcher
     from .runtime.events import EventBus

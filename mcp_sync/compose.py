@@ -38,13 +38,17 @@ target the question travels with its call and always reaches the right one.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
+import json
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from .client.core import MCPClient
@@ -74,7 +78,7 @@ from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
 from .server.core import MCPServer
 from .server.stateless import InputRequired
 
-__all__ = ["ProxyServer", "proxy"]
+__all__ = ["ProxyServer", "ServerGroup", "connect_all", "proxy"]
 
 log = logging.getLogger("mcp_sync.compose")
 
@@ -439,3 +443,101 @@ def proxy(target: str | Sequence[str] | MCPServer, *, name: str | None = None, *
     ('front', 'sunny')
     """
     return ProxyServer(target, name=name, connect_options=connect_options)
+
+
+class ServerGroup:
+    """Several connected servers used as one (made by :func:`connect_all`).
+
+    :meth:`tools` lists every server's tools, each named ``SERVER_tool``;
+    :meth:`call_tool` sends a call so named to its server. ``clients`` holds
+    the connected servers' clients by name, ``failures`` what kept the
+    others from starting. :meth:`close` (or the end of a ``with`` block)
+    closes them all.
+    """
+
+    def __init__(self, clients: Mapping[str, MCPClient], failures: Mapping[str, Exception]) -> None:
+        self.clients = dict(clients)
+        self.failures = dict(failures)
+
+    def __getitem__(self, name: str) -> MCPClient:
+        """The client of the server ``name`` (``KeyError`` if it is not connected)."""
+        return self.clients[name]
+
+    def tools(self) -> list[Tool]:
+        """Every connected server's tools (as its client last listed them), named ``SERVER_tool``."""
+        return [
+            tool.model_copy(update={"name": f"{server}_{tool.name}"})
+            for server, client in self.clients.items()
+            for tool in client.tools()
+        ]
+
+    def route(self, name: str) -> tuple[MCPClient, str]:
+        """The client and the tool's own name for ``SERVER_tool``; ``NOT_FOUND`` when no server has it."""
+        for server, client in self.clients.items():
+            tool = name.removeprefix(f"{server}_")
+            if tool != name and any(known.name == tool for known in client.tools()):
+                return client, tool
+        raise MCPError(MCP_CODES.NOT_FOUND, f"no connected server has the tool {name!r}", context={"tool": name})
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any) -> CallToolResult:
+        """Call ``SERVER_tool`` on its server; ``options`` as :meth:`MCPClient.call_tool` takes them."""
+        client, tool = self.route(name)
+        return client.call_tool(tool, arguments, **options)
+
+    def close(self) -> None:
+        """Close every connection. Idempotent."""
+        for client in self.clients.values():
+            client.close()
+
+    def __enter__(self) -> ServerGroup:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def connect_all(
+    config: Mapping[str, Any] | str | os.PathLike[str], *, connect_timeout: float | None = 30.0, **options: Any
+) -> ServerGroup:
+    """Connect to every server of an ``mcpServers`` configuration, at once; one object for them all.
+
+    ``config`` is the JSON form desktop apps and editors use (a mapping, or
+    the path of a JSON file): ``{"mcpServers": {NAME: {"command": ...,
+    "args": [...], "env": {...}}, NAME: {"url": ..., "headers": {...}}}}``.
+    A server that fails to start is logged and kept in ``failures``; the
+    others work. ``options`` go to :func:`mcp_sync.connect` for each server.
+    An entry with neither ``command`` nor ``url`` raises ``ValueError``.
+
+    >>> import mcp_sync, sys
+    >>> config = {"mcpServers": {"echo": {"command": sys.executable, "args": ["examples/echo_server.py"]}}}
+    >>> with mcp_sync.connect_all(config) as servers:
+    ...     servers.call_tool("echo_echo", {"text": "hi"}).text
+    'hi'
+    """
+    read: Mapping[str, Any] = (
+        config if isinstance(config, Mapping) else json.loads(Path(config).read_text(encoding="utf-8"))
+    )
+    servers: Mapping[str, Any] = read["mcpServers"]
+    targets: dict[str, tuple[str | list[str], dict[str, Any]]] = {}
+    for name, entry in servers.items():
+        if "url" in entry:
+            targets[name] = entry["url"], {"headers": entry.get("headers")}
+        elif "command" in entry:
+            targets[name] = [entry["command"], *entry.get("args", ())], {"env": entry.get("env"), "inherit_env": True}
+        else:
+            raise ValueError(f"mcpServers entry {name!r} has neither a command nor a url")
+    clients: dict[str, MCPClient] = {}
+    failures: dict[str, Exception] = {}
+    # Started side by side: a server slow to start (npx installing, say) delays none of the others.
+    with concurrent.futures.ThreadPoolExecutor(max(1, len(targets)), thread_name_prefix="mcp-sync-connect") as pool:
+        started = {
+            name: pool.submit(connect, target, connect_timeout=connect_timeout, **kind, **options)
+            for name, (target, kind) in targets.items()
+        }
+        for name, future in started.items():
+            try:
+                clients[name] = future.result()
+            except Exception as exc:
+                log.warning("the MCP server %r did not start: %s", name, exc)
+                failures[name] = exc
+    return ServerGroup(clients, failures)

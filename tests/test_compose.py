@@ -77,7 +77,7 @@ def test_the_target_s_lists_and_calls_through_a_stdio_proxy(stdio_proxy: ProxySe
         assert client.initialize_result is not None
         assert client.initialize_result.instructions == "a target behind a proxy"
         names = [tool.name for tool in client.tools()]
-        assert names == ["echo", "count", "chatty", "ask", "slow", "saw_cancelled", "grow", "die"]
+        assert names == ["echo", "count", "chatty", "ask", "slow", "saw_cancelled", "grow", "getenv", "die"]
         echo = client.tools()[0]
         assert echo.input_schema["properties"] == {"text": {"title": "Text", "type": "string"}}
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
@@ -455,3 +455,41 @@ def test_the_official_sdk_client_through_mcp_sync_proxy_on_http(
     peer_python: str, tmp_path: Path, bridged_over_http: str
 ) -> None:
     check_sdk_report(drive_with_sdk(peer_python, tmp_path, {"url": bridged_over_http, "version": None}))
+
+
+# -------------------------------------------------------------- connect_all
+
+
+def test_connect_all_uses_three_servers_as_one_while_one_fails_to_start(tmp_path: Path) -> None:
+    with start_http(proxied.build("web")) as running:
+        config = {
+            "mcpServers": {
+                "local": {"command": TARGET[0], "args": TARGET[1:], "env": {"GREETING": "hej"}},
+                "web": {"url": running.url, "headers": {"X-Test": "1"}},
+                "broken": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]},
+            }
+        }
+        path = tmp_path / "mcp.json"
+        path.write_text(json.dumps(config))
+        with mcp_sync.connect_all(str(path), connect_timeout=WAIT, timeout=WAIT) as servers:
+            assert sorted(servers.clients) == ["local", "web"]
+            assert list(servers.failures) == ["broken"]
+            assert isinstance(servers.failures["broken"], MCPError)
+            names = [tool.name for tool in servers.tools()]
+            assert names[:2] == ["local_echo", "local_count"]
+            assert "web_echo" in names and len(names) == 2 * len(proxied.build().list_tools())
+            assert servers.call_tool("local_getenv", {"name": "GREETING"}).text == "hej"
+            assert servers.call_tool("web_echo", {"text": "over http"}).text == "over http"
+            assert servers["web"].server_info.name == "web"
+            with pytest.raises(MCPError) as unknown:
+                servers.call_tool("nowhere_echo")
+            assert unknown.value.code == MCP_CODES.NOT_FOUND
+            with pytest.raises(MCPError):
+                servers.call_tool("local_nothing")
+            clients = list(servers.clients.values())
+        assert not any(client.initialized for client in clients)
+
+
+def test_connect_all_refuses_an_entry_without_command_or_url() -> None:
+    with pytest.raises(ValueError, match="'odd' has neither a command nor a url"):
+        mcp_sync.connect_all({"mcpServers": {"odd": {"cwd": "/"}}})

@@ -74,6 +74,10 @@ def build(name: str = "proxied") -> MCPServer:
         return "grown"
 
     @server.tool
+    def getenv(name: str) -> str:
+        return os.environ.get(name, "")
+
+    @server.tool
     def die() -> str:
         os._exit(3)  # the process ends in the middle of the call: no answer ever comes
 

@@ -18,6 +18,7 @@ Use a server, given as a URL, a command line, or a Python file that
     mcp-sync call http://127.0.0.1:8000/mcp search --json '{"query": "python"}'
     mcp-sync read server.py notes://readme
     mcp-sync prompt server.py greet name=Ada
+    mcp-sync call @github search_issues query=bug --config ~/.config/app/mcp.json
 
 A URL that asks for OAuth is signed in to on first use (in a terminal, the
 browser opens) and its tokens are kept in ``~/.local/state/mcp-sync/oauth``
@@ -331,17 +332,40 @@ def _target(args: argparse.Namespace) -> tuple[str | list[str], dict[str, Any]]:
     options: dict[str, Any] = {"timeout": args.timeout, "connect_timeout": args.timeout}
     headers = {name: value.strip() for name, value in _pairs(args.header, ":")}
     environment = dict(_pairs(args.env, "="))
-    if is_url(args.target):
+    target: str | list[str] = args.target
+    if args.target.startswith("@"):
+        target, headers, environment = _configured(args, headers, environment)
+    if isinstance(target, str) and is_url(target):
         if environment:
             raise CommandError("--env applies to servers started as a command, not to URLs")
         # A token given by hand wins; otherwise a server that asks for OAuth gets it.
         given = any(name.lower() == "authorization" for name in headers)
-        return args.target, {**options, "headers": headers or None, "auth": None if given else _oauth(args)}
+        return target, {**options, "headers": headers or None, "auth": None if given else _oauth(args)}
     if headers:
         raise CommandError("--header applies to URLs, not to servers started as a command")
     stderr = None if args.debug else _discard
-    command = _server_command(args.target)
+    command = _server_command(target) if isinstance(target, str) else target
     return command, {**options, "env": environment, "inherit_env": True, "stderr": stderr}
+
+
+def _configured(
+    args: argparse.Namespace, headers: dict[str, str], environment: dict[str, str]
+) -> tuple[str | list[str], dict[str, str], dict[str, str]]:
+    """``@NAME``: the server of that name in ``--config FILE`` (its headers or env, then those given here)."""
+    from .compose import configured_servers, server_target
+
+    if args.config is None:
+        raise CommandError(f"{args.target} names a server of a configuration file: give it with --config FILE")
+    name = args.target[1:]
+    try:
+        servers = configured_servers(args.config)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CommandError(f"cannot read the mcpServers of {args.config}: {exc}") from exc
+    if name not in servers:
+        known = ", ".join(f"@{known}" for known in servers) or "none"
+        raise CommandError(f"{args.config} has no server {name!r} (it has {known})")
+    target, options = server_target(name, servers[name])
+    return target, {**(options.get("headers") or {}), **headers}, {**(options.get("env") or {}), **environment}
 
 
 def _print_json(value: Any) -> None:
@@ -494,7 +518,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="mcp-sync",
         description="Serve an MCP server, or use one from the shell.",
         epilog='TARGET is a URL (http:// or https://), a command line (quote it: "python server.py"), '
-        "or a Python file (FILE.py[:OBJ]) that mcp-sync run can serve.",
+        "a Python file (FILE.py[:OBJ]) that mcp-sync run can serve, or @NAME of an mcpServers file (--config FILE).",
     )
     parser.add_argument("--version", action="version", version=f"mcp-sync {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -506,6 +530,7 @@ def _parser() -> argparse.ArgumentParser:
     reaching.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="limit per request")
     reaching.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
     reaching.add_argument("-e", "--env", action="append", metavar="NAME=VALUE", help="server environment (repeatable)")
+    reaching.add_argument("--config", metavar="FILE", help="an mcpServers JSON file, for a TARGET given as @NAME")
     client = argparse.ArgumentParser(add_help=False, parents=[reaching])
     client.add_argument(
         "--no-input", action="store_true", help="never prompt: refuse the server's questions (elicitation)"

@@ -78,7 +78,7 @@ from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
 from .server.core import MCPServer
 from .server.stateless import InputRequired
 
-__all__ = ["ProxyServer", "ServerGroup", "connect_all", "proxy"]
+__all__ = ["ProxyServer", "ServerGroup", "configured_servers", "connect_all", "proxy", "server_target"]
 
 log = logging.getLogger("mcp_sync.compose")
 
@@ -445,6 +445,33 @@ def proxy(target: str | Sequence[str] | MCPServer, *, name: str | None = None, *
     return ProxyServer(target, name=name, connect_options=connect_options)
 
 
+def configured_servers(config: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``mcpServers`` entries of ``config`` (a mapping, or the path of a JSON file), by name.
+
+    >>> configured_servers({"mcpServers": {"web": {"url": "http://127.0.0.1:8000/mcp"}}})
+    {'web': {'url': 'http://127.0.0.1:8000/mcp'}}
+    """
+    read: Mapping[str, Any] = (
+        config if isinstance(config, Mapping) else json.loads(Path(config).read_text(encoding="utf-8"))
+    )
+    return dict(read["mcpServers"])
+
+
+def server_target(name: str, entry: Mapping[str, Any]) -> tuple[str | list[str], dict[str, Any]]:
+    """What :func:`mcp_sync.connect` takes for one ``mcpServers`` entry: the target and its options.
+
+    >>> server_target("files", {"command": "npx", "args": ["-y", "files-server"], "env": {"ROOT": "/srv"}})
+    (['npx', '-y', 'files-server'], {'env': {'ROOT': '/srv'}, 'inherit_env': True})
+    >>> server_target("web", {"url": "https://mcp.example.com/mcp"})
+    ('https://mcp.example.com/mcp', {'headers': None})
+    """
+    if "url" in entry:
+        return entry["url"], {"headers": entry.get("headers")}
+    if "command" in entry:
+        return [entry["command"], *entry.get("args", ())], {"env": entry.get("env"), "inherit_env": True}
+    raise ValueError(f"mcpServers entry {name!r} has neither a command nor a url")
+
+
 class ServerGroup:
     """Several connected servers used as one (made by :func:`connect_all`).
 
@@ -514,18 +541,7 @@ def connect_all(
     ...     servers.call_tool("echo_echo", {"text": "hi"}).text
     'hi'
     """
-    read: Mapping[str, Any] = (
-        config if isinstance(config, Mapping) else json.loads(Path(config).read_text(encoding="utf-8"))
-    )
-    servers: Mapping[str, Any] = read["mcpServers"]
-    targets: dict[str, tuple[str | list[str], dict[str, Any]]] = {}
-    for name, entry in servers.items():
-        if "url" in entry:
-            targets[name] = entry["url"], {"headers": entry.get("headers")}
-        elif "command" in entry:
-            targets[name] = [entry["command"], *entry.get("args", ())], {"env": entry.get("env"), "inherit_env": True}
-        else:
-            raise ValueError(f"mcpServers entry {name!r} has neither a command nor a url")
+    targets = {name: server_target(name, entry) for name, entry in configured_servers(config).items()}
     clients: dict[str, MCPClient] = {}
     failures: dict[str, Exception] = {}
     # Started side by side: a server slow to start (npx installing, say) delays none of the others.

@@ -493,3 +493,31 @@ def test_connect_all_uses_three_servers_as_one_while_one_fails_to_start(tmp_path
 def test_connect_all_refuses_an_entry_without_command_or_url() -> None:
     with pytest.raises(ValueError, match="'odd' has neither a command nor a url"):
         mcp_sync.connect_all({"mcpServers": {"odd": {"cwd": "/"}}})
+
+
+def test_mcp_sync_list_and_call_take_a_server_of_a_config_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mcp.json"
+    local = {"command": TARGET[0], "args": TARGET[1:], "env": {"GREETING": "from the file", "OTHER": "x"}}
+    with start_http(proxied.build("web")) as running:
+        path.write_text(json.dumps({"mcpServers": {"local": local, "web": {"url": running.url, "headers": {}}}}))
+        config = ["--config", str(path)]
+        assert cli.main(["list", "@local", *config]) == 0
+        assert "echo(text: string)" in capsys.readouterr().out
+        assert cli.main(["call", "@local", "getenv", "name=GREETING", *config]) == 0
+        assert json.loads(capsys.readouterr().out) == {"result": "from the file"}
+        assert cli.main(["call", "@local", "getenv", "name=OTHER", "-e", "OTHER=given", *config]) == 0
+        assert json.loads(capsys.readouterr().out) == {"result": "given"}  # -e wins over the file
+        assert cli.main(["call", "@web", "echo", "text=hi", "-H", "Authorization: Bearer t", *config]) == 0
+        assert json.loads(capsys.readouterr().out) == {"result": "hi"}
+    assert cli.main(["list", "@local"]) == 1
+    assert "give it with --config FILE" in capsys.readouterr().err
+    assert cli.main(["list", "@nobody", *config]) == 1
+    assert capsys.readouterr().err == f"mcp-sync: error: {path} has no server 'nobody' (it has @local, @web)\n"
+    path.write_text("{}")
+    assert cli.main(["list", "@local", *config]) == 1
+    assert f"cannot read the mcpServers of {path}" in capsys.readouterr().err
+    path.write_text(json.dumps({"mcpServers": {}}))
+    assert cli.main(["list", "@local", *config]) == 1
+    assert "(it has none)" in capsys.readouterr().err

@@ -154,6 +154,27 @@ def test_cancelling_the_downstream_call_cancels_the_upstream_one(stdio_proxy: Pr
         assert client.call_tool("saw_cancelled", {"marker": "m1"}).structured_content == {"result": True}
 
 
+def test_a_downstream_client_that_goes_away_mid_call_cancels_the_upstream_call(stdio_proxy: ProxyServer) -> None:
+    leaving = downstream(stdio_proxy)
+    begun = threading.Event()
+    failure: list[MCPError] = []
+
+    def call() -> None:
+        try:
+            leaving.call_tool("slow", {"marker": "gone"}, progress=lambda p: begun.set())
+        except MCPError as exc:
+            failure.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    assert begun.wait(WAIT)
+    leaving.close()
+    caller.join(WAIT)
+    assert [exc.code for exc in failure] == [MCP_CODES.TRANSPORT_CLOSED]
+    with downstream(stdio_proxy) as staying:
+        assert staying.call_tool("saw_cancelled", {"marker": "gone"}).structured_content == {"result": True}
+
+
 @pytest.mark.parametrize("up_era", ["handshake", "stateless"])
 def test_list_changes_of_the_target_reach_the_downstream_client(up_era: str) -> None:
     with mcp_sync.proxy(proxied.build(), era=up_era) as front, downstream(front, era="handshake") as client:

@@ -5,8 +5,8 @@
 >>> client_end, server_end = mcp_sync.InMemoryTransport.pair()
 
 ``mcp_sync.connect(target)`` connects to a server given by URL, command line
-or MCPServer object. Names are imported lazily, so ``import mcp_sync`` stays
-cheap.
+or MCPServer object; ``mcp_sync.proxy(target)`` serves such a server as one
+of its own. Names are imported lazily, so ``import mcp_sync`` stays cheap.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "MCPClient": "client.core",
     "MCPServer": "server.core",
+    "ProxyServer": "compose",
+    "ServerGroup": "compose",
+    "connect_all": "compose",
+    "proxy": "compose",
     "ServerSession": "server.session",
     "Context": "server.context",
     "JsonRpcDispatcher": "runtime.dispatcher",
@@ -50,16 +54,21 @@ __all__ = [
     "MCPProtocolError",
     "MCPServer",
     "MCPTransportError",
+    "ProxyServer",
+    "ServerGroup",
     "ServerSession",
     "Telemetry",
     "Transport",
     "__version__",
     "connect",
+    "connect_all",
     "define_codes",
+    "proxy",
 ]
 
 if TYPE_CHECKING:
     from .client.core import MCPClient
+    from .compose import ProxyServer, ServerGroup, connect_all, proxy
     from .protocol.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError, define_codes
     from .runtime.dispatcher import JsonRpcDispatcher
     from .runtime.events import EventBus

@@ -5,6 +5,11 @@ Serve a server defined in a file or module (over stdio unless told)::
     mcp-sync run server.py
     mcp-sync run mypackage.server:app --transport http --port 8000
 
+Serve any MCP server on another transport (a bridge; see :mod:`mcp_sync.compose`)::
+
+    mcp-sync proxy https://mcp.example.com/mcp
+    mcp-sync proxy "npx -y @modelcontextprotocol/server-everything" --transport http --port 8000
+
 Use a server, given as a URL, a command line, or a Python file that
 ``mcp-sync run`` can serve::
 
@@ -13,6 +18,7 @@ Use a server, given as a URL, a command line, or a Python file that
     mcp-sync call http://127.0.0.1:8000/mcp search --json '{"query": "python"}'
     mcp-sync read server.py notes://readme
     mcp-sync prompt server.py greet name=Ada
+    mcp-sync call @github search_issues query=bug --config ~/.config/app/mcp.json
 
 A URL that asks for OAuth is signed in to on first use (in a terminal, the
 browser opens) and its tokens are kept in ``~/.local/state/mcp-sync/oauth``
@@ -249,10 +255,29 @@ def _run(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.serve_stdio()
         return 0
+    return _serve_http(server, args)
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    if args.transport == "stdio" and (args.host is not None or args.port is not None):
+        raise CommandError("--host and --port apply to --transport http")
+    from .compose import proxy
+
+    target, options = _target(args)
+    with proxy(target, **options) as server:
+        if args.transport == "stdio":
+            server.serve_stdio()
+            return 0
+        return _serve_http(server, args)
+
+
+def _serve_http(server: MCPServer, args: argparse.Namespace) -> int:
+    """Serve ``server`` over HTTP (or HTTP+SSE, ``--transport sse``) until Ctrl-C."""
     from .server.http.app import start_http
 
     port = 8000 if args.port is None else args.port
-    with start_http(server, args.host or "127.0.0.1", port, stateless=args.stateless) as running:
+    stateless = getattr(args, "stateless", False)
+    with start_http(server, args.host or "127.0.0.1", port, stateless=stateless) as running:
         url = running.url
         if args.transport == "sse":
             url = url.removesuffix(running.app.path) + running.app.sse_path
@@ -297,21 +322,50 @@ def _oauth(args: argparse.Namespace) -> OAuth:
 
 
 def _client(args: argparse.Namespace) -> MCPClient:
+    target, options = _target(args)
+    # "auto": prompts in a terminal
+    return connect(target, elicitation_provider=None if args.no_input else "auto", **options)
+
+
+def _target(args: argparse.Namespace) -> tuple[str | list[str], dict[str, Any]]:
+    """What ``connect()`` takes for ``args.target``: the URL or command line, and its options."""
     options: dict[str, Any] = {"timeout": args.timeout, "connect_timeout": args.timeout}
-    options["elicitation_provider"] = None if args.no_input else "auto"  # "auto": prompts in a terminal
     headers = {name: value.strip() for name, value in _pairs(args.header, ":")}
     environment = dict(_pairs(args.env, "="))
-    if is_url(args.target):
+    target: str | list[str] = args.target
+    if args.target.startswith("@"):
+        target, headers, environment = _configured(args, headers, environment)
+    if isinstance(target, str) and is_url(target):
         if environment:
             raise CommandError("--env applies to servers started as a command, not to URLs")
         # A token given by hand wins; otherwise a server that asks for OAuth gets it.
         given = any(name.lower() == "authorization" for name in headers)
-        return connect(args.target, headers=headers or None, auth=None if given else _oauth(args), **options)
+        return target, {**options, "headers": headers or None, "auth": None if given else _oauth(args)}
     if headers:
         raise CommandError("--header applies to URLs, not to servers started as a command")
     stderr = None if args.debug else _discard
-    command = _server_command(args.target)
-    return connect(command, env=environment, inherit_env=True, stderr=stderr, **options)
+    command = _server_command(target) if isinstance(target, str) else target
+    return command, {**options, "env": environment, "inherit_env": True, "stderr": stderr}
+
+
+def _configured(
+    args: argparse.Namespace, headers: dict[str, str], environment: dict[str, str]
+) -> tuple[str | list[str], dict[str, str], dict[str, str]]:
+    """``@NAME``: the server of that name in ``--config FILE`` (its headers or env, then those given here)."""
+    from .compose import configured_servers, server_target
+
+    if args.config is None:
+        raise CommandError(f"{args.target} names a server of a configuration file: give it with --config FILE")
+    name = args.target[1:]
+    try:
+        servers = configured_servers(args.config)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CommandError(f"cannot read the mcpServers of {args.config}: {exc}") from exc
+    if name not in servers:
+        known = ", ".join(f"@{known}" for known in servers) or "none"
+        raise CommandError(f"{args.config} has no server {name!r} (it has {known})")
+    target, options = server_target(name, servers[name])
+    return target, {**(options.get("headers") or {}), **headers}, {**(options.get("env") or {}), **environment}
 
 
 def _print_json(value: Any) -> None:
@@ -464,18 +518,20 @@ def _parser() -> argparse.ArgumentParser:
         prog="mcp-sync",
         description="Serve an MCP server, or use one from the shell.",
         epilog='TARGET is a URL (http:// or https://), a command line (quote it: "python server.py"), '
-        "or a Python file (FILE.py[:OBJ]) that mcp-sync run can serve.",
+        "a Python file (FILE.py[:OBJ]) that mcp-sync run can serve, or @NAME of an mcpServers file (--config FILE).",
     )
     parser.add_argument("--version", action="version", version=f"mcp-sync {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show tracebacks (and the server's stderr)")
-    client = argparse.ArgumentParser(add_help=False, parents=[common])
-    client.add_argument("target", metavar="TARGET", help="URL, command line or FILE.py[:OBJ] of the server")
-    client.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="limit per request")
-    client.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
-    client.add_argument("-e", "--env", action="append", metavar="NAME=VALUE", help="server environment (repeatable)")
+    reaching = argparse.ArgumentParser(add_help=False, parents=[common])
+    reaching.add_argument("target", metavar="TARGET", help="URL, command line or FILE.py[:OBJ] of the server")
+    reaching.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="limit per request")
+    reaching.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
+    reaching.add_argument("-e", "--env", action="append", metavar="NAME=VALUE", help="server environment (repeatable)")
+    reaching.add_argument("--config", metavar="FILE", help="an mcpServers JSON file, for a TARGET given as @NAME")
+    client = argparse.ArgumentParser(add_help=False, parents=[reaching])
     client.add_argument(
         "--no-input", action="store_true", help="never prompt: refuse the server's questions (elicitation)"
     )
@@ -487,6 +543,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, help="port to listen on (http, sse; default 8000)")
     run.add_argument("--stateless", action="store_true", help="serve Streamable HTTP without sessions")
     run.set_defaults(handler=_run)
+
+    bridge = commands.add_parser(
+        "proxy", parents=[reaching], help="serve any MCP server (URL or command line) on stdio or Streamable HTTP"
+    )
+    bridge.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    bridge.add_argument("--host", help="address to listen on (http; default 127.0.0.1)")
+    bridge.add_argument("--port", type=int, help="port to listen on (http; default 8000)")
+    bridge.set_defaults(handler=_proxy)
 
     listing = commands.add_parser("list", parents=[client], help="list tools, resources, templates and prompts")
     listing.add_argument("--json", action="store_true", help="print JSON")

@@ -167,6 +167,7 @@ def test_every_module_has_a_layer_or_is_composition() -> None:
             ".http_client",
             ".http_server",
             ".notebook",
+            ".compose",
             ".stdio",
             ".types",
             ".wsgi_server",

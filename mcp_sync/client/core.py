@@ -720,6 +720,20 @@ class MCPClient:
             cancel=cancel,
         )
 
+    def on_notification(self, method: str, listener: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """Call ``listener(params)`` for each ``method`` notification of the open connection; returns the undo.
+
+        The listener runs on the reader thread (keep it quick: hand work to
+        another thread) and lasts as long as this connection. In 2026-07-28
+        list changes arrive only on a :meth:`listen` stream.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> with connect(MCPServer("demo"), era="handshake") as client:
+        ...     stop = client.on_notification("notifications/tools/list_changed", print)
+        ...     stop()
+        """
+        return self._connection().dispatcher.on_notification(method, listener)
+
     def _forget_listen(self, subscription: Subscription) -> None:
         with self._listen_lock:
             self._listens.pop(subscription.id, None)

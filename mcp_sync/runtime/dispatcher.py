@@ -22,6 +22,7 @@ the peer.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import enum
 import functools
 import itertools
@@ -88,6 +89,7 @@ __all__ = [
     "SystemClock",
     "Timeout",
     "UseDefault",
+    "acting_for",
     "current_request",
 ]
 
@@ -120,6 +122,26 @@ def current_request() -> RequestContext | None:
     """
     context: RequestContext | None = getattr(_current, "context", None)
     return context
+
+
+@contextlib.contextmanager
+def acting_for(context: RequestContext | None) -> Iterator[None]:
+    """Run the block as if in ``context``'s handler: what it sends travels with that request.
+
+    For work a handler hands to another thread (a proxy relaying the
+    progress its upstream reports, say), which transports would otherwise
+    take for the connection's own.
+
+    >>> with acting_for(None):
+    ...     current_request() is None
+    True
+    """
+    previous = current_request()
+    _current.context = context
+    try:
+        yield
+    finally:
+        _current.context = previous
 
 
 _CANCEL_POLL = 0.02

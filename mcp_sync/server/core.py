@@ -74,6 +74,7 @@ from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..runtime.transport import Transport
+    from .mount import Mount
     from .session import ServerSession
 
 __all__ = [
@@ -556,6 +557,22 @@ class MCPServer:
         with self._lock:
             if registry.pop(key, None) is None:
                 raise MCPError(MCP_CODES.NOT_FOUND, f"no {kind} {key!r}", context={kind: key})
+
+    def mount(self, other: MCPServer, prefix: str) -> Mount:
+        """Serve ``other``'s tools, resources, templates and prompts here too, under ``prefix``; live.
+
+        ``forecast`` becomes ``weather_forecast``, ``notes://readme`` becomes
+        ``notes://weather/readme`` (see :mod:`~mcp_sync.server.mount`);
+        ``other`` may be a proxy. The returned mount's ``unmount()`` ends it.
+
+        >>> weather, app = MCPServer("weather"), MCPServer("app")
+        >>> _ = weather.register_tool("forecast", lambda args, ctx: "sunny")
+        >>> app.mount(weather, prefix="weather").parent.invoke_tool("weather_forecast").text
+        'sunny'
+        """
+        from .mount import Mount
+
+        return Mount(self, other, prefix)
 
     # ------------------------------------------------------------ decorators
 

@@ -1,0 +1,222 @@
+"""Mounting: one server's tools, resources, templates and prompts served by another, under a prefix.
+
+:meth:`MCPServer.mount <mcp_sync.server.core.MCPServer.mount>` makes a
+:class:`Mount`. Names get the prefix and an underscore (``forecast`` under
+``weather`` is ``weather_forecast``); a resource URI gets the prefix as its
+first segment after the scheme (``notes://readme`` is
+``notes://weather/readme``, a template ``notes://{name}`` is
+``notes://weather/{name}``; a URI without ``://`` is put under
+``weather/``), so that two mounted servers with the same URIs stay apart.
+Calls go to the mounted server in this process with the caller's context:
+progress, logs, cancellation and questions to the client work as if the
+mounted server served the call itself. The mounted server's list changes
+(registrations, or a proxy's target changing) update the mount at once and
+reach the mounting server's clients as its own list changes; its
+``mark_resource_updated`` reaches the clients subscribed to the URI here.
+
+>>> from mcp_sync import MCPServer
+>>> weather, app = MCPServer("weather"), MCPServer("app")
+>>> _ = weather.register_tool("forecast", lambda args, ctx: "sunny")
+>>> mounted = app.mount(weather, prefix="weather")
+>>> [tool.name for tool in app.list_tools()], app.invoke_tool("weather_forecast").text
+(['weather_forecast'], 'sunny')
+>>> _ = weather.register_tool("alerts", lambda args, ctx: "none")
+>>> [tool.name for tool in app.list_tools()]
+['weather_forecast', 'weather_alerts']
+>>> mounted.unmount()
+>>> app.list_tools()
+[]
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.types import Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
+from .backend import Notice
+
+if TYPE_CHECKING:
+    from .backend import Backend
+    from .context import Context
+    from .core import MCPServer
+
+__all__ = ["Mount"]
+
+
+class _Watching:
+    """The mounted server's backend, wrapped: each notification it publishes also updates the mount.
+
+    The backend is where a server hands every server-wide notification it
+    raises (see :mod:`~mcp_sync.server.backend`): the one seam that hears
+    every list change, whatever changed the list.
+    """
+
+    def __init__(self, inner: Backend, mount: Mount) -> None:
+        self.inner = inner
+        self.mount = mount
+
+    def attach(self, server: MCPServer) -> None:
+        self.inner.attach(server)
+        server.backend = self  # stay in front of the backend it attached
+
+    def start(self) -> None:
+        self.inner.start()
+
+    def publish(self, notice: Notice) -> None:
+        self.inner.publish(notice)
+        if notice.kind == "list_changed":
+            self.mount.sync(notice.subject)
+        else:
+            self.mount.parent.mark_resource_updated(self.mount.uri(notice.subject))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class Mount:
+    """``other`` served by ``parent`` under ``prefix`` (see the module's description); :meth:`unmount` ends it."""
+
+    def __init__(self, parent: MCPServer, other: MCPServer, prefix: str) -> None:
+        if not prefix:
+            raise ValueError("mount() needs a non-empty prefix")
+        self.parent = parent
+        self.other = other
+        self.prefix = prefix
+        self._lock = threading.RLock()
+        self._active = True
+        # What this mount registered on the parent, by kind: the parent's key -> the mounted item.
+        self._served: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "templates": {}, "prompts": {}}
+        self._backend = other.backend
+        other.backend = _Watching(other.backend, self)
+        try:
+            for kind in ("tools", "resources", "prompts"):
+                self.sync(kind)
+        except BaseException:
+            self.unmount()  # a name the parent has already: nothing of this mount stays
+            raise
+
+    def name(self, name: str) -> str:
+        """The parent's name for the mounted item ``name``."""
+        return f"{self.prefix}_{name}"
+
+    def uri(self, uri: str) -> str:
+        """The parent's URI (or template) for the mounted server's ``uri``."""
+        scheme, separator, rest = uri.partition("://")
+        return f"{scheme}://{self.prefix}/{rest}" if separator else f"{self.prefix}/{uri}"
+
+    def original(self, uri: str) -> str:
+        """The mounted server's URI for the parent's ``uri`` (the inverse of :meth:`uri`)."""
+        scheme, separator, rest = uri.partition("://")
+        inside = f"{self.prefix}/"
+        return f"{scheme}://{rest.removeprefix(inside)}" if separator else uri.removeprefix(inside)
+
+    def sync(self, kind: str) -> None:
+        """Make the parent's registrations of ``kind`` from this mount match the mounted server's list."""
+        with self._lock:
+            if not self._active:
+                return  # unmounted, while another mount still wraps the backend in front of this one's
+            if kind == "tools":
+                self._update("tools", {self.name(t.name): t for t in self.other.list_tools()}, self._add_tool)
+            elif kind == "prompts":
+                self._update("prompts", {self.name(p.name): p for p in self.other.list_prompts()}, self._add_prompt)
+            else:
+                resources = {self.uri(r.uri): r for r in self.other.list_resources()}
+                self._update("resources", resources, self._add_resource)
+                templates = {self.uri(t.uri_template): t for t in self.other.list_resource_templates()}
+                self._update("templates", templates, self._add_template)
+
+    def _update(self, kind: str, wanted: dict[str, Any], add: Any) -> None:
+        served = self._served[kind]
+        for key in [key for key, item in served.items() if wanted.get(key) != item]:
+            self._remove(kind, key)
+        for key, item in wanted.items():
+            if key not in served:
+                add(key, item)
+                served[key] = item
+
+    def _remove(self, kind: str, key: str) -> None:
+        del self._served[kind][key]
+        if kind == "tools":
+            self.parent.unregister_tool(key)
+        elif kind == "prompts":
+            self.parent.unregister_prompt(key)
+        else:
+            self.parent.unregister_resource(key)
+
+    def _add_tool(self, key: str, tool: Tool) -> None:
+        def call(arguments: Any, ctx: Context) -> Any:
+            return self.other.invoke_tool(tool.name, arguments, context=ctx)
+
+        self.parent.register_tool(
+            key,
+            call,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            title=tool.title,
+            annotations=tool.annotations,
+            icons=tool.icons,
+            meta=tool.meta,
+        )
+
+    def _add_prompt(self, key: str, prompt: Prompt) -> None:
+        def render(arguments: Any, ctx: Context) -> Any:
+            return self.other.get_prompt(prompt.name, arguments, context=ctx)
+
+        self.parent.register_prompt(
+            key,
+            render,
+            title=prompt.title,
+            description=prompt.description,
+            arguments=prompt.arguments,
+            icons=prompt.icons,
+            meta=prompt.meta,
+        )
+
+    def _read(self, uri: str, original: str, ctx: Context) -> ReadResourceResult:
+        """Read ``original`` from the mounted server; the contents say the URI they were read as here."""
+        result = self.other.read_resource(original, context=ctx)
+        contents = [item.model_copy(update={"uri": uri}) for item in result.contents]
+        return result.model_copy(update={"contents": contents})
+
+    def _add_resource(self, key: str, resource: Resource) -> None:
+        self.parent.register_resource(
+            key,
+            lambda uri, ctx: self._read(uri, resource.uri, ctx),
+            name=resource.name,
+            title=resource.title,
+            description=resource.description,
+            mime_type=resource.mime_type,
+            size=resource.size,
+            annotations=resource.annotations,
+            icons=resource.icons,
+            meta=resource.meta,
+        )
+
+    def _add_template(self, key: str, template: ResourceTemplate) -> None:
+
+        def read(uri: str, params: dict[str, str], ctx: Context) -> ReadResourceResult:
+            return self._read(uri, self.original(uri), ctx)
+
+        self.parent.register_resource_template(
+            key,
+            read,
+            name=template.name,
+            title=template.title,
+            description=template.description,
+            mime_type=template.mime_type,
+            annotations=template.annotations,
+            icons=template.icons,
+            meta=template.meta,
+        )
+
+    def unmount(self) -> None:
+        """Take the mounted server's items off the parent and stop following its list changes. Idempotent."""
+        with self._lock:
+            self._active = False
+            if isinstance(self.other.backend, _Watching) and self.other.backend.mount is self:
+                self.other.backend = self._backend  # else another mount wraps it now: this one stays, inactive
+            for kind, served in self._served.items():
+                for key in list(served):
+                    self._remove(kind, key)

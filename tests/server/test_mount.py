@@ -1,0 +1,151 @@
+"""MCPServer.mount: another server (or a proxy) served under a prefix, live, with real clients."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import mcp_sync
+from mcp_sync import MCPError, MCPServer
+from mcp_sync.client.core import RESOURCE_UPDATED
+from mcp_sync.errors import MCP_CODES
+from mcp_sync.server.backend import InProcessBackend
+from mcp_sync.server.mount import Mount
+from mcp_sync.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitResult,
+    ProgressNotificationParams,
+    Root,
+    TextContent,
+)
+
+SERVERS = Path(__file__).parent.parent / "servers"
+sys.path.insert(0, str(SERVERS))
+import proxied  # noqa: E402
+
+WAIT = 10.0
+
+
+def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", content=TextContent(text="sampled"), model="m")
+
+
+def elicit(params: ElicitRequestFormParams) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+def roots() -> list[Root]:
+    return [Root(uri="file:///work")]
+
+
+def test_a_mounted_server_is_served_under_its_prefix() -> None:
+    app, weather = MCPServer("app"), proxied.build("weather")
+    weather.register_resource("readme.txt", lambda uri, ctx: "no scheme")
+    app.register_tool("own", lambda args, ctx: "mine")
+    mounted = app.mount(weather, prefix="weather")
+    assert isinstance(mounted, Mount)
+    with mcp_sync.connect(
+        app, era="handshake", sampling_provider=sample, elicitation_provider=elicit, roots_provider=roots
+    ) as client:
+        names = [tool.name for tool in client.tools()]
+        assert names == ["own", *(f"weather_{tool.name}" for tool in proxied.build().list_tools())]
+        assert client.call_tool("weather_echo", {"text": "hi"}).text == "hi"
+        progress: list[ProgressNotificationParams] = []
+        assert client.call_tool("weather_count", {"steps": 2}, progress=progress.append).text == "counted 2"
+        assert [p.progress for p in progress] == [1, 2]
+        # The caller's context goes along: the mounted server's questions reach this client.
+        answer = json.loads(client.call_tool("weather_ask").text or "")
+        assert answer == {"action": "accept", "data": {"name": "Ada"}, "sampled": "sampled", "roots": ["file:///work"]}
+        assert [r.uri for r in client.resources()] == ["notes://weather/readme", "weather/readme.txt"]
+        assert [t.uri_template for t in client.resource_templates()] == ["notes://weather/{name}/text"]
+        readme = client.read_resource("notes://weather/readme")
+        assert (readme.contents[0].uri, readme.text) == ("notes://weather/readme", "read me")
+        assert client.read_resource("weather/readme.txt").text == "no scheme"
+        templated = client.read_resource("notes://weather/groceries/text")
+        assert (templated.contents[0].uri, templated.text) == ("notes://weather/groceries/text", "note groceries")
+        assert [p.name for p in client.prompts()] == ["weather_greet"]
+        greeting = client.get_prompt("weather_greet", {"name": "Bo"})
+        assert greeting.messages[0].content.text == "Hello, Bo!"  # type: ignore[union-attr]
+    assert mounted.original("weather/readme.txt") == "readme.txt"
+
+
+def test_list_changes_of_the_mounted_server_reach_the_parent_s_clients() -> None:
+    app, weather = MCPServer("app"), proxied.build("weather")
+    mounted = app.mount(weather, prefix="w")
+    with mcp_sync.connect(app, era="handshake") as client:
+        told = threading.Event()
+        client.on_notification("notifications/tools/list_changed", lambda params: told.set())
+        weather.register_tool("alerts", lambda args, ctx: "none", description="first")
+        assert told.wait(WAIT)
+        assert client.call_tool("w_alerts").text == "none"
+        weather.unregister_tool("alerts")
+        assert "w_alerts" not in [tool.name for tool in client.refresh_tools()]
+        assert client.call_tool("w_grow", {"name": "extra"}).text == "grown"
+        assert "w_extra" in [tool.name for tool in client.refresh_tools()]
+        assert "w_extra" in [prompt.name for prompt in client.refresh_prompts()]
+        assert "notes://w/extra" in [resource.uri for resource in client.refresh_resources()]
+        # A change of a mounted resource reaches the clients subscribed to it under the parent's URI.
+        updated = threading.Event()
+        client.events.on(RESOURCE_UPDATED, lambda payload: updated.set())
+        client.subscribe_resource("notes://w/readme")
+        weather.mark_resource_updated("notes://readme")
+        assert updated.wait(WAIT)
+        assert client.subscribed_contents("notes://w/readme").text == "read me"  # type: ignore[union-attr]
+    mounted.unmount()
+    assert app.list_tools() == [] and app.list_prompts() == [] and app.list_resources() == []
+    assert app.list_resource_templates() == []
+    assert isinstance(weather.backend, InProcessBackend)  # given back
+    weather.register_tool("later", lambda args, ctx: "ignored")
+    assert app.list_tools() == []
+    mounted.unmount()  # again: nothing happens
+
+
+def test_one_server_mounted_in_two_parents_and_unmounted_from_the_first() -> None:
+    first, second, shared = MCPServer("first"), MCPServer("second"), MCPServer("shared")
+    shared.register_tool("t", lambda args, ctx: "t")
+    one, two = first.mount(shared, prefix="a"), second.mount(shared, prefix="b")
+    one.unmount()  # the second mount's watcher is in front: the first's stays in the chain, inactive
+    shared.register_tool("u", lambda args, ctx: "u")
+    assert [tool.name for tool in first.list_tools()] == []
+    assert [tool.name for tool in second.list_tools()] == ["b_t", "b_u"]
+    two.unmount()
+    # The watcher passes the backend's duties on (a host attaches, starts and closes it).
+    watcher = shared.backend
+    watcher.attach(shared)
+    assert shared.backend is watcher
+    watcher.start()
+    watcher.close()
+
+
+def test_a_proxy_mounted_under_a_prefix() -> None:
+    target = [sys.executable, str(SERVERS / "proxied.py")]
+    app = MCPServer("app")
+    with mcp_sync.proxy(target, timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        with mcp_sync.connect(app, era="handshake") as client:
+            assert client.call_tool("remote_echo", {"text": "far"}).text == "far"
+            told = threading.Event()
+            client.on_notification("notifications/tools/list_changed", lambda params: told.set())
+            assert client.call_tool("remote_grow", {"name": "extra"}).text == "grown"
+            assert told.wait(WAIT)
+            assert client.call_tool("remote_extra").text == "I am extra"
+        mounted.unmount()
+
+
+def test_mounting_refuses_an_empty_prefix_and_a_clash() -> None:
+    app, other = MCPServer("app"), MCPServer("other")
+    other.register_tool("t", lambda args, ctx: "t")
+    with pytest.raises(ValueError, match="non-empty prefix"):
+        app.mount(other, prefix="")
+    app.register_tool("x_t", lambda args, ctx: "mine")
+    with pytest.raises(MCPError) as clash:
+        app.mount(other, prefix="x")
+    assert clash.value.code == MCP_CODES.DUPLICATE_REGISTRATION
+    assert isinstance(other.backend, InProcessBackend)  # nothing of the failed mount is left
+    assert [tool.name for tool in app.list_tools()] == ["x_t"]

@@ -490,6 +490,33 @@ class SessionRegistry:
             entry.session.close()
         return None
 
+    def adopt(self, entry: HTTPSession) -> HTTPSession | None:
+        """Keep ``entry`` unless a live session of its id is kept already: the one kept, marked busy.
+
+        ``None`` when the registry is full or closed. For sessions another
+        process opened, which two requests may bring here at once: the caller
+        closes its own session when another is returned.
+        """
+        now = self.clock()
+        with self._lock:
+            kept = self._sessions.get(entry.session_id)
+            if kept is not None and not self._expired(kept, now):
+                kept.active += 1
+                return kept
+            if self._closed or len(self._sessions) >= self.max_sessions:
+                return None
+            entry.last_seen = now
+            entry.active += 1
+            self._sessions[entry.session_id] = entry
+        if kept is not None:
+            kept.session.close()  # expired here, replaced by the copy made now
+        return entry
+
+    def peek(self, session_id: str) -> HTTPSession | None:
+        """The session ``session_id`` if kept, without marking it busy or ending it."""
+        with self._lock:
+            return self._sessions.get(session_id)
+
     def release(self, entry: HTTPSession) -> None:
         """A request of ``entry`` was served: the idle time starts again."""
         with self._lock:

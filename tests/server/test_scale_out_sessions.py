@@ -22,12 +22,14 @@ import http.client
 import itertools
 import json
 import logging
+import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import peers
 import pytest
 import redis
 from redisserver import RedisServer, running_redis
@@ -69,6 +71,11 @@ def build_server(label: str) -> MCPServer:
     def ask(question: str, ctx: Context) -> str:
         answer = ctx.sample(question, max_tokens=10)
         return f"{label}: {getattr(answer.content, 'text', '')}"
+
+    @server.tool(structured_output=False)
+    def touch() -> str:
+        server.mark_resource_updated(SUBSCRIBED)
+        return label
 
     @server.resource(SUBSCRIBED, mime_type="text/plain")
     def note() -> str:
@@ -194,6 +201,7 @@ def ping(n: int) -> dict[str, Any]:
 def test_a_handshake_session_is_served_by_both_processes_and_ends_everywhere(pair: Pair, keys: redis.Redis) -> None:
     sampler = Sampler("blue")
     updated = threading.Event()
+    heard: list[str] = []
     with http_client(pair.url, era="handshake", sampling_provider=sampler, timeout=TIMEOUT) as client:
         assert client.negotiated_era == "handshake"
         assert {client.call_tool("where").text for _ in range(6)} == {"a", "b"}
@@ -211,12 +219,21 @@ def test_a_handshake_session_is_served_by_both_processes_and_ends_everywhere(pai
         client.set_log_level("error")
         for app in pair.apps:
             wait_until(lambda app=app: _copy(app, session_id).session.log_level == "error", "both copies changed")
-        client.events.on("resource:updated", lambda payload: updated.set())
+        client.events.on("resource:updated", lambda payload: (heard.append(payload.uri), updated.set()))
         client.subscribe_resource(SUBSCRIBED)
         for app in pair.apps:
             wait_until(lambda app=app: SUBSCRIBED in _copy(app, session_id).session.subscriptions, "both subscribed")
         pair.apps[1].server.mark_resource_updated(SUBSCRIBED)  # whichever app holds the GET stream, it writes it
         assert updated.wait(TIMEOUT)
+        # Touched by the client itself, on either app: once each, on the GET stream (never also on the call's POST).
+        touched_by: list[str] = []
+        while set(touched_by) != {"a", "b"}:  # the client's rereads take turns too
+            assert len(touched_by) < 6, touched_by
+            touched_by.append(client.call_tool("touch").text)
+            wait_until(lambda: len(heard) == len(touched_by) + 1, "the update heard")
+            client.call_tool("where")  # one request more: the next touch goes to the other app, or the one after
+        assert client.call_tool("where").text in {"a", "b"}  # anything more would have come before this answer
+        assert len(heard) == len(touched_by) + 1
         record = SessionRecord.from_json(session_id, keys.get(f"mcp-sync:{NAME}:session:{session_id}") or b"")
         assert record.log_level == "error" and record.subscriptions == {SUBSCRIBED}
         assert record.client_info is not None and record.capabilities.get("sampling") == {}
@@ -458,4 +475,88 @@ def test_handshake_clients_are_served_by_any_worker(scaled: tuple[Hosted, RedisS
         assert store.keys("mcp-sync:scaled-example:session:*") == []  # every client's DELETE ended its session
     finally:
         store.close()
+    assert "Traceback" not in hosted.output()
+
+
+SDK_DRIVER = """
+import json, sys, warnings
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+warnings.simplefilter("ignore")
+url = sys.argv[1]
+
+
+async def main():
+    out = {"pids": [], "progress": [], "asked": 0, "updated": 0, "touched_by": []}
+    updated = anyio.Event()
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/resources/updated":
+            out["updated"] += 1
+            updated.set()
+
+    async def sample(context, params):
+        out["asked"] += 1
+        text = types.TextContent(type="text", text="blue")
+        return types.CreateMessageResult(role="assistant", content=text, model="sdk")
+
+    with anyio.fail_after(100):
+        async with streamable_http_client(url) as streams:
+            client = ClientSession(streams[0], streams[1], sampling_callback=sample, message_handler=on_message)
+            async with client as session:
+                out["version"] = (await session.initialize()).protocol_version
+                for n in range(200):
+                    if n % 2:
+                        result = await session.call_tool("echo", {"text": str(n)})
+                        assert result.content[0].text == str(n), result
+                    else:
+                        out["pids"].append((await session.call_tool("pid", {})).structured_content["result"])
+
+                async def on_progress(value, total, message):
+                    out["progress"].append([value, total])
+
+                for _ in range(2):
+                    await session.call_tool("progress", {"steps": 3}, progress_callback=on_progress)
+                asked = [await session.call_tool("ask", {"question": "Sky?"}) for _ in range(4)]
+                out["answers"] = [result.content[0].text for result in asked]
+                await session.subscribe_resource("notes://1")
+                for _ in range(4):
+                    updated = anyio.Event()
+                    text = (await session.call_tool("touch", {"uri": "notes://1"})).content[0].text
+                    out["touched_by"].append(int(text.rpartition(" ")[2]))
+                    with anyio.fail_after(10):
+                        await updated.wait()
+    print(json.dumps(out))
+
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.timeout(180)
+def test_the_official_sdk_client_in_the_handshake_era(scaled: tuple[Hosted, RedisServer], tmp_path: Path) -> None:
+    """The SDK's client keeps one session; gunicorn's four workers serve it, sharing it through Redis."""
+    hosted, _ = scaled
+    driver = tmp_path / "driver.py"
+    driver.write_text(SDK_DRIVER)
+    done = subprocess.run(
+        [peers.peer_python(), str(driver), hosted.base + "/mcp"],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=peers.peer_environment(),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout)
+    assert report["version"] == "2025-11-25"
+    assert len(set(report["pids"])) >= 3 and set(report["pids"]) <= workers_of(hosted)
+    assert report["progress"] == [[1.0, 3.0], [2.0, 3.0], [3.0, 3.0]] * 2
+    assert report["answers"] == ["blue"] * 4 and report["asked"] == 4
+    assert report["updated"] == 4
     assert "Traceback" not in hosted.output()

@@ -615,6 +615,8 @@ class StreamableHTTPApp:
         if not self.backend.shares_sessions:
             return
         entry.session.dispatcher.prefix_ids(f"{secrets.token_hex(6)}-")
+        assert isinstance(entry.transport, StreamableSessionTransport)
+        entry.transport.shared = True
         entry.session.on_change = functools.partial(self._save_session, entry)
 
     def _save_session(self, entry: HTTPSession, session: ServerSession) -> None:

@@ -78,6 +78,15 @@ __all__ = [
 
 log = logging.getLogger("mcp_sync.http")
 
+SERVER_WIDE = frozenset(
+    {
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+    }
+)
+"""The notifications every process delivers to its copy of a shared session (see ``shared``)."""
 MAX_FINISHED_STREAMS = 64
 """Finished POST streams of one session that stay resumable (their events replayable)."""
 
@@ -164,6 +173,10 @@ class StreamableSessionTransport(BaseTransport):
         self._streams: collections.OrderedDict[str, SSEStream] = collections.OrderedDict()
         self._local = threading.local()
         self.dispatcher: object | None = None
+        self.shared = False
+        """Whether other processes hold copies of the session (a Redis backend): each of them delivers the
+        server-wide notifications (:data:`SERVER_WIDE`) to its copy, so they go on the GET stream only, never on
+        the POST of the request that raised them, or a client would get them twice."""
         self.standalone: SSEStream | None = None
         if event_store is not None:
             self.standalone = SSEStream(_new_stream_id())
@@ -231,7 +244,7 @@ class StreamableSessionTransport(BaseTransport):
             return
         context = current_request()
         with self._routes:
-            post = self._subscription(message) or self._related_post(context)
+            post = self._subscription(message) or (None if self._server_wide(message) else self._related_post(context))
             if post is not None:
                 if post.mode == "undecided":
                     self._start_sse(post)
@@ -263,6 +276,9 @@ class StreamableSessionTransport(BaseTransport):
         if not isinstance(tag, (str, int)) or isinstance(tag, bool):
             return None
         return next((e for e in self._waiting.get(tag, ()) if not e.json_only), None)
+
+    def _server_wide(self, message: JSONRPCMessage) -> bool:
+        return self.shared and isinstance(message, JSONRPCNotification) and message.method in SERVER_WIDE
 
     def _related_post(self, context: RequestContext | None) -> PostedRequest | None:
         """The streaming POST of the request being served on this thread, if any."""

@@ -128,6 +128,9 @@ class SessionListener(Protocol):
     def session_message(self, session_id: str, message: dict[str, Any]) -> None:
         """A client's response (wire form) to a request that a process may be waiting for: deliver it if this one is."""
 
+    def session_stream_opened(self, session_id: str) -> None:
+        """The session's GET stream opened in another process: end the one open here, if any (the newest wins)."""
+
 
 class BackendUnavailable(MCPError):
     """The backend (Redis) cannot be reached: at start, or when a notification must be passed on.
@@ -198,6 +201,9 @@ class Backend(Protocol):
     def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
         """Pass a client's response (wire form) on to the process that waits for it."""
 
+    def stream_opened(self, session_id: str) -> None:
+        """Tell the other processes that the session's GET stream opened here."""
+
 
 class InProcessBackend:
     """Nothing shared: the server's own secret, its notifications for its own sessions only.
@@ -213,6 +219,7 @@ class InProcessBackend:
     (False, None, True)
     >>> backend.listen_sessions(object())  # type: ignore[arg-type]
     >>> backend.save_session(record, 60.0); backend.end_session("abc"); backend.send_to_session("abc", {})
+    >>> backend.stream_opened("abc")
     >>> backend.close()
     """
 
@@ -253,3 +260,6 @@ class InProcessBackend:
 
     def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
         """Nobody else waits."""
+
+    def stream_opened(self, session_id: str) -> None:
+        """Nobody else holds a stream."""

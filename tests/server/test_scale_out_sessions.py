@@ -306,23 +306,63 @@ def test_failing_to_pass_on_an_answer_or_an_end_gives_503(pair: Pair, monkeypatc
     assert pair.apps[0].sessions.peek(session) is None  # ended here all the same
 
 
+def open_get(url: str, session: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
+    headers = {"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": session}
+    connection.request("GET", parts.path, headers=headers)
+    return connection, connection.getresponse()
+
+
+def test_a_get_stream_opened_in_one_process_ends_the_one_open_in_another(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair.urls
+    session = initialize(a)
+    first, first_response = open_get(a, session)
+    assert first_response.status == 200
+    wait_until(lambda: _copy(pair.apps[0], session).transport.standalone.consumer is not None, "the stream is read")  # type: ignore[union-attr]
+    second, second_response = open_get(b, session)
+    try:
+        assert second_response.status == 200
+        first_response.read()  # returns at the end of the stream (within the socket's timeout otherwise)
+        assert _copy(pair.apps[0], session).transport.standalone.consumer is None  # type: ignore[union-attr]
+    finally:
+        first.close()
+        second.close()
+
+    def down(session_id: str) -> None:
+        raise BackendUnavailable("down")
+
+    monkeypatch.setattr(pair.apps[0].backend, "stream_opened", down)
+    third, third_response = open_get(a, session)
+    try:
+        assert third_response.status == 503
+        assert _copy(pair.apps[0], session).transport.standalone.consumer is None  # type: ignore[union-attr]
+    finally:
+        third.close()
+
+
 def test_what_other_processes_say_of_sessions_not_held_here_is_ignored(pair: Pair, redis_server: RedisServer) -> None:
     app = pair.apps[0]
     record = SessionRecord("unknown", "2025-11-25", log_level="debug")
     app.session_changed(record)
     app.session_message("unknown", {"jsonrpc": "2.0", "id": 1, "result": {}})
     app.session_ended("unknown")
+    app.session_stream_opened("unknown")
     # A legacy (2024-11-05) session is not shared: its copy takes nothing, and /mcp does not serve it.
     transport = StreamableSessionTransport(event_store=None)
     legacy_entry = _legacy(app)
     app.session_changed(SessionRecord(legacy_entry.session_id, "2025-11-25", log_level="debug"))
     assert legacy_entry.session.log_level is None
     app.session_message(legacy_entry.session_id, {"jsonrpc": "2.0", "id": 1, "result": {}})
+    app.session_stream_opened(legacy_entry.session_id)
     assert post(pair.urls[0], ping(1), legacy_entry.session_id)[0] == 404
     transport.close()
     # A response nobody here waits for is not delivered.
     session = initialize(pair.urls[0])
     app.session_message(session, {"jsonrpc": "2.0", "id": "elsewhere-1", "result": {}})
+    app.session_stream_opened(session)  # no GET stream open here: nothing to end
     assert _copy(app, session).session.dispatcher.awaits("elsewhere-1") is False
 
 

@@ -341,9 +341,13 @@ class StreamableHTTPApp:
     or a ``redis://`` (``rediss://``, ``unix://``) URL for a
     :class:`~mcp_sync.server.http.redis_backend.RedisBackend`; unset, the URL
     in ``MCP_SYNC_REDIS_URL`` if any, else nothing shared (in-process). With
-    Redis, the ``requestState`` secret is shared and every process's listen
+    Redis, the ``requestState`` secret is shared, every process's listen
     and GET streams get the resource updates and list changes raised in any
-    of them; when Redis cannot be reached the app is not made
+    of them, and handshake-era sessions are kept in Redis, so that any
+    process serves any of their requests (a session's record expires after
+    ``session_idle_timeout``; DELETE ends it in every process; a client's
+    answer to a handler's request reaching another process is passed on to
+    the one that waits; Redis away: 503 for their requests); when Redis cannot be reached the app is not made
     (:class:`~mcp_sync.server.backend.BackendUnavailable`). :meth:`close`
     closes the backend.
 
@@ -665,6 +669,17 @@ class StreamableHTTPApp:
         if _response_to(decoded, entry.session):
             entry.transport.receive(decoded)
 
+    def session_stream_opened(self, session_id: str) -> None:
+        """The session's GET stream opened in another process: the one open here, if any, ends (one stream each).
+
+        Called by the backend::
+
+            app.session_stream_opened(session_id)
+        """
+        entry = self.sessions.peek(session_id)
+        if entry is not None and isinstance(entry.transport, StreamableSessionTransport):
+            entry.transport.end_standalone()
+
     def _post(self, request: _Request, principal: str | None, version: str | None) -> _Response:
         accept = request.header("Accept")
         json_ok, sse_ok = accepts(accept, JSON), accepts(accept, EVENT_STREAM)
@@ -935,6 +950,13 @@ class StreamableHTTPApp:
             self.sessions.release(entry)
             return _http_error(409, "Conflict: the session's GET stream is already open on another connection")
         stream, reader = attached
+        if self.backend.shares_sessions and stream is transport.standalone:
+            try:
+                self.backend.stream_opened(entry.session_id)  # a GET stream open in another process ends
+            except BackendUnavailable:
+                transport.detach(stream, reader)
+                self.sessions.release(entry)
+                return _backend_down()
 
         def finished(stream: SSEStream = stream) -> None:
             transport.detach(stream, reader)

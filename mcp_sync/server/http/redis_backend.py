@@ -12,12 +12,19 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
 
 - ``<prefix>:request-state-secret``: the secret that signs ``requestState``,
   made by the first process to start (``SET NX``) and read by the others;
+- ``<prefix>:session:<id>``: the record of each handshake-era session (a
+  :class:`~mcp_sync.server.backend.SessionRecord` as JSON), expiring after
+  the app's idle timeout, pushed away by each request of the session;
 - ``<prefix>:notices``: a pub/sub channel. Each process publishes the
   server-wide notifications it raises (resource updated, list changed)
   after delivering them to its own sessions, and one thread per process
   receives the others' (its own are recognised and skipped, so that no
   stream gets one twice) and delivers them to its sessions: the listen
-  streams of 2026-07-28 and the GET streams of the handshake era.
+  streams of 2026-07-28 and the GET streams of the handshake era. What
+  processes say of sessions goes on it too: a record changed (each copy
+  takes it), a session ended (each copy ends), its GET stream opened (an
+  older one ends), a client's answer to a handler's request (the process
+  whose handler waits delivers it).
 
 Every Redis call is bounded by ``timeout`` seconds. Redis unreachable when
 the app is made: :class:`~mcp_sync.server.backend.BackendUnavailable`, naming
@@ -56,7 +63,7 @@ READ_INTERVAL = 0.5
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 5.0
 _KINDS = ("resource_updated", "list_changed")
-_SESSION_KINDS = ("session_ended", "session_changed", "session_message")
+_SESSION_KINDS = ("session_ended", "session_changed", "session_message", "session_stream")
 
 
 def redact(url: str) -> str:
@@ -256,6 +263,10 @@ class RedisBackend:
         """Publish a client's response: the process whose handler waits for it delivers it."""
         self._publish_session({"k": "session_message", "s": session_id, "m": message})
 
+    def stream_opened(self, session_id: str) -> None:
+        """Publish that the session's GET stream opened here: the process holding an older one ends it."""
+        self._publish_session({"k": "session_stream", "s": session_id})
+
     def _publish_session(self, fields: dict[str, Any]) -> None:
         self._call(self._client.publish, self.channel, json.dumps({"o": self.origin(), **fields}))
 
@@ -330,6 +341,8 @@ class RedisBackend:
                 listener.session_ended(session_id)
             elif kind == "session_changed":
                 listener.session_changed(SessionRecord.from_json(session_id, fields["r"]))
+            elif kind == "session_stream":
+                listener.session_stream_opened(session_id)
             else:
                 message = fields["m"]
                 if isinstance(message, dict):

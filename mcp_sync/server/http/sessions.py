@@ -369,6 +369,14 @@ class StreamableSessionTransport(BaseTransport):
                 reader.put(StreamEvent(self._store.store(stream.stream_id or "", None), None))
             return stream, reader
 
+    def end_standalone(self) -> None:
+        """End the connection reading the standalone stream, if any (it opened again in another process)."""
+        with self._routes:
+            stream = self.standalone
+            if stream is not None and stream.consumer is not None:
+                stream.put(Signal.END)
+                stream.consumer = None
+
     def detach(self, stream: SSEStream, reader: queue.SimpleQueue[Item]) -> None:
         """The connection reading ``stream`` through ``reader`` ended: keep the events for a resume."""
         with self._routes:

@@ -347,7 +347,8 @@ class StreamableHTTPApp:
     process serves any of their requests (a session's record expires after
     ``session_idle_timeout``; DELETE ends it in every process; a client's
     answer to a handler's request reaching another process is passed on to
-    the one that waits; Redis away: 503 for their requests); when Redis cannot be reached the app is not made
+    the one that waits; Redis away: 503 for their requests); when Redis
+    cannot be reached the app is not made
     (:class:`~mcp_sync.server.backend.BackendUnavailable`). :meth:`close`
     closes the backend.
 

@@ -126,7 +126,8 @@ class SessionListener(Protocol):
         """Another process changed the session (log level, subscriptions): apply it to the copy here, if any."""
 
     def session_message(self, session_id: str, message: dict[str, Any]) -> None:
-        """A client's response (wire form) to a request that a process may be waiting for: deliver it if this one is."""
+        """A message (wire form) for the session: a client's response, delivered by the process whose handler
+        waits for it; or a message for its GET stream, written by the process where that stream is open."""
 
     def session_stream_opened(self, session_id: str) -> None:
         """The session's GET stream opened in another process: end the one open here, if any (the newest wins)."""
@@ -199,7 +200,7 @@ class Backend(Protocol):
         """Delete the record and tell every process the session ended."""
 
     def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
-        """Pass a client's response (wire form) on to the process that waits for it."""
+        """Pass a message (wire form) on to the process that waits for it or holds the session's GET stream."""
 
     def stream_opened(self, session_id: str) -> None:
         """Tell the other processes that the session's GET stream opened here."""

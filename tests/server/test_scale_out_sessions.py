@@ -44,7 +44,7 @@ from mcp_sync.server.http.redis_backend import RedisBackend
 from mcp_sync.server.http.sessions import HTTPSession, SessionRegistry, StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
 from mcp_sync.transports.memory import InMemoryTransport
-from mcp_sync.types import ProgressNotificationParams
+from mcp_sync.types import JSONRPCNotification, ProgressNotificationParams
 
 SUBSCRIBED = "notes://1"
 NAME = "shared-sessions"
@@ -306,6 +306,39 @@ def test_failing_to_pass_on_an_answer_or_an_end_gives_503(pair: Pair, monkeypatc
     assert pair.apps[0].sessions.peek(session) is None  # ended here all the same
 
 
+def test_messages_for_the_get_stream_reach_it_in_whichever_process_it_is_open(pair: Pair) -> None:
+    """A log message raised outside a call, and a request to the client outside a call, in either process."""
+    logs: list[Any] = []
+    heard = threading.Condition()
+
+    def on_log(params: Any) -> None:
+        with heard:
+            logs.append(params.data)
+            heard.notify_all()
+
+    with http_client(pair.url, era="handshake", timeout=TIMEOUT, log_handler=on_log) as client:
+        while True:  # until both apps hold a copy (the GET stream is open in one of them)
+            ids = [set(app.sessions._sessions) for app in pair.apps]
+            if ids[0] and ids[0] == ids[1]:
+                break
+            client.call_tool("where")
+        [session_id] = ids[0]
+        copies = [_copy(app, session_id) for app in pair.apps]
+        wait_until(
+            lambda: any(c.transport.standalone.consumer is not None for c in copies),  # type: ignore[union-attr]
+            "the GET stream is open",
+        )
+        holder = next(c for c in copies if c.transport.standalone.consumer is not None)  # type: ignore[union-attr]
+        other = next(c for c in copies if c is not holder)
+        for number, copy in enumerate((other, holder, other)):
+            copy.session.log("warning", f"note {number}")
+            with heard:
+                assert heard.wait_for(lambda number=number: len(logs) == number + 1, TIMEOUT), logs
+        other.session.ping(timeout=TIMEOUT)  # asked by the process without the stream; answered by a POST anywhere
+        holder.session.ping(timeout=TIMEOUT)
+        assert logs == ["note 0", "note 1", "note 2"]
+
+
 def open_get(url: str, session: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
@@ -363,6 +396,9 @@ def test_what_other_processes_say_of_sessions_not_held_here_is_ignored(pair: Pai
     session = initialize(pair.urls[0])
     app.session_message(session, {"jsonrpc": "2.0", "id": "elsewhere-1", "result": {}})
     app.session_stream_opened(session)  # no GET stream open here: nothing to end
+    log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+    app.session_message(session, log)  # nor anything to write on
+    assert not _copy(app, session).transport.write_standalone(JSONRPCNotification(method="notifications/x"))  # type: ignore[union-attr]
     assert _copy(app, session).session.dispatcher.awaits("elsewhere-1") is False
 
 

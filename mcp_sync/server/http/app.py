@@ -622,7 +622,12 @@ class StreamableHTTPApp:
         entry.session.dispatcher.prefix_ids(f"{secrets.token_hex(6)}-")
         assert isinstance(entry.transport, StreamableSessionTransport)
         entry.transport.shared = True
+        entry.transport.forward = functools.partial(self._forward, entry.session_id)
         entry.session.on_change = functools.partial(self._save_session, entry)
+
+    def _forward(self, session_id: str, message: JSONRPCMessage) -> None:
+        """Pass on a message for the session's GET stream, open in another process (if in any)."""
+        self.backend.send_to_session(session_id, json.loads(encode_message(message)))
 
     def _save_session(self, entry: HTTPSession, session: ServerSession) -> None:
         record = SessionRecord(
@@ -657,7 +662,12 @@ class StreamableHTTPApp:
             _restore(entry.session, record)
 
     def session_message(self, session_id: str, message: dict[str, Any]) -> None:
-        """A client's response POSTed to another process: delivered here if a handler here waits for it.
+        """A message another process passed on for a session.
+
+        A client's response POSTed there is delivered here if a handler here
+        waits for it; a notification or request for the session's GET stream
+        (a log message, a request outside a call) is written here if the GET
+        stream is open here.
 
         Called by the backend::
 
@@ -669,6 +679,8 @@ class StreamableHTTPApp:
         decoded = decode_message(json.dumps(message).encode())
         if _response_to(decoded, entry.session):
             entry.transport.receive(decoded)
+        elif isinstance(decoded, (JSONRPCNotification, JSONRPCRequest)):
+            entry.transport.write_standalone(decoded)
 
     def session_stream_opened(self, session_id: str) -> None:
         """The session's GET stream opened in another process: the one open here, if any, ends (one stream each).

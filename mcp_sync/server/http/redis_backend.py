@@ -260,7 +260,8 @@ class RedisBackend:
         self._publish_session({"k": "session_ended", "s": session_id})
 
     def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
-        """Publish a client's response: the process whose handler waits for it delivers it."""
+        """Publish a message for the session: a client's response (the process whose handler waits for it delivers
+        it), or a message for the GET stream (the process holding it writes it)."""
         self._publish_session({"k": "session_message", "s": session_id, "m": message})
 
     def stream_opened(self, session_id: str) -> None:

@@ -177,6 +177,9 @@ class StreamableSessionTransport(BaseTransport):
         """Whether other processes hold copies of the session (a Redis backend): each of them delivers the
         server-wide notifications (:data:`SERVER_WIDE`) to its copy, so they go on the GET stream only, never on
         the POST of the request that raised them, or a client would get them twice."""
+        self.forward: Callable[[JSONRPCMessage], None] | None = None
+        """Set for a shared session: passes on what must go on the GET stream when that stream is not open here
+        (it may be open in another process). Not for :data:`SERVER_WIDE` notifications: every process has those."""
         self.standalone: SSEStream | None = None
         if event_store is not None:
             self.standalone = SSEStream(_new_stream_id())
@@ -252,9 +255,15 @@ class StreamableSessionTransport(BaseTransport):
                 return
             stream = self.standalone
             is_request = isinstance(message, JSONRPCRequest)
-            if stream is not None and (stream.consumer is not None or not is_request):
+            forward = self.forward
+            if stream is None or stream.consumer is not None or self._server_wide(message):
+                forward = None
+            if forward is None and stream is not None and (stream.consumer is not None or not is_request):
                 self._emit(stream, message)
                 return
+        if forward is not None:
+            forward(message)
+            return
         if is_request:
             raise MCPTransportError(
                 MCP_CODES.TRANSPORT_ERROR,
@@ -368,6 +377,15 @@ class StreamableSessionTransport(BaseTransport):
             elif priming:
                 reader.put(StreamEvent(self._store.store(stream.stream_id or "", None), None))
             return stream, reader
+
+    def write_standalone(self, message: JSONRPCMessage) -> bool:
+        """Write ``message`` on the standalone stream if a connection reads it here (another process passed it on)."""
+        with self._routes:
+            stream = self.standalone
+            if stream is None or stream.consumer is None:
+                return False
+            self._emit(stream, message)
+            return True
 
     def end_standalone(self) -> None:
         """End the connection reading the standalone stream, if any (it opened again in another process)."""

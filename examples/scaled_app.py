@@ -17,10 +17,15 @@ that signs 2026-07-28 ``requestState`` and the server-wide notifications, so a
         with client.listen(resource_uris=["notes://1"], on_notification=print):
             client.call_tool("touch", {"uri": "notes://1"})  # whichever worker runs it, the stream hears it
 
-Handshake-era sessions (2025-11-25 and before) still live in the process that
-opened them: serve those clients with one worker, or route each
-``Mcp-Session-Id`` to one process (see the README, "Running on many workers
-and machines").
+Handshake-era sessions (2025-11-25 and before) are kept in Redis too, so any
+worker serves any of their requests (a sampling answer POSTed to another worker
+finds the handler that asked)::
+
+    with http_client("http://127.0.0.1:8000/mcp", era="handshake", sampling_provider=answer) as client:
+        print(client.call_tool("ask", {"question": "Sky?"}).text)
+
+What is not shared yet (resuming a stream on another worker): see the README,
+"Running on many workers and machines".
 """
 
 from __future__ import annotations

@@ -488,6 +488,28 @@ class JsonRpcDispatcher:
         )
         self._abandon(pending, reason, error, "cancelled")
 
+    def awaits(self, request_id: RequestId) -> bool:
+        """Whether a request this side sent as ``request_id`` still waits for its response.
+
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> JsonRpcDispatcher(InMemoryTransport.pair()[0]).awaits(1)
+        False
+        """
+        with self._lock:
+            return request_id in self._pending
+
+    def prefix_ids(self, prefix: str) -> None:
+        """Send the next requests with ids ``prefix`` + a counter (strings): unique across processes sharing a session.
+
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> dispatcher = JsonRpcDispatcher(InMemoryTransport.pair()[0])
+        >>> dispatcher.prefix_ids("w1-")
+        >>> dispatcher._next_id()
+        'w1-1'
+        """
+        counter = itertools.count(1)
+        self._next_id = lambda: f"{prefix}{next(counter)}"
+
     def request(
         self,
         method: str,

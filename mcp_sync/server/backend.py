@@ -1,16 +1,19 @@
 """What the processes serving one MCP server share: the seam, and its in-process default.
 
 One process serving a server needs nothing shared. Several (gunicorn
-workers, machines behind a load balancer) need two things for the
-2026-07-28 era and the server-wide notifications:
+workers, machines behind a load balancer) need three things:
 
 - the secret that signs ``requestState``, so that an input round started
   on one process is finished on another;
 - the server-wide notifications (``notifications/resources/updated`` and
   the ``list_changed`` ones): raised in one process, they must reach the
-  listen streams and GET streams open in every process.
+  listen streams and GET streams open in every process;
+- handshake-era sessions (2025-11-25 and before): their records (a
+  :class:`SessionRecord`), so that any process serves any session, ends it
+  everywhere, and passes on a client's answer to the process whose handler
+  asked.
 
-A :class:`Backend` provides both. :class:`InProcessBackend` (the default)
+A :class:`Backend` provides all three. :class:`InProcessBackend` (the default)
 shares nothing: everything stays in this process, as without a backend.
 :class:`~mcp_sync.server.http.redis_backend.RedisBackend` shares them
 through Redis; :class:`~mcp_sync.server.http.app.StreamableHTTPApp` picks
@@ -25,7 +28,8 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..protocol.errors import MCP_CODES, MCPError
@@ -33,7 +37,15 @@ from ..protocol.errors import MCP_CODES, MCPError
 if TYPE_CHECKING:
     from .core import MCPServer
 
-__all__ = ["Backend", "BackendUnavailable", "InProcessBackend", "Notice", "NoticeKind"]
+__all__ = [
+    "Backend",
+    "BackendUnavailable",
+    "InProcessBackend",
+    "Notice",
+    "NoticeKind",
+    "SessionListener",
+    "SessionRecord",
+]
 
 NoticeKind = Literal["resource_updated", "list_changed"]
 
@@ -51,6 +63,74 @@ class Notice:
 
     kind: NoticeKind
     subject: str
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """What any process needs to serve a handshake-era session it did not open.
+
+    ``capabilities`` and ``client_info`` are as the client sent them (wire
+    form); ``principal`` is who opened the session (``None`` without a token
+    verifier).
+
+    >>> record = SessionRecord("abc", "2025-11-25", capabilities={"sampling": {}}, subscriptions=frozenset({"notes://1"}))
+    >>> SessionRecord.from_json("abc", record.to_json()) == record
+    True
+    """
+
+    session_id: str
+    revision: str
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    client_info: dict[str, Any] | None = None
+    log_level: str | None = None
+    subscriptions: frozenset[str] = frozenset()
+    principal: str | None = None
+
+    def to_json(self) -> str:
+        """The record as stored (its id is the key's, not stored)."""
+        return json.dumps(
+            {
+                "revision": self.revision,
+                "capabilities": self.capabilities,
+                "client_info": self.client_info,
+                "log_level": self.log_level,
+                "subscriptions": sorted(self.subscriptions),
+                "principal": self.principal,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, session_id: str, data: str | bytes) -> SessionRecord:
+        """The record stored as ``data``; ``ValueError`` when it is not one."""
+        fields = json.loads(data)
+        if not isinstance(fields, dict) or not isinstance(fields.get("revision"), str):
+            raise ValueError("not a session record")
+        return cls(
+            session_id,
+            fields["revision"],
+            capabilities=dict(fields.get("capabilities") or {}),
+            client_info=fields.get("client_info"),
+            log_level=fields.get("log_level"),
+            subscriptions=frozenset(fields.get("subscriptions") or ()),
+            principal=fields.get("principal"),
+        )
+
+
+class SessionListener(Protocol):
+    """What a host (the HTTP app) does with what other processes say about its sessions."""
+
+    def session_ended(self, session_id: str) -> None:
+        """The session ended (DELETE, expiry) in another process: drop it here too."""
+
+    def session_changed(self, record: SessionRecord) -> None:
+        """Another process changed the session (log level, subscriptions): apply it to the copy here, if any."""
+
+    def session_message(self, session_id: str, message: dict[str, Any]) -> None:
+        """A message (wire form) for the session: a client's response, delivered by the process whose handler
+        waits for it; or a message for its GET stream, written by the process where that stream is open."""
+
+    def session_stream_opened(self, session_id: str) -> None:
+        """The session's GET stream opened in another process: end the one open here, if any (the newest wins)."""
 
 
 class BackendUnavailable(MCPError):
@@ -100,6 +180,31 @@ class Backend(Protocol):
     def close(self) -> None:
         """Stop receiving (no thread of the backend outlives this) and let go of the server."""
 
+    @property
+    def shares_sessions(self) -> bool:
+        """Whether handshake-era sessions are shared: the methods below then do something."""
+
+    def listen_sessions(self, listener: SessionListener) -> None:
+        """Tell ``listener`` what other processes say about the sessions (called once, by the host)."""
+
+    def save_session(self, record: SessionRecord, ttl: float) -> None:
+        """Keep ``record`` for ``ttl`` seconds and tell the other processes it changed."""
+
+    def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
+        """The record of ``session_id`` (its expiry pushed ``ttl`` seconds away), ``None`` if there is none."""
+
+    def touch_session(self, session_id: str, ttl: float) -> bool:
+        """Push the record's expiry ``ttl`` seconds away; ``False`` when it ended (or was never kept)."""
+
+    def end_session(self, session_id: str) -> None:
+        """Delete the record and tell every process the session ended."""
+
+    def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
+        """Pass a message (wire form) on to the process that waits for it or holds the session's GET stream."""
+
+    def stream_opened(self, session_id: str) -> None:
+        """Tell the other processes that the session's GET stream opened here."""
+
 
 class InProcessBackend:
     """Nothing shared: the server's own secret, its notifications for its own sessions only.
@@ -110,6 +215,12 @@ class InProcessBackend:
     >>> backend.attach(server)
     >>> server.backend is backend
     True
+    >>> record = SessionRecord("abc", "2025-11-25")
+    >>> backend.shares_sessions, backend.load_session("abc", 60.0), backend.touch_session("abc", 60.0)
+    (False, None, True)
+    >>> backend.listen_sessions(object())  # type: ignore[arg-type]
+    >>> backend.save_session(record, 60.0); backend.end_session("abc"); backend.send_to_session("abc", {})
+    >>> backend.stream_opened("abc")
     >>> backend.close()
     """
 
@@ -125,3 +236,31 @@ class InProcessBackend:
 
     def close(self) -> None:
         """Nothing runs."""
+
+    @property
+    def shares_sessions(self) -> bool:
+        """Sessions live in the process that opened them."""
+        return False
+
+    def listen_sessions(self, listener: SessionListener) -> None:
+        """Nobody else speaks of the sessions."""
+
+    def save_session(self, record: SessionRecord, ttl: float) -> None:
+        """Nothing kept."""
+
+    def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
+        """Nothing kept."""
+        return None
+
+    def touch_session(self, session_id: str, ttl: float) -> bool:
+        """The process's own registry decides."""
+        return True
+
+    def end_session(self, session_id: str) -> None:
+        """Nobody else to tell."""
+
+    def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
+        """Nobody else waits."""
+
+    def stream_opened(self, session_id: str) -> None:
+        """Nobody else holds a stream."""

@@ -195,6 +195,9 @@ class ServerSession:
         """Set by the HTTP app with a token verifier: the auth of each request (of no scope when unknown)."""
         self.list_all = False
         """Whether listings show every item, not only those the caller has the scopes of."""
+        self.on_change: Callable[[ServerSession], None] | None = None
+        """Called (on the handler's thread, before the response) after ``initialize``, ``logging/setLevel``
+        and ``resources/subscribe``/``unsubscribe`` changed the session: the HTTP app keeps it in its backend."""
         self._lock = threading.Lock()
         self.dispatcher = JsonRpcDispatcher(
             transport,
@@ -231,6 +234,38 @@ class ServerSession:
         """
         self.revision = negotiate(revision)
         self.initialized.set()
+
+    def restore(
+        self,
+        revision: str,
+        *,
+        capabilities: ClientCapabilities,
+        client_info: Implementation | None,
+        log_level: LoggingLevel | None,
+        subscriptions: frozenset[str],
+    ) -> None:
+        """Take the state of a session opened by another process (its ``initialize`` done there).
+
+        >>> from mcp_sync import MCPServer
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> session = MCPServer("demo").start(InMemoryTransport.pair()[0])
+        >>> session.restore("2025-11-25", capabilities=ClientCapabilities(), client_info=None,
+        ...                 log_level="info", subscriptions=frozenset({"notes://1"}))
+        >>> session.revision, session.log_level, sorted(session.subscriptions)
+        ('2025-11-25', 'info', ['notes://1'])
+        >>> session.close()
+        """
+        if self.revision is None:
+            self.assume_initialized(revision)
+        self.client_capabilities = capabilities
+        self.client_info = client_info
+        self.log_level = log_level
+        with self._lock:
+            self._subscriptions = set(subscriptions)
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self)
 
     # --------------------------------------------------------- request gate
 
@@ -384,6 +419,7 @@ class ServerSession:
         self.revision = negotiate(params.protocol_version)
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
+        self._changed()
         server = self.server
         return InitializeResult(
             protocol_version=self.revision,
@@ -465,15 +501,18 @@ class ServerSession:
     def _subscribe(self, params: SubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
         with self._lock:
             self._subscriptions.add(params.uri)
+        self._changed()
         return EmptyResult()
 
     def _unsubscribe(self, params: UnsubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
         with self._lock:
             self._subscriptions.discard(params.uri)
+        self._changed()
         return EmptyResult()
 
     def _set_level(self, params: SetLevelRequestParams, ctx: RequestContext) -> EmptyResult:
         self.log_level = params.level
+        self._changed()
         return EmptyResult()
 
     # --------------------------------------------------------- notifications

@@ -63,16 +63,18 @@ from __future__ import annotations
 import collections
 import functools
 import http
+import json
 import logging
 import math
 import os
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 import pydantic_core
@@ -88,18 +90,22 @@ from ...protocol.headers import (
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, error_response
 from ...protocol.stateless import PROTOCOL_VERSION, meta_revision
 from ...protocol.types import (
+    ClientCapabilities,
     Error,
+    Implementation,
     JSONRPCErrorResponse,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
+    JSONRPCResultResponse,
+    LoggingLevel,
     RequestId,
     Tool,
 )
 from ...protocol.versions import HANDSHAKE_REVISIONS, STATELESS_REVISIONS, at_least
 from ...runtime.workers import ElasticPool
 from ..auth import AuthInfo
-from ..backend import Backend, InProcessBackend
+from ..backend import Backend, BackendUnavailable, InProcessBackend, SessionRecord
 from ..core import MCPServer
 from ..session import ServerSession
 from ..stateless import StatelessRequest
@@ -335,9 +341,14 @@ class StreamableHTTPApp:
     or a ``redis://`` (``rediss://``, ``unix://``) URL for a
     :class:`~mcp_sync.server.http.redis_backend.RedisBackend`; unset, the URL
     in ``MCP_SYNC_REDIS_URL`` if any, else nothing shared (in-process). With
-    Redis, the ``requestState`` secret is shared and every process's listen
+    Redis, the ``requestState`` secret is shared, every process's listen
     and GET streams get the resource updates and list changes raised in any
-    of them; when Redis cannot be reached the app is not made
+    of them, and handshake-era sessions are kept in Redis, so that any
+    process serves any of their requests (a session's record expires after
+    ``session_idle_timeout``; DELETE ends it in every process; a client's
+    answer to a handler's request reaching another process is passed on to
+    the one that waits; Redis away: 503 for their requests); when Redis
+    cannot be reached the app is not made
     (:class:`~mcp_sync.server.backend.BackendUnavailable`). :meth:`close`
     closes the backend.
 
@@ -403,6 +414,8 @@ class StreamableHTTPApp:
         self.ping_interval = ping_interval
         self.retry_ms = retry_ms
         self.sessions = SessionRegistry(max_sessions=max_sessions, idle_timeout=session_idle_timeout, clock=clock)
+        if self.backend.shares_sessions:
+            self.backend.listen_sessions(self)
         self._throwaway: set[ServerSession] = set()
         self._lock = threading.Lock()
         self._alone_done = threading.Condition(self._lock)
@@ -539,6 +552,11 @@ class StreamableHTTPApp:
         if request.method == "DELETE":
             self.sessions.release(found)
             self.sessions.remove(found.session_id)
+            if self.backend.shares_sessions:
+                try:
+                    self.backend.end_session(found.session_id)
+                except BackendUnavailable:
+                    return _backend_down()
             return _Response(204)
         return self._get(request, found, revision)
 
@@ -549,12 +567,131 @@ class StreamableHTTPApp:
         if session_id is None:
             return _http_error(400, f"Bad Request: missing {SESSION_HEADER if not legacy else 'session_id'}")
         entry = self.sessions.get(session_id)
+        if not legacy and self.backend.shares_sessions:
+            try:
+                entry = self._shared_session(session_id, entry)
+            except BackendUnavailable:
+                return _backend_down()
         if entry is not None and (entry.legacy != legacy or entry.principal not in (None, principal)):
             self.sessions.release(entry)
             entry = None
         if entry is None:
             return _http_error(404, "Session not found", JsonRpcCode.SESSION_NOT_FOUND)
         return entry
+
+    # ------------------------------------------------- sessions shared by processes
+
+    def _shared_session(self, session_id: str, entry: HTTPSession | None) -> HTTPSession | None:
+        """With a backend sharing sessions: the copy here, if the session lives; else one made from its record.
+
+        A session this process holds has its record's expiry pushed away (and
+        is dropped when the record is gone: it ended elsewhere); one it does
+        not is made from the record another process keeps, and kept here.
+        """
+        ttl = self.sessions.idle_timeout
+        if entry is not None:
+            if entry.legacy:
+                return entry
+            if not self.backend.touch_session(session_id, ttl):
+                self.sessions.release(entry)
+                self.sessions.remove(session_id)
+                return None
+            # The client goes on after initialize: its notifications/initialized may have reached another process.
+            entry.session.initialized.set()
+            return entry
+        record = self.backend.load_session(session_id, ttl)
+        if record is None:
+            return None
+        transport = StreamableSessionTransport(event_store=self.event_store)
+        session = self.server.start(transport)
+        transport.bind(session)
+        self._serve_auth(session, transport)
+        _restore(session, record)
+        made = HTTPSession(session_id, transport, session, record.principal, 0.0)
+        kept = self.sessions.adopt(made)
+        if kept is made:
+            self._share(made)
+        else:  # another request made one first, or the registry is full
+            session.close()
+        return kept
+
+    def _share(self, entry: HTTPSession) -> None:
+        """Keep ``entry``'s session in the backend as it changes, and number its requests to the client uniquely."""
+        if not self.backend.shares_sessions:
+            return
+        entry.session.dispatcher.prefix_ids(f"{secrets.token_hex(6)}-")
+        assert isinstance(entry.transport, StreamableSessionTransport)
+        entry.transport.shared = True
+        entry.transport.forward = functools.partial(self._forward, entry.session_id)
+        entry.session.on_change = functools.partial(self._save_session, entry)
+
+    def _forward(self, session_id: str, message: JSONRPCMessage) -> None:
+        """Pass on a message for the session's GET stream, open in another process (if in any)."""
+        self.backend.send_to_session(session_id, json.loads(encode_message(message)))
+
+    def _save_session(self, entry: HTTPSession, session: ServerSession) -> None:
+        record = SessionRecord(
+            entry.session_id,
+            session.revision or DEFAULT_REVISION,
+            capabilities=session.client_capabilities.to_wire(),
+            client_info=session.client_info.to_wire() if session.client_info is not None else None,
+            log_level=session.log_level,
+            subscriptions=session.subscriptions,
+            principal=entry.principal,
+        )
+        self.backend.save_session(record, self.sessions.idle_timeout)
+
+    def session_ended(self, session_id: str) -> None:
+        """Another process ended session ``session_id`` (DELETE): end the copy here, if any.
+
+        Called by the backend (see :class:`~mcp_sync.server.backend.SessionListener`)::
+
+            app.session_ended("0123...")   # its open streams end; later requests get 404
+        """
+        self.sessions.remove(session_id)
+
+    def session_changed(self, record: SessionRecord) -> None:
+        """Another process changed a session (log level, subscriptions): the copy here, if any, takes it.
+
+        Called by the backend::
+
+            app.session_changed(SessionRecord(session_id, "2025-11-25", subscriptions=frozenset({"notes://1"})))
+        """
+        entry = self.sessions.peek(record.session_id)
+        if entry is not None and not entry.legacy:
+            _restore(entry.session, record)
+
+    def session_message(self, session_id: str, message: dict[str, Any]) -> None:
+        """A message another process passed on for a session.
+
+        A client's response POSTed there is delivered here if a handler here
+        waits for it; a notification or request for the session's GET stream
+        (a log message, a request outside a call) is written here if the GET
+        stream is open here.
+
+        Called by the backend::
+
+            app.session_message(session_id, {"jsonrpc": "2.0", "id": "a1b2-1", "result": {}})
+        """
+        entry = self.sessions.peek(session_id)
+        if entry is None or not isinstance(entry.transport, StreamableSessionTransport):
+            return
+        decoded = decode_message(json.dumps(message).encode())
+        if _response_to(decoded, entry.session):
+            entry.transport.receive(decoded)
+        elif isinstance(decoded, (JSONRPCNotification, JSONRPCRequest)):
+            entry.transport.write_standalone(decoded)
+
+    def session_stream_opened(self, session_id: str) -> None:
+        """The session's GET stream opened in another process: the one open here, if any, ends (one stream each).
+
+        Called by the backend::
+
+            app.session_stream_opened(session_id)
+        """
+        entry = self.sessions.peek(session_id)
+        if entry is not None and isinstance(entry.transport, StreamableSessionTransport):
+            entry.transport.end_standalone()
 
     def _post(self, request: _Request, principal: str | None, version: str | None) -> _Response:
         accept = request.header("Accept")
@@ -588,6 +725,14 @@ class StreamableHTTPApp:
         entry = found
         answer.headers.append((SESSION_HEADER, entry.session_id))
         assert isinstance(entry.transport, StreamableSessionTransport)
+        if self.backend.shares_sessions and _is_response(message) and not _response_to(message, entry.session):
+            # An answer to a request of another process's handler (sampling, elicitation, roots): pass it on there.
+            self.sessions.release(entry)
+            try:
+                self.backend.send_to_session(entry.session_id, json.loads(encode_message(message)))
+            except BackendUnavailable:
+                return _backend_down()
+            return _Response(202, answer.headers)
         done = _Once(lambda: self.sessions.release(entry))
         try:
             return self._pass_on(entry.transport, message, answer, done)
@@ -604,6 +749,7 @@ class StreamableHTTPApp:
         if not self.sessions.add(entry):
             session.close()
             return _http_error(503, "Too many sessions: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="5")
+        self._share(entry)
         answer.headers.append((SESSION_HEADER, entry.session_id))
         response = self._pass_on(transport, message, answer, _Once(lambda: self.sessions.release(entry)))
         if isinstance(response.message, JSONRPCErrorResponse):
@@ -817,6 +963,13 @@ class StreamableHTTPApp:
             self.sessions.release(entry)
             return _http_error(409, "Conflict: the session's GET stream is already open on another connection")
         stream, reader = attached
+        if self.backend.shares_sessions and stream is transport.standalone:
+            try:
+                self.backend.stream_opened(entry.session_id)  # a GET stream open in another process ends
+            except BackendUnavailable:
+                transport.detach(stream, reader)
+                self.sessions.release(entry)
+                return _backend_down()
 
         def finished(stream: SSEStream = stream) -> None:
             transport.detach(stream, reader)
@@ -1051,6 +1204,35 @@ def _open_backend(backend: Backend | str | None) -> Backend:
     if isinstance(backend, str):
         return RedisBackend(backend)
     return backend
+
+
+def _backend_down() -> _Response:
+    """503 for a request that needs the backend (a shared session) while it cannot be reached."""
+    return _http_error(
+        503, "The server's backend is unavailable: try again later", JsonRpcCode.INTERNAL_ERROR, Retry_After="1"
+    )
+
+
+def _is_response(message: JSONRPCMessage) -> bool:
+    return isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse))
+
+
+def _response_to(message: JSONRPCMessage | InvalidMessage, session: ServerSession) -> bool:
+    """Whether ``message`` answers a request ``session`` sent and still waits for."""
+    if not isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) or message.id is None:
+        return False
+    return session.dispatcher.awaits(message.id)
+
+
+def _restore(session: ServerSession, record: SessionRecord) -> None:
+    """Give ``session`` the state another process keeps for it."""
+    session.restore(
+        record.revision,
+        capabilities=ClientCapabilities.model_validate(record.capabilities),
+        client_info=Implementation.model_validate(record.client_info) if record.client_info is not None else None,
+        log_level=cast(LoggingLevel | None, record.log_level),
+        subscriptions=record.subscriptions,
+    )
 
 
 @dataclass

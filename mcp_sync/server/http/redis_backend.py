@@ -12,12 +12,19 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
 
 - ``<prefix>:request-state-secret``: the secret that signs ``requestState``,
   made by the first process to start (``SET NX``) and read by the others;
+- ``<prefix>:session:<id>``: the record of each handshake-era session (a
+  :class:`~mcp_sync.server.backend.SessionRecord` as JSON), expiring after
+  the app's idle timeout, pushed away by each request of the session;
 - ``<prefix>:notices``: a pub/sub channel. Each process publishes the
   server-wide notifications it raises (resource updated, list changed)
   after delivering them to its own sessions, and one thread per process
   receives the others' (its own are recognised and skipped, so that no
   stream gets one twice) and delivers them to its sessions: the listen
-  streams of 2026-07-28 and the GET streams of the handshake era.
+  streams of 2026-07-28 and the GET streams of the handshake era. What
+  processes say of sessions goes on it too: a record changed (each copy
+  takes it), a session ended (each copy ends), its GET stream opened (an
+  older one ends), a client's answer to a handler's request (the process
+  whose handler waits delivers it).
 
 Every Redis call is bounded by ``timeout`` seconds. Redis unreachable when
 the app is made: :class:`~mcp_sync.server.backend.BackendUnavailable`, naming
@@ -32,13 +39,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import secrets
 import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..backend import BackendUnavailable, InProcessBackend, Notice
+from ..backend import BackendUnavailable, InProcessBackend, Notice, SessionListener, SessionRecord
 from ..stateless import RequestStateSealer
 
 if TYPE_CHECKING:
@@ -55,6 +63,7 @@ READ_INTERVAL = 0.5
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 5.0
 _KINDS = ("resource_updated", "list_changed")
+_SESSION_KINDS = ("session_ended", "session_changed", "session_message", "session_stream")
 
 
 def redact(url: str) -> str:
@@ -122,6 +131,7 @@ class RedisBackend:
         self._subscribed = threading.Event()
         self._receiver: threading.Thread | None = None
         self._receiver_pid = 0
+        self._listener: SessionListener | None = None
         self.failures = 0
         """How many times the receiving thread lost Redis or failed to reach it (for monitoring)."""
 
@@ -209,6 +219,58 @@ class RedisBackend:
             InProcessBackend().attach(server)
         self._client.close()
 
+    # --------------------------------------------------------------- sessions
+
+    @property
+    def shares_sessions(self) -> bool:
+        """Handshake-era sessions are kept in Redis: any process serves any of them."""
+        return True
+
+    def listen_sessions(self, listener: SessionListener) -> None:
+        """Tell ``listener`` (the app) what other processes publish about sessions."""
+        self._listener = listener
+
+    def _session_key(self, session_id: str) -> str:
+        return f"{self._prefix()}:session:{session_id}"
+
+    def save_session(self, record: SessionRecord, ttl: float) -> None:
+        """Keep ``record`` for ``ttl`` seconds (``SET EX``) and publish it to the processes holding a copy."""
+        self._call(self._client.set, self._session_key(record.session_id), record.to_json(), ex=_seconds(ttl))
+        fields = {"k": "session_changed", "s": record.session_id, "r": record.to_json()}
+        self._publish_session(fields)
+
+    def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
+        """The record of ``session_id``, its expiry pushed ``ttl`` seconds away (``GETEX``); ``None`` if gone."""
+        data = self._call(self._client.getex, self._session_key(session_id), ex=_seconds(ttl))
+        if data is None:
+            return None
+        try:
+            return SessionRecord.from_json(session_id, data)
+        except (ValueError, TypeError):
+            log.warning("ignored a malformed session record in %s", self._prefix())
+            return None
+
+    def touch_session(self, session_id: str, ttl: float) -> bool:
+        """Push the record's expiry away (``EXPIRE``); ``False`` when it ended (the key is gone)."""
+        return bool(self._call(self._client.expire, self._session_key(session_id), _seconds(ttl)))
+
+    def end_session(self, session_id: str) -> None:
+        """Delete the record and publish the end: every process drops its copy."""
+        self._call(self._client.delete, self._session_key(session_id))
+        self._publish_session({"k": "session_ended", "s": session_id})
+
+    def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
+        """Publish a message for the session: a client's response (the process whose handler waits for it delivers
+        it), or a message for the GET stream (the process holding it writes it)."""
+        self._publish_session({"k": "session_message", "s": session_id, "m": message})
+
+    def stream_opened(self, session_id: str) -> None:
+        """Publish that the session's GET stream opened here: the process holding an older one ends it."""
+        self._publish_session({"k": "session_stream", "s": session_id})
+
+    def _publish_session(self, fields: dict[str, Any]) -> None:
+        self._call(self._client.publish, self.channel, json.dumps({"o": self.origin(), **fields}))
+
     # -------------------------------------------------------------- receiving
 
     def _receive(self) -> None:
@@ -258,9 +320,38 @@ class RedisBackend:
             log.warning("ignored a malformed message on %s", self.channel)
             return
         server = self._server
-        if origin == self.origin() or kind not in _KINDS or not isinstance(subject, str) or server is None:
+        if origin == self.origin() or not isinstance(subject, str) or server is None:
+            return
+        if kind in _SESSION_KINDS:
+            self._dispatch_session(kind, subject, fields)
+            return
+        if kind not in _KINDS:
             return
         try:
             server.deliver(Notice(kind, subject))
         except Exception:
             log.exception("delivering a notification from another process failed")
+
+    def _dispatch_session(self, kind: str, session_id: str, fields: dict[str, Any]) -> None:
+        """Give the listener (the app) what another process said about a session."""
+        listener = self._listener
+        if listener is None:
+            return
+        try:
+            if kind == "session_ended":
+                listener.session_ended(session_id)
+            elif kind == "session_changed":
+                listener.session_changed(SessionRecord.from_json(session_id, fields["r"]))
+            elif kind == "session_stream":
+                listener.session_stream_opened(session_id)
+            else:
+                message = fields["m"]
+                if isinstance(message, dict):
+                    listener.session_message(session_id, message)
+        except Exception:
+            log.exception("handling a session message from another process failed")
+
+
+def _seconds(ttl: float) -> int:
+    """A TTL as Redis takes it: whole seconds, at least one."""
+    return max(1, math.ceil(ttl))

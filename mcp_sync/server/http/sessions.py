@@ -78,6 +78,15 @@ __all__ = [
 
 log = logging.getLogger("mcp_sync.http")
 
+SERVER_WIDE = frozenset(
+    {
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+    }
+)
+"""The notifications every process delivers to its copy of a shared session (see ``shared``)."""
 MAX_FINISHED_STREAMS = 64
 """Finished POST streams of one session that stay resumable (their events replayable)."""
 
@@ -164,6 +173,13 @@ class StreamableSessionTransport(BaseTransport):
         self._streams: collections.OrderedDict[str, SSEStream] = collections.OrderedDict()
         self._local = threading.local()
         self.dispatcher: object | None = None
+        self.shared = False
+        """Whether other processes hold copies of the session (a Redis backend): each of them delivers the
+        server-wide notifications (:data:`SERVER_WIDE`) to its copy, so they go on the GET stream only, never on
+        the POST of the request that raised them, or a client would get them twice."""
+        self.forward: Callable[[JSONRPCMessage], None] | None = None
+        """Set for a shared session: passes on what must go on the GET stream when that stream is not open here
+        (it may be open in another process). Not for :data:`SERVER_WIDE` notifications: every process has those."""
         self.standalone: SSEStream | None = None
         if event_store is not None:
             self.standalone = SSEStream(_new_stream_id())
@@ -231,7 +247,7 @@ class StreamableSessionTransport(BaseTransport):
             return
         context = current_request()
         with self._routes:
-            post = self._subscription(message) or self._related_post(context)
+            post = self._subscription(message) or (None if self._server_wide(message) else self._related_post(context))
             if post is not None:
                 if post.mode == "undecided":
                     self._start_sse(post)
@@ -239,9 +255,15 @@ class StreamableSessionTransport(BaseTransport):
                 return
             stream = self.standalone
             is_request = isinstance(message, JSONRPCRequest)
-            if stream is not None and (stream.consumer is not None or not is_request):
+            forward = self.forward
+            if stream is None or stream.consumer is not None or self._server_wide(message):
+                forward = None
+            if forward is None and stream is not None and (stream.consumer is not None or not is_request):
                 self._emit(stream, message)
                 return
+        if forward is not None:
+            forward(message)
+            return
         if is_request:
             raise MCPTransportError(
                 MCP_CODES.TRANSPORT_ERROR,
@@ -263,6 +285,9 @@ class StreamableSessionTransport(BaseTransport):
         if not isinstance(tag, (str, int)) or isinstance(tag, bool):
             return None
         return next((e for e in self._waiting.get(tag, ()) if not e.json_only), None)
+
+    def _server_wide(self, message: JSONRPCMessage) -> bool:
+        return self.shared and isinstance(message, JSONRPCNotification) and message.method in SERVER_WIDE
 
     def _related_post(self, context: RequestContext | None) -> PostedRequest | None:
         """The streaming POST of the request being served on this thread, if any."""
@@ -352,6 +377,23 @@ class StreamableSessionTransport(BaseTransport):
             elif priming:
                 reader.put(StreamEvent(self._store.store(stream.stream_id or "", None), None))
             return stream, reader
+
+    def write_standalone(self, message: JSONRPCMessage) -> bool:
+        """Write ``message`` on the standalone stream if a connection reads it here (another process passed it on)."""
+        with self._routes:
+            stream = self.standalone
+            if stream is None or stream.consumer is None:
+                return False
+            self._emit(stream, message)
+            return True
+
+    def end_standalone(self) -> None:
+        """End the connection reading the standalone stream, if any (it opened again in another process)."""
+        with self._routes:
+            stream = self.standalone
+            if stream is not None and stream.consumer is not None:
+                stream.put(Signal.END)
+                stream.consumer = None
 
     def detach(self, stream: SSEStream, reader: queue.SimpleQueue[Item]) -> None:
         """The connection reading ``stream`` through ``reader`` ended: keep the events for a resume."""
@@ -489,6 +531,33 @@ class SessionRegistry:
         if entry is not None:
             entry.session.close()
         return None
+
+    def adopt(self, entry: HTTPSession) -> HTTPSession | None:
+        """Keep ``entry`` unless a live session of its id is kept already: the one kept, marked busy.
+
+        ``None`` when the registry is full or closed. For sessions another
+        process opened, which two requests may bring here at once: the caller
+        closes its own session when another is returned.
+        """
+        now = self.clock()
+        with self._lock:
+            kept = self._sessions.get(entry.session_id)
+            if kept is not None and not self._expired(kept, now):
+                kept.active += 1
+                return kept
+            if self._closed or len(self._sessions) >= self.max_sessions:
+                return None
+            entry.last_seen = now
+            entry.active += 1
+            self._sessions[entry.session_id] = entry
+        if kept is not None:
+            kept.session.close()  # expired here, replaced by the copy made now
+        return entry
+
+    def peek(self, session_id: str) -> HTTPSession | None:
+        """The session ``session_id`` if kept, without marking it busy or ending it."""
+        with self._lock:
+            return self._sessions.get(session_id)
 
     def release(self, entry: HTTPSession) -> None:
         """A request of ``entry`` was served: the idle time starts again."""

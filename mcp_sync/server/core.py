@@ -312,6 +312,7 @@ class MCPServer:
         self.clock = clock
         self.telemetry = telemetry
         self.events = EventBus()
+        self._watchers: tuple[Callable[[Notice], None], ...] = ()
         self.backend: Backend = InProcessBackend()
         """What the processes serving this server share (see :mod:`~mcp_sync.server.backend`).
 
@@ -1109,9 +1110,33 @@ class MCPServer:
             else:
                 session.list_changed(notice.subject)
 
+    def on_notice(self, watcher: Callable[[Notice], None]) -> Callable[[], None]:
+        """Call ``watcher(notice)`` for each server-wide notification this server raises; returns the unsubscriber.
+
+        A server mounted in another (:meth:`mount`) is followed this way.
+
+        >>> server = MCPServer("demo")
+        >>> heard = []
+        >>> stop = server.on_notice(heard.append)
+        >>> server.mark_resource_updated("notes://1")
+        >>> stop()
+        >>> heard
+        [Notice(kind='resource_updated', subject='notes://1')]
+        """
+        with self._lock:
+            self._watchers = (*self._watchers, watcher)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._watchers = tuple(w for w in self._watchers if w is not watcher)
+
+        return unsubscribe
+
     def _announce(self, notice: Notice) -> None:
-        """Deliver ``notice`` here, then pass it on to the other processes (which deliver it to theirs)."""
+        """Deliver ``notice`` here and to the watchers, then pass it on to the other processes (which deliver it)."""
         self.deliver(notice)
+        for watcher in self._watchers:
+            watcher(notice)
         self.backend.publish(notice)
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:

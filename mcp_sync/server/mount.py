@@ -37,41 +37,10 @@ from ..protocol.types import Prompt, ReadResourceResult, Resource, ResourceTempl
 from .backend import Notice
 
 if TYPE_CHECKING:
-    from .backend import Backend
     from .context import Context
     from .core import MCPServer
 
 __all__ = ["Mount"]
-
-
-class _Watching:
-    """The mounted server's backend, wrapped: each notification it publishes also updates the mount.
-
-    The backend is where a server hands every server-wide notification it
-    raises (see :mod:`~mcp_sync.server.backend`): the one seam that hears
-    every list change, whatever changed the list.
-    """
-
-    def __init__(self, inner: Backend, mount: Mount) -> None:
-        self.inner = inner
-        self.mount = mount
-
-    def attach(self, server: MCPServer) -> None:
-        self.inner.attach(server)
-        server.backend = self  # stay in front of the backend it attached
-
-    def start(self) -> None:
-        self.inner.start()
-
-    def publish(self, notice: Notice) -> None:
-        self.inner.publish(notice)
-        if notice.kind == "list_changed":
-            self.mount.sync(notice.subject)
-        else:
-            self.mount.parent.mark_resource_updated(self.mount.uri(notice.subject))
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class Mount:
@@ -87,8 +56,7 @@ class Mount:
         self._active = True
         # What this mount registered on the parent, by kind: the parent's key -> the mounted item.
         self._served: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "templates": {}, "prompts": {}}
-        self._backend = other.backend
-        other.backend = _Watching(other.backend, self)
+        self._unwatch = other.on_notice(self._heard)
         try:
             for kind in ("tools", "resources", "prompts"):
                 self.sync(kind)
@@ -115,7 +83,7 @@ class Mount:
         """Make the parent's registrations of ``kind`` from this mount match the mounted server's list."""
         with self._lock:
             if not self._active:
-                return  # unmounted, while another mount still wraps the backend in front of this one's
+                return  # unmounted while a notice was on its way
             if kind == "tools":
                 self._update("tools", {self.name(t.name): t for t in self.other.list_tools()}, self._add_tool)
             elif kind == "prompts":
@@ -211,12 +179,18 @@ class Mount:
             meta=template.meta,
         )
 
+    def _heard(self, notice: Notice) -> None:
+        """A server-wide notification of the mounted server: follow it on the parent."""
+        if notice.kind == "list_changed":
+            self.sync(notice.subject)
+        else:
+            self.parent.mark_resource_updated(self.uri(notice.subject))
+
     def unmount(self) -> None:
         """Take the mounted server's items off the parent and stop following its list changes. Idempotent."""
         with self._lock:
             self._active = False
-            if isinstance(self.other.backend, _Watching) and self.other.backend.mount is self:
-                self.other.backend = self._backend  # else another mount wraps it now: this one stays, inactive
+            self._unwatch()
             for kind, served in self._served.items():
                 for key in list(served):
                     self._remove(kind, key)

@@ -13,7 +13,6 @@ import mcp_sync
 from mcp_sync import MCPError, MCPServer
 from mcp_sync.client.core import RESOURCE_UPDATED
 from mcp_sync.errors import MCP_CODES
-from mcp_sync.server.backend import InProcessBackend
 from mcp_sync.server.mount import Mount
 from mcp_sync.types import (
     CreateMessageRequestParams,
@@ -100,7 +99,7 @@ def test_list_changes_of_the_mounted_server_reach_the_parent_s_clients() -> None
     mounted.unmount()
     assert app.list_tools() == [] and app.list_prompts() == [] and app.list_resources() == []
     assert app.list_resource_templates() == []
-    assert isinstance(weather.backend, InProcessBackend)  # given back
+    assert weather._watchers == ()  # no longer followed
     weather.register_tool("later", lambda args, ctx: "ignored")
     assert app.list_tools() == []
     mounted.unmount()  # again: nothing happens
@@ -110,17 +109,13 @@ def test_one_server_mounted_in_two_parents_and_unmounted_from_the_first() -> Non
     first, second, shared = MCPServer("first"), MCPServer("second"), MCPServer("shared")
     shared.register_tool("t", lambda args, ctx: "t")
     one, two = first.mount(shared, prefix="a"), second.mount(shared, prefix="b")
-    one.unmount()  # the second mount's watcher is in front: the first's stays in the chain, inactive
+    one.unmount()  # the first parent stops following; the second still does
     shared.register_tool("u", lambda args, ctx: "u")
     assert [tool.name for tool in first.list_tools()] == []
     assert [tool.name for tool in second.list_tools()] == ["b_t", "b_u"]
     two.unmount()
-    # The watcher passes the backend's duties on (a host attaches, starts and closes it).
-    watcher = shared.backend
-    watcher.attach(shared)
-    assert shared.backend is watcher
-    watcher.start()
-    watcher.close()
+    shared.register_tool("v", lambda args, ctx: "v")
+    assert [tool.name for tool in second.list_tools()] == [] and shared._watchers == ()
 
 
 def test_a_proxy_mounted_under_a_prefix() -> None:
@@ -147,5 +142,5 @@ def test_mounting_refuses_an_empty_prefix_and_a_clash() -> None:
     with pytest.raises(MCPError) as clash:
         app.mount(other, prefix="x")
     assert clash.value.code == MCP_CODES.DUPLICATE_REGISTRATION
-    assert isinstance(other.backend, InProcessBackend)  # nothing of the failed mount is left
+    assert other._watchers == ()  # nothing of the failed mount is left
     assert [tool.name for tool in app.list_tools()] == ["x_t"]

@@ -100,6 +100,8 @@ def test_list_changes_of_the_mounted_server_reach_the_parent_s_clients() -> None
     assert app.list_tools() == [] and app.list_prompts() == [] and app.list_resources() == []
     assert app.list_resource_templates() == []
     assert weather._watchers == ()  # no longer followed
+    mounted.sync("tools")  # as a notice still on its way when unmount ran would: nothing comes back
+    assert app.list_tools() == []
     weather.register_tool("later", lambda args, ctx: "ignored")
     assert app.list_tools() == []
     mounted.unmount()  # again: nothing happens

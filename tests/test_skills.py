@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import os
+import pickle
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,6 +122,8 @@ def test_a_file_changed_after_the_listing_fails_its_digest(stdio_client: MCPClie
     with pytest.raises(SkillVerificationError, match="digest mismatch") as caught:
         stdio_client.read_skill_file(skill, "skill://pdf-processing/references/FORMS.md")
     assert caught.value.code == MCP_CODES.PROTOCOL_INVALID
+    copied = pickle.loads(pickle.dumps(caught.value))
+    assert (type(copied), copied.context) == (SkillVerificationError, {"uri": caught.value.context["uri"]})
     skill_md = skills_dir / "pdf-processing" / "SKILL.md"
     skill_md.write_text(skill_md.read_text().replace("Do it.", "Do no!"))
     with pytest.raises(SkillVerificationError, match="digest mismatch"):

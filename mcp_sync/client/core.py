@@ -935,8 +935,13 @@ class MCPClient:
     ) -> _R:
         """Send an extension's request ``method`` in the connection's era; its result read as ``result_type``.
 
+        >>> from mcp_sync import MCPServer, connect
         >>> from mcp_sync.protocol.skills import ListSkillsRequestParams, ListSkillsResult
-        >>> # client.send_request("skills/list", ListSkillsRequestParams(), ListSkillsResult).skills
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [s.uri for s in client.send_request("skills/list", ListSkillsRequestParams(), ListSkillsResult).skills]
+        ['skill://pdf-processing/SKILL.md']
         """
         return self._call(method, params, result_type, timeout=timeout, cancel=cancel)
 
@@ -945,14 +950,24 @@ class MCPClient:
     def list_skills(self, *, timeout: Timeout = USE_DEFAULT) -> list[SkillEntry]:
         """The server's Agent Skills (``skills/list``, every page), without reading any of their files.
 
-        >>> # [skill.name for skill in client.list_skills()]  ->  ['pdf-processing']
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [skill.name for skill in client.list_skills()]
+        ['pdf-processing']
         """
         return skills.list_skills(self, timeout=timeout)
 
     def get_skill(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> SkillEntry:
         """The entry of one skill, by the URI of its SKILL.md (``skills/get``).
 
-        >>> # client.get_skill("skill://pdf-processing/SKILL.md").frontmatter["description"]
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     client.get_skill("skill://pdf-processing/SKILL.md").frontmatter["license"]
+        'MIT'
         """
         return skills.get_skill(self, uri, timeout=timeout)
 
@@ -964,7 +979,13 @@ class MCPClient:
         Raises :class:`~mcp_sync.client.skills.SkillVerificationError` on any
         mismatch, and before reading when the skill is over ``max_size`` bytes.
 
-        >>> # loaded = client.load_skill(client.list_skills()[0]); loaded.text, loaded.files()
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     loaded = client.load_skill("skill://pdf-processing/SKILL.md")
+        >>> loaded.text.splitlines()[1], loaded.files()
+        ('name: pdf-processing', ['skill://pdf-processing/references/FORMS.md'])
         """
         return skills.load_skill(self, skill, max_size=max_size, timeout=timeout)
 
@@ -973,7 +994,13 @@ class MCPClient:
     ) -> bytes:
         """The bytes of one file of a skill, verified against the skill's entry (size, digest).
 
-        >>> # client.read_skill_file(loaded.entry, loaded.files()[0]).decode()
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     skill = client.list_skills()[0]
+        ...     client.read_skill_file(skill, "skill://pdf-processing/references/FORMS.md").splitlines()[0]
+        b'# PDF forms'
         """
         return skills.read_skill_file(self, skill, uri, max_size=max_size, timeout=timeout)
 

@@ -64,15 +64,16 @@ MAX_PAGES = 100
 class SkillVerificationError(MCPProtocolError):
     """A skill's file, or its entry, is not what the server declared: nothing of it is used.
 
-    >>> SkillVerificationError("skill://a/SKILL.md: size mismatch").code
+    Its code is ``PROTOCOL_INVALID``; ``context["uri"]`` names the file.
+
+    >>> SkillVerificationError(MCP_CODES.PROTOCOL_INVALID, "skill://a/SKILL.md: size mismatch").code
     'MCP.PROTOCOL_INVALID'
     """
 
-    def __init__(self, message: str, *, context: dict[str, Any] | None = None) -> None:
-        super().__init__(MCP_CODES.PROTOCOL_INVALID, message, context=context)
 
-    def __new__(cls, message: str, *args: Any, **kwargs: Any) -> SkillVerificationError:
-        return super().__new__(cls, MCP_CODES.PROTOCOL_INVALID)  # type: ignore[return-value]
+def _refused(uri: str, message: str) -> SkillVerificationError:
+    """The error refusing the file ``uri``: ``message`` says why."""
+    return SkillVerificationError(MCP_CODES.PROTOCOL_INVALID, message, context={"uri": uri})
 
 
 @dataclass(frozen=True)
@@ -143,15 +144,11 @@ def load_skill(
         text = data.decode("utf-8")
         frontmatter = parse_frontmatter(text)
     except ValueError as exc:
-        raise SkillVerificationError(f"{entry.uri}: unreadable frontmatter: {exc}", context={"uri": entry.uri}) from exc
+        raise _refused(entry.uri, f"{entry.uri}: unreadable frontmatter: {exc}") from exc
     if frontmatter != entry.frontmatter:
-        differ = sorted(
-            key for key in {*frontmatter, *entry.frontmatter} if frontmatter.get(key) != entry.frontmatter.get(key)
-        )
-        raise SkillVerificationError(
-            f"{entry.uri}: frontmatter differs from the skill's entry in {', '.join(differ)}",
-            context={"uri": entry.uri, "fields": differ},
-        )
+        fields = {*frontmatter, *entry.frontmatter}
+        differ = sorted(key for key in fields if frontmatter.get(key) != entry.frontmatter.get(key))
+        raise _refused(entry.uri, f"{entry.uri}: frontmatter differs from the skill's entry in {', '.join(differ)}")
     return LoadedSkill(entry, text, frontmatter)
 
 
@@ -168,50 +165,42 @@ def read_skill_file(
     listed = entry.resources
     if isinstance(listed, str):
         if uri != entry.uri and not uri.startswith(entry.uri.rpartition("/")[0] + "/"):
-            raise SkillVerificationError(f"{uri} is not within the skill {entry.uri}", context={"uri": uri})
+            raise _refused(uri, f"{uri} is not within the skill {entry.uri}")
         data = _content(client.read_resource(uri, timeout=timeout), uri)
         if len(data) > max_size:
-            raise SkillVerificationError(
-                f"{uri}: {len(data)} bytes, more than the {max_size} allowed", context={"uri": uri}
-            )
+            raise _too_big(uri, len(data), max_size)
         return data
     record = next((file for file in listed if file.uri == uri), None)
     if record is None:
-        raise SkillVerificationError(f"{uri} is not a file of {entry.uri}", context={"uri": uri})
+        raise _refused(uri, f"{uri} is not a file of {entry.uri}")
     if record.size > max_size:
-        raise SkillVerificationError(
-            f"{uri}: {record.size} bytes, more than the {max_size} allowed", context={"uri": uri}
-        )
+        raise _too_big(uri, record.size, max_size)
     return verified(record, _content(client.read_resource(uri, timeout=timeout), uri))
 
 
 def _too_big(uri: str, size: int, max_size: int) -> SkillVerificationError:
-    return SkillVerificationError(f"{uri}: {size} bytes, more than the {max_size} allowed", context={"uri": uri})
+    return _refused(uri, f"{uri}: {size} bytes, more than the {max_size} allowed")
 
 
 def verified(record: SkillFile, data: bytes) -> bytes:
     """``data`` when it has the size and digest ``record`` lists; :class:`SkillVerificationError` otherwise."""
     uri = record.uri
     if len(data) != record.size:
-        raise SkillVerificationError(
-            f"{uri}: size mismatch: {len(data)} bytes read, {record.size} listed", context={"uri": uri}
-        )
+        raise _refused(uri, f"{uri}: size mismatch: {len(data)} bytes read, {record.size} listed")
     digest = sha256_digest(data)
     if digest != record.digest:
-        raise SkillVerificationError(
-            f"{uri}: digest mismatch: read {digest}, listed {record.digest}", context={"uri": uri}
-        )
+        raise _refused(uri, f"{uri}: digest mismatch: read {digest}, listed {record.digest}")
     return data
 
 
 def _content(result: ReadResourceResult, uri: str) -> bytes:
     """The raw bytes of a read: its one content, text as UTF-8 or a base64 blob decoded."""
     if len(result.contents) != 1:
-        raise SkillVerificationError(f"{uri}: {len(result.contents)} contents read, not one", context={"uri": uri})
+        raise _refused(uri, f"{uri}: {len(result.contents)} contents read, not one")
     content = result.contents[0]
     if isinstance(content, BlobResourceContents):
         try:
             return base64.b64decode(content.blob, validate=True)
         except binascii.Error as exc:
-            raise SkillVerificationError(f"{uri}: the blob is not base64", context={"uri": uri}) from exc
+            raise _refused(uri, f"{uri}: the blob is not base64") from exc
     return content.text.encode("utf-8")

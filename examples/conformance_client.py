@@ -244,6 +244,24 @@ def schema_preservation(client: MCPClient) -> None:
     checked(client, "json_schema_echo", {"schema": tools["json_schema_2020_12_tool"].input_schema})
 
 
+def skills_listed(client: MCPClient) -> None:
+    """``sep-2640-client-no-prefetch``: list the skills and read none of their files (no skill is loaded)."""
+    log.info("skills: %s", [skill.name for skill in client.list_skills()])
+
+
+def skills_loaded(client: MCPClient) -> None:
+    """``sep-2640-client-verify-*``: load each skill, then read its other files; every read is verified.
+
+    A SKILL.md whose size, digest or frontmatter is not its entry's raises
+    :class:`~mcp_sync.client.skills.SkillVerificationError` before any other
+    file of the skill is read.
+    """
+    for skill in client.list_skills():
+        loaded = client.load_skill(skill)
+        for uri in loaded.files():
+            log.info("%s: %d bytes", uri, len(client.read_skill_file(skill, uri)))
+
+
 SCENARIOS: dict[str, Callable[[MCPClient], None]] = {
     "initialize": handshake,
     "tools_call": call_add_numbers,
@@ -256,6 +274,10 @@ SCENARIOS: dict[str, Callable[[MCPClient], None]] = {
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": handshake,
     "json-schema-2020-12-preservation": schema_preservation,
+    "sep-2640-client-no-prefetch": skills_listed,
+    "sep-2640-client-verify-digest": skills_loaded,
+    "sep-2640-client-verify-size": skills_loaded,
+    "sep-2640-client-verify-frontmatter": skills_loaded,
 }
 
 

@@ -17,7 +17,8 @@ call; questions for the client (sampling, elicitation, roots) from inside a
 tool, written once for both eras (a request to the client in the handshake
 era, an ``InputRequiredResult`` round in 2026-07-28); argument completion; a
 resource that clients may subscribe to; lists that change while clients
-listen; and a tool argument mirrored into an HTTP header (``x-mcp-header``).
+listen; a tool argument mirrored into an HTTP header (``x-mcp-header``); and
+the Agent Skills under ``examples/skills`` with the skills extension.
 
 Several processes may serve the same clients behind a load balancer: give
 them one secret in ``MCP_SYNC_REQUEST_STATE_SECRET``, so that each accepts the
@@ -33,6 +34,7 @@ import logging
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from mcp_sync import Context, MCPServer
@@ -57,6 +59,8 @@ from mcp_sync.types import (
     TextResourceContents,
 )
 
+SKILLS = Path(__file__).resolve().parent / "skills"
+"""The Agent Skills served with the skills extension (``io.modelcontextprotocol/skills``)."""
 SECRET_VARIABLE = "MCP_SYNC_REQUEST_STATE_SECRET"
 """The environment variable holding the secret that signs ``requestState`` (shared by every process)."""
 
@@ -635,6 +639,9 @@ def build_server() -> MCPServer:
         prompt_needing_context,
         description="A prompt that first asks the user for context",
     )
+
+    # The skills extension (SEP-2640): skills/list, skills/get and each skill's files as skill:// resources.
+    server.add_skills(SKILLS)
 
     server.set_completion_provider(complete)
     return server

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import ValidationError
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
+from ..protocol.skills import MAX_TOTAL_SIZE as MAX_SKILL_SIZE
+from ..protocol.skills import SkillEntry
 from ..protocol.stateless import SUBSCRIPTION_ID, request_meta
 from ..protocol.types import (
     LOG_LEVELS,
@@ -90,8 +92,10 @@ from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION, STATELESS_
 from ..runtime.dispatcher import DEFAULT_TIMEOUT, USE_DEFAULT, Clock, JsonRpcDispatcher, ProgressCallback, Timeout
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
+from . import skills
 from .cache import ResponseCache
 from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
+from .skills import LoadedSkill
 from .subscriptions import NotificationCallback, Subscription
 from .tools import ToolNamespace
 
@@ -919,6 +923,86 @@ class MCPClient:
         return self._call(
             "resources/read", ReadResourceRequestParams(uri=uri), ReadResourceResult, timeout=timeout, cancel=cancel
         )
+
+    def send_request(
+        self,
+        method: str,
+        params: WireModel | None,
+        result_type: type[_R],
+        timeout: Timeout = USE_DEFAULT,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> _R:
+        """Send an extension's request ``method`` in the connection's era; its result read as ``result_type``.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> from mcp_sync.protocol.skills import ListSkillsRequestParams, ListSkillsResult
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [s.uri for s in client.send_request("skills/list", ListSkillsRequestParams(), ListSkillsResult).skills]
+        ['skill://pdf-processing/SKILL.md']
+        """
+        return self._call(method, params, result_type, timeout=timeout, cancel=cancel)
+
+    # ------------------------------------------------------------ skills (SEP-2640)
+
+    def list_skills(self, *, timeout: Timeout = USE_DEFAULT) -> list[SkillEntry]:
+        """The server's Agent Skills (``skills/list``, every page), without reading any of their files.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [skill.name for skill in client.list_skills()]
+        ['pdf-processing']
+        """
+        return skills.list_skills(self, timeout=timeout)
+
+    def get_skill(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> SkillEntry:
+        """The entry of one skill, by the URI of its SKILL.md (``skills/get``).
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     client.get_skill("skill://pdf-processing/SKILL.md").frontmatter["license"]
+        'MIT'
+        """
+        return skills.get_skill(self, uri, timeout=timeout)
+
+    def load_skill(
+        self, skill: SkillEntry | str, *, max_size: int = MAX_SKILL_SIZE, timeout: Timeout = USE_DEFAULT
+    ) -> LoadedSkill:
+        """Read a skill's SKILL.md, verified against its entry (size, digest, frontmatter); see :mod:`.skills`.
+
+        Raises :class:`~mcp_sync.client.skills.SkillVerificationError` on any
+        mismatch, and before reading when the skill is over ``max_size`` bytes.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     loaded = client.load_skill("skill://pdf-processing/SKILL.md")
+        >>> loaded.text.splitlines()[1], loaded.files()
+        ('name: pdf-processing', ['skill://pdf-processing/references/FORMS.md'])
+        """
+        return skills.load_skill(self, skill, max_size=max_size, timeout=timeout)
+
+    def read_skill_file(
+        self, skill: SkillEntry, uri: str, *, max_size: int = MAX_SKILL_SIZE, timeout: Timeout = USE_DEFAULT
+    ) -> bytes:
+        """The bytes of one file of a skill, verified against the skill's entry (size, digest).
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     skill = client.list_skills()[0]
+        ...     client.read_skill_file(skill, "skill://pdf-processing/references/FORMS.md").splitlines()[0]
+        b'# PDF forms'
+        """
+        return skills.read_skill_file(self, skill, uri, max_size=max_size, timeout=timeout)
 
     def subscribe_resource(
         self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None

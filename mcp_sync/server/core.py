@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validation_error
+from ..protocol.skills import EXTENSION as SKILLS_EXTENSION
+from ..protocol.skills import GetSkillRequestParams, ListSkillsRequestParams, SkillEntry
 from ..protocol.types import (
     Annotations,
     BlobResourceContents,
@@ -69,10 +71,13 @@ from .backend import Backend, BackendUnavailable, InProcessBackend, Notice
 from .context import NO_CLIENT, Context, ProgressReporter
 from .functions import FunctionSpec
 from .middleware import Middleware
+from .skills import SkillCatalogue, add_skills
 from .stateless import InputRequired, MissingClientCapability, RequestStateSealer
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..runtime.transport import Transport
     from .mount import Mount
     from .session import ServerSession
@@ -150,6 +155,15 @@ class _RegisteredTool:
     handler: ToolHandler
     input_model: type[BaseModel] | None
     scopes: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ExtensionMethod:
+    """A request method beyond the core ones (see :meth:`MCPServer.register_method`)."""
+
+    params: type[WireModel]
+    handler: Callable[[Any, Context], WireModel]
+    cacheable: bool = False
 
 
 @dataclass
@@ -332,6 +346,10 @@ class MCPServer:
         self._roots: dict[str, Root] = {}
         self._completers: dict[tuple[str, str, str], Completer] = {}
         self._info_wire: tuple[Implementation, dict[str, Any]] | None = None
+        self.extensions: dict[str, dict[str, Any]] = {}
+        """The extensions declared under ``capabilities.extensions``: identifier -> settings."""
+        self._methods: dict[str, ExtensionMethod] = {}
+        self._skills: SkillCatalogue | None = None
         # By the id() of each session's transport (alive while its session is kept); closed
         # sessions are swept out as new ones start, once the table doubled since the last sweep.
         self._sessions: dict[int, ServerSession] = {}
@@ -1036,6 +1054,68 @@ class MCPServer:
         self.log_level = level
 
     # ----------------------------------------------------------- connections
+
+    def register_method(
+        self,
+        method: str,
+        params: type[WireModel],
+        handler: Callable[[Any, Context], WireModel],
+        *,
+        cacheable: bool = False,
+    ) -> None:
+        """Answer requests ``method`` (an extension's) with ``handler(params, ctx)``.
+
+        The params are validated as ``params`` (``-32602`` otherwise);
+        ``cacheable`` results carry the server's caching hints for 2026-07-28
+        clients. A core method, or one registered already, raises
+        ``DUPLICATE_REGISTRATION``.
+
+        >>> from mcp_sync.protocol.types import EmptyResult, PaginatedRequestParams
+        >>> server = MCPServer("demo")
+        >>> server.register_method("example/noop", PaginatedRequestParams, lambda params, ctx: EmptyResult())
+        >>> server.extension_method("example/noop").cacheable
+        False
+        """
+        from .session import core_methods
+
+        with self._lock:
+            if method in self._methods or method in core_methods():
+                raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"method {method!r} is already answered")
+            self._methods[method] = ExtensionMethod(params, handler, cacheable)
+
+    def extension_method(self, method: str) -> ExtensionMethod | None:
+        """The extension method registered as ``method``, if any."""
+        return self._methods.get(method)
+
+    def skill_catalogue(self) -> SkillCatalogue:
+        """The skills this server serves; the first call declares the skills extension and its methods."""
+        with self._lock:
+            if self._skills is None:
+                self._skills = catalogue = SkillCatalogue(self)
+                self.extensions[SKILLS_EXTENSION] = {}
+                self.register_method("skills/list", ListSkillsRequestParams, catalogue.list, cacheable=True)
+                self.register_method("skills/get", GetSkillRequestParams, catalogue.get, cacheable=True)
+            return self._skills
+
+    def add_skills(self, path: str | Path) -> list[SkillEntry]:
+        """Serve the Agent Skills under ``path`` with the skills extension (SEP-2640); the entries added.
+
+        Each subdirectory holding a ``SKILL.md`` is a skill; see
+        :func:`mcp_sync.server.skills.add_skills`.
+
+        >>> import pathlib, tempfile
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> (root / "hello").mkdir()
+        >>> _ = (root / "hello" / "SKILL.md").write_text("---\\nname: hello\\ndescription: Greet\\n---\\nHi.\\n")
+        >>> server = MCPServer("demo")
+        >>> [skill.name for skill in server.add_skills(root)], "skills/list" in server.extension_methods()
+        (['hello'], True)
+        """
+        return add_skills(self, path)
+
+    def extension_methods(self) -> list[str]:
+        """The names of the extension methods this server answers."""
+        return list(self._methods)
 
     @property
     def sessions(self) -> list[ServerSession]:

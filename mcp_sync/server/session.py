@@ -165,6 +165,11 @@ _ROUTES: dict[str, tuple[str, type[WireModel] | None]] = {
 """Each method a server connection answers: the :class:`ServerSession` method that does, and its params' model."""
 
 
+def core_methods() -> frozenset[str]:
+    """The methods every server answers (an extension may not take their names)."""
+    return frozenset(_ROUTES)
+
+
 class ServerSession:
     """The server's side of one connection.
 
@@ -273,10 +278,12 @@ class ServerSession:
         """Every request of this connection: its route looked up, its era decided, its gate passed."""
         method = ctx.method
         route = _ROUTES.get(method)
-        if route is None:
-            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method}")
-        name, model = route
-        bound: Handler = getattr(self, name)
+        model: type[WireModel] | None
+        if route is not None:
+            name, model = route
+            bound: Handler = getattr(self, name)
+        else:
+            bound, model = self._extension_route(method)
 
         # Params are validated here, not by the dispatcher: which era a request
         # belongs to decides first whether the method exists at all.
@@ -305,6 +312,17 @@ class ServerSession:
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
         wire = self._respond(validated, params, ctx)
         return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
+
+    def _extension_route(self, method: str) -> tuple[Handler, type[WireModel]]:
+        """The handler and params model of an extension's ``method``; ``METHOD_NOT_FOUND`` when none is."""
+        extension = self.server.extension_method(method)
+        if extension is None:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method}")
+
+        def serve(params: Any, ctx: RequestContext) -> WireModel:
+            return extension.handler(params, self._context(ctx))
+
+        return serve, extension.params
 
     def _ping(self, params: Any, ctx: RequestContext) -> WireModel:
         return EmptyResult()
@@ -338,7 +356,8 @@ class ServerSession:
             raise
         wire["resultType"] = "complete"
         wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
-        if method in CACHEABLE:
+        extension = self.server.extension_method(method)
+        if method in CACHEABLE or (extension is not None and extension.cacheable):
             wire.setdefault("ttlMs", self.server.cache_ttl_ms)
             wire.setdefault("cacheScope", self.server.cache_scope)
         return wire
@@ -387,6 +406,7 @@ class ServerSession:
             prompts=PromptsCapability(list_changed=True),
             logging={},
             completions={},
+            extensions={name: dict(settings) for name, settings in self.server.extensions.items()} or None,
         )
 
     def _discover(self, params: Any, ctx: RequestContext) -> DiscoverResult:

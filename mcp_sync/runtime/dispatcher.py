@@ -846,8 +846,15 @@ class JsonRpcDispatcher:
         for call in pending:
             self._finish(call, "error", MCP_CODES.TRANSPORT_CLOSED)
             call.future.set_exception(self._closed_error())
-        for unsubscribe in self._unsubscribe:
+        unsubscribers, self._unsubscribe = self._unsubscribe, []
+        for unsubscribe in unsubscribers:
             unsubscribe()
+        with self._lock:
+            # Nothing is dispatched any more: dropping the handlers (which hold their owner, a
+            # server session say) and the unsubscribers (which hold this dispatcher's methods)
+            # lets a closed connection be freed by reference counting at once, not by the cyclic
+            # collector: a stateless server closes one per request.
+            self._handlers, self._fallback, self._listeners = {}, None, {}
         if self._pool is not None:
             # Idle workers exit now; busy ones when their handler returns.
             self._pool.close(timeout=0.0)

@@ -124,18 +124,22 @@ class ElasticPool:
                 self._backlog += 1
                 self._tasks.put(task)
                 return
-            thread = threading.Thread(target=self._work, args=(task,), name=self.name, daemon=True)
+            # The first task goes in a list the thread empties: a Thread keeps its args until its
+            # target returns, and this one runs for many tasks.
+            thread = threading.Thread(target=self._work, args=([task],), name=self.name, daemon=True)
             # Tracked and started under the lock, so close() never misses a thread it must join.
             self._threads.add(thread)
             thread.start()
 
-    def _work(self, task: Task | None) -> None:
+    def _work(self, first: list[Task]) -> None:
+        task: Task | None = first.pop()
         try:
             while task is not None:
                 try:
                     task()
                 except Exception:
                     log.exception("a task on an %s thread failed", self.name)
+                task = None  # what the task holds is let go of while this thread waits for the next
                 with self._lock:
                     if self._closed:
                         break

@@ -1161,6 +1161,12 @@ class MCPServer:
         session.start()
         return session
 
+    def _forget(self, session: ServerSession) -> None:
+        """A session closed: let go of it now (those that end otherwise are swept as sessions start)."""
+        with self._lock:
+            if self._sessions.get(id(session.transport)) is session:
+                del self._sessions[id(session.transport)]
+
     def stop(self) -> None:
         """Close every connection. The server may be started again afterwards."""
         with self._lock:

@@ -180,8 +180,9 @@ class ServerSession:
     def __init__(self, server: MCPServer, transport: Transport) -> None:
         self.server = server
         self.transport = transport
-        # It holds nothing but this session, so every handshake-era request shares one.
-        self._handshake_channel = HandshakeChannel(self)
+        # It holds nothing but this session, so every handshake-era request shares one, made
+        # at the first (a session per 2026-07-28 request never needs it: no cycle to collect).
+        self._channel: HandshakeChannel | None = None
         self.revision: str | None = None
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
@@ -224,11 +225,18 @@ class ServerSession:
     def close(self) -> None:
         """End this connection and wait for its handler threads."""
         self.dispatcher.close()
+        self.server._forget(self)
 
     @property
     def closed(self) -> bool:
         """Whether the connection has ended."""
         return self.dispatcher.closed
+
+    @property
+    def _handshake_channel(self) -> HandshakeChannel:
+        if self._channel is None:
+            self._channel = HandshakeChannel(self)
+        return self._channel
 
     def assume_initialized(self, revision: str) -> None:
         """Serve requests without an ``initialize`` first, as at ``revision``.

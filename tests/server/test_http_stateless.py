@@ -10,6 +10,7 @@ bounded by socket timeouts and Events.
 
 from __future__ import annotations
 
+import gc
 import http.client
 import json
 import os
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -868,6 +870,37 @@ def test_a_session_per_request_starts_no_thread_and_outlives_its_request(
     # last one's thread is back waiting; a thread per request would be a hundred.
     assert len(started) < rounds // 10, started
     assert set(started) <= {"mcp-sync-http-handler"}
+
+
+def test_a_session_per_request_is_freed_without_the_cycle_collector(
+    running: RunningHTTPServer, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A closed session holds no reference cycle: reference counting frees it with its request, so a busy
+    stateless server does not leave a heap of them for the cyclic collector to find."""
+    call = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta()}
+    assert client.call("tools/call", call)["content"][0]["text"] == "hi"  # threads and caches warm
+    server = running.app.server
+    made: list[weakref.ref[Any]] = []
+    original = server.start
+
+    def tracked(transport: Any) -> Any:
+        session = original(transport)
+        made.extend(weakref.ref(part) for part in (session, session.dispatcher, transport))
+        return session
+
+    monkeypatch.setattr(server, "start", tracked)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(5):
+            assert client.call("tools/call", call)["content"][0]["text"] == "hi"
+        # The handler thread lets go of its request just after the answer: wait for that, collector off.
+        deadline = time.monotonic() + TIMEOUT
+        while any(ref() is not None for ref in made) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(made) == 15 and [ref() for ref in made] == [None] * 15
+    finally:
+        gc.enable()
 
 
 def test_closing_the_app_ends_its_handler_threads(running: RunningHTTPServer, client: Client) -> None:

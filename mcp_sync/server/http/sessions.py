@@ -412,6 +412,7 @@ class StreamableSessionTransport(BaseTransport):
             self._waiting.clear()
             streams = list(self._streams.values())
             self._streams.clear()
+            self.dispatcher = None  # routes nothing more; and no cycle with it is left to collect
         for stream in {*posts, *streams}:
             stream.put(Signal.CLOSED)
         if self._store is not None:

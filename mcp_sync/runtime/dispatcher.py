@@ -667,24 +667,24 @@ class JsonRpcDispatcher:
                 log.exception("progress callback for %s failed", pending.method)
 
     def _on_request(self, request: JSONRPCRequest) -> None:
-        entry = self._handlers.get(request.method) or self._fallback
-        if entry is None:
-            self._reply(error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
-            return
-        ctx = RequestContext(self, request.id, request.method, request.params or {})
         handoff = self._handoff
         with self._lock:
             if self._closed:
-                return
-            refuse = self._draining
-            inline = not refuse and handoff is not None and self._inline < self._max_workers
-            if not refuse:
-                self._inflight.setdefault(request.id, []).append(ctx)
-            if inline:
-                self._inline += 1
-            elif not refuse:
-                self._submit_locked(entry, ctx)
-        if refuse:
+                return  # (a closed dispatcher has dropped its handlers, too)
+            entry = self._handlers.get(request.method) or self._fallback
+            if entry is not None:
+                ctx = RequestContext(self, request.id, request.method, request.params or {})
+                refuse = self._draining
+                inline = not refuse and handoff is not None and self._inline < self._max_workers
+                if not refuse:
+                    self._inflight.setdefault(request.id, []).append(ctx)
+                if inline:
+                    self._inline += 1
+                elif not refuse:
+                    self._submit_locked(entry, ctx)
+        if entry is None:
+            self._reply(error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
+        elif refuse:
             self._reply(_shutting_down(request.id))
         elif inline:
             # The transport lets another thread take over reading, and the

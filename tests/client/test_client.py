@@ -927,3 +927,16 @@ def test_malformed_notifications_are_ignored(server: MCPServer, link: Callable[.
     assert [(m.level, m.data) for m in got] == [("info", "valid")]
     assert [u.uri for u in updates] == ["mem://doc"]
     assert conn.client.initialized
+
+
+def test_a_list_change_heard_as_the_client_disconnects_starts_no_background_work(
+    link: Callable[..., Link],
+) -> None:
+    # A listener can run on the reader thread just as disconnect() lets go of the connection: the
+    # refresh it asks for is dropped, rather than a background thread started for a closed client.
+    client = link().client
+    listener = client._dispatcher._listeners["notifications/tools/list_changed"][0]  # type: ignore[union-attr]
+    client.disconnect()
+    listener({})
+    assert client._background is None
+    assert not [t for t in threading.enumerate() if t.name.startswith("mcp-sync-client-background")]

@@ -157,10 +157,9 @@ def test_opaque_tokens_introspected() -> None:
             resource,
             "--introspection-url",
             authz.metadata["introspection_endpoint"],
-            "--client-id",
-            introspector["client_id"],
-            "--client-secret",
-            introspector["client_secret"],
+            # name=value: generated ids and secrets may start with "-", which argparse would take for an option
+            f"--client-id={introspector['client_id']}",
+            f"--client-secret={introspector['client_secret']}",
         )
         with example(port, *options) as url:
             tokens = authz.issue_tokens(url, scope="mcp:read")

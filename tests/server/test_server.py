@@ -1358,3 +1358,23 @@ def test_request_state_is_a_deprecated_name_of_the_sealer() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert server.request_state_sealer is shared  # the new name does not warn
+
+
+def test_sessions_their_clients_ended_are_swept_as_new_ones_start() -> None:
+    # A session closed through close() is let go of at once; one whose client went away is kept
+    # until enough sessions started since the last sweep (a scan per start would be quadratic).
+    server = MCPServer("sweeps")
+    ended = []
+    for _ in range(64):
+        client_end, server_end = InMemoryTransport.pair()
+        ended.append(server.start(server_end))
+        client_end.close()  # the client goes away: nobody calls the session's close()
+    deadline = time.monotonic() + 10
+    while not all(session.closed for session in ended) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert all(session.closed for session in ended) and len(server._sessions) == 64
+    client_end, server_end = InMemoryTransport.pair()
+    fresh = server.start(server_end)
+    assert server.sessions == [fresh] and len(server._sessions) == 1
+    server.stop()
+    client_end.close()

@@ -235,12 +235,14 @@ class Harness:
         client_timeout_ms: int = 30_000,
         env: Mapping[str, str] | None = None,
         spec_version: str | None = None,
+        force: bool = False,
     ) -> ScenarioRun:
         """Run one client scenario; the harness starts its mock server, then ``command URL``.
 
         The harness splits the command on single spaces and runs it through a
         shell, so no part of ``command`` may contain whitespace. With
-        ``spec_version`` (0.2 harnesses) the mock speaks that revision's wire.
+        ``spec_version`` (0.2 harnesses) the mock speaks that revision's wire;
+        ``force`` runs the scenario at it even where the scenario does not list it.
         """
         for part in command:
             if not part or any(c.isspace() for c in part):
@@ -256,6 +258,7 @@ class Harness:
             "-o",
             str(out_dir),
             *(["--spec-version", spec_version] if spec_version is not None else []),
+            *(["--force"] if force else []),
             timeout=client_timeout_ms / 1000 + 60,
             env=env,
         )

@@ -83,22 +83,14 @@ def run_client(
     env: Mapping[str, str] | None = None,
 ) -> ScenarioRun:
     """Run the example client in ``scenario`` (at ``revision``'s wire, forced, when given)."""
-    wire = ["--spec-version", revision, "--force"] if revision is not None else []
-    done = harness.run(
-        "client",
-        "--command",
-        f"{sys.executable} {CLIENT}",
-        "--scenario",
+    run = harness.client_scenario(
+        [sys.executable, str(CLIENT)],
         scenario,
-        "--timeout",
-        "30000",
-        "-o",
-        str(out_dir),
-        *wire,
-        timeout=120,
+        out_dir,
         env={**CHILD_ENV, **(env or {})},
+        spec_version=revision,
+        force=revision is not None,
     )
-    run = ScenarioRun.read(scenario, done, out_dir)
     shown = "".join(run.files.values())
     assert "eyJ" not in shown and "PRIVATE KEY" not in shown, "the client showed a JWT or a key:\n" + shown
     return run

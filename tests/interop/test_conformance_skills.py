@@ -37,7 +37,7 @@ from pathlib import Path
 
 import conformance
 import pytest
-from conformance import Harness, ScenarioRun
+from conformance import Harness
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
@@ -111,23 +111,14 @@ def test_server_scenario(harness: Harness, server_url: str, scenario: str, revis
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("scenario", list(CLIENT_SCENARIOS))
 def test_client_scenario(harness: Harness, scenario: str, revision: str, tmp_path: Path) -> None:
-    done = harness.run(
-        "client",
-        "--command",
-        f"{sys.executable} {CLIENT}",
-        "--scenario",
+    run = harness.client_scenario(
+        [sys.executable, str(CLIENT)],
         scenario,
-        "--timeout",
-        "30000",
-        "-o",
-        str(tmp_path),
-        "--spec-version",
-        revision,
-        "--force",
-        timeout=120,
+        tmp_path,
         env=conformance.CHILD_ENV,
+        spec_version=revision,
+        force=True,
     )
-    run = ScenarioRun.read(scenario, done, tmp_path)
     assert run.passed, run.report()
     assert [check["status"] for check in run.checks if check["status"] != "INFO"] == ["SUCCESS"], run.report()
     refusal = CLIENT_SCENARIOS[scenario]

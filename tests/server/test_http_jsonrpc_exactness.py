@@ -538,25 +538,31 @@ class FailingInput:
         raise HostError("invalid chunk size")
 
 
-@pytest.mark.parametrize("length", [None, "10"])
-def test_the_app_answers_a_body_its_server_cannot_read_with_400_not_500(length: str | None) -> None:
+def post_to_the_app(body: Any, length: str | None) -> tuple[list[str], bytes]:
+    """POST ``body`` (a ``wsgi.input``) straight to a new app, as a WSGI server would; the statuses and the body."""
     app = StreamableHTTPApp(build_server())
-    environ = {
+    environ: dict[str, Any] = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": "/mcp",
         "HTTP_HOST": "127.0.0.1",
         "CONTENT_TYPE": "application/json",
         "HTTP_ACCEPT": "application/json, text/event-stream",
-        "wsgi.input": FailingInput(),
+        "wsgi.input": body,
         "wsgi.input_terminated": True,
     }
     if length is not None:
         environ["CONTENT_LENGTH"] = length
     statuses: list[str] = []
     try:
-        body = b"".join(app(environ, lambda status, headers, exc_info=None: statuses.append(status)))
+        answer = b"".join(app(environ, lambda status, headers, exc_info=None: statuses.append(status)))
     finally:
         app.close()
+    return statuses, answer
+
+
+@pytest.mark.parametrize("length", [None, "10"])
+def test_the_app_answers_a_body_its_server_cannot_read_with_400_not_500(length: str | None) -> None:
+    statuses, body = post_to_the_app(FailingInput(), length)
     assert statuses == ["400 Bad Request"]
     answer = json.loads(body)
     assert answer["id"] is None and answer["error"]["code"] == -32600
@@ -572,23 +578,7 @@ class ShortInput:
 
 @pytest.mark.parametrize(("length", "code"), [(None, -32700), ("100", -32600)])
 def test_the_app_answers_a_truncated_body_with_400(length: str | None, code: int) -> None:
-    app = StreamableHTTPApp(build_server())
-    environ: dict[str, Any] = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": "/mcp",
-        "HTTP_HOST": "127.0.0.1",
-        "CONTENT_TYPE": "application/json",
-        "HTTP_ACCEPT": "application/json, text/event-stream",
-        "wsgi.input": ShortInput(),
-        "wsgi.input_terminated": True,
-    }
-    if length is not None:
-        environ["CONTENT_LENGTH"] = length
-    statuses: list[str] = []
-    try:
-        body = b"".join(app(environ, lambda status, headers, exc_info=None: statuses.append(status)))
-    finally:
-        app.close()
+    statuses, body = post_to_the_app(ShortInput(), length)
     assert statuses == ["400 Bad Request"]
     assert json.loads(body)["error"]["code"] == code  # unreadable JSON, or a body shorter than announced
 

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import pytest
@@ -452,16 +452,14 @@ def workers_of(hosted: Hosted) -> set[int]:
     return set(group_members(hosted.pgid)) - {hosted.pgid}
 
 
-def test_200_calls_spread_over_the_workers_with_progress_and_sampling_rounds(
-    scaled: tuple[Hosted, RedisServer],
-) -> None:
-    hosted, _ = scaled
+def calls_spread_over_workers(hosted: Hosted, era: Literal["handshake", "stateless"]) -> None:
+    """4 clients of ``era`` make 50 calls each (echo and pid): at least 3 of the workers serve them, without error."""
     url = hosted.base + "/mcp"
 
     def work(index: int) -> list[int]:
         pids = []
-        with http_client(url, era="stateless", timeout=TIMEOUT) as client:
-            assert client.negotiated_version == "2026-07-28"
+        with http_client(url, era=era, timeout=TIMEOUT) as client:
+            assert client.negotiated_era == era
             for n in range(50):
                 if n % 2:
                     assert client.call_tool("echo", {"text": f"{index}.{n}"}).text == f"{index}.{n}"
@@ -476,6 +474,14 @@ def test_200_calls_spread_over_the_workers_with_progress_and_sampling_rounds(
             break
     assert len(served) >= 3, served
     assert served <= workers_of(hosted)
+
+
+def test_200_calls_spread_over_the_workers_with_progress_and_sampling_rounds(
+    scaled: tuple[Hosted, RedisServer],
+) -> None:
+    hosted, _ = scaled
+    url = hosted.base + "/mcp"
+    calls_spread_over_workers(hosted, "stateless")
     sampler = Sampler("blue")
     with http_client(url, era="stateless", timeout=TIMEOUT, sampling_provider=sampler) as client:
         for _ in range(3):

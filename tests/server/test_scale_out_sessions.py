@@ -33,8 +33,8 @@ import peers
 import pytest
 import redis
 from redisserver import RedisServer, running_redis
-from test_hosting import Hosted, group_members, gunicorn, hosting, in_threads
-from test_scale_out import TIMEOUT, Sampler, wait_until
+from test_hosting import Hosted, gunicorn, hosting
+from test_scale_out import TIMEOUT, Sampler, calls_spread_over_workers, wait_until, workers_of
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.client import http_client
@@ -495,33 +495,11 @@ def scaled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Hosted, R
             yield hosted, redis_server
 
 
-def workers_of(hosted: Hosted) -> set[int]:
-    return set(group_members(hosted.pgid)) - {hosted.pgid}
-
-
 @pytest.mark.timeout(120)
 def test_handshake_clients_are_served_by_any_worker(scaled: tuple[Hosted, RedisServer]) -> None:
     hosted, redis_server = scaled
     url = hosted.base + "/mcp"
-
-    def work(index: int) -> list[int]:
-        pids = []
-        with http_client(url, era="handshake", timeout=TIMEOUT) as client:
-            assert client.negotiated_era == "handshake"
-            for n in range(50):
-                if n % 2:
-                    assert client.call_tool("echo", {"text": f"{index}.{n}"}).text == f"{index}.{n}"
-                else:
-                    pids.append(client.call_tool("pid").structured_content["result"])  # type: ignore[index]
-        return pids
-
-    served: set[int] = set()
-    for _ in range(3):  # bounded: three workers or more nearly always answer the first 200 calls (4 x 50)
-        served |= {pid for pids in in_threads(4, work) for pid in pids}
-        if len(served) >= 3:
-            break
-    assert len(served) >= 3, served
-    assert served <= workers_of(hosted)
+    calls_spread_over_workers(hosted, "handshake")
     sampler = Sampler("blue")
     updated = threading.Event()
     with (

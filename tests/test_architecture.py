@@ -37,7 +37,12 @@ SERVER_HOSTING = ("server.stdio", "server.http.")
 IO_MODULES = {"socket", "subprocess", "http", "requests", "sseclient", "asyncio", "urllib3", "selectors", "select"}
 """Standard and third-party modules that do I/O; the pure layer and the roles' cores import none."""
 
-PURE = ["mcp_sync.protocol.types", "mcp_sync.protocol.versions", "mcp_sync.protocol.stateless"]
+PURE = [
+    "mcp_sync.protocol.types",
+    "mcp_sync.protocol.messages",
+    "mcp_sync.protocol.versions",
+    "mcp_sync.protocol.stateless",
+]
 PURE += ["mcp_sync.protocol.headers", "mcp_sync.protocol.schema", "mcp_sync.server.core", "mcp_sync.client.core"]
 
 

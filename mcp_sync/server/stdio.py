@@ -8,6 +8,8 @@ accepted request is answered; the framing is
 
 from __future__ import annotations
 
+import atexit
+import gc
 import io
 import os
 import signal
@@ -31,7 +33,19 @@ def serve_stdio(server: MCPServer, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
     1: ``print()`` and anything else written to fd 1 goes to stderr, and
     reading stdin gives end-of-file, so tools cannot corrupt the protocol.
     Everything is restored before it returns.
+
+    At interpreter exit the objects alive then are frozen (:func:`gc.freeze`)
+    before Python tears its modules down, so that the exit does not walk the
+    graph of every class, schema and validator built at import: a client's
+    ``close()`` waits for the server process to end, and that walk was most
+    of the wait (about 45 ms of 55 for a server importing mcp_sync). Memory
+    is freed by reference counting as usual; only reference cycles still
+    alive at exit are left to the operating system.
     """
+    # Registered at most once however often this runs; atexit handlers run
+    # last-registered first, so handlers registered before still run after it.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     sys.stdout.flush()
     protocol_in = os.fdopen(os.dup(0), "rb", buffering=0)
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)

@@ -752,3 +752,25 @@ def test_a_valid_progress_token_is_accepted_over_stdio(echo_process: RawProcess)
         params = b'{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":' + token + b"}}"
         echo_process.send(call(b"4", "tools/call", params))
         assert json.loads(echo_process.line())["result"]["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_a_stdio_server_freezes_its_objects_at_exit_so_close_does_not_wait_for_the_collector() -> None:
+    """serve_stdio has the objects alive at exit frozen before teardown, once however often it served."""
+    script = (
+        "import atexit, gc, sys\n"
+        "from mcp_sync import MCPServer\n"
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0, file=sys.stderr))\n"
+        "print('frozen before:', gc.get_freeze_count() > 0, file=sys.stderr)\n"
+        "MCPServer('first').serve_stdio()\n"
+        "MCPServer('second').serve_stdio()\n"
+    )
+    process = subprocess.run(
+        [sys.executable, "-c", script],
+        input=b"",
+        capture_output=True,
+        env={**os.environ, **ENV},
+        timeout=30,
+        check=True,
+    )
+    lines = process.stderr.decode().splitlines()
+    assert lines == ["frozen before: False", "frozen at exit: True"]

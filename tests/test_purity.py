@@ -26,3 +26,22 @@ def test_lazy_exports_resolve_and_unknown_names_fail() -> None:
     assert "MCPClient" in dir(mcp_sync)
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = mcp_sync.Nope  # type: ignore[attr-defined]
+
+
+def test_the_client_and_server_import_only_what_a_connection_needs() -> None:
+    """The client and server import builds no per-method envelope and loads no HTTP or skills-only module.
+
+    The per-method envelopes (``protocol.messages``) are for programs that
+    validate whole messages; a stdio server's start-up is mostly its imports.
+    """
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPClient, MCPServer\n"
+        "heavy = [m for m in ('mcp_sync.protocol.messages', 'mcp_sync.types', 'mimetypes', 'requests', 'sseclient',"
+        " 'opentelemetry', 'mcp_sync.server.http', 'mcp_sync.display') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+        "from mcp_sync.types import CallToolRequest, Tool\n"
+        "print(CallToolRequest.__module__, Tool.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["", "mcp_sync.protocol.messages mcp_sync.protocol.types"]

@@ -20,8 +20,6 @@ not understand it refuses rather than guesses.
 'sha256:e3b0c442'
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import re

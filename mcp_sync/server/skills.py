@@ -25,7 +25,6 @@ since fails the reader's digest check instead of being trusted.
 
 from __future__ import annotations
 
-import mimetypes
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -140,6 +139,8 @@ def _register_file(server: MCPServer, uri: str, path: Path, entry: SkillEntry) -
             uri, _reader(path), name=entry.name, description=entry.description, mime_type="text/markdown"
         )
         return
+    import mimetypes  # here, not at the top: a server without skills never pays for importing it
+
     mime_type, _ = mimetypes.guess_type(path.name)
     server.register_resource(uri, _reader(path), name=uri, mime_type=mime_type or "application/octet-stream")
 

@@ -40,8 +40,20 @@ def test_the_client_and_server_import_only_what_a_connection_needs() -> None:
         "heavy = [m for m in ('mcp_sync.protocol.messages', 'mcp_sync.types', 'mimetypes', 'requests', 'sseclient',"
         " 'opentelemetry', 'mcp_sync.server.http', 'mcp_sync.display') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
+        "import mcp_sync.types\n"
+        "print('mcp_sync.protocol.messages' in sys.modules)\n"
         "from mcp_sync.types import CallToolRequest, Tool\n"
         "print(CallToolRequest.__module__, Tool.__module__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["", "mcp_sync.protocol.messages mcp_sync.protocol.types"]
+    lines = out.stdout.splitlines()
+    assert lines == ["", "False", "mcp_sync.protocol.messages mcp_sync.protocol.types"]
+
+
+def test_the_public_types_module_finds_the_envelopes_and_refuses_unknown_names() -> None:
+    import mcp_sync.types as public
+
+    assert public.ServerResult is public.ServerResult  # looked up once, then kept
+    assert public.JSONRPCError is public.JSONRPCErrorResponse
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = public.Nope  # type: ignore[attr-defined]

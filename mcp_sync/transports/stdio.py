@@ -59,6 +59,11 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _READ_SIZE = 1 << 16
 
+_HANDOFF_AFTER = 0.002
+"""Seconds a handler may run on the reading thread before another thread takes over reading."""
+_WATCHER_IDLE_WAIT = 5.0
+"""How long the watcher sleeps at a time while no handler runs (it is woken when one starts)."""
+
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """Variables a server process inherits by default; everything else must be passed."""
 
@@ -108,6 +113,13 @@ class StdioTransport(BaseTransport):
         self._reading = threading.Lock()  # held by the thread whose turn it is to read
         self._turn = threading.local()
         self._standby = 0
+        # Lending (see handoff_reading): the thread running a handler with the turn, how many
+        # times the turn was lent, and the watcher that hands reading off for a slow handler.
+        self._lent_by: threading.Thread | None = None
+        self._lends = 0
+        self._watch = threading.Condition(self._lock)
+        self._watcher: threading.Thread | None = None
+        self._watcher_idle = False
         self._items: collections.deque[bytes | _Oversized] = collections.deque()
         self._partial = bytearray()
         self._skipping = False  # inside a line that is over the limit
@@ -136,10 +148,16 @@ class StdioTransport(BaseTransport):
     #
     # Reading is a role that threads take in turn ("leader/follower"): the
     # thread that holds the turn reads and delivers messages; a handler that
-    # is about to do real work on that thread calls handoff_reading(), and a
-    # standby thread takes the turn while the handler runs where it is. The
-    # request is handled without a hop to another thread, and still never
-    # on a thread that is responsible for reading.
+    # is about to do real work on that thread calls handoff_reading(), and the
+    # handler runs where it is, without a hop to another thread.
+    #
+    # The turn is only lent to the handler: most handlers are done in well
+    # under a millisecond, and the thread then reads on. A watcher thread
+    # looks every _HANDOFF_AFTER seconds while handlers run; one that has
+    # held the turn for a whole look (a slow tool, one waiting for the client
+    # or for its cancellation) has reading handed off for it, and a standby
+    # thread reads while it runs. Handing off at every request instead woke
+    # another thread per request, about a quarter of a stdio server's CPU.
 
     def _handlers_changed(self) -> None:
         with self._lock:
@@ -154,15 +172,56 @@ class StdioTransport(BaseTransport):
         return reader
 
     def handoff_reading(self) -> None:
-        """If this thread holds the reading turn, pass it to another thread (which may be new)."""
+        """If this thread holds the reading turn, let another thread read should the handler it runs take long.
+
+        The turn is lent: when the handler returns within ``_HANDOFF_AFTER``
+        seconds this thread reads on; otherwise another thread (which may be
+        new) has taken the turn meanwhile, and this one stands by.
+        """
         if not getattr(self._turn, "held", False):
             return
-        self._turn.held = False
+        self._turn.lent = True
         with self._lock:
-            reader = self._new_reader() if self._standby == 0 and not self._closed.is_set() else None
-        self._reading.release()
-        if reader is not None:
-            reader.start()
+            self._lent_by = threading.current_thread()
+            self._lends += 1
+            if self._watcher_idle:
+                self._watch.notify()
+            watcher = None
+            if self._watcher is None and not self._closed.is_set():
+                watcher = self._watcher = threading.Thread(
+                    target=self._watch_lends, name="mcp-sync-stdio-handoff", daemon=True
+                )
+        if watcher is not None:
+            watcher.start()
+
+    def _reclaim(self) -> None:
+        """After a handler ran on this thread: keep reading, unless the watcher handed reading off meanwhile."""
+        self._turn.lent = False
+        with self._lock:
+            if self._lent_by is threading.current_thread():
+                self._lent_by = None
+                return
+        self._turn.held = False
+
+    def _watch_lends(self) -> None:
+        """The watcher: hands reading off for a handler that holds the turn from one look to the next."""
+        seen: int | None = None
+        with self._lock:
+            while not self._closed.is_set():
+                if self._lent_by is not None and self._lends == seen:
+                    self._lent_by = None
+                    seen = None
+                    reader = self._new_reader() if self._standby == 0 else None
+                    self._reading.release()  # released for the lending thread, which no longer reads
+                    if reader is not None:
+                        reader.start()
+                elif self._lent_by is None and self._lends == seen:
+                    self._watcher_idle = True  # no handler started since the last look: sleep until one does
+                    self._watch.wait(_WATCHER_IDLE_WAIT)
+                    self._watcher_idle = False
+                else:
+                    seen = self._lends
+                    self._watch.wait(_HANDOFF_AFTER)
 
     def _take_turn(self) -> bool:
         """Wait for the reading turn; ``False`` once the input has ended."""
@@ -175,6 +234,7 @@ class StdioTransport(BaseTransport):
             self._reading.release()
             return False
         self._turn.held = True
+        self._turn.lent = False
         return True
 
     def _read_loop(self) -> None:
@@ -190,6 +250,8 @@ class StdioTransport(BaseTransport):
                         self._line(item)
                     else:
                         self._refuse_oversized(item.head)
+                    if self._turn.lent:
+                        self._reclaim()
                 else:
                     continue  # handed off: wait for another turn
             except (OSError, ValueError) as exc:
@@ -304,7 +366,8 @@ class StdioTransport(BaseTransport):
             self._writable.close()
         deadline = time.monotonic() + 2.0
         with self._lock:
-            readers = list(self._readers)
+            self._watch.notify_all()  # the watcher ends, seeing the transport closed
+            readers = [*self._readers, *([self._watcher] if self._watcher is not None else [])]
         for reader in readers:
             if reader is not threading.current_thread():
                 reader.join(max(0.0, deadline - time.monotonic()))

@@ -154,6 +154,7 @@ def main() -> None:
         print("served from a thread", file=sys.stderr)
     elif mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("stubborn: ignoring SIGTERM", file=sys.stderr, flush=True)
         sys.stdin.read()
         time.sleep(30)
     elif mode in ("closes_stdout", "chatty", "bad_answer"):

@@ -208,6 +208,88 @@ def test_handoff_from_a_thread_that_does_not_read_changes_nothing() -> None:
     assert len(got) == 1 and len(transport._readers) == 1
 
 
+class LendingReader:
+    """A StdioTransport over an OS pipe whose handler lends the reading turn and runs where it was delivered.
+
+    ``slow`` handlers wait until ``release`` is set (a tool waiting for the
+    client, say); every other message is done at once.
+    """
+
+    def __init__(self) -> None:
+        read_end, self.write_end = os.pipe()
+        self.transport = StdioTransport(os.fdopen(read_end, "rb", buffering=0), io.BytesIO())
+        self.delivered: list[tuple[str, threading.Thread]] = []  # (method, thread it ran on), in delivery order
+        self.running = threading.Event()
+        self.release = threading.Event()
+        self.transport.on_message(self.handle)
+
+    def handle(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        assert isinstance(message, JSONRPCNotification)
+        self.transport.handoff_reading()
+        self.delivered.append((message.method, threading.current_thread()))
+        if message.method == "slow":
+            self.running.set()
+            assert self.release.wait(10)
+
+    def send(self, method: str) -> None:
+        os.write(self.write_end, b'{"jsonrpc":"2.0","method":"%s"}\n' % method.encode())
+
+    def wait_for(self, count: int) -> None:
+        deadline = time.monotonic() + 10
+        while len(self.delivered) < count and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert len(self.delivered) >= count
+
+    def close(self) -> None:
+        os.close(self.write_end)
+        self.transport.close()
+
+
+def test_a_handler_that_takes_long_has_reading_handed_off_while_it_runs() -> None:
+    """The turn lent to a slow handler is handed to another thread, which reads and delivers meanwhile."""
+    wire = LendingReader()
+    try:
+        for round_ in range(2):  # the second time, the thread the first slow handler ran on stands by and takes over
+            wire.running.clear()
+            wire.release.clear()
+            wire.send("slow")
+            assert wire.running.wait(10)
+            wire.send("quick")
+            wire.wait_for(2 * round_ + 2)  # delivered while the slow handler still runs
+            assert not wire.release.is_set() and wire.delivered[-1][0] == "quick"
+            wire.release.set()
+        slow, quick = wire.delivered[0][1], wire.delivered[1][1]
+        assert slow is not quick and {slow.name, quick.name} == {"mcp-sync-stdio-reader"}
+        assert len(wire.transport._readers) == 2
+    finally:
+        wire.release.set()
+        wire.close()
+    assert not [t for t in threading.enumerate() if t.name == "mcp-sync-stdio-handoff"]
+
+
+def test_quick_handlers_run_on_the_reading_thread_in_order_and_a_late_slow_one_still_hands_off() -> None:
+    """Quick handlers keep the turn; after a quiet spell the handoff watcher sleeps, and wakes for the next handler."""
+    wire = LendingReader()
+    try:
+        for number in range(20):
+            wire.send(f"quick-{number}")
+        wire.wait_for(20)
+        assert [method for method, _ in wire.delivered] == [f"quick-{n}" for n in range(20)]
+        assert {thread.name for _, thread in wire.delivered} == {"mcp-sync-stdio-reader"}
+        deadline = time.monotonic() + 10
+        while not wire.transport._watcher_idle and time.monotonic() < deadline:
+            time.sleep(0.005)  # no handler runs: the watcher goes to sleep until one starts
+        assert wire.transport._watcher_idle
+        wire.send("slow")
+        assert wire.running.wait(10)
+        wire.send("after")
+        wire.wait_for(22)
+        assert wire.delivered[-1][0] == "after" and not wire.release.is_set()
+    finally:
+        wire.release.set()
+        wire.close()
+
+
 def test_a_closed_output_stream_fails_the_send_and_closes_the_transport() -> None:
     out = io.BytesIO()
     transport = StdioTransport(io.BytesIO(), out)
@@ -463,8 +545,11 @@ def test_grandchildren_do_not_outlive_close() -> None:
 
 
 def test_a_stubborn_server_is_killed_within_the_shutdown_timeout() -> None:
-    transport = ProcessTransport([*MISBEHAVING, "stubborn"], env=ENV, shutdown_timeout=0.6)
-    time.sleep(0.3)  # let it install its SIGTERM handler
+    lines: list[str] = []
+    transport = ProcessTransport([*MISBEHAVING, "stubborn"], env=ENV, shutdown_timeout=0.6, stderr=lines.append)
+    deadline = time.monotonic() + 30
+    while "stubborn: ignoring SIGTERM\n" not in lines and time.monotonic() < deadline:
+        time.sleep(0.01)  # until it has installed its SIGTERM handler (its imports take a while on a busy machine)
     started = time.monotonic()
     transport.close()
     assert time.monotonic() - started < 5

@@ -176,9 +176,20 @@ class StdioTransport(BaseTransport):
 
         The turn is lent: when the handler returns within ``_HANDOFF_AFTER``
         seconds this thread reads on; otherwise another thread (which may be
-        new) has taken the turn meanwhile, and this one stands by.
+        new) has taken the turn meanwhile, and this one stands by. When more
+        messages are already read and waiting, the turn is passed at once.
         """
         if not getattr(self._turn, "held", False):
+            return
+        if self._items:
+            # More messages are read and waiting (calls in flight at once): hand reading
+            # off now, so that they are served alongside this one.
+            self._turn.held = False
+            with self._lock:
+                reader = self._new_reader() if self._standby == 0 and not self._closed.is_set() else None
+            self._reading.release()
+            if reader is not None:
+                reader.start()
             return
         self._turn.lent = True
         with self._lock:

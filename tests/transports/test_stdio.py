@@ -267,15 +267,23 @@ def test_a_handler_that_takes_long_has_reading_handed_off_while_it_runs() -> Non
     assert not [t for t in threading.enumerate() if t.name == "mcp-sync-stdio-handoff"]
 
 
-def test_quick_handlers_run_on_the_reading_thread_in_order_and_a_late_slow_one_still_hands_off() -> None:
-    """Quick handlers keep the turn; after a quiet spell the handoff watcher sleeps, and wakes for the next handler."""
+def test_waiting_messages_are_handed_off_at_once_and_a_late_slow_one_still_hands_off() -> None:
+    """Waiting messages are served alongside; after a quiet spell the watcher sleeps, and wakes for the next handler."""
     wire = LendingReader()
     try:
-        for number in range(20):
-            wire.send(f"quick-{number}")
+        # One write, read as one chunk: while messages wait, each is handed off at once (and run
+        # alongside the next); the last finds none waiting and keeps the turn it lent.
+        os.write(wire.write_end, b"".join(b'{"jsonrpc":"2.0","method":"quick-%d"}\n' % n for n in range(20)))
         wire.wait_for(20)
-        assert [method for method, _ in wire.delivered] == [f"quick-{n}" for n in range(20)]
+        assert sorted(method for method, _ in wire.delivered) == sorted(f"quick-{n}" for n in range(20))
         assert {thread.name for _, thread in wire.delivered} == {"mcp-sync-stdio-reader"}
+        deadline = time.monotonic() + 10
+        while wire.transport._standby == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)  # the threads those ran on stand by for the turn
+        readers = len(wire.transport._readers)
+        os.write(wire.write_end, b'{"jsonrpc":"2.0","method":"again-1"}\n{"jsonrpc":"2.0","method":"again-2"}\n')
+        wire.wait_for(22)
+        assert len(wire.transport._readers) == readers  # handed to a thread standing by, none started
         deadline = time.monotonic() + 10
         while not wire.transport._watcher_idle and time.monotonic() < deadline:
             time.sleep(0.005)  # no handler runs: the watcher goes to sleep until one starts
@@ -283,7 +291,7 @@ def test_quick_handlers_run_on_the_reading_thread_in_order_and_a_late_slow_one_s
         wire.send("slow")
         assert wire.running.wait(10)
         wire.send("after")
-        wire.wait_for(22)
+        wire.wait_for(24)
         assert wire.delivered[-1][0] == "after" and not wire.release.is_set()
     finally:
         wire.release.set()

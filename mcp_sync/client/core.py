@@ -1004,6 +1004,22 @@ class MCPClient:
         """
         return skills.read_skill_file(self, skill, uri, max_size=max_size, timeout=timeout)
 
+    def read_directory(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
+        """The files and subdirectories directly under a skill's directory (``resources/directory/read``).
+
+        A subdirectory's ``mime_type`` is ``"inode/directory"``; read it the
+        same way to walk down. Needs a server declaring the skills extension
+        with ``directoryRead``.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [(child.name, child.mime_type) for child in client.read_directory("skill://pdf-processing")]
+        [('references', 'inode/directory'), ('SKILL.md', 'text/markdown')]
+        """
+        return skills.read_directory(self, uri, timeout=timeout)
+
     def subscribe_resource(
         self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
     ) -> None:

@@ -27,9 +27,10 @@ import json
 import re
 from typing import Any, Literal
 
-from .types import PaginatedRequestParams, WireModel
+from .types import PaginatedRequestParams, Resource, WireModel
 
 __all__ = [
+    "DIRECTORY_MIME_TYPE",
     "EXTENSION",
     "MAX_RESOURCES",
     "MAX_TOTAL_SIZE",
@@ -37,6 +38,8 @@ __all__ = [
     "GetSkillResult",
     "ListSkillsRequestParams",
     "ListSkillsResult",
+    "ReadDirectoryRequestParams",
+    "ReadDirectoryResult",
     "SkillEntry",
     "SkillFile",
     "parse_frontmatter",
@@ -46,6 +49,8 @@ __all__ = [
 
 EXTENSION = "io.modelcontextprotocol/skills"
 """The extension's identifier under ``capabilities.extensions``."""
+DIRECTORY_MIME_TYPE = "inode/directory"
+"""The MIME type of a directory among ``resources/directory/read``'s children."""
 MAX_RESOURCES = 512
 """Servers should not serve a skill of more files than this (SKILL.md included)."""
 MAX_TOTAL_SIZE = 16 * 1024 * 1024
@@ -108,6 +113,19 @@ class GetSkillResult(WireModel):
     """``skills/get``: the one skill's entry."""
 
     skill: SkillEntry
+
+
+class ReadDirectoryRequestParams(PaginatedRequestParams):
+    """``resources/directory/read``: the URI of a directory, and an optional cursor."""
+
+    uri: str
+
+
+class ReadDirectoryResult(WireModel):
+    """``resources/directory/read``: a page of the directory's direct children, and the next page's cursor."""
+
+    resources: list[Resource]
+    next_cursor: str | None = None
 
 
 def sha256_digest(data: bytes) -> str:

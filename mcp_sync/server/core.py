@@ -32,7 +32,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validation_error
 from ..protocol.skills import EXTENSION as SKILLS_EXTENSION
-from ..protocol.skills import GetSkillRequestParams, ListSkillsRequestParams, SkillEntry
+from ..protocol.skills import GetSkillRequestParams, ListSkillsRequestParams, ReadDirectoryRequestParams, SkillEntry
 from ..protocol.types import (
     Annotations,
     BlobResourceContents,
@@ -1092,9 +1092,10 @@ class MCPServer:
         with self._lock:
             if self._skills is None:
                 self._skills = catalogue = SkillCatalogue(self)
-                self.extensions[SKILLS_EXTENSION] = {}
+                self.extensions[SKILLS_EXTENSION] = {"directoryRead": True}
                 self.register_method("skills/list", ListSkillsRequestParams, catalogue.list, cacheable=True)
                 self.register_method("skills/get", GetSkillRequestParams, catalogue.get, cacheable=True)
+                self.register_method("resources/directory/read", ReadDirectoryRequestParams, catalogue.read_directory)
             return self._skills
 
     def add_skills(self, path: str | Path) -> list[SkillEntry]:

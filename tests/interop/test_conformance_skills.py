@@ -10,9 +10,10 @@ run here against ``examples/conformance_server.py`` (which serves
   ``-32602``), the SKILL.md read back with frontmatter equal to the entry's;
 - ``sep-2640-skills-manifest``: the SKILL.md resource's MIME type, name and
   description, and the URI's last segment equal to the skill's name;
-- ``sep-2640-skills-directory``: ``resources/directory/read``, which is
-  optional: this server does not declare ``directoryRead``, so every check
-  is SKIPPED (and the test says so).
+- ``sep-2640-skills-directory``: ``resources/directory/read`` (optional;
+  this server declares ``directoryRead``): the declaration, the direct
+  children of a skill's directory, a subdirectory marked
+  ``inode/directory``, ``-32602`` for a file's URI, and pagination.
 
 and four client scenarios, run against ``examples/conformance_client.py``:
 ``sep-2640-client-no-prefetch`` (listing reads no file) and
@@ -100,12 +101,12 @@ def test_server_scenario(harness: Harness, server_url: str, scenario: str, revis
     run = harness.server_scenario(server_url, scenario, tmp_path, spec_version=revision)
     assert run.passed, run.report()
     statuses = {check["id"]: check["status"] for check in run.checks if check["id"].startswith("sep-2640-")}
-    if scenario == "sep-2640-skills-directory":  # optional, and not offered: nothing to check
-        assert set(statuses.values()) == {"SKIPPED"}, statuses
-    else:
-        skipped = {name for name, status in statuses.items() if status == "SKIPPED"}
-        cache_checks = {"sep-2640-skills-list-cache-attributes", "sep-2640-skills-get-cache-attributes"}
-        assert skipped == (set() if revision == "2026-07-28" or scenario.endswith("manifest") else cache_checks)
+    skipped = {name for name, status in statuses.items() if status == "SKIPPED"}
+    cache_checks = {"sep-2640-skills-list-cache-attributes", "sep-2640-skills-get-cache-attributes"}
+    expected = cache_checks if revision == "2025-11-25" and scenario.endswith("enumeration") else set()
+    assert skipped == expected, statuses
+    if scenario == "sep-2640-skills-directory":  # every check of the optional method ran
+        assert len(statuses) == 6 and set(statuses.values()) == {"SUCCESS"}, statuses
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

@@ -34,7 +34,6 @@ from mcp_sync.protocol.skills import (
     ReadDirectoryResult,
     SkillEntry,
     SkillFile,
-    parse_frontmatter,
     sha256_digest,
 )
 from mcp_sync.protocol.types import (
@@ -264,38 +263,6 @@ def test_the_client_needs_directory_read_declared(skills_dir: Path) -> None:
     with connect_pair(server, MCPClient(timeout=10)) as client, pytest.raises(MCPError) as caught:
         client.read_directory("skill://greeting")
     assert caught.value.code == MCP_CODES.METHOD_NOT_FOUND and "directoryRead" in caught.value.message
-
-
-# ------------------------------------------------------------------ frontmatter
-
-
-def test_the_frontmatter_subset() -> None:
-    text = '\ufeff---\n# a comment\nname: x\n\ndescription: "say \\"hi\\""\n'
-    text += "license: 'it''s MIT'\nmetadata:\n  a: b\n---\nbody"
-    assert parse_frontmatter(text) == {
-        "name": "x",
-        "description": 'say "hi"',
-        "license": "it's MIT",
-        "metadata": {"a": "b"},
-    }
-    refused = [
-        "no block",
-        "---\n  a: b\n---\n",  # indented with nothing to belong to
-        "---\nm:\n  a:\n---\n",  # two levels
-        "---\na: 1\na: 2\n---\n",  # 1 is a number, and a is twice
-        "---\na: x\na: y\n---\n",
-        "---\n- item\n---\n",
-        '---\na: "open\n---\n',
-        "---\na: 'open\n---\n",
-        "---\na: 'it's'\n---\n",
-        "---\na: true\n---\n",
-        "---\na: [1]\n---\n",
-        "---\na: x # comment\n---\n",
-        "---\na: b: c\n---\n",
-    ]
-    for bad in refused:
-        with pytest.raises(ValueError):
-            parse_frontmatter(bad)
 
 
 # ------------------------------------------------------------------ the client's refusals

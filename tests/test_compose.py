@@ -130,7 +130,7 @@ def test_a_question_from_the_target_without_a_call_in_flight_is_refused() -> Non
             messages=[SamplingMessage(role="user", content=TextContent(text="x"))], max_tokens=5
         )
         with pytest.raises(MCPError) as refused:
-            front._sample(params)
+            front._sample(front._shared, params)
         assert refused.value.code == MCP_CODES.MISSING_CAPABILITY
 
 
@@ -154,25 +154,36 @@ def test_cancelling_the_downstream_call_cancels_the_upstream_one(stdio_proxy: Pr
         assert client.call_tool("saw_cancelled", {"marker": "m1"}).structured_content == {"result": True}
 
 
-def test_a_downstream_client_that_goes_away_mid_call_cancels_the_upstream_call(stdio_proxy: ProxyServer) -> None:
-    leaving = downstream(stdio_proxy)
-    begun = threading.Event()
-    failure: list[MCPError] = []
+@pytest.mark.parametrize("down_era", ["handshake", "stateless"])
+def test_a_downstream_client_that_goes_away_mid_call_cancels_the_upstream_call_and_closes_its_connection(
+    down_era: str,
+) -> None:
+    target = proxied.build()  # in memory: every upstream connection reaches the same server, which remembers
+    with mcp_sync.proxy(target, timeout=WAIT) as front:
+        leaving = downstream(front, era=down_era)
+        begun = threading.Event()
+        failure: list[MCPError] = []
 
-    def call() -> None:
-        try:
-            leaving.call_tool("slow", {"marker": "gone"}, progress=lambda p: begun.set())
-        except MCPError as exc:
-            failure.append(exc)
+        def call() -> None:
+            try:
+                leaving.call_tool("slow", {"marker": "gone"}, progress=lambda p: begun.set())
+            except MCPError as exc:
+                failure.append(exc)
 
-    caller = threading.Thread(target=call)
-    caller.start()
-    assert begun.wait(WAIT)
-    leaving.close()
-    caller.join(WAIT)
-    assert [exc.code for exc in failure] == [MCP_CODES.TRANSPORT_CLOSED]
-    with downstream(stdio_proxy) as staying:
-        assert staying.call_tool("saw_cancelled", {"marker": "gone"}).structured_content == {"result": True}
+        caller = threading.Thread(target=call)
+        caller.start()
+        assert begun.wait(WAIT)
+        (session,) = front.sessions
+        upstream = front.upstream(session)
+        assert upstream is not front.upstream()  # a connection of its own
+        leaving.close()
+        caller.join(WAIT)
+        assert [exc.code for exc in failure] == [MCP_CODES.TRANSPORT_CLOSED]
+        with downstream(front) as staying:
+            assert staying.call_tool("saw_cancelled", {"marker": "gone"}).structured_content == {"result": True}
+            # The session's connection was closed once its cancelled call returned: only the others are left.
+            assert not upstream.initialized
+            assert len(target.sessions) == 2  # the shared connection's, and the staying client's
 
 
 @pytest.mark.parametrize("up_era", ["handshake", "stateless"])
@@ -196,7 +207,8 @@ def test_an_upstream_that_dies_fails_the_call_and_the_next_call_reconnects(
     stdio_proxy: ProxyServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     with downstream(stdio_proxy, era="handshake") as client:
-        first = stdio_proxy.upstream()
+        (session,) = stdio_proxy.sessions
+        first = stdio_proxy.upstream(session)
         with pytest.raises(MCPError) as died:
             client.call_tool("die")
         # An error response, not a tool result; the JSON-RPC code is a plain internal error, the data says which.
@@ -206,13 +218,13 @@ def test_an_upstream_that_dies_fails_the_call_and_the_next_call_reconnects(
         assert not first.initialized
         # A list change met while the target is gone is logged; the next call lists everything anew.
         with caplog.at_level(logging.WARNING, logger="mcp_sync.compose"):
-            stdio_proxy._relist("tools")
+            stdio_proxy._relist(stdio_proxy._link_for(session), "tools")
         assert "could not list the target's tools again" in caplog.text
         relisted = threading.Event()
         client.on_notification("notifications/tools/list_changed", lambda params: relisted.set())
         # The same downstream session goes on: the proxy started the target again.
         assert client.call_tool("echo", {"text": "again"}).text == "again"
-        assert stdio_proxy.upstream() is not first
+        assert stdio_proxy.upstream(session) is not first
         assert relisted.wait(WAIT)
 
 

@@ -75,6 +75,7 @@ from .protocol.types import (
 from .runtime.dispatcher import RequestContext, acting_for, current_request
 from .runtime.transport import Transport
 from .server.auth import AuthInfo
+from .server.backend import Notice
 from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
 from .server.core import MCPServer
 from .server.session import ServerSession
@@ -197,9 +198,9 @@ class ProxyServer(MCPServer):
         self._proxy_lock = threading.Lock()
         self._closed = False
         self._links: dict[int, _Link] = {}
-        """The upstream connections of the downstream sessions served alone, by id() of the session's dispatcher."""
+        """The upstream connections of the downstream sessions served alone, by id() of the session's transport."""
         self._downstream: dict[int, ServerSession] = {}
-        """This proxy's open downstream sessions, by id() of their dispatcher (how a listing finds its session)."""
+        """This proxy's open downstream sessions, by id() of their transport (how a listing finds its session)."""
         self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._shared = _Link(None)
         # Opened at once: a target that cannot be reached fails here, before anything is served. This
@@ -231,11 +232,14 @@ class ProxyServer(MCPServer):
             if client.negotiated_era == "stateless":
                 # The stream ends with the connection; nothing else needs to close it.
                 client.listen(
-                    tools=True, prompts=True, resources=True, on_notification=functools.partial(self._on_stream, link)
+                    tools=True,
+                    prompts=True,
+                    resources=True,
+                    on_notification=functools.partial(self._on_stream, link, client),
                 )
             else:
                 for method in _CHANGES:
-                    client.on_notification(method, functools.partial(self._on_stream, link, method))
+                    client.on_notification(method, functools.partial(self._on_stream, link, client, method))
             client.on_notification("notifications/resources/updated", functools.partial(self._on_updated, link))
             for uri in list(link.subscribers):  # a connection opened again keeps the subscriptions
                 client.subscribe_resource(uri)
@@ -272,15 +276,16 @@ class ProxyServer(MCPServer):
         if client is not None:
             client.close()
 
-    def _on_stream(self, link: _Link, method: str, params: dict[str, Any]) -> None:
+    def _on_stream(self, link: _Link, client: MCPClient, method: str, params: dict[str, Any]) -> None:
         """On a reader thread: hand the list change to the worker (listing here would block the reader)."""
-        self._work.put(functools.partial(self._relist, link, _CHANGES[method]))  # only list changes were asked for
+        self._work.put(
+            functools.partial(self._relist, link, client, _CHANGES[method])
+        )  # only list changes were asked for
 
     def _on_updated(self, link: _Link, params: dict[str, Any]) -> None:
         """On a reader thread: a resource subscribed to through ``link`` changed; the worker tells its subscribers."""
-        uri = params.get("uri")
-        if isinstance(uri, str):
-            self._work.put(functools.partial(self._updated, link, uri))
+        uri = str(params.get("uri"))  # a malformed one names no URI subscribed to, and reaches nobody
+        self._work.put(functools.partial(self._updated, link, uri))
 
     def _updated(self, link: _Link, uri: str) -> None:
         with self._proxy_lock:
@@ -307,11 +312,8 @@ class ProxyServer(MCPServer):
                 return
             task()
 
-    def _relist(self, link: _Link, kind: str) -> None:
-        client = link.client
+    def _relist(self, link: _Link, client: MCPClient, kind: str) -> None:
         try:
-            if client is None:
-                raise MCPError(MCP_CODES.TRANSPORT_CLOSED, "no connection")
             self._read_list(client, link, kind)
         except MCPError as exc:
             # The upstream went away meanwhile: the next call connects again and lists everything.
@@ -321,10 +323,19 @@ class ProxyServer(MCPServer):
 
     def _tell(self, link: _Link, kind: str) -> None:
         """Tell the downstream sessions ``link`` serves that its ``kind`` list changed."""
-        if link.session is None:
-            self._list_changed(kind)  # every session (and the mounts of this proxy)
-        else:
+        if link.session is not None:
             link.session.list_changed(kind)
+            return
+        for session in self._on_shared():
+            session.list_changed(kind)
+        for watcher in self._watchers:  # the servers this proxy is mounted in
+            watcher(Notice("list_changed", kind))
+
+    def _on_shared(self) -> list[ServerSession]:
+        """The downstream sessions the shared connection serves: those without one of their own."""
+        with self._proxy_lock:
+            own = set(self._links)
+        return [session for session in self.sessions if id(session.transport) not in own]
 
     def upstream(self, session: ServerSession | None = None) -> MCPClient:
         """The connection to the target serving ``session`` (the shared one without), opened again if it ended.
@@ -337,16 +348,14 @@ class ProxyServer(MCPServer):
 
     def start(self, transport: Transport) -> ServerSession:
         """Serve ``transport``; its upstream connection (unless shared) is opened at its first request."""
+        key = id(transport)
+        transport.on_close(functools.partial(self._session_ended, key))  # before serving: no end goes unheard
         session = super().start(transport)
-        key = id(session.dispatcher)
         with self._proxy_lock:
             self._downstream[key] = session
-        transport.on_close(functools.partial(self._session_ended, key))
         session.dispatcher.on_notification(
             "notifications/roots/list_changed", functools.partial(self._roots_heard, key)
         )
-        if session.closed:  # it ended before its end could be heard
-            self._session_ended(key)
         return session
 
     def _session_ended(self, key: int, reason: BaseException | None = None) -> None:
@@ -368,7 +377,7 @@ class ProxyServer(MCPServer):
         """The upstream connection ``session`` uses: its own, made now if it has none; else the shared one."""
         if self.shared or session is None or session.server is not self or session.serves_one_request:
             return self._shared
-        key = id(session.dispatcher)
+        key = id(session.transport)
         with self._proxy_lock:
             link = self._links.get(key)
             if link is None:
@@ -381,12 +390,13 @@ class ProxyServer(MCPServer):
         """The link of the downstream session whose request this thread serves (the shared one for none)."""
         request = current_request()
         with self._proxy_lock:
-            session = self._downstream.get(id(request.dispatcher)) if request is not None else None
+            session = self._downstream.get(id(request.dispatcher.transport)) if request is not None else None
         return self._link_for(session)
 
     def _served(self, link: _Link) -> dict[str, list[Any]]:
         """What ``link``'s target has, as last listed (connecting first if need be)."""
-        self._connection(link)
+        with _unreachable():
+            self._connection(link)
         return link.snapshot
 
     def _roots_heard(self, key: int, params: dict[str, Any]) -> None:
@@ -397,8 +407,8 @@ class ProxyServer(MCPServer):
         """The downstream client's roots changed: its upstream connection says so to the target (which asks)."""
         with self._proxy_lock:
             link = self._links.get(key)
-        client = link.client if link is not None else None
-        if client is not None:
+        client = None if link is None else link.client
+        if client is not None:  # none yet: it reads the roots as it connects
             with contextlib.suppress(MCPError):  # the connection ended meanwhile: a new one reads the roots
                 client.refresh_roots()
 
@@ -421,11 +431,9 @@ class ProxyServer(MCPServer):
                 if not wanting:
                     link.subscribers.pop(uri, None)
                     unwanted.append(uri)
-        client = link.client
         for uri in unwanted:
-            if client is not None:
-                with contextlib.suppress(MCPError):  # gone upstream already: nothing left to stop
-                    client.unsubscribe_resource(uri)
+            with contextlib.suppress(MCPError):  # closed, or gone upstream already: nothing left to stop
+                self._connection(link).unsubscribe_resource(uri)
 
     def close(self) -> None:
         """Stop serving, close every upstream connection and end the worker. Idempotent."""
@@ -492,33 +500,17 @@ class ProxyServer(MCPServer):
         elif link.session is not None:
             link.session.log(params.level, params.data, params.logger)
         else:
-            # The shared connection's: to the sessions it serves (not those with one of their own, told by theirs).
-            with self._proxy_lock:
-                own = set(self._links)
-            for session in self.sessions:
-                if id(session.dispatcher) not in own:
-                    session.log(params.level, params.data, params.logger)
+            for session in self._on_shared():  # not those with a connection of their own: theirs tells them
+                session.log(params.level, params.data, params.logger)
 
     @contextlib.contextmanager
     def _forwarding(self, ctx: Context, link: _Link) -> Iterator[tuple[_Call, MCPClient]]:
-        """Forward one call on ``link``: its connection (opened again if it ended), the call known as in flight.
-
-        An upstream connection that fails is said as such: over the wire its
-        code would read as a plain internal error, so ``data["upstream"]`` names it.
-        """
+        """Forward one call on ``link``: its connection (opened again if it ended), the call known as in flight."""
         with self._proxy_lock:
             link.calls += 1
         try:
-            with link.in_flight.serving(ctx) as call:
-                try:
-                    yield call, self._connection(link)
-                except MCPTransportError as exc:
-                    raise MCPError(
-                        exc.code,
-                        f"the proxy's target is unreachable: {exc.message}",
-                        data={"upstream": exc.code},
-                        cause=exc,
-                    ) from exc
+            with link.in_flight.serving(ctx) as call, _unreachable():
+                yield call, self._connection(link)
         finally:
             with self._proxy_lock:
                 link.calls -= 1
@@ -613,6 +605,18 @@ class ProxyServer(MCPServer):
         argument = params.argument
         upstream = self.upstream(context.session if context is not None else None)
         return upstream.complete(params.ref, argument.name, argument.value, context=given)
+
+
+@contextlib.contextmanager
+def _unreachable() -> Iterator[None]:
+    """Say an upstream connection that fails as such: over the wire its code would read as a plain internal error,
+    so ``data["upstream"]`` names it."""
+    try:
+        yield
+    except MCPTransportError as exc:
+        raise MCPError(
+            exc.code, f"the proxy's target is unreachable: {exc.message}", data={"upstream": exc.code}, cause=exc
+        ) from exc
 
 
 def _templates(client: MCPClient) -> list[ResourceTemplate]:

@@ -359,7 +359,7 @@ def test_mcp_sync_proxy_bridges_a_stdio_server_to_streamable_http(bridged_over_h
 
 def test_mcp_sync_proxy_refuses_host_and_port_on_stdio(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["proxy", shlex.join(TARGET), "--port", "8000"]) == 1
-    assert capsys.readouterr().err == "mcp-sync: error: --host and --port apply to --transport http\n"
+    assert capsys.readouterr().err == "mcp-sync: error: --host and --port apply to --transport http or sse\n"
 
 
 SDK_DRIVER = r"""

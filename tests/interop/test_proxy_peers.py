@@ -17,8 +17,10 @@ from typing import Any
 import conformance
 import peers
 import pytest
+import requests
 
 import mcp_sync
+import mcp_sync.cli
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -241,3 +243,70 @@ def test_the_ts_sdk_client_through_the_http_and_sse_bridges(inspector: list[str]
         assert called["content"] == [{"type": "text", "text": "via TS"}]
         read = inspect(inspector, url, "--method", "resources/read", "--uri", "notes://readme", transport=transport)
         assert read["contents"][0]["text"] == "read me"
+
+
+# ------------------------------------------------------------ an OAuth-protected target
+
+
+@pytest.fixture
+def protected() -> Iterator[tuple[str, Any]]:
+    """Our server behind a real authorization server (oidc-provider): its URL, and the authorization server."""
+    import authserver
+
+    from mcp_sync.server.http.app import start_http
+
+    port = conformance.free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with authserver.running_authorization_server(url) as issuer:
+
+        def verify(token: str) -> dict[str, Any] | None:
+            try:
+                claims = issuer.verify(token)
+            except authserver.InvalidToken:
+                return None
+            return claims if claims.get("aud") == url else None
+
+        server = mcp_sync.MCPServer("guarded")
+        server.register_tool("whoami", lambda args, ctx: "a signed-in caller")
+        metadata = {"authorization_servers": [issuer.issuer], "scopes_supported": ["mcp:read"]}
+        with start_http(server, port=port, token_verifier=verify, resource_metadata=metadata):
+            yield url, issuer
+
+
+def test_the_bridge_signs_in_to_an_oauth_protected_target(protected: tuple[str, Any], tmp_path: Path) -> None:
+    url, issuer = protected
+    env = {**os.environ, "MCP_SYNC_OAUTH_DIR": str(tmp_path / "oauth")}
+    refused = subprocess.run(
+        [*PROXY, url, "--auth", "none"], env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    assert refused.returncode == 1 and "401" in refused.stderr
+    process = subprocess.Popen(
+        [*PROXY, url, "--auth", "oauth", "--no-browser", "--transport", "http", "--port", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        assert process.stderr.readline() == "Sign in by visiting:\n"
+        callback = issuer.approve(process.stderr.readline().strip())  # the person signs in and consents ...
+        assert requests.get(callback, timeout=TIMEOUT).status_code == 200  # ... and the browser comes back
+        line = process.stderr.readline()
+        assert line.startswith("mcp-sync: serving guarded on http://127.0.0.1:"), line
+        bridged = line.split(" on ")[1].split()[0]
+        # Two clients, two upstream connections: the second signs in with the tokens the first got.
+        with mcp_sync.connect(bridged, timeout=TIMEOUT) as first, mcp_sync.connect(bridged, timeout=TIMEOUT) as second:
+            assert first.call_tool("whoami").text == "a signed-in caller"
+            assert second.call_tool("whoami").text == "a signed-in caller"
+    finally:
+        process.send_signal(signal.SIGINT)
+        exited = process.wait(TIMEOUT)
+        process.stderr.close()
+    assert exited == 0
+
+
+def test_the_bridge_s_auth_applies_to_urls(capsys: pytest.CaptureFixture[str]) -> None:
+    assert mcp_sync.cli.main(["proxy", f"{sys.executable} {PROXIED}", "--auth", "oauth"]) == 1
+    assert capsys.readouterr().err == "mcp-sync: error: --auth applies to URLs, not to servers started as a command\n"

@@ -28,12 +28,19 @@ What passes through, and how:
   ``TRANSPORT_CLOSED`` error; the next call connects again (a command is
   started again), and the downstream sessions stay open.
 
+* resource subscriptions: a client's subscription is made upstream, and the
+  target's updates reach the clients that subscribed; a client's roots
+  list change is told to the target, which is then given that client's roots.
+
 Each side speaks its own era: the upstream client negotiates with the
-target, the proxy serves both eras to its clients. One upstream connection
-is shared by every downstream session. While several calls are in flight
-at once, a handshake-era target's question (which does not say which call
-it belongs to) goes to the client of the latest call; with a 2026-07-28
-target the question travels with its call and always reaches the right one.
+target, the proxy serves both eras to its clients. Each downstream session
+has an upstream connection of its own (opened at its first request, closed
+as it ends); ``shared=True`` has one serve them all. Sessions of a single
+request (a 2026-07-28 request over HTTP) and local calls use the proxy's own
+connection. While several calls are in flight at once on one connection, a
+handshake-era target's question (which does not say which call it belongs
+to) goes to the client of the latest call; with a 2026-07-28 target the
+question travels with its call and always reaches the right one.
 """
 
 from __future__ import annotations
@@ -633,9 +640,11 @@ def proxy(
     ``target`` is what :func:`mcp_sync.connect` takes (a URL, a command line,
     an ``MCPServer``), as are ``connect_options`` (``headers``, ``auth``,
     ``env``, ``timeout``, ``era`` ...; the providers and ``log_handler`` are
-    the proxy's own). ``name`` defaults to the target's. The target is
-    connected to at once: one that cannot be reached raises here. Close the
-    proxy (or use it in a ``with`` block) to close the upstream connection.
+    the proxy's own). ``name`` defaults to the target's. ``shared=True``
+    serves every client on one upstream connection (by default each client
+    session has its own). The target is connected to at once: one that
+    cannot be reached raises here. Close the proxy (or use it in a ``with``
+    block) to close the upstream connections.
 
     >>> import mcp_sync
     >>> backend = mcp_sync.MCPServer("weather")

@@ -269,7 +269,8 @@ def _proxy(args: argparse.Namespace) -> int:
         raise CommandError("--auth applies to URLs, not to servers started as a command")
     if args.auth == "none":
         options["auth"] = None
-    with proxy(target, shared=args.shared, **options) as server:
+    # On stdio there is one client: its own connection would be a second one to the target, for nothing.
+    with proxy(target, shared=args.shared or args.transport == "stdio", **options) as server:
         if args.transport == "stdio":
             server.serve_stdio()
             return 0
@@ -556,7 +557,9 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_argument("--host", help="address to listen on (http, sse; default 127.0.0.1)")
     bridge.add_argument("--port", type=int, help="port to listen on (http, sse; default 8000)")
     bridge.add_argument(
-        "--shared", action="store_true", help="one connection to TARGET for every client (default: one per client)"
+        "--shared",
+        action="store_true",
+        help="one connection to TARGET for every client (default over http and sse: one per client)",
     )
     bridge.add_argument(
         "--auth",

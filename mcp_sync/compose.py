@@ -264,7 +264,8 @@ class ProxyServer(MCPServer):
         """``link``'s connection, opened first if it has none or it ended (the downstream sessions then told)."""
         with link.lock:
             if self._closed or link.closed:
-                raise MCPError(MCP_CODES.TRANSPORT_CLOSED, "the proxy is closed")
+                said = "the proxy is closed" if self._closed else "the downstream session ended"
+                raise MCPError(MCP_CODES.TRANSPORT_CLOSED, said)
             current = link.client
             if current is not None and current.initialized:
                 return current

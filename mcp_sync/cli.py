@@ -9,6 +9,7 @@ Serve any MCP server on another transport (a bridge; see :mod:`mcp_sync.compose`
 
     mcp-sync proxy https://mcp.example.com/mcp
     mcp-sync proxy "npx -y @modelcontextprotocol/server-everything" --transport http --port 8000
+    mcp-sync proxy https://mcp.example.com/mcp --transport sse --scope files:read --no-browser
 
 Use a server, given as a URL, a command line, or a Python file that
 ``mcp-sync run`` can serve::
@@ -260,11 +261,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _proxy(args: argparse.Namespace) -> int:
     if args.transport == "stdio" and (args.host is not None or args.port is not None):
-        raise CommandError("--host and --port apply to --transport http")
+        raise CommandError("--host and --port apply to --transport http or sse")
     from .compose import proxy
 
     target, options = _target(args)
-    with proxy(target, **options) as server:
+    if args.auth is not None and "auth" not in options:
+        raise CommandError("--auth applies to URLs, not to servers started as a command")
+    if args.auth == "none":
+        options["auth"] = None
+    # On stdio there is one client: its own connection would be a second one to the target, for nothing.
+    with proxy(target, shared=args.shared or args.transport == "stdio", **options) as server:
         if args.transport == "stdio":
             server.serve_stdio()
             return 0
@@ -545,11 +551,24 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     bridge = commands.add_parser(
-        "proxy", parents=[reaching], help="serve any MCP server (URL or command line) on stdio or Streamable HTTP"
+        "proxy", parents=[reaching], help="serve any MCP server (URL or command line) on stdio, HTTP or HTTP+SSE"
     )
-    bridge.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    bridge.add_argument("--host", help="address to listen on (http; default 127.0.0.1)")
-    bridge.add_argument("--port", type=int, help="port to listen on (http; default 8000)")
+    bridge.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
+    bridge.add_argument("--host", help="address to listen on (http, sse; default 127.0.0.1)")
+    bridge.add_argument("--port", type=int, help="port to listen on (http, sse; default 8000)")
+    bridge.add_argument(
+        "--shared",
+        action="store_true",
+        help="one connection to TARGET for every client (default over http and sse: one per client)",
+    )
+    bridge.add_argument(
+        "--auth",
+        choices=["oauth", "none"],
+        help="a URL TARGET's sign-in: oauth (the default: when the server asks; tokens kept as by login) or none",
+    )
+    bridge.add_argument("--scope", action="append", metavar="SCOPE", help="an OAuth scope to ask for (repeatable)")
+    bridge.add_argument("--client-id", metavar="ID", help="a client registered beforehand with the server's OAuth")
+    bridge.add_argument("--no-browser", action="store_true", help="print the sign-in link instead of opening it")
     bridge.set_defaults(handler=_proxy)
 
     listing = commands.add_parser("list", parents=[client], help="list tools, resources, templates and prompts")

@@ -1176,6 +1176,14 @@ class MCPServer:
         for session in sessions:
             session.close()
 
+    def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
+        """Called as ``session``'s client subscribes to ``uri`` (``subscribed``) or stops; nothing to do here.
+
+        The session keeps its subscriptions itself; a server that serves
+        another one's resources (a proxy) overrides this to subscribe there
+        too (see :class:`~mcp_sync.compose.ProxyServer`). Raising refuses a subscription.
+        """
+
     def mark_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed.
 

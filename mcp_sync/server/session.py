@@ -200,6 +200,9 @@ class ServerSession:
         self.request_auth: Callable[[RequestId], AuthInfo | None] | None = None
         """Set by the HTTP app with a token verifier: the auth of each request (of no scope when unknown)."""
         self.list_all = False
+        self.serves_one_request = False
+        """Whether this session serves a single request and ends with it (set by the HTTP app for a
+        2026-07-28 request or stateless serving): nothing outlasts the request, so nothing is kept for it."""
         """Whether listings show every item, not only those the caller has the scopes of."""
         self.on_change: Callable[[ServerSession], None] | None = None
         """Called (on the handler's thread, before the response) after ``initialize``, ``logging/setLevel``
@@ -428,6 +431,9 @@ class ServerSession:
         """Hold a subscription open until the client cancels it or the server shuts down."""
         agreed = params.notifications
         tag = {SUBSCRIPTION_ID: ctx.request_id}
+        uris = agreed.resource_subscriptions or []
+        for uri in uris:
+            self.server.subscription_changed(self, uri, True)
         self.notify(
             "notifications/subscriptions/acknowledged",
             SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
@@ -439,6 +445,8 @@ class ServerSession:
         finally:
             with self._lock:
                 self._listens.pop(ctx.request_id, None)
+            for uri in uris:
+                self.server.subscription_changed(self, uri, False)
         return SubscriptionsListenResult(meta=tag)
 
     def _initialize(self, params: InitializeRequestParams, ctx: RequestContext) -> InitializeResult:
@@ -527,6 +535,7 @@ class ServerSession:
         return self.server.complete(params, self._context(ctx))
 
     def _subscribe(self, params: SubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
+        self.server.subscription_changed(self, params.uri, True)  # a refusal there refuses the subscription
         with self._lock:
             self._subscriptions.add(params.uri)
         self._changed()
@@ -535,6 +544,7 @@ class ServerSession:
     def _unsubscribe(self, params: UnsubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
         with self._lock:
             self._subscriptions.discard(params.uri)
+        self.server.subscription_changed(self, params.uri, False)
         self._changed()
         return EmptyResult()
 

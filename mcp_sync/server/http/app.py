@@ -775,6 +775,7 @@ class StreamableHTTPApp:
         """
         transport = StreamableSessionTransport(event_store=None, inline=True)
         session = self.server.start(transport)
+        session.serves_one_request = True
         transport.bind(session)
         self._serve_auth(session, transport)
         if revision is not None:

@@ -235,8 +235,8 @@ class MemoryTaskStore:
         gone: list[str] = []
         while self._expiry and self._expiry[0][0] <= now:
             _, task_id = heapq.heappop(self._expiry)
-            if self._tasks.pop(task_id, None) is not None:
-                gone.append(task_id)
+            del self._tasks[task_id]  # each task has one entry in the heap, popped here only
+            gone.append(task_id)
         return gone
 
     def sweep(self) -> list[str]:
@@ -247,9 +247,8 @@ class MemoryTaskStore:
     def next_expiry(self) -> float | None:
         """When the next kept task expires, or ``None`` when none does."""
         with self._lock:
-            while self._expiry and self._expiry[0][1] not in self._tasks:
-                heapq.heappop(self._expiry)
-            return self._expiry[0][0] if self._expiry and self._expiry[0][0] != float("inf") else None
+            soonest = self._expiry[0][0] if self._expiry else float("inf")
+            return None if soonest == float("inf") else soonest
 
     def create(self, record: TaskRecord) -> None:
         """Keep ``record``; ``-32603`` when ``max_tasks`` live tasks are kept already."""

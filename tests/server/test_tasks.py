@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import requests
+from helpers import connect_pair
 from servers.tasks_server import build_server
 
 from mcp_sync import Context, MCPServer
@@ -272,6 +273,41 @@ def test_cancelling_a_task_waiting_for_input_cancels_it(wire: Wire) -> None:
     assert wire.until(task_id, lambda task: is_terminal(task["status"]), ASKING)["status"] == "cancelled"
 
 
+def test_a_task_may_gather_input_on_its_call_first(wire: Wire) -> None:
+    capabilities = {**ASKING, "roots": {}}
+    params: dict[str, Any] = {"name": "everything", "arguments": {}}
+    round_one = wire.result("tools/call", params, capabilities)
+    assert round_one["resultType"] == "input_required" and list(round_one["inputRequests"]) == ["first"]
+    params.update(inputResponses={"first": {"action": "accept", "content": {"name": "Ada"}}})
+    params.update(requestState=round_one["requestState"])
+    task_id = wire.result("tools/call", params, capabilities)["taskId"]
+    waiting = wire.until(task_id, lambda task: task["status"] == "input_required", capabilities)
+    [(key, request)] = waiting["inputRequests"].items()  # the first answer was not asked again
+    assert request["method"] == "roots/list"
+    wire.result("tasks/update", {"taskId": task_id, "inputResponses": {key: {"roots": [{"uri": "file:///w"}]}}})
+    done = wire.until(task_id, lambda task: is_terminal(task["status"]), capabilities)
+    assert done["result"]["content"][0]["text"] == "raw: Ada ['file:///w']"
+
+
+def test_an_exception_that_is_no_tool_error_fails_the_task(wire: Wire) -> None:
+    done = wire.finished(start(wire, "escapes"))
+    assert done["status"] == "failed" and done["error"]["code"] == -32603
+
+
+def test_a_task_cancelled_while_queued_never_runs(
+    served: tuple[MCPServer, RunningHTTPServer], gate: threading.Event
+) -> None:
+    server, running = served
+    server.tasks.max_threads = 1
+    wire = Wire(running.url)
+    first = start(wire, "gated")
+    queued = start(wire, "crash")
+    wire.result("tasks/cancel", {"taskId": queued})
+    gate.set()
+    assert wire.finished(first)["status"] == "completed"
+    assert wire.finished(queued)["status"] == "cancelled"  # a crash, had it run
+
+
 # -------------------------------------------------------- expiry and bounds
 
 
@@ -280,11 +316,12 @@ def test_a_task_never_polled_expires_at_its_ttl_and_is_released(served: tuple[MC
     wire = Wire(running.url)
     server.tasks.ttl_ms = 300
     finished = start(wire, "slow", {"seconds": 0})
-    still_running = start(wire, "slow", {"seconds": 60})  # ignores nothing: the expiry cancels it
+    still_running = start(wire, "slow", {"seconds": 60})  # the expiry cancels it
+    still_asking = start(wire, "ask", capabilities=ASKING)  # the expiry ends its wait
     store = server.tasks.store
     assert isinstance(store, MemoryTaskStore)
     assert deadline_poll(lambda: len(store) == 0 and server.tasks.running() == 0)
-    for task_id in (finished, still_running):
+    for task_id in (finished, still_running, still_asking):
         assert wire.error("tasks/get", {"taskId": task_id})["code"] == -32602
     assert deadline_poll(lambda: not any(t.name == "mcp-sync-task-reaper" for t in threading.enumerate()))
 
@@ -348,6 +385,8 @@ def test_status_changes_reach_a_listen_stream_for_the_task(wire: Wire) -> None:
         assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
         assert acknowledged["params"]["notifications"]["taskIds"] == [task_id]
         answer = {key: {"action": "accept", "content": {"name": "Bo"}}}
+        other = start(wire, "slow", {"seconds": 0})  # not listened to: nothing heard about it
+        assert wire.finished(other)["status"] == "completed"
         wire.result("tasks/update", {"taskId": task_id, "inputResponses": answer}, ASKING)
         heard = [_next_message(lines) for _ in range(2)]
         assert [message["method"] for message in heard] == ["notifications/tasks"] * 2
@@ -386,12 +425,42 @@ def test_a_task_is_seen_only_by_whom_started_it() -> None:
         server.stop()
 
 
+def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
+    """A task in the store that this process does not run (as with a shared store): cancel, update, result."""
+    server = MCPServer("elsewhere")
+    runner = server.tasks
+    declared = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
+    plain = Context(server=server)
+    runner.store.create(TaskRecord("ext", "tool"))
+    runner.store.create(TaskRecord("old", "tool", legacy=True))
+    from mcp_sync.protocol.tasks import CancelTaskRequestParams, GetTaskRequestParams, UpdateTaskRequestParams
+
+    assert runner.cancel(CancelTaskRequestParams(task_id="ext"), declared).to_wire() == {"resultType": "complete"}
+    assert runner.store.get("ext").cancel_requested  # type: ignore[union-attr]
+    runner.update(UpdateTaskRequestParams(task_id="ext", input_responses={}), declared)
+    with pytest.raises(MCPError, match="was working"):
+        runner.result(GetTaskRequestParams(task_id="old"), plain)
+    with pytest.raises(MCPError) as refused:
+        runner.get(GetTaskRequestParams(task_id="ext"), plain)  # an extension task, asked without it
+    assert refused.value.jsonrpc_code == -32021
+    without_interval = TaskRecord("x", "tool").task().model_copy(update={"poll_interval_ms": None})
+    assert "pollInterval" not in legacy_task(without_interval)
+    server.stop()
+
+
 def test_task_support_is_checked_when_registering() -> None:
     server = MCPServer("checks")
     with pytest.raises(MCPError, match="forbidden, optional or required"):
         server.register_tool("bad", lambda arguments, ctx: "", task="sometimes")  # type: ignore[arg-type]
     assert "tasks/get" not in server.extension_methods() and server.task_runner is None
     assert server.task_support("nothing") == ("forbidden", None)
+    server.register_tool("hello", lambda arguments, ctx: "hi")
+    client = connect_pair(server)  # a server without task tools calls its tools as before
+    try:
+        assert client.call_tool("hello", {}).text == "hi"
+    finally:
+        client.close()
+        server.stop()
 
 
 def test_a_record_travels_as_json() -> None:

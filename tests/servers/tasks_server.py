@@ -6,6 +6,7 @@ import threading
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCP_CODES, MCPError
+from mcp_sync.server.stateless import InputRequired
 
 TIMEOUT = 10.0
 
@@ -50,6 +51,24 @@ def build_server(gate: threading.Event) -> MCPServer:
     def gated(ctx: Context) -> str:
         gate.wait(TIMEOUT * 6)
         return "through"
+
+    def gather(arguments: dict[str, object], ctx: Context) -> None:
+        ctx.elicit("First?", {"type": "object", "properties": {"name": {"type": "string"}}}, key="first")
+
+    def everything(arguments: dict[str, object], ctx: Context) -> str:
+        """Uses what a task's context offers: the client, a log line, an answer given before, roots."""
+        assert ctx.stateless is None and ctx.task_id is not None and ctx.client_capabilities.roots is not None
+        ctx.log("info", "starting")
+        first = ctx.elicit("First?", {"type": "object", "properties": {"name": {"type": "string"}}}, key="first")
+        roots = ctx.list_roots()
+        client = ctx.client_info.name if ctx.client_info else "?"
+        return f"{client}: {(first.data or {}).get('name')} {[root.uri for root in roots]}"
+
+    server.register_tool("everything", everything, task="optional", before_task=gather)
+
+    @server.tool(task="optional")
+    def escapes() -> str:
+        raise InputRequired({})  # not for a task's handler to raise: the server fails the task
 
     return server
 

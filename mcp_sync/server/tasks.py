@@ -215,8 +215,8 @@ class MemoryTaskStore:
 
     >>> store = MemoryTaskStore(max_tasks=1)
     >>> store.create(TaskRecord("t1", "tool", created_at=0.0, ttl_ms=1000))
-    >>> store.get("t1") is None, store.sweep(), len(store)  # long expired
-    (True, ['t1'], 0)
+    >>> store.sweep(), store.get("t1") is None, len(store)  # long expired
+    (['t1'], True, 0)
     """
 
     def __init__(self, *, max_tasks: int = 10_000, clock: Callable[[], float] = time.time) -> None:
@@ -711,21 +711,22 @@ class TaskRunner:
 
     def _reap(self) -> None:
         while True:
-            gone = self.store.sweep()
+            gone = set(self.store.sweep())
             soonest = self.store.next_expiry()
             with self._lock:
-                for task_id in gone:
-                    live = self._live.get(task_id)
-                    if live is not None:  # its handler may still run: tell it to stop
-                        live.cancelled.set()
-                        live.poke()
+                lives = list(self._live.items())
+            for task_id, live in lives:
+                # Expired, or cancelled through another process (a shared store): the handler is told to stop.
+                record = None if task_id in gone else self.store.get(task_id)
+                if record is None or record.cancel_requested:
+                    live.cancelled.set()
+                    live.poke()
+            with self._lock:
                 if self._closed or (not self._live and soonest is None):
                     self._reaper = None  # nothing to watch: the next task starts another reaper
                     return
-                # A store that expires tasks itself (no next expiry) is still swept now and then
-                # for the handlers of this process, which only this thread stops.
-                wait = _WAKE_S if soonest is None else soonest - time.time()
-                self._reaper_wake.wait(min(60.0, max(0.01, wait)))
+                wait = _WAKE_S if self._live or soonest is None else min(60.0, soonest - time.time())
+                self._reaper_wake.wait(max(0.01, wait))
 
     def close(self, timeout: float = 5.0) -> None:
         """Cancel the running tasks and wait for their threads (``timeout`` seconds in all)."""

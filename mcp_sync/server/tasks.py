@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -53,6 +53,7 @@ from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.stateless import CLIENT_CAPABILITIES
 from ..protocol.tasks import (
     EXTENSION,
+    RELATED_TASK,
     CancelTaskRequestParams,
     CreateTaskResult,
     DetailedTask,
@@ -398,9 +399,6 @@ class TaskChannel:
         return self._ask(ListRootsRequest(params=RequestParams()), ListRootsResult, key)
 
 
-TaskSupport = Literal["forbidden", "optional", "required"]
-
-
 class TaskRunner:
     """Runs a server's task tools and answers ``tasks/*`` (made by :attr:`MCPServer.tasks`).
 
@@ -681,7 +679,9 @@ class TaskRunner:
                 jsonrpc_code=int(record.error.get("code", -32603)),
             )
         if record.status == "completed" and record.result is not None:
-            return _Flat(**record.result)
+            result = dict(record.result)
+            result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.task_id}}
+            return _Flat(**result)
         raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"task {record.task_id} was {record.status}")
 
     def list_tasks(self, params: PaginatedRequestParams, ctx: Context) -> WireModel:

@@ -581,6 +581,7 @@ def test_the_2025_11_25_form_over_stdio() -> None:
         assert "pollInterval" in task and "resultType" not in created
         result = peer.result("tasks/result", {"taskId": task["taskId"]})  # waits for the result
         assert result["content"][0]["text"] == "done"
+        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
         got = peer.result("tasks/get", {"taskId": task["taskId"]})
         assert got["status"] == "completed" and got["ttl"] == 60000 and "result" not in got
         listed = peer.result("tasks/list")

@@ -27,7 +27,7 @@ from mcp_sync import Context, MCPServer
 from mcp_sync.protocol.tasks import is_terminal
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
 from mcp_sync.server.http.redis_backend import RedisBackend
-from mcp_sync.server.http.redis_tasks import RedisTaskStore
+from mcp_sync.server.http.redis_tasks import RedisTaskStore, share_tasks
 from mcp_sync.server.tasks import TaskRecord
 
 TIMEOUT = 10.0
@@ -121,6 +121,16 @@ def test_a_record_without_ttl_is_kept(two: tuple[Wire, Wire, list[MCPServer]]) -
     store.create(TaskRecord("forever", "wait", ttl_ms=None))
     kept = store.get("forever")
     assert kept is not None and kept.ttl_ms is None
+
+
+def test_a_server_without_task_tools_keeps_no_task_store(redis_server: RedisServer) -> None:
+    server = MCPServer("no-tasks")
+    backend = RedisBackend(redis_server.url, timeout=2.0)
+    try:
+        share_tasks(server, backend)
+        assert server.task_runner is None
+    finally:
+        backend.close()
 
 
 def _poll(condition: Callable[[], bool]) -> bool:

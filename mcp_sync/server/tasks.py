@@ -430,6 +430,15 @@ class TaskRunner:
 
     # ------------------------------------------------------------- starting
 
+    def check_listen(self, ctx: Context) -> None:
+        """A ``subscriptions/listen`` asking for task ids: ``-32021`` unless its client declared the extension."""
+        if not declares_extension(ctx):
+            raise MCPError(
+                MCP_CODES.MISSING_CAPABILITY,
+                f"Missing required client capability: task notifications need the {EXTENSION} extension",
+                data=missing_extension_data(),
+            )
+
     @staticmethod
     def declared(ctx: Context) -> bool:
         """Whether the request of ``ctx`` may get tasks (see :func:`declares_extension`)."""
@@ -635,9 +644,8 @@ class TaskRunner:
                 record.status = "working"
             record.updated_at = time.time()
 
-        changed = self.store.update(params.task_id, answer)
+        self._changed(self.store.update(params.task_id, answer))
         self._poke(params.task_id)
-        self._changed(changed)
         return EmptyResult(result_type="complete")
 
     def cancel(self, params: CancelTaskRequestParams, ctx: Context) -> WireModel:

@@ -23,7 +23,6 @@ default (bounded; a task is forgotten when its TTL has passed, polled or
 not), or a shared one such as
 :class:`~mcp_sync.server.http.redis_tasks.RedisTaskStore`.
 
->>> import threading
 >>> from mcp_sync import Context, MCPServer
 >>> server = MCPServer("demo")
 >>> @server.tool(task="optional")
@@ -402,9 +401,16 @@ class TaskChannel:
 class TaskRunner:
     """Runs a server's task tools and answers ``tasks/*`` (made by :attr:`MCPServer.tasks`).
 
-    ``max_threads`` tools run at once; later tasks wait in line (and are
-    kept in the store meanwhile). ``ttl_ms`` and ``poll_interval_ms`` are
-    what new tasks get.
+    ``max_threads`` tools run at once (set it before the first task); later
+    tasks wait in line, kept in the store meanwhile. ``ttl_ms`` and
+    ``poll_interval_ms`` are what new tasks get; ``store`` is where they are
+    kept (an app with a Redis backend sets a shared one). A task's arguments
+    are checked when it runs: invalid ones fail it with ``-32602``.
+
+    >>> from mcp_sync import MCPServer
+    >>> server = MCPServer("demo")
+    >>> server.tasks.max_threads = 2
+    >>> server.tasks.ttl_ms = 10 * 60 * 1000  # ten minutes
     """
 
     def __init__(

@@ -496,7 +496,8 @@ class TaskRunner:
             owner=_owner(ctx),
         )
         live = _Live()
-        channel = TaskChannel(self, record.task_id, ctx.channel, live)
+        # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection.
+        channel = ctx.channel if legacy else TaskChannel(self, record.task_id, ctx.channel, live)
         context = Context(
             cancelled=live.cancelled,
             server=self.server,

@@ -536,6 +536,24 @@ class Stdio:
                 assert left > 0, f"no answer to {method}"
                 self._arrived.wait(left)
 
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def asked(self, method: str) -> dict[str, Any]:
+        """The first request ``method`` the server sent (waiting for it)."""
+        deadline = time.monotonic() + TIMEOUT
+        with self._arrived:
+            while True:
+                for line in self.lines:
+                    message = json.loads(line)
+                    if message.get("method") == method:
+                        return dict(message)
+                left = deadline - time.monotonic()
+                assert left > 0, f"no {method} request"
+                self._arrived.wait(left)
+
     def result(self, method: str, params: dict[str, Any] | None = None) -> Any:
         answer = self.request(method, params)
         assert "result" in answer, answer
@@ -577,7 +595,7 @@ def legacy_until_done(peer: Stdio, task_id: str) -> dict[str, Any]:
 
 
 def test_the_2025_11_25_form_over_stdio() -> None:
-    peer = handshake({})
+    peer = handshake({"elicitation": {}})
     try:
         tools = {tool["name"]: tool for tool in peer.result("tools/list")["tools"]}
         assert tools["slow"]["execution"] == {"taskSupport": "optional"}
@@ -602,6 +620,11 @@ def test_the_2025_11_25_form_over_stdio() -> None:
         failing = peer.result("tools/call", {"name": "broken", "arguments": {}, "task": {"ttl": 0}})["task"]
         error = peer.request("tasks/result", {"taskId": failing["taskId"]})["error"]
         assert error == {"code": -32602, "message": "the request was wrong after all", "data": {"why": "test"}}
+        asking = peer.result("tools/call", {"name": "ask", "arguments": {}, "task": {}})["task"]
+        question = peer.asked("elicitation/create")  # asked on the connection: this form has no tasks/update
+        peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"name": "Cy"}}})
+        answered = peer.result("tasks/result", {"taskId": asking["taskId"]})
+        assert answered["content"][0]["text"] == "Hello, Cy!"
         plain = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}})  # no params.task
         assert plain["content"][0]["text"] == "done" and "resultType" not in plain
         assert peer.request("tools/call", {"name": "must", "arguments": {}})["error"]["code"] == -32021

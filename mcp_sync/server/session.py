@@ -452,9 +452,12 @@ class ServerSession:
         self.client_capabilities = params.capabilities
         self._changed()
         server = self.server
+        capabilities = self.capabilities()
+        if server.task_runner is not None:
+            server.task_runner.offer_legacy(params.capabilities, capabilities)
         return InitializeResult(
             protocol_version=self.revision,
-            capabilities=self.capabilities(),
+            capabilities=capabilities,
             server_info=server.info,
             instructions=server.instructions,
         )

@@ -83,6 +83,7 @@ from ..protocol.types import (
     PaginatedRequestParams,
     RequestParams,
     Result,
+    ServerCapabilities,
     WireModel,
 )
 from ..runtime.workers import ElasticPool
@@ -444,6 +445,15 @@ class TaskRunner:
                 f"Missing required client capability: task notifications need the {EXTENSION} extension",
                 data=missing_extension_data(),
             )
+
+    @staticmethod
+    def offer_legacy(client: ClientCapabilities, server: ServerCapabilities) -> None:
+        """Add the 2025-11-25 ``tasks`` capability to ``server`` for a client that declared that one.
+
+        Never for a client of the extension, which replaces it.
+        """
+        if (client.model_extra or {}).get("tasks") is not None and not _declared(client):
+            server.tasks = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}  # type: ignore[attr-defined]
 
     @staticmethod
     def declared(ctx: Context) -> bool:

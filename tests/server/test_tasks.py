@@ -507,6 +507,7 @@ class Stdio:
             cwd=ROOT,
         )
         self.ids = iter(range(1, 1_000_000))
+        self.initialized: dict[str, Any] = {}
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, name="test-stdio-reader", daemon=True)
         self._arrived = threading.Condition()
@@ -575,7 +576,7 @@ class Stdio:
 
 def handshake(capabilities: dict[str, Any]) -> Stdio:
     peer = Stdio()
-    peer.result(
+    peer.initialized = peer.result(
         "initialize",
         {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "1"}},
     )
@@ -595,8 +596,11 @@ def legacy_until_done(peer: Stdio, task_id: str) -> dict[str, Any]:
 
 
 def test_the_2025_11_25_form_over_stdio() -> None:
-    peer = handshake({"elicitation": {}})
+    peer = handshake({"elicitation": {}, "tasks": {"list": {}, "cancel": {}}})
     try:
+        offered = peer.initialized["capabilities"]
+        assert offered["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        assert offered["extensions"] == {EXTENSION: {}}
         tools = {tool["name"]: tool for tool in peer.result("tools/list")["tools"]}
         assert tools["slow"]["execution"] == {"taskSupport": "optional"}
         assert "execution" not in tools["plain"]
@@ -634,8 +638,9 @@ def test_the_2025_11_25_form_over_stdio() -> None:
 
 
 def test_the_extension_at_a_handshake_revision_over_stdio() -> None:
-    peer = handshake({"extensions": {EXTENSION: {}}})
+    peer = handshake({"extensions": {EXTENSION: {}}, "tasks": {}})
     try:
+        assert "tasks" not in peer.initialized["capabilities"]  # the extension replaces the 2025-11-25 capability
         created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {"ttl": 1}})
         assert created["resultType"] == "task" and "task" not in created
         done = legacy_until_done(peer, created["taskId"])

@@ -161,6 +161,22 @@ class _RegisteredTool:
     before_task: ToolHandler | None = None
 
 
+def _validated(registered: _RegisteredTool, name: str, arguments: Mapping[str, Any] | None) -> Any:
+    """The arguments as the tool's handler gets them: checked by its input model when it has one."""
+    args: Any = dict(arguments or {})
+    if registered.input_model is not None:
+        try:
+            args = registered.input_model.model_validate(args)
+        except ValidationError as exc:
+            raise MCPError(
+                MCP_CODES.INVALID_PARAMS,
+                f"Invalid arguments for tool {name}: {format_validation_error(exc)}",
+                cause=exc,
+                context={"tool": name},
+            ) from exc
+    return args
+
+
 @dataclass(frozen=True)
 class ExtensionMethod:
     """A request method beyond the core ones (see :meth:`MCPServer.register_method`)."""
@@ -934,17 +950,7 @@ class MCPServer:
         # A local call has no client: its context gets the channel that says so.
         ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
         _check_scopes(registered.scopes, ctx.auth, f"tool {name}")
-        args: Any = dict(arguments or {})
-        if registered.input_model is not None:
-            try:
-                args = registered.input_model.model_validate(args)
-            except ValidationError as exc:
-                raise MCPError(
-                    MCP_CODES.INVALID_PARAMS,
-                    f"Invalid arguments for tool {name}: {format_validation_error(exc)}",
-                    cause=exc,
-                    context={"tool": name},
-                ) from exc
+        args = _validated(registered, name, arguments)
         try:
             result = _to_call_tool_result(registered.handler(args, ctx))
         except (InputRequired, MissingClientCapability):
@@ -1159,6 +1165,23 @@ class MCPServer:
     def task_runner(self) -> TaskRunner | None:
         """:attr:`tasks` once a tool may run as a task (or it was used), else ``None``."""
         return self._tasks
+
+    def check_tool_arguments(self, name: str, arguments: Mapping[str, Any] | None) -> None:
+        """Raise ``INVALID_PARAMS`` when ``arguments`` do not fit tool ``name`` (before it runs as a task).
+
+        >>> server = MCPServer("demo")
+        >>> @server.tool
+        ... def double(n: int) -> int:
+        ...     return 2 * n
+        >>> server.check_tool_arguments("double", {"n": "two"})
+        Traceback (most recent call last):
+        ...
+        mcp_sync.protocol.errors.MCPError: [MCP.INVALID_PARAMS] Invalid arguments for tool double: ...
+        """
+        registered = self._tools.get(name)
+        if registered is None:
+            raise MCPError(MCP_CODES.NOT_FOUND, f"Unknown tool: {name}", jsonrpc_code=JsonRpcCode.INVALID_PARAMS)
+        _validated(registered, name, arguments)
 
     def task_support(self, name: str) -> tuple[TaskSupport, ToolHandler | None]:
         """Whether tool ``name`` runs as a task, and what runs before its task starts."""

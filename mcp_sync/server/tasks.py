@@ -405,8 +405,8 @@ class TaskRunner:
     ``max_threads`` tools run at once (set it before the first task); later
     tasks wait in line, kept in the store meanwhile. ``ttl_ms`` and
     ``poll_interval_ms`` are what new tasks get; ``store`` is where they are
-    kept (an app with a Redis backend sets a shared one). A task's arguments
-    are checked when it runs: invalid ones fail it with ``-32602``.
+    kept (an app with a Redis backend sets a shared one). Invalid arguments
+    are refused on the call (``-32602``), before any task starts.
 
     >>> from mcp_sync import MCPServer
     >>> server = MCPServer("demo")
@@ -465,6 +465,7 @@ class TaskRunner:
         support, before = self.server.task_support(name)
         if support == "forbidden":
             return None
+        self.server.check_tool_arguments(name, arguments)  # bad arguments are the call's error, not the task's
         if declares_extension(ctx):
             if before is not None:
                 before(arguments, ctx)  # on the request: it may still ask in inputRequests rounds

@@ -157,6 +157,13 @@ def test_a_client_of_the_extension_gets_a_flat_task_it_can_follow(wire: Wire) ->
     assert "error" not in done and "resultType" not in done["result"]
 
 
+def test_bad_arguments_are_refused_before_a_task_starts(served: tuple[MCPServer, RunningHTTPServer]) -> None:
+    server, running = served
+    error = Wire(running.url).error("tools/call", {"name": "slow", "arguments": {"seconds": "soon"}})
+    assert error["code"] == -32602 and "seconds" in error["message"]
+    assert server.tasks.store.records() == []
+
+
 def test_a_plain_tool_answers_a_client_of_the_extension_with_complete(wire: Wire) -> None:
     result = wire.result("tools/call", {"name": "plain", "arguments": {"name": "Ada"}})
     assert result["resultType"] == "complete" and result["content"][0]["text"] == "Hello, Ada!"
@@ -461,6 +468,8 @@ def test_task_support_is_checked_when_registering() -> None:
         server.register_tool("bad", lambda arguments, ctx: "", task="sometimes")  # type: ignore[arg-type]
     assert "tasks/get" not in server.extension_methods() and server.task_runner is None
     assert server.task_support("nothing") == ("forbidden", None)
+    with pytest.raises(MCPError, match="Unknown tool: nothing"):
+        server.check_tool_arguments("nothing", {})
     server.register_tool("hello", lambda arguments, ctx: "hi")
     client = connect_pair(server)  # a server without task tools calls its tools as before
     try:

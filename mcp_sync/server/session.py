@@ -365,7 +365,7 @@ class ServerSession:
             if error.code == MCP_CODES.NOT_FOUND and method == "resources/read":
                 raise resource_not_found(error) from error
             raise
-        wire["resultType"] = "complete"
+        wire.setdefault("resultType", "complete")  # a task's CreateTaskResult says "task"
         wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
         extension = self.server.extension_method(method)
         if method in CACHEABLE or (extension is not None and extension.cacheable):
@@ -430,6 +430,9 @@ class ServerSession:
     def _listen(self, params: SubscriptionsListenRequestParams, ctx: RequestContext) -> SubscriptionsListenResult:
         """Hold a subscription open until the client cancels it or the server shuts down."""
         agreed = params.notifications
+        tasks = self.server.task_runner
+        if (agreed.model_extra or {}).get("taskIds") is not None and tasks is not None:
+            tasks.check_listen(self._context(ctx))
         tag = {SUBSCRIPTION_ID: ctx.request_id}
         uris = agreed.resource_subscriptions or []
         for uri in uris:
@@ -457,9 +460,12 @@ class ServerSession:
         self.client_capabilities = params.capabilities
         self._changed()
         server = self.server
+        capabilities = self.capabilities()
+        if server.task_runner is not None:
+            server.task_runner.offer_legacy(params.capabilities, capabilities)
         return InitializeResult(
             protocol_version=self.revision,
-            capabilities=self.capabilities(),
+            capabilities=capabilities,
             server_info=server.info,
             instructions=server.instructions,
         )
@@ -481,7 +487,20 @@ class ServerSession:
         prompts, cursor = self.server.page(self._listed(self.server.list_prompts, ctx), params.cursor)
         return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
-    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
+    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> WireModel:
+        tasks = self.server.task_runner
+        if tasks is None:
+            return self._run_tool(params, ctx)
+        context = self._context(ctx)
+        task = tasks.decide(params.name, dict(params.arguments or {}), ctx.params, context)
+        if task is not None:
+            return task
+        result = self._run_tool(params, ctx)
+        if tasks.declared(context):  # a client of the extension tells a result from a task by resultType
+            result.result_type = "complete"
+        return result
+
+    def _run_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
         if self.server.middlewares:
             return self._intercept(
                 "tool",
@@ -583,6 +602,14 @@ class ServerSession:
             if uri in (wanted.resource_subscriptions or ()):
                 params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: subscription})
                 self.notify("notifications/resources/updated", params)
+
+    def task_changed(self, task_id: str, params: WireModel) -> None:
+        """Send ``notifications/tasks`` on each of this client's listen streams that asked for ``task_id``."""
+        for subscription, wanted in self._listening():
+            if task_id in ((wanted.model_extra or {}).get("taskIds") or ()):
+                wire = params.to_wire()
+                wire.setdefault("_meta", {})[SUBSCRIPTION_ID] = subscription
+                self.notify("notifications/tasks", wire)
 
     def list_changed(self, kind: str) -> None:
         """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know."""

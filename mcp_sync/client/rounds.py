@@ -94,6 +94,8 @@ def exchange(
             client.refresh_tools(timeout=timeout)
             continue
         kind = raw.get("resultType", "complete")  # servers before 2026-07-28 send none
+        if kind == "task" and method == "tools/call":
+            return raw  # a task (SEP-2663): the caller polls it, see mcp_sync.client.tasks
         if kind == "complete":
             if cache is not None and rounds == 0:  # a result reached through input rounds is the user's, not shared
                 cache.store(method, original, raw)

@@ -37,6 +37,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, mcp_code_for
+from ..protocol.tasks import (
+    EXTENSION,
+    TERMINAL,
+    CancelTaskRequestParams,
+    GetTaskRequestParams,
+    TaskMetadata,
+    UpdateTaskRequestParams,
+)
 from ..protocol.types import CallToolRequestParams, CallToolResult, WireModel
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
 from .rounds import _answer_inputs, validated
@@ -57,10 +65,6 @@ __all__ = [
 
 log = logging.getLogger("mcp_sync.client")
 
-EXTENSION = "io.modelcontextprotocol/tasks"
-"""The tasks extension's identifier (SEP-2663)."""
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
-"""The statuses a task never leaves."""
 DEFAULT_POLL_INTERVAL = 1.0
 """Seconds between two polls when the server suggests no interval."""
 STOP_TIMEOUT = 10.0
@@ -77,15 +81,6 @@ class UnknownTaskError(MCPError):
     >>> UnknownTaskError(MCP_CODES.INVALID_PARAMS, "no task 'x'").jsonrpc_code
     -32602
     """
-
-
-class _TaskRef(WireModel):
-    task_id: str
-
-
-class _TaskUpdate(WireModel):
-    task_id: str
-    input_responses: dict[str, Any]
 
 
 @dataclass
@@ -167,7 +162,7 @@ class TaskForm:
     def get(self, task_id: str, timeout: Timeout) -> TaskState:
         """``tasks/get``; the server's -32602 raises :class:`UnknownTaskError`."""
         try:
-            raw = self.request("tasks/get", _TaskRef(task_id=task_id), timeout)
+            raw = self.request("tasks/get", GetTaskRequestParams(task_id=task_id), timeout)
         except MCPError as exc:
             if exc.jsonrpc_code != JsonRpcCode.INVALID_PARAMS:
                 raise
@@ -191,7 +186,7 @@ class TaskForm:
             return
         era: StatelessEra = self.era  # type: ignore[assignment]  # only the extension has input requests
         responses = _answer_inputs(era, "tasks/get", pending)
-        self.request("tasks/update", _TaskUpdate(task_id=state.task_id, input_responses=responses), timeout)
+        self.request("tasks/update", UpdateTaskRequestParams(task_id=state.task_id, input_responses=responses), timeout)
         answered.update(pending)
 
     def outcome(self, state: TaskState, timeout: Timeout) -> CallToolResult:
@@ -199,7 +194,9 @@ class TaskForm:
         if self.legacy:
             # tasks/result blocks until the task ends; the server asks its questions over the session meanwhile.
             return validated(
-                CallToolResult, self.request("tasks/result", _TaskRef(task_id=state.task_id), timeout), "tasks/result"
+                CallToolResult,
+                self.request("tasks/result", GetTaskRequestParams(task_id=state.task_id), timeout),
+                "tasks/result",
             )
         if state.status == "failed":
             raise _raised(state.error or {}, state.task_id)
@@ -208,7 +205,7 @@ class TaskForm:
         return validated(CallToolResult, state.result, "tasks/get")
 
     def cancel(self, task_id: str, timeout: Timeout) -> None:
-        self.request("tasks/cancel", _TaskRef(task_id=task_id), timeout)
+        self.request("tasks/cancel", CancelTaskRequestParams(task_id=task_id), timeout)
 
 
 def task_params(client: MCPClient, era: ClientEra, params: CallToolRequestParams, *, prefer: bool) -> None:
@@ -227,7 +224,7 @@ def task_params(client: MCPClient, era: ClientEra, params: CallToolRequestParams
     execution = ((tool.model_extra or {}).get("execution") if tool is not None else None) or {}
     support = execution.get("taskSupport", "forbidden")
     if support == "required" or (prefer and support == "optional"):
-        params.task = {}  # type: ignore[attr-defined]  # an extra field, as 2025-11-25 has it
+        params.task = TaskMetadata()  # type: ignore[attr-defined]  # an extra field, as 2025-11-25 has it
 
 
 class ToolTask(concurrent.futures.Future[CallToolResult]):

@@ -483,11 +483,13 @@ class MCPClient:
             dispatcher = self._dispatcher
             background = self._detach(None)
             poller, self._poller = self._poller, None
-        self._release(dispatcher, background)
-        if poller is not None:
+        if poller is not None:  # its handles end with this error, not with that of a poll the close interrupts
             poller.stop(
                 MCPError(MCP_CODES.TRANSPORT_CLOSED, "the client was closed; reattach to the task with client.task(id)")
             )
+        self._release(dispatcher, background)
+        if poller is not None:
+            poller.join()
 
     def _detach(self, dispatcher: JsonRpcDispatcher | None) -> _BackgroundPool | None:
         """Forget the current connection's state, its era with it (the lock is held); return its background pool."""

@@ -95,7 +95,7 @@ class TaskState:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     input_requests: dict[str, Any] | None = None
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def terminal(self) -> bool:
@@ -426,21 +426,24 @@ class TaskPoller:
                     task._end(exc)
                     delay = None
                 with self._condition:
-                    if delay is None or task.done():
-                        self._due.pop(task, None)
-                    elif task in self._due:
+                    if delay is not None and not task.done() and task in self._due:
                         self._due[task] = time.monotonic() + delay
+                    else:  # ended, or stop() let go of it meanwhile
+                        self._due.pop(task, None)
 
     def stop(self, failure: MCPError) -> None:
-        """Stop polling; each unfinished handle ends with ``failure``. Waits for the thread (not from itself)."""
+        """Stop polling: each unfinished handle ends with ``failure`` now; :meth:`join` waits for the thread."""
         with self._condition:
             self._stopped = True
             left = list(self._due)
             self._due.clear()
-            thread = self._thread
             self._condition.notify()
         for task in left:
             task._end(failure)
+
+    def join(self) -> None:
+        """Wait for the thread to end (not from the thread itself: a done callback may close the client)."""
+        thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             # The connection is closed first, so a poll in flight fails at once; a provider still asking
             # someone something is not waited for beyond this.

@@ -78,9 +78,11 @@ from .uri_template import UriTemplate
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..protocol.tasks import TaskSupport
     from ..runtime.transport import Transport
     from .mount import Mount
     from .session import ServerSession
+    from .tasks import TaskRunner
 
 __all__ = [
     "CompletionProvider",
@@ -155,6 +157,8 @@ class _RegisteredTool:
     handler: ToolHandler
     input_model: type[BaseModel] | None
     scopes: frozenset[str] = frozenset()
+    task: TaskSupport = "forbidden"
+    before_task: ToolHandler | None = None
 
 
 @dataclass(frozen=True)
@@ -350,6 +354,7 @@ class MCPServer:
         """The extensions declared under ``capabilities.extensions``: identifier -> settings."""
         self._methods: dict[str, ExtensionMethod] = {}
         self._skills: SkillCatalogue | None = None
+        self._tasks: TaskRunner | None = None
         # By the id() of each session's transport (alive while its session is kept); closed
         # sessions are swept out as new ones start, once the table doubled since the last sweep.
         self._sessions: dict[int, ServerSession] = {}
@@ -382,12 +387,20 @@ class MCPServer:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport = "forbidden",
+        before_task: ToolHandler | None = None,
     ) -> Tool:
         """Register a tool; ``handler(arguments, ctx)`` runs on each call.
 
         ``scopes`` are the OAuth scopes a caller needs (see
         :meth:`scopes_for`): a request whose ``ctx.auth`` lacks one is
         refused, and listings leave the tool out for it.
+
+        ``task`` (``"optional"`` or ``"required"``) lets the tool run as a
+        task (see :mod:`mcp_sync.server.tasks`), and declares the tasks
+        extension; ``before_task(arguments, ctx)`` then runs on the request
+        before the task starts (it may ask the client in ``inputRequests``
+        rounds; the task's handler finds those answers under the same keys).
 
         ``input_schema`` is a JSON schema, or a pydantic model whose schema is
         published and which validates the arguments before each call (invalid
@@ -409,10 +422,15 @@ class MCPServer:
             icons=icons,
             meta=meta,
         )
+        if task not in ("forbidden", "optional", "required"):
+            raise MCPError(MCP_CODES.INVALID_PARAMS, f"task must be forbidden, optional or required, not {task!r}")
+        if task != "forbidden":
+            tool.execution = {"taskSupport": task}  # type: ignore[attr-defined]  # an extra field (2025-11-25)
+            _ = self.tasks  # declares the extension
         with self._lock:
             if name in self._tools:
                 raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"tool {name!r} is already registered")
-            self._tools[name] = _RegisteredTool(tool, handler, input_model, frozenset(scopes))
+            self._tools[name] = _RegisteredTool(tool, handler, input_model, frozenset(scopes), task, before_task)
         self._list_changed("tools")
         return tool
 
@@ -612,6 +630,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport = "forbidden",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -627,6 +646,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport = "forbidden",
     ) -> F | Callable[[F], F]:
         """Register a plain function as a tool (``@server.tool`` or ``@server.tool(...)``).
 
@@ -638,7 +658,8 @@ class MCPServer:
         carry ``structuredContent`` plus a text rendering for older clients
         (``structured_output=False`` turns that off). A parameter annotated
         with :class:`Context` receives the handler context. The function is
-        returned unchanged.
+        returned unchanged. ``task="optional"`` or ``"required"`` lets it run
+        as a task (see :meth:`register_tool`).
 
         >>> server = MCPServer("demo")
         >>> @server.tool
@@ -662,6 +683,7 @@ class MCPServer:
                 icons=icons,
                 meta=meta,
                 scopes=scopes,
+                task=task,
             )
             return function
 
@@ -930,6 +952,8 @@ class MCPServer:
         except BackendUnavailable:
             raise  # the server's infrastructure failed, not the tool: the request fails
         except Exception as exc:
+            if ctx.task_id is not None and isinstance(exc, MCPError):
+                raise  # in a task a protocol error fails the task (SEP-2663); a tool error completes it
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             result = CallToolResult(content=[TextContent(text=f"Error: {exc}")], is_error=True)
         if ctx.cancelled.is_set():
@@ -1113,6 +1137,29 @@ class MCPServer:
         """
         return add_skills(self, path)
 
+    @property
+    def tasks(self) -> TaskRunner:
+        """What runs this server's task tools; the first use declares the tasks extension and its methods.
+
+        Set its ``store`` (before the first task) to keep tasks elsewhere than in memory.
+
+        >>> server = MCPServer("demo")
+        >>> server.tasks.max_threads, "tasks/get" in server.extension_methods()
+        (8, True)
+        """
+        with self._lock:
+            if self._tasks is None:
+                from .tasks import TaskRunner, install
+
+                self._tasks = TaskRunner(self)
+                install(self, self._tasks)
+            return self._tasks
+
+    def task_support(self, name: str) -> tuple[TaskSupport, ToolHandler | None]:
+        """Whether tool ``name`` runs as a task, and what runs before its task starts."""
+        registered = self._tools.get(name)
+        return ("forbidden", None) if registered is None else (registered.task, registered.before_task)
+
     def extension_methods(self) -> list[str]:
         """The names of the extension methods this server answers."""
         return list(self._methods)
@@ -1172,8 +1219,11 @@ class MCPServer:
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
             self._running = False
+            tasks = self._tasks
         for session in sessions:
             session.close()
+        if tasks is not None:
+            tasks.close()
 
     def mark_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed.

@@ -45,7 +45,6 @@ from ..protocol.stateless import (
 from ..protocol.types import (
     LOG_LEVELS,
     CallToolRequestParams,
-    CallToolResult,
     ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
@@ -362,7 +361,7 @@ class ServerSession:
             if error.code == MCP_CODES.NOT_FOUND and method == "resources/read":
                 raise resource_not_found(error) from error
             raise
-        wire["resultType"] = "complete"
+        wire.setdefault("resultType", "complete")  # a task's CreateTaskResult says "task"
         wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
         extension = self.server.extension_method(method)
         if method in CACHEABLE or (extension is not None and extension.cacheable):
@@ -473,7 +472,12 @@ class ServerSession:
         prompts, cursor = self.server.page(self._listed(self.server.list_prompts, ctx), params.cursor)
         return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
-    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
+    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> WireModel:
+        if self.server.task_support(params.name)[0] != "forbidden":
+            context = self._context(ctx)
+            task = self.server.tasks.decide(params.name, dict(params.arguments or {}), ctx.params, context)
+            if task is not None:
+                return task
         if self.server.middlewares:
             return self._intercept(
                 "tool",
@@ -573,6 +577,14 @@ class ServerSession:
             if uri in (wanted.resource_subscriptions or ()):
                 params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: subscription})
                 self.notify("notifications/resources/updated", params)
+
+    def task_changed(self, task_id: str, params: WireModel) -> None:
+        """Send ``notifications/tasks`` on each of this client's listen streams that asked for ``task_id``."""
+        for subscription, wanted in self._listening():
+            if task_id in ((wanted.model_extra or {}).get("taskIds") or ()):
+                wire = params.to_wire()
+                wire.setdefault("_meta", {})[SUBSCRIPTION_ID] = subscription
+                self.notify("notifications/tasks", wire)
 
     def list_changed(self, kind: str) -> None:
         """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know."""

@@ -1,0 +1,99 @@
+"""The tasks extension (SEP-2663) in the official conformance suite, against our server.
+
+Harness 0.2.0-alpha.12 (:data:`conformance.HARNESS_2026`, see
+``tests/conformance.py``) has ten server scenarios for the extension, run
+here against ``examples/conformance_server.py`` (its ``greet``,
+``slow_compute``, ``failing_job``, ``protocol_error_job``,
+``confirm_delete``, ``multi_input`` and ``test_tool_with_task`` tools). The
+extension is on no revision's timeline, so each scenario runs forced at
+each revision's wire (2026-07-28 and 2025-11-25). A scenario passes when
+the harness exits 0 with no FAILURE and no WARNING.
+
+``tasks-status-notifications`` is a placeholder in this harness: it reports
+one SKIPPED check (its own message says it awaits a rewrite onto
+``subscriptions/listen``) and exercises nothing, which the test asserts;
+``tests/server/test_tasks.py`` tests the notifications themselves.
+Without npm these tests skip, unless ``MCP_SYNC_REQUIRE_INTEROP=1`` makes
+them fail.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import conformance
+import pytest
+from conformance import Harness
+
+pytestmark = pytest.mark.timeout(600)
+
+SERVER = conformance.ROOT / "examples" / "conformance_server.py"
+REVISIONS = ["2026-07-28", "2025-11-25"]
+SCENARIOS = [
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+]
+"""The tasks server scenarios of harness 0.2.0-alpha.12."""
+PLACEHOLDER = "tasks-status-notifications"
+
+
+@pytest.fixture(scope="module")
+def harness() -> Harness:
+    return conformance.harness(conformance.HARNESS_2026)
+
+
+@pytest.fixture(scope="module")
+def server_url(harness: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``examples/conformance_server.py`` on a free port, for the module."""
+    port = conformance.free_port()
+    log_path = tmp_path_factory.mktemp("tasks-server") / "server.log"
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, str(SERVER), "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env=conformance.CHILD_ENV,
+            cwd=conformance.ROOT,
+        )
+    try:
+        conformance.wait_for_port(port, process=process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)  # a normal exit, so that coverage is saved
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+    assert process.returncode == 0, log_path.read_text(errors="replace")[-4000:]
+
+
+def test_the_harness_lists_the_tasks_scenarios(harness: Harness) -> None:
+    """A harness that renames or adds a tasks scenario is noticed here, not by silently testing less."""
+    assert sorted(name for name in harness.list_server_scenarios() if name.startswith("tasks-")) == sorted(SCENARIOS)
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_server_scenario(harness: Harness, server_url: str, scenario: str, revision: str, tmp_path: Path) -> None:
+    run = harness.server_scenario(server_url, scenario, tmp_path, spec_version=revision)
+    assert run.passed, run.report()
+    statuses = {check["id"]: check["status"] for check in run.checks}
+    if scenario == PLACEHOLDER:
+        assert statuses == {PLACEHOLDER: "SKIPPED"}, statuses
+    else:
+        assert statuses and set(statuses.values()) <= {"SUCCESS", "INFO"}, statuses

@@ -330,7 +330,7 @@ def test_a_task_the_server_cancelled_ends_cancelled(peer: Peer, client: MCPClien
 def test_call_tool_gives_up_at_its_timeout_and_cancels_the_task(peer: Peer, client: MCPClient) -> None:
     polled(peer, [task(legacy=peer.legacy)])
     peer.answers["tasks/cancel"] = lambda params: {}
-    with pytest.raises(MCPError, match="did not end within 0.2s") as caught:
+    with pytest.raises(MCPError, match=r"did not end within 0\.2s") as caught:
         client.call_tool("must", timeout=0.2)
     assert caught.value.code == MCP_CODES.TIMEOUT
     assert "tasks/cancel" in peer.methods()

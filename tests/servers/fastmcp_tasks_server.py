@@ -48,7 +48,8 @@ async def ask(question: str, ctx: Context) -> str | mcp_types.InputRequiredResul
     answer = (ctx.input_responses or {}).get("colour")
     if answer is None:
         schema = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
-        request = {"method": "elicitation/create", "params": {"mode": "form", "message": question, "requestedSchema": schema}}
+        params = {"mode": "form", "message": question, "requestedSchema": schema}
+        request = {"method": "elicitation/create", "params": params}
         return mcp_types.InputRequiredResult(input_requests={"colour": request})
     reply = answer if isinstance(answer, dict) else answer.model_dump()
     if reply.get("action") != "accept":

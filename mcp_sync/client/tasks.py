@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import html
+import importlib
 import logging
 import threading
 import time
@@ -251,6 +252,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         self._last = state
         self._form = form
         self._answered: set[str] = set()
+        self._displays: list[Any] = []
+        self.add_done_callback(lambda _: self._redraw())
 
     @classmethod
     def finished(cls, name: str, result: CallToolResult) -> ToolTask:
@@ -299,7 +302,9 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         if self.done() or form is None:
             return None
         state = form.get(self._last.task_id, timeout)
-        self._last = state
+        seen, self._last = self._last, state
+        if (seen.status, seen.status_message) != (state.status, state.status_message):
+            self._redraw()
         if state.terminal or (form.legacy and state.status == "input_required"):
             self._settle(form, state, timeout)
             return None
@@ -332,6 +337,18 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
 
     def __repr__(self) -> str:
         return f"<ToolTask {self.name} {self.task_id or '(no task)'} {self.status}>"
+
+    def _ipython_display_(self) -> None:
+        """Show the task's status in the notebook, updated in place as the poller learns more."""
+        shown = importlib.import_module("IPython.display")
+        self._displays.append(shown.display(shown.HTML(self._repr_html_()), display_id=True))
+
+    def _redraw(self) -> None:
+        """Update the task's displays in the notebook, if it has any."""
+        if self._displays:
+            html_type = importlib.import_module("IPython.display").HTML
+            for handle in self._displays:
+                handle.update(html_type(self._repr_html_()))
 
     def _repr_html_(self) -> str:
         """The task's status as a line of HTML (a notebook shows it under the cell)."""

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import peers
 import pytest
@@ -29,6 +30,7 @@ from mcp_sync import MCPClient, MCPServer, connect
 from mcp_sync.client.tasks import ToolTask, UnknownTaskError
 from mcp_sync.protocol.errors import MCP_CODES, MCPError
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server.middleware import Call, Next
 from mcp_sync.types import ElicitRequestFormParams, ElicitResult
 
 ROOT = Path(__file__).parent.parent.parent
@@ -82,15 +84,19 @@ def client(http: RunningHTTPServer) -> Iterator[MCPClient]:
 # ------------------------------------------------------------------ our server
 
 
-def test_call_tool_waits_for_the_task_transparently(client: MCPClient, tmp_path: Path) -> None:
+def test_call_tool_waits_for_the_task_transparently(server: MCPServer, client: MCPClient, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
-    opened = threading.Timer(0.2, gate.touch)  # the tool waits for it: the call must poll meanwhile
-    opened.start()
-    try:
-        assert client.call_tool("slow", {"text": "done", "gate": str(gate)}).text == "done"
-    finally:
-        opened.join()
-    assert client.negotiated_era == "stateless"
+    polls: list[str] = []
+
+    @server.middleware
+    def open_on_first_poll(call: Call, next: Next) -> Any:
+        if call.kind == "request" and call.method == "tasks/get":
+            polls.append(str(call.params["taskId"]))
+            gate.touch()  # the tool waits for it: only a call that polls gets its result
+        return next(call)
+
+    assert client.call_tool("slow", {"text": "done", "gate": str(gate)}).text == "done"
+    assert polls and client.negotiated_era == "stateless"
 
 
 def test_start_tool_then_collect_the_result(client: MCPClient, tmp_path: Path) -> None:

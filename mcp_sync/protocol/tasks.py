@@ -33,6 +33,7 @@ from .types import InputRequests, NotificationParams, RequestParams, Result, Wir
 
 __all__ = [
     "EXTENSION",
+    "NAMED_BY_TASK_ID",
     "RELATED_TASK",
     "TERMINAL",
     "CancelTaskRequestParams",
@@ -104,6 +105,7 @@ class DetailedTask(Task):
     """
 
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    result_type: str | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     input_requests: InputRequests | None = None
@@ -134,6 +136,10 @@ class UpdateTaskRequestParams(RequestParams):
 
 class TaskStatusNotificationParams(DetailedTask, NotificationParams):
     """Parameters of ``notifications/tasks`` (extension) and ``notifications/tasks/status`` (2025-11-25)."""
+
+
+NAMED_BY_TASK_ID = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+"""The methods whose HTTP ``Mcp-Name`` header carries ``params.taskId`` (SEP-2663's routing header)."""
 
 
 def missing_extension_data() -> dict[str, Any]:

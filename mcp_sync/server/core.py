@@ -1155,6 +1155,11 @@ class MCPServer:
                 install(self, self._tasks)
             return self._tasks
 
+    @property
+    def task_runner(self) -> TaskRunner | None:
+        """:attr:`tasks` once a tool may run as a task (or it was used), else ``None``."""
+        return self._tasks
+
     def task_support(self, name: str) -> tuple[TaskSupport, ToolHandler | None]:
         """Whether tool ``name`` runs as a task, and what runs before its task starts."""
         registered = self._tools.get(name)

@@ -45,6 +45,7 @@ from ..protocol.stateless import (
 from ..protocol.types import (
     LOG_LEVELS,
     CallToolRequestParams,
+    CallToolResult,
     ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
@@ -473,11 +474,19 @@ class ServerSession:
         return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
     def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> WireModel:
-        if self.server.task_support(params.name)[0] != "forbidden":
-            context = self._context(ctx)
-            task = self.server.tasks.decide(params.name, dict(params.arguments or {}), ctx.params, context)
-            if task is not None:
-                return task
+        tasks = self.server.task_runner
+        if tasks is None:
+            return self._run_tool(params, ctx)
+        context = self._context(ctx)
+        task = tasks.decide(params.name, dict(params.arguments or {}), ctx.params, context)
+        if task is not None:
+            return task
+        result = self._run_tool(params, ctx)
+        if tasks.declared(context):  # a client of the extension tells a result from a task by resultType
+            result.result_type = "complete"
+        return result
+
+    def _run_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
         if self.server.middlewares:
             return self._intercept(
                 "tool",

@@ -433,6 +433,11 @@ class TaskRunner:
 
     # ------------------------------------------------------------- starting
 
+    @staticmethod
+    def declared(ctx: Context) -> bool:
+        """Whether the request of ``ctx`` may get tasks (see :func:`declares_extension`)."""
+        return declares_extension(ctx)
+
     def decide(self, name: str, arguments: dict[str, Any], params: dict[str, Any], ctx: Context) -> WireModel | None:
         """A ``tools/call`` of ``name``: the task it started, or ``None`` to run it as a plain call."""
         support, before = self.server.task_support(name)
@@ -596,10 +601,10 @@ class TaskRunner:
         """The task a ``tasks/*`` request names, when its client may ask for it."""
         if declares_extension(ctx):
             return self._lookup(task_id, ctx)
-        if legacy_ok and ctx.stateless is None:
-            record = self._lookup(task_id, ctx)
-            if record.legacy:
-                return record
+        if legacy_ok and ctx.stateless is None:  # a 2025-11-25 client, about a task it started that way
+            record = self.store.get(task_id)
+            if record is not None and record.legacy:
+                return self._lookup(task_id, ctx)
         raise MCPError(
             MCP_CODES.MISSING_CAPABILITY,
             f"Missing required client capability: tasks need the {EXTENSION} extension",
@@ -611,7 +616,13 @@ class TaskRunner:
         record = self._gate(params.task_id, ctx, legacy_ok=True)
         if record.legacy and not declares_extension(ctx):
             return _Flat(**legacy_task(record.task()))
-        return record.detailed()
+        detailed = record.detailed().to_wire()
+        detailed["resultType"] = "complete"
+        if ctx.stateless is None:
+            # The handshake revisions' schema (2025-11-25) defines tasks/get's result with its own
+            # name for the TTL: both are sent, so that either reading finds it.
+            detailed["ttl"] = detailed["ttlMs"]
+        return _Flat(**detailed)
 
     def update(self, params: UpdateTaskRequestParams, ctx: Context) -> EmptyResult:
         """``tasks/update``: answers to the task's pending questions (others are ignored, as the spec asks)."""
@@ -630,7 +641,7 @@ class TaskRunner:
         changed = self.store.update(params.task_id, answer)
         self._poke(params.task_id)
         self._changed(changed)
-        return EmptyResult()
+        return EmptyResult(result_type="complete")
 
     def cancel(self, params: CancelTaskRequestParams, ctx: Context) -> WireModel:
         """``tasks/cancel``: the handler's ``ctx.cancelled`` is set; an empty ack (also for a finished task)."""
@@ -648,7 +659,7 @@ class TaskRunner:
                 live.poke()
         if record.legacy and not declares_extension(ctx):
             return _Flat(**legacy_task(record.task()))
-        return EmptyResult()
+        return EmptyResult(result_type="complete")
 
     def result(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
         """``tasks/result`` (2025-11-25 only): the finished task's result, waiting for it if needed."""

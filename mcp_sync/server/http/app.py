@@ -89,6 +89,7 @@ from ...protocol.headers import (
 )
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, error_response
 from ...protocol.stateless import PROTOCOL_VERSION, meta_revision
+from ...protocol.tasks import NAMED_BY_TASK_ID
 from ...protocol.types import (
     ClientCapabilities,
     Error,
@@ -1290,9 +1291,13 @@ def _standard_header_problem(request: _Request, method: str, params: dict[str, A
     if sent.strip(" \t") != method:
         return f"header Mcp-Method ({sent.strip()!r}) does not match the method ({method!r})"
     field = NAMED_BY.get(method)
+    named = request.header("Mcp-Name")
+    if field is None and method in NAMED_BY_TASK_ID:
+        field = "taskId"
+        if named is None:
+            return None  # checked when sent (SEP-2663 names it; older clients of the extension do not send it)
     if field is None:
         return None
-    named = request.header("Mcp-Name")
     if named is None:
         return "header Mcp-Name is missing"
     text = header_text(named)

@@ -25,6 +25,7 @@ from typing import Any
 
 import peers
 import pytest
+import requests
 
 from mcp_sync import MCPClient, MCPServer, connect
 from mcp_sync.client.tasks import ToolTask, UnknownTaskError
@@ -111,6 +112,28 @@ def test_start_tool_then_collect_the_result(client: MCPClient, tmp_path: Path) -
     gate.touch()
     assert task.result(WAIT).text == "built"
     assert task.status == "completed" and finished == [task]
+
+
+class RecordingSession(requests.Session):
+    """A ``requests`` session that keeps the headers of every request it makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headers_sent: list[dict[str, str]] = []
+
+    def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> requests.Response:
+        self.headers_sent.append({str(k): str(v) for k, v in (kwargs.get("headers") or {}).items()})
+        return super().request(method, url, *args, **kwargs)
+
+
+def test_task_requests_name_their_task_in_mcp_name(http: RunningHTTPServer, tmp_path: Path) -> None:
+    recording = RecordingSession()
+    with connect(http.url, timeout=WAIT, session=recording) as c:
+        task = c.start_tool("until_cancelled", {"marker": str(tmp_path / "m")})
+        assert wait_for(lambda: any(h.get("Mcp-Method") == "tasks/get" for h in recording.headers_sent))
+        assert task.cancel()
+    named = {h["Mcp-Method"]: h.get("Mcp-Name") for h in recording.headers_sent if "Mcp-Method" in h}
+    assert named["tasks/get"] == named["tasks/cancel"] == task.task_id
 
 
 def test_cancel_mid_run_reaches_the_handler(client: MCPClient, tmp_path: Path) -> None:

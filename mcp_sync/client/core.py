@@ -385,6 +385,8 @@ class MCPClient:
             sampling=SamplingCapability() if self.sampling_provider is not None else None,
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
             elicitation=_elicitation_capability(self.elicitation_provider),
+            # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).
+            extensions={TASKS_EXTENSION: {}},
         )
 
     def _stateless_capabilities(self) -> dict[str, Any]:
@@ -392,8 +394,6 @@ class MCPClient:
         wire = self.capabilities().to_wire()
         if "roots" in wire:
             wire["roots"] = {}
-        # Every call may be answered with a task: call_tool polls it to its end (see mcp_sync.client.tasks).
-        wire["extensions"] = {TASKS_EXTENSION: {}}
         return wire
 
     def connect(self, transport: Any, *, timeout: Timeout = USE_DEFAULT) -> InitializeResult:
@@ -848,11 +848,12 @@ class MCPClient:
         finally:
             if bar is not None:
                 bar.close()
-        state = created_task(raw)
-        if state is None:
+        created = created_task(raw)
+        if created is None:
             result = validated(CallToolResult, raw, "tools/call")
         else:
-            result = drive(ToolTask(name, state, TaskForm(self, era)), timeout, self.timeout, cancel)
+            state, legacy = created
+            result = drive(ToolTask(name, state, TaskForm(self, era, legacy=legacy)), timeout, self.timeout, cancel)
         if raise_on_error and result.is_error:
             raise MCPError(
                 MCP_CODES.HANDLER_FAILED,
@@ -918,10 +919,11 @@ class MCPClient:
         era = self._connection()
         task_params(self, era, params, prefer=True)
         raw = era.request("tools/call", params, timeout=timeout, cancel=None, on_progress=None, fresh=False)
-        state = created_task(raw)
-        if state is None:
+        created = created_task(raw)
+        if created is None:
             return ToolTask.finished(name, validated(CallToolResult, raw, "tools/call"))
-        return self._watch(ToolTask(name, state, TaskForm(self, era)))
+        state, legacy = created
+        return self._watch(ToolTask(name, state, TaskForm(self, era, legacy=legacy)))
 
     def task(self, task_id: str, *, timeout: Timeout = USE_DEFAULT) -> ToolTask:
         """Reattach to the task ``task_id`` (started by this client, another process, or a kernel since restarted).
@@ -930,7 +932,7 @@ class MCPClient:
         :class:`~mcp_sync.client.tasks.UnknownTaskError` here; then the poller
         follows it as for :meth:`start_tool`. Its ``name`` is ``None``.
         """
-        form = TaskForm(self, self._connection())
+        form = TaskForm.of(self, self._connection())
         return self._watch(ToolTask(None, form.get(task_id, timeout), form))
 
     def _watch(self, task: ToolTask) -> ToolTask:

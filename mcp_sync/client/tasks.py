@@ -48,11 +48,12 @@ from ..protocol.tasks import (
 )
 from ..protocol.types import CallToolRequestParams, CallToolResult, WireModel
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
-from .rounds import _answer_inputs, validated
+from .era import StatelessEra
+from .rounds import answer_inputs, validated
 
 if TYPE_CHECKING:
     from .core import MCPClient
-    from .era import ClientEra, StatelessEra
+    from .era import ClientEra
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
@@ -125,13 +126,13 @@ class TaskState:
         )
 
 
-def created_task(raw: dict[str, Any]) -> TaskState | None:
-    """The task a ``tools/call`` answer hands back, in either form; ``None`` for a plain result."""
+def created_task(raw: dict[str, Any]) -> tuple[TaskState, bool] | None:
+    """The task a ``tools/call`` answer hands back, and whether it is of the 2025-11-25 form; ``None`` for a result."""
     if raw.get("resultType") == "task":
-        return TaskState.from_wire(raw)
+        return TaskState.from_wire(raw), False
     nested = raw.get("task")
     if isinstance(nested, dict) and "content" not in raw:
-        return TaskState.from_wire(nested)
+        return TaskState.from_wire(nested), True
     return None
 
 
@@ -152,10 +153,17 @@ def _raised(error: dict[str, Any], task_id: str) -> MCPError:
 class TaskForm:
     """How one connection speaks tasks: the extension (stateless era) or 2025-11-25's (handshake era)."""
 
-    def __init__(self, client: MCPClient, era: ClientEra) -> None:
+    def __init__(self, client: MCPClient, era: ClientEra, *, legacy: bool) -> None:
         self.client = client
         self.era = era
-        self.legacy = era.name == "handshake"
+        self.legacy = legacy
+        """Whether the task is of the 2025-11-25 form (else the extension's, in either era)."""
+
+    @classmethod
+    def of(cls, client: MCPClient, era: ClientEra) -> TaskForm:
+        """The form of a task known by its id alone: 2025-11-25's on a handshake-era server without the extension."""
+        extensions = era.peer.capabilities.extensions or {}
+        return cls(client, era, legacy=era.name == "handshake" and EXTENSION not in extensions)
 
     def request(self, method: str, params: WireModel, timeout: Timeout) -> dict[str, Any]:
         return self.era.request(method, params, timeout=timeout, cancel=None, on_progress=None, fresh=True)
@@ -185,8 +193,7 @@ class TaskForm:
         pending = {k: v for k, v in (state.input_requests or {}).items() if k not in answered}
         if not pending:
             return
-        era: StatelessEra = self.era  # type: ignore[assignment]  # only the extension has input requests
-        responses = _answer_inputs(era, "tasks/get", pending)
+        responses = answer_inputs(self.client, "tasks/get", pending, StatelessEra.missing_provider)
         self.request("tasks/update", UpdateTaskRequestParams(task_id=state.task_id, input_responses=responses), timeout)
         answered.update(pending)
 

@@ -166,6 +166,17 @@ def test_a_tool_error_completes_the_task_with_is_error(client: MCPClient) -> Non
     assert client.start_tool("broken").result(WAIT).is_error
 
 
+def test_a_handshake_era_client_declares_the_extension_at_initialize(server: MCPServer, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    with connect(server, era="handshake", timeout=WAIT, elicitation_provider=green) as c:
+        assert c.negotiated_era == "handshake"
+        assert c.call_tool("ask", {"question": "Colour?"}).text == "the user likes green"
+        task = c.start_tool("slow", {"text": "old era", "gate": str(gate)})
+        again = c.task(str(task.task_id))
+        gate.touch()
+        assert task.result(WAIT).text == again.result(WAIT).text == "old era"
+
+
 def test_an_unknown_task_id_is_a_typed_error(client: MCPClient) -> None:
     with pytest.raises(UnknownTaskError) as caught:
         client.task("no-such-task")

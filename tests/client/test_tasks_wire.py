@@ -437,7 +437,12 @@ def test_a_handle_without_a_connection_neither_polls_nor_sends() -> None:
 def test_what_counts_as_a_created_task() -> None:
     assert created_task(text_result("x")) is None
     assert created_task({"task": {"taskId": "t", "status": "working"}, "content": []}) is None
-    assert created_task({"task": {"taskId": "t", "status": "working"}}) == TaskState(task_id="t", status="working")
+    nested = {"task": {"taskId": "t", "status": "working"}}
+    assert created_task(nested) == (TaskState(task_id="t", status="working"), True)
+    assert created_task({"resultType": "task", "taskId": "t", "status": "working"}) == (
+        nested and created_task(nested)[0],
+        False,
+    )
     state = TaskState.from_wire({"taskId": "t", "status": "working"})
     assert state.poll_interval is None and not state.terminal
 

@@ -1,18 +1,23 @@
 """Tool calls the server runs as tasks: polled, answered and cancelled by the client (SEP-2663, and 2025-11-25).
 
 A server may answer ``tools/call`` with a task handle instead of the result.
-Two wire forms exist, one per era of the connection:
+Two wire forms exist:
 
-* the extension ``io.modelcontextprotocol/tasks`` (SEP-2663) in the stateless
-  era: the client declares it in every request's ``_meta`` capabilities, the
-  server decides per call, and the client polls ``tasks/get`` (which inlines
-  the result, the error, or the ``inputRequests`` to answer with
-  ``tasks/update``) and may send ``tasks/cancel``;
-* the experimental tasks of 2025-11-25 in the handshake era: the client asks
-  for a task with ``params.task`` when the tool's ``execution.taskSupport``
-  allows it, polls ``tasks/get`` and fetches the outcome with ``tasks/result``
-  (the server asks its questions over the session meanwhile, answered by the
-  client's providers as usual).
+* the extension ``io.modelcontextprotocol/tasks`` (SEP-2663): the client
+  declares it in every request's ``_meta`` capabilities (and, for servers
+  that offer it to handshake-era clients too, in its ``initialize``
+  capabilities), the server decides per call, and the client polls
+  ``tasks/get`` (which inlines the result, the error, or the
+  ``inputRequests`` to answer with ``tasks/update``) and may send
+  ``tasks/cancel``;
+* the experimental tasks of 2025-11-25, in the handshake era: the client
+  asks for a task with ``params.task`` when the server declares
+  ``tasks.requests.tools.call`` and the tool's ``execution.taskSupport``
+  allows it, polls ``tasks/get`` and fetches the outcome with
+  ``tasks/result`` (the server asks its questions over the session
+  meanwhile, answered by the client's providers as usual).
+
+The answer that creates a task says which form it is of.
 
 :class:`ToolTask` is the handle: a :class:`concurrent.futures.Future` of the
 :class:`~mcp_sync.types.CallToolResult`, filled in by the client's one poller
@@ -69,6 +74,8 @@ log = logging.getLogger("mcp_sync.client")
 
 DEFAULT_POLL_INTERVAL = 1.0
 """Seconds between two polls when the server suggests no interval."""
+IDLE_WAIT = 60.0
+"""The longest the poller sleeps with nothing to poll before it looks again (new work wakes it at once)."""
 STOP_TIMEOUT = 10.0
 """The longest close() waits for the poller thread to finish the poll it is making."""
 MIN_POLL_INTERVAL = 0.01
@@ -438,7 +445,7 @@ class TaskPoller:
                 if ready:
                     return ready
                 soonest = min(self._due.values(), default=None)
-                self._condition.wait(None if soonest is None else soonest - now)
+                self._condition.wait(IDLE_WAIT if soonest is None else soonest - now)
             return None
 
     def _run(self) -> None:

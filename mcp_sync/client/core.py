@@ -380,7 +380,7 @@ class MCPClient:
         return era
 
     def capabilities(self) -> ClientCapabilities:
-        """The capabilities this client declares, from the providers set now."""
+        """The capabilities this client declares: those of the providers set now, and the tasks extension."""
         return ClientCapabilities(
             sampling=SamplingCapability() if self.sampling_provider is not None else None,
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,

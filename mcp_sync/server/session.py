@@ -427,6 +427,9 @@ class ServerSession:
     def _listen(self, params: SubscriptionsListenRequestParams, ctx: RequestContext) -> SubscriptionsListenResult:
         """Hold a subscription open until the client cancels it or the server shuts down."""
         agreed = params.notifications
+        tasks = self.server.task_runner
+        if (agreed.model_extra or {}).get("taskIds") is not None and tasks is not None:
+            tasks.check_listen(self._context(ctx))
         tag = {SUBSCRIPTION_ID: ctx.request_id}
         self.notify(
             "notifications/subscriptions/acknowledged",

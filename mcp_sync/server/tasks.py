@@ -23,7 +23,6 @@ default (bounded; a task is forgotten when its TTL has passed, polled or
 not), or a shared one such as
 :class:`~mcp_sync.server.http.redis_tasks.RedisTaskStore`.
 
->>> import threading
 >>> from mcp_sync import Context, MCPServer
 >>> server = MCPServer("demo")
 >>> @server.tool(task="optional")
@@ -45,7 +44,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -53,6 +52,7 @@ from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.stateless import CLIENT_CAPABILITIES
 from ..protocol.tasks import (
     EXTENSION,
+    RELATED_TASK,
     CancelTaskRequestParams,
     CreateTaskResult,
     DetailedTask,
@@ -215,8 +215,8 @@ class MemoryTaskStore:
 
     >>> store = MemoryTaskStore(max_tasks=1)
     >>> store.create(TaskRecord("t1", "tool", created_at=0.0, ttl_ms=1000))
-    >>> store.get("t1") is None, store.sweep(), len(store)  # long expired
-    (True, ['t1'], 0)
+    >>> store.sweep(), store.get("t1") is None, len(store)  # long expired
+    (['t1'], True, 0)
     """
 
     def __init__(self, *, max_tasks: int = 10_000, clock: Callable[[], float] = time.time) -> None:
@@ -235,8 +235,8 @@ class MemoryTaskStore:
         gone: list[str] = []
         while self._expiry and self._expiry[0][0] <= now:
             _, task_id = heapq.heappop(self._expiry)
-            if self._tasks.pop(task_id, None) is not None:
-                gone.append(task_id)
+            del self._tasks[task_id]  # each task has one entry in the heap, popped here only
+            gone.append(task_id)
         return gone
 
     def sweep(self) -> list[str]:
@@ -247,9 +247,8 @@ class MemoryTaskStore:
     def next_expiry(self) -> float | None:
         """When the next kept task expires, or ``None`` when none does."""
         with self._lock:
-            while self._expiry and self._expiry[0][1] not in self._tasks:
-                heapq.heappop(self._expiry)
-            return self._expiry[0][0] if self._expiry and self._expiry[0][0] != float("inf") else None
+            soonest = self._expiry[0][0] if self._expiry else float("inf")
+            return None if soonest == float("inf") else soonest
 
     def create(self, record: TaskRecord) -> None:
         """Keep ``record``; ``-32603`` when ``max_tasks`` live tasks are kept already."""
@@ -399,15 +398,19 @@ class TaskChannel:
         return self._ask(ListRootsRequest(params=RequestParams()), ListRootsResult, key)
 
 
-TaskSupport = Literal["forbidden", "optional", "required"]
-
-
 class TaskRunner:
     """Runs a server's task tools and answers ``tasks/*`` (made by :attr:`MCPServer.tasks`).
 
-    ``max_threads`` tools run at once; later tasks wait in line (and are
-    kept in the store meanwhile). ``ttl_ms`` and ``poll_interval_ms`` are
-    what new tasks get.
+    ``max_threads`` tools run at once (set it before the first task); later
+    tasks wait in line, kept in the store meanwhile. ``ttl_ms`` and
+    ``poll_interval_ms`` are what new tasks get; ``store`` is where they are
+    kept (an app with a Redis backend sets a shared one). A task's arguments
+    are checked when it runs: invalid ones fail it with ``-32602``.
+
+    >>> from mcp_sync import MCPServer
+    >>> server = MCPServer("demo")
+    >>> server.tasks.max_threads = 2
+    >>> server.tasks.ttl_ms = 10 * 60 * 1000  # ten minutes
     """
 
     def __init__(
@@ -432,6 +435,15 @@ class TaskRunner:
         self._closed = False
 
     # ------------------------------------------------------------- starting
+
+    def check_listen(self, ctx: Context) -> None:
+        """A ``subscriptions/listen`` asking for task ids: ``-32021`` unless its client declared the extension."""
+        if not declares_extension(ctx):
+            raise MCPError(
+                MCP_CODES.MISSING_CAPABILITY,
+                f"Missing required client capability: task notifications need the {EXTENSION} extension",
+                data=missing_extension_data(),
+            )
 
     @staticmethod
     def declared(ctx: Context) -> bool:
@@ -638,9 +650,8 @@ class TaskRunner:
                 record.status = "working"
             record.updated_at = time.time()
 
-        changed = self.store.update(params.task_id, answer)
+        self._changed(self.store.update(params.task_id, answer))
         self._poke(params.task_id)
-        self._changed(changed)
         return EmptyResult(result_type="complete")
 
     def cancel(self, params: CancelTaskRequestParams, ctx: Context) -> WireModel:
@@ -682,7 +693,9 @@ class TaskRunner:
                 jsonrpc_code=int(record.error.get("code", -32603)),
             )
         if record.status == "completed" and record.result is not None:
-            return _Flat(**record.result)
+            result = dict(record.result)
+            result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.task_id}}
+            return _Flat(**result)
         raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"task {record.task_id} was {record.status}")
 
     def list_tasks(self, params: PaginatedRequestParams, ctx: Context) -> WireModel:
@@ -712,21 +725,22 @@ class TaskRunner:
 
     def _reap(self) -> None:
         while True:
-            gone = self.store.sweep()
+            gone = set(self.store.sweep())
             soonest = self.store.next_expiry()
             with self._lock:
-                for task_id in gone:
-                    live = self._live.get(task_id)
-                    if live is not None:  # its handler may still run: tell it to stop
-                        live.cancelled.set()
-                        live.poke()
+                lives = list(self._live.items())
+            for task_id, live in lives:
+                # Expired, or cancelled through another process (a shared store): the handler is told to stop.
+                record = None if task_id in gone else self.store.get(task_id)
+                if record is None or record.cancel_requested:
+                    live.cancelled.set()
+                    live.poke()
+            with self._lock:
                 if self._closed or (not self._live and soonest is None):
                     self._reaper = None  # nothing to watch: the next task starts another reaper
                     return
-                # A store that expires tasks itself (no next expiry) is still swept now and then
-                # for the handlers of this process, which only this thread stops.
-                wait = _WAKE_S if soonest is None else soonest - time.time()
-                self._reaper_wake.wait(min(60.0, max(0.01, wait)))
+                wait = _WAKE_S if self._live or soonest is None else min(60.0, soonest - time.time())
+                self._reaper_wake.wait(max(0.01, wait))
 
     def close(self, timeout: float = 5.0) -> None:
         """Cancel the running tasks and wait for their threads (``timeout`` seconds in all)."""

@@ -125,6 +125,7 @@ from .cors import CORSPolicy
 from .event_store import EventStore, InMemoryEventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
 from .redis_backend import REDIS_URL_VARIABLE, RedisBackend
+from .redis_tasks import share_tasks
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import (
     HTTPSession,
@@ -392,6 +393,8 @@ class StreamableHTTPApp:
         # First: a backend that cannot be reached stops the app being made, before anything starts.
         self.backend = _open_backend(backend)
         self.backend.attach(server)
+        if isinstance(self.backend, RedisBackend):
+            share_tasks(server, self.backend)  # any worker answers for any task
         self.server = server
         self.path = path
         self.stateless = stateless

@@ -21,6 +21,11 @@ Use a server, given as a URL, a command line, or a Python file that
     mcp-sync prompt server.py greet name=Ada
     mcp-sync call @github search_issues query=bug --config ~/.config/app/mcp.json
 
+A long-running tool the server runs as a task can be left and come back to::
+
+    mcp-sync call server.py build_index --detach      # prints the task id
+    mcp-sync task server.py TASK_ID [--wait | --cancel]
+
 A URL that asks for OAuth is signed in to on first use (in a terminal, the
 browser opens) and its tokens are kept in ``~/.local/state/mcp-sync/oauth``
 (``$MCP_SYNC_OAUTH_DIR``); ``login`` and ``logout`` do it explicitly::
@@ -40,6 +45,7 @@ the traceback and the server's stderr); bad usage exits with code 2.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import importlib
 import importlib.util
@@ -62,7 +68,7 @@ from .protocol.schema import json_kinds
 if TYPE_CHECKING:
     from .client.auth import OAuth
     from .client.core import MCPClient
-    from .protocol.types import Prompt, Resource
+    from .protocol.types import CallToolResult, Prompt, Resource
     from .server.core import MCPServer
 
 __all__ = ["CommandError", "load_server", "main", "parse_arguments", "parse_value"]
@@ -444,8 +450,6 @@ def _prompt_row(prompt: Prompt) -> tuple[str, str]:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from .display.render import content_text
-
     with _client(args) as client:
         tool = {tool.name: tool for tool in client.tools()}.get(args.tool)
         arguments: dict[str, Any] = {}
@@ -457,7 +461,21 @@ def _call(args: argparse.Namespace) -> int:
             if not isinstance(arguments, dict):
                 raise CommandError("--json must be a JSON object")
         arguments.update(parse_arguments(args.arguments, tool.input_schema if tool is not None else None))
-        result = client.call_tool(args.tool, arguments, progress=True)
+        if args.detach:
+            task = client.start_tool(args.tool, arguments)
+            if task.task_id is not None:
+                print(task.task_id)
+                return 0
+            print("the server answered at once (no task to detach)", file=sys.stderr)
+            result = task.result(0)
+        else:
+            result = client.call_tool(args.tool, arguments, progress=True)
+    return _print_result(args, args.tool, result)
+
+
+def _print_result(args: argparse.Namespace, tool: str, result: CallToolResult) -> int:
+    from .display.render import content_text
+
     if args.raw:
         _print_json(result.to_wire())
     elif not result.is_error:
@@ -468,8 +486,28 @@ def _call(args: argparse.Namespace) -> int:
                 print(content_text(block))
     if result.is_error:
         reason = _first_line(result.text) or "no reason given"
-        raise CommandError(f"tool {args.tool!r} failed: {reason}")
+        raise CommandError(f"tool {tool!r} failed: {reason}")
     return 0
+
+
+def _task(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        task = client.task(args.task_id)
+        if args.cancel:
+            task.cancel()
+            print(f"{args.task_id}: cancel sent")
+            return 0
+        if not args.wait:
+            message = f": {task.progress}" if task.progress else ""
+            print(f"{args.task_id}: {task.status}{message}")
+            return 0
+        try:
+            result = task.result(timeout=args.timeout)
+        except concurrent.futures.TimeoutError:
+            raise CommandError(f"task {args.task_id} did not end within {args.timeout}s") from None
+        except concurrent.futures.CancelledError:
+            raise CommandError(f"task {args.task_id} was cancelled") from None
+    return _print_result(args, args.task_id, result)
 
 
 def _login(args: argparse.Namespace) -> int:
@@ -580,7 +618,16 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("arguments", nargs="*", metavar="NAME=VALUE", help="arguments, read as the tool's schema says")
     call.add_argument("--json", dest="json_arguments", metavar="OBJECT", help="arguments as a JSON object")
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
+    call.add_argument("--detach", action="store_true", help="start the call as a task and print its id")
     call.set_defaults(handler=_call)
+
+    following = commands.add_parser("task", parents=[client], help="show, wait for or cancel a task")
+    following.add_argument("task_id", metavar="ID", help="the task's id (as call --detach printed it)")
+    doing = following.add_mutually_exclusive_group()
+    doing.add_argument("--wait", action="store_true", help="wait (up to --timeout) and print the result")
+    doing.add_argument("--cancel", action="store_true", help="ask the server to cancel the task")
+    following.add_argument("--raw", action="store_true", help="print the whole result as JSON")
+    following.set_defaults(handler=_task)
 
     login = commands.add_parser("login", parents=[common], help="sign in to a server that asks for OAuth")
     login.add_argument("target", metavar="URL")

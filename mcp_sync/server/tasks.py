@@ -499,7 +499,7 @@ class TaskRunner:
         right after the ``CreateTaskResult`` finds it.
         """
         record = TaskRecord(
-            task_id=secrets.token_urlsafe(16),
+            task_id=secrets.token_hex(16),  # hex: an id never starts with "-", which a CLI would take for an option
             tool=name,
             ttl_ms=ttl_ms if legacy else self.ttl_ms,
             poll_interval_ms=self.poll_interval_ms,

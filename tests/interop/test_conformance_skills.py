@@ -30,8 +30,6 @@ skip, unless ``MCP_SYNC_REQUIRE_INTEROP=1`` makes them fail.
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +40,6 @@ from conformance import Harness
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
-SERVER = conformance.ROOT / "examples" / "conformance_server.py"
 CLIENT = conformance.EXAMPLE_CLIENT
 REVISIONS = ["2026-07-28", "2025-11-25"]
 SERVER_SCENARIOS = ["sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest"]
@@ -64,29 +61,8 @@ def harness() -> Harness:
 @pytest.fixture(scope="module")
 def server_url(harness: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``examples/conformance_server.py`` on a free port, for the module."""
-    port = conformance.free_port()
-    log_path = tmp_path_factory.mktemp("skills-server") / "server.log"
-    with open(log_path, "wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--port", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            env=conformance.CHILD_ENV,
-            cwd=conformance.ROOT,
-        )
-    try:
-        conformance.wait_for_port(port, process=process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)  # a normal exit, so that coverage is saved
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-    assert process.returncode == 0, log_path.read_text(errors="replace")[-4000:]
+    with conformance.example_server(tmp_path_factory.mktemp("skills-server") / "server.log") as url:
+        yield url
 
 
 def test_the_harness_lists_the_skills_scenarios(harness: Harness) -> None:

@@ -35,10 +35,11 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.context import Elicited
+from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.types import (
     AudioContent,
     CallToolResult,
@@ -512,6 +513,79 @@ def complete(params: CompleteRequestParams, ctx: Context) -> list[str]:
 # ------------------------------------------------------------------- server
 
 
+# ----------------------------------------------------------------------------
+# Tools that run as tasks (the tasks extension, SEP-2663): the server decides per call.
+
+
+def greet(arguments: dict[str, Any], ctx: Context) -> str:
+    return f"Hello, {arguments.get('name', 'World')}!"
+
+
+def slow_compute(arguments: dict[str, Any], ctx: Context) -> str:
+    """Works for ``seconds`` seconds, unless the task is cancelled first (then it settles as cancelled)."""
+    seconds = float(arguments.get("seconds", 1))
+    ctx.cancelled.wait(seconds)
+    return f"computed {arguments.get('label', '')} in {seconds:g}s"
+
+
+def failing_job(arguments: dict[str, Any], ctx: Context) -> str:
+    ctx.cancelled.wait(1.0)
+    raise RuntimeError("the job failed")  # a tool error: the task completes, with isError
+
+
+def protocol_error_job(arguments: dict[str, Any], ctx: Context) -> str:
+    raise MCPError(MCP_CODES.INTERNAL_ERROR, "the job broke down")  # a protocol error: the task fails
+
+
+def confirm_delete(arguments: dict[str, Any], ctx: Context) -> str:
+    schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+    answer = ctx.elicit(f"Delete {arguments.get('filename')}?", schema)
+    confirmed = answer.accepted and bool((answer.data or {}).get("confirm"))
+    return f"{'Deleted' if confirmed else 'Kept'} {arguments.get('filename')}"
+
+
+def multi_input(arguments: dict[str, Any], ctx: Context) -> str:
+    """Asks two questions at once, so that both wait in the task together."""
+    question = ElicitRequestFormParams(message="Your name?", requested_schema=name_schema())
+    answers = ctx.ask_all({"first": ElicitRequest(params=question), "second": ElicitRequest(params=question)})
+    return f"answered: {', '.join(key for key in ('first', 'second') if answers[key].get('action') == 'accept')}"
+
+
+def ask_user_name(arguments: dict[str, Any], ctx: Context) -> None:
+    """Before the task starts: the user's name, in an inputRequests round of the call itself."""
+    ctx.elicit("Your name?", name_schema(), key="user_name")
+
+
+def greet_later(arguments: dict[str, Any], ctx: Context) -> str:
+    """In the task: the name gathered before it started (asked again under its key, answered at once)."""
+    return f"Hello, {answered(ctx.elicit('Your name?', name_schema(), key='user_name'), 'name')}!"
+
+
+TASK_TOOLS: list[tuple[str, Any, str, Literal["forbidden", "optional", "required"], dict[str, Any]]] = [
+    ("greet", greet, "Greets by name (never a task)", "forbidden", string_arguments("name", description="Who")),
+    (
+        "slow_compute",
+        slow_compute,
+        "Works for some seconds (as a task when the client can follow one)",
+        "optional",
+        {
+            "type": "object",
+            "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}},
+        },
+    ),
+    ("failing_job", failing_job, "Fails with a tool error after a second (only as a task)", "required", NO_ARGUMENTS),
+    ("protocol_error_job", protocol_error_job, "Fails with a protocol error", "optional", NO_ARGUMENTS),
+    (
+        "confirm_delete",
+        confirm_delete,
+        "Asks for a confirmation, then deletes",
+        "optional",
+        {"type": "object", "properties": {"filename": {"type": "string"}}},
+    ),
+    ("multi_input", multi_input, "Asks two questions at once", "optional", NO_ARGUMENTS),
+]
+
+
 def build_server() -> MCPServer:
     """An MCPServer with everything the conformance suite's server scenarios use."""
     secret = os.environ.get(SECRET_VARIABLE)
@@ -638,6 +712,17 @@ def build_server() -> MCPServer:
         "test_input_required_result_prompt",
         prompt_needing_context,
         description="A prompt that first asks the user for context",
+    )
+
+    for name, handler, description, task, schema in TASK_TOOLS:
+        server.register_tool(name, handler, description=description, input_schema=schema, task=task)
+    server.register_tool(
+        "test_tool_with_task",
+        greet_later,
+        description="Asks the user's name on the call, then greets as a task",
+        input_schema=NO_ARGUMENTS,
+        task="required",
+        before_task=ask_user_name,
     )
 
     # The skills extension (SEP-2640): skills/list, skills/get and each skill's files as skill:// resources.

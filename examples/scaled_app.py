@@ -65,6 +65,17 @@ def ask(question: str, ctx: Context) -> str:
     return getattr(answer.content, "text", "")
 
 
+@server.tool(structured_output=False, task="optional")
+def report(seconds: float, ctx: Context) -> str:
+    """A long job: a task for clients that can follow one (kept in Redis: any worker answers for it)."""
+    ctx.cancelled.wait(seconds)  # stops early when the task is cancelled, through whichever worker
+    if ctx.cancelled.is_set():
+        return "stopped"
+    answer = ctx.elicit("Publish the report?", {"type": "object", "properties": {"publish": {"type": "boolean"}}})
+    published = answer.accepted and bool((answer.data or {}).get("publish"))
+    return f"report {'published' if published else 'kept'} by process {os.getpid()}"
+
+
 @server.tool(structured_output=False)
 def touch(uri: str) -> str:
     """Mark the resource ``uri`` updated: its subscribers hear of it, on every worker; says which process did."""

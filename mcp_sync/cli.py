@@ -9,6 +9,7 @@ Serve any MCP server on another transport (a bridge; see :mod:`mcp_sync.compose`
 
     mcp-sync proxy https://mcp.example.com/mcp
     mcp-sync proxy "npx -y @modelcontextprotocol/server-everything" --transport http --port 8000
+    mcp-sync proxy https://mcp.example.com/mcp --transport sse --scope files:read --no-browser
 
 Use a server, given as a URL, a command line, or a Python file that
 ``mcp-sync run`` can serve::
@@ -19,6 +20,11 @@ Use a server, given as a URL, a command line, or a Python file that
     mcp-sync read server.py notes://readme
     mcp-sync prompt server.py greet name=Ada
     mcp-sync call @github search_issues query=bug --config ~/.config/app/mcp.json
+
+A long-running tool the server runs as a task can be left and come back to::
+
+    mcp-sync call server.py build_index --detach      # prints the task id
+    mcp-sync task server.py TASK_ID [--wait | --cancel]
 
 A URL that asks for OAuth is signed in to on first use (in a terminal, the
 browser opens) and its tokens are kept in ``~/.local/state/mcp-sync/oauth``
@@ -39,6 +45,7 @@ the traceback and the server's stderr); bad usage exits with code 2.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import importlib
 import importlib.util
@@ -61,7 +68,7 @@ from .protocol.schema import json_kinds
 if TYPE_CHECKING:
     from .client.auth import OAuth
     from .client.core import MCPClient
-    from .protocol.types import Prompt, Resource
+    from .protocol.types import CallToolResult, Prompt, Resource
     from .server.core import MCPServer
 
 __all__ = ["CommandError", "load_server", "main", "parse_arguments", "parse_value"]
@@ -260,11 +267,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _proxy(args: argparse.Namespace) -> int:
     if args.transport == "stdio" and (args.host is not None or args.port is not None):
-        raise CommandError("--host and --port apply to --transport http")
+        raise CommandError("--host and --port apply to --transport http or sse")
     from .compose import proxy
 
     target, options = _target(args)
-    with proxy(target, **options) as server:
+    if args.auth is not None and "auth" not in options:
+        raise CommandError("--auth applies to URLs, not to servers started as a command")
+    if args.auth == "none":
+        options["auth"] = None
+    # On stdio there is one client: its own connection would be a second one to the target, for nothing.
+    with proxy(target, shared=args.shared or args.transport == "stdio", **options) as server:
         if args.transport == "stdio":
             server.serve_stdio()
             return 0
@@ -438,8 +450,6 @@ def _prompt_row(prompt: Prompt) -> tuple[str, str]:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from .display.render import content_text
-
     with _client(args) as client:
         tool = {tool.name: tool for tool in client.tools()}.get(args.tool)
         arguments: dict[str, Any] = {}
@@ -451,7 +461,21 @@ def _call(args: argparse.Namespace) -> int:
             if not isinstance(arguments, dict):
                 raise CommandError("--json must be a JSON object")
         arguments.update(parse_arguments(args.arguments, tool.input_schema if tool is not None else None))
-        result = client.call_tool(args.tool, arguments, progress=True)
+        if args.detach:
+            task = client.start_tool(args.tool, arguments)
+            if task.task_id is not None:
+                print(task.task_id)
+                return 0
+            print("the server answered at once (no task to detach)", file=sys.stderr)
+            result = task.result(0)
+        else:
+            result = client.call_tool(args.tool, arguments, progress=True)
+    return _print_result(args, args.tool, result)
+
+
+def _print_result(args: argparse.Namespace, tool: str, result: CallToolResult) -> int:
+    from .display.render import content_text
+
     if args.raw:
         _print_json(result.to_wire())
     elif not result.is_error:
@@ -462,8 +486,28 @@ def _call(args: argparse.Namespace) -> int:
                 print(content_text(block))
     if result.is_error:
         reason = _first_line(result.text) or "no reason given"
-        raise CommandError(f"tool {args.tool!r} failed: {reason}")
+        raise CommandError(f"tool {tool!r} failed: {reason}")
     return 0
+
+
+def _task(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        task = client.task(args.task_id)
+        if args.cancel:
+            task.cancel()
+            print(f"{args.task_id}: cancel sent")
+            return 0
+        if not args.wait:
+            message = f": {task.progress}" if task.progress else ""
+            print(f"{args.task_id}: {task.status}{message}")
+            return 0
+        try:
+            result = task.result(timeout=args.timeout)
+        except concurrent.futures.TimeoutError:
+            raise CommandError(f"task {args.task_id} did not end within {args.timeout}s") from None
+        except concurrent.futures.CancelledError:
+            raise CommandError(f"task {args.task_id} was cancelled") from None
+    return _print_result(args, args.task_id, result)
 
 
 def _login(args: argparse.Namespace) -> int:
@@ -545,11 +589,24 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     bridge = commands.add_parser(
-        "proxy", parents=[reaching], help="serve any MCP server (URL or command line) on stdio or Streamable HTTP"
+        "proxy", parents=[reaching], help="serve any MCP server (URL or command line) on stdio, HTTP or HTTP+SSE"
     )
-    bridge.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    bridge.add_argument("--host", help="address to listen on (http; default 127.0.0.1)")
-    bridge.add_argument("--port", type=int, help="port to listen on (http; default 8000)")
+    bridge.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
+    bridge.add_argument("--host", help="address to listen on (http, sse; default 127.0.0.1)")
+    bridge.add_argument("--port", type=int, help="port to listen on (http, sse; default 8000)")
+    bridge.add_argument(
+        "--shared",
+        action="store_true",
+        help="one connection to TARGET for every client (default over http and sse: one per client)",
+    )
+    bridge.add_argument(
+        "--auth",
+        choices=["oauth", "none"],
+        help="a URL TARGET's sign-in: oauth (the default: when the server asks; tokens kept as by login) or none",
+    )
+    bridge.add_argument("--scope", action="append", metavar="SCOPE", help="an OAuth scope to ask for (repeatable)")
+    bridge.add_argument("--client-id", metavar="ID", help="a client registered beforehand with the server's OAuth")
+    bridge.add_argument("--no-browser", action="store_true", help="print the sign-in link instead of opening it")
     bridge.set_defaults(handler=_proxy)
 
     listing = commands.add_parser("list", parents=[client], help="list tools, resources, templates and prompts")
@@ -561,7 +618,16 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("arguments", nargs="*", metavar="NAME=VALUE", help="arguments, read as the tool's schema says")
     call.add_argument("--json", dest="json_arguments", metavar="OBJECT", help="arguments as a JSON object")
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
+    call.add_argument("--detach", action="store_true", help="start the call as a task and print its id")
     call.set_defaults(handler=_call)
+
+    following = commands.add_parser("task", parents=[client], help="show, wait for or cancel a task")
+    following.add_argument("task_id", metavar="ID", help="the task's id (as call --detach printed it)")
+    doing = following.add_mutually_exclusive_group()
+    doing.add_argument("--wait", action="store_true", help="wait (up to --timeout) and print the result")
+    doing.add_argument("--cancel", action="store_true", help="ask the server to cancel the task")
+    following.add_argument("--raw", action="store_true", help="print the whole result as JSON")
+    following.set_defaults(handler=_task)
 
     login = commands.add_parser("login", parents=[common], help="sign in to a server that asks for OAuth")
     login.add_argument("target", metavar="URL")

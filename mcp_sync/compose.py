@@ -28,12 +28,19 @@ What passes through, and how:
   ``TRANSPORT_CLOSED`` error; the next call connects again (a command is
   started again), and the downstream sessions stay open.
 
+* resource subscriptions: a client's subscription is made upstream, and the
+  target's updates reach the clients that subscribed; a client's roots
+  list change is told to the target, which is then given that client's roots.
+
 Each side speaks its own era: the upstream client negotiates with the
-target, the proxy serves both eras to its clients. One upstream connection
-is shared by every downstream session. While several calls are in flight
-at once, a handshake-era target's question (which does not say which call
-it belongs to) goes to the client of the latest call; with a 2026-07-28
-target the question travels with its call and always reaches the right one.
+target, the proxy serves both eras to its clients. Each downstream session
+has an upstream connection of its own (opened at its first request, closed
+as it ends); ``shared=True`` has one serve them all. Sessions of a single
+request (a 2026-07-28 request over HTTP) and local calls use the proxy's own
+connection. While several calls are in flight at once on one connection, a
+handshake-era target's question (which does not say which call it belongs
+to) goes to the client of the latest call; with a 2026-07-28 target the
+question travels with its call and always reaches the right one.
 """
 
 from __future__ import annotations
@@ -73,9 +80,12 @@ from .protocol.types import (
     Tool,
 )
 from .runtime.dispatcher import RequestContext, acting_for, current_request
+from .runtime.transport import Transport
 from .server.auth import AuthInfo
+from .server.backend import Notice
 from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
 from .server.core import MCPServer
+from .server.session import ServerSession
 from .server.stateless import InputRequired
 
 __all__ = ["ProxyServer", "ServerGroup", "configured_servers", "connect_all", "proxy", "server_target"]
@@ -85,10 +95,8 @@ log = logging.getLogger("mcp_sync.compose")
 _T = TypeVar("_T")
 _KINDS = ("tools", "resources", "prompts")
 _CHANGES = {f"notifications/{kind}/list_changed": kind for kind in _KINDS}
-_STOP = ""
-"""Put on the change queue by close(): the list worker ends."""
 _JOIN_TIMEOUT = 10.0
-"""The longest close() waits for the list worker to finish its current listing (seconds)."""
+"""The longest close() waits for the worker to finish its current task (seconds)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,14 +156,39 @@ class _InFlight:
         return getattr(self._local, "call", None) is call
 
 
+class _Link:
+    """One upstream connection and what rides on it: the lists it read, the calls it carries, its subscriptions.
+
+    ``session`` is the downstream session it serves alone; ``None`` for the
+    proxy's shared one (see :class:`ProxyServer`).
+    """
+
+    def __init__(self, session: ServerSession | None) -> None:
+        self.session = session
+        self.lock = threading.Lock()
+        """Held while the connection is opened (again) or closed."""
+        self.client: MCPClient | None = None
+        self.snapshot: dict[str, list[Any]] = {}
+        self.in_flight = _InFlight()
+        self.subscribers: dict[str, set[int]] = {}
+        """By resource URI: the id() of each downstream session subscribed to it through this connection."""
+        self.calls = 0
+        self.ended = False
+        """The downstream session ended: the connection closes once its last call returns."""
+        self.closed = False
+
+
 class ProxyServer(MCPServer):
     """An :class:`MCPServer` serving a target server's tools, resources, templates and prompts.
 
     Made by :func:`proxy`; see :mod:`mcp_sync.compose` for what passes through.
-    Tools, resources and prompts registered on the proxy itself are served
-    beside the target's (the target's win a name clash for tools and
-    prompts; a URI is looked up here first). :meth:`close` stops serving and
-    closes the upstream connection.
+    Each downstream session gets an upstream connection of its own, opened at
+    its first request and closed as it ends (``shared=False``, the default);
+    with ``shared=True`` one connection serves them all. Tools, resources and
+    prompts registered on the proxy itself are served beside the target's
+    (the target's win a name clash for tools and prompts; a URI is looked up
+    here first). :meth:`close` stops serving and closes every upstream
+    connection.
     """
 
     def __init__(
@@ -163,35 +196,41 @@ class ProxyServer(MCPServer):
         target: str | Sequence[str] | MCPServer,
         *,
         name: str | None = None,
+        shared: bool = False,
         connect_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.target = target
+        self.shared = shared
         self._connect_options = dict(connect_options or {})
-        self._in_flight = _InFlight()
-        self._upstream_lock = threading.Lock()
+        self._proxy_lock = threading.Lock()
         self._closed = False
-        self._snapshot: dict[str, list[Any]] = {}
-        self._changes: queue.SimpleQueue[str] = queue.SimpleQueue()
-        upstream = self._open()  # a target that cannot be reached fails here, before anything is served
+        self._links: dict[int, _Link] = {}
+        """The upstream connections of the downstream sessions served alone, by id() of the session's transport."""
+        self._downstream: dict[int, ServerSession] = {}
+        """This proxy's open downstream sessions, by id() of their transport (how a listing finds its session)."""
+        self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._shared = _Link(None)
+        # Opened at once: a target that cannot be reached fails here, before anything is served. This
+        # connection serves local calls, mounts and the sessions of one request each (2026-07-28 over
+        # HTTP, stateless HTTP), which have no session to keep a connection for; with shared=True, all.
+        upstream = self._connection(self._shared)
         peer = upstream.server_info
         said = upstream.initialize_result or upstream.discover_result  # one of them, by the era
         instructions = said.instructions if said is not None else None
         super().__init__(name or peer.name, peer.version, title=peer.title, instructions=instructions)
-        # Always the latest connection, even once closed: a listing then fails like any other (no None to test).
-        self._upstream = upstream
-        self._worker = threading.Thread(target=self._watch, name="mcp-sync-proxy-lists", daemon=True)
+        self._worker = threading.Thread(target=self._run_worker, name="mcp-sync-proxy-worker", daemon=True)
         self._worker.start()
 
     # ---------------------------------------------------------- upstream
 
-    def _open(self) -> MCPClient:
-        """A new upstream connection, its lists read and its list changes watched."""
+    def _open(self, link: _Link) -> MCPClient:
+        """A new upstream connection for ``link``: its lists read, their changes and its resource updates watched."""
         client = connect(
             self.target,
-            sampling_provider=self._sample,
-            elicitation_provider=self._elicit,
-            roots_provider=self._client_roots,
-            log_handler=self._log,
+            sampling_provider=functools.partial(self._sample, link),
+            elicitation_provider=functools.partial(self._elicit, link),
+            roots_provider=functools.partial(self._client_roots, link),
+            log_handler=functools.partial(self._log, link),
             log_level="debug",  # everything: each downstream session filters at its own level
             **self._connect_options,
         )
@@ -199,13 +238,21 @@ class ProxyServer(MCPServer):
             undo.callback(client.close)  # unless the watching below is set up
             if client.negotiated_era == "stateless":
                 # The stream ends with the connection; nothing else needs to close it.
-                client.listen(tools=True, prompts=True, resources=True, on_notification=self._on_stream)
+                client.listen(
+                    tools=True,
+                    prompts=True,
+                    resources=True,
+                    on_notification=functools.partial(self._on_stream, link, client),
+                )
             else:
                 for method in _CHANGES:
-                    client.on_notification(method, functools.partial(self._on_stream, method))
+                    client.on_notification(method, functools.partial(self._on_stream, link, client, method))
+            client.on_notification("notifications/resources/updated", functools.partial(self._on_updated, link))
+            for uri in list(link.subscribers):  # a connection opened again keeps the subscriptions
+                client.subscribe_resource(uri)
             undo.pop_all()
         # What connecting listed (the client fills its caches as it connects), from now on kept live.
-        self._snapshot = {
+        link.snapshot = {
             "tools": client.tools(),
             "resources": client.resources(),
             "templates": client.resource_templates(),
@@ -213,62 +260,200 @@ class ProxyServer(MCPServer):
         }
         return client
 
-    def _on_stream(self, method: str, params: dict[str, Any]) -> None:
-        """On a reader thread: hand the list change to the list worker (listing here would block the reader)."""
-        self._changes.put(_CHANGES[method])  # only list changes were asked for
+    def _connection(self, link: _Link) -> MCPClient:
+        """``link``'s connection, opened first if it has none or it ended (the downstream sessions then told)."""
+        with link.lock:
+            if self._closed or link.closed:
+                said = "the proxy is closed" if self._closed else "the downstream session ended"
+                raise MCPError(MCP_CODES.TRANSPORT_CLOSED, said)
+            current = link.client
+            if current is not None and current.initialized:
+                return current
+            if current is not None:
+                current.close()
+            link.client = fresh = self._open(link)
+        if current is not None:
+            for kind in _KINDS:
+                self._tell(link, kind)
+        return fresh
 
-    def _read_list(self, client: MCPClient, kind: str) -> None:
+    def _close_link(self, link: _Link) -> None:
+        with link.lock:
+            link.closed = True
+            client = link.client
+        if client is not None:
+            client.close()
+
+    def _on_stream(self, link: _Link, client: MCPClient, method: str, params: dict[str, Any]) -> None:
+        """On a reader thread: hand the list change to the worker (listing here would block the reader)."""
+        self._work.put(
+            functools.partial(self._relist, link, client, _CHANGES[method])
+        )  # only list changes were asked for
+
+    def _on_updated(self, link: _Link, params: dict[str, Any]) -> None:
+        """On a reader thread: a resource subscribed to through ``link`` changed; the worker tells its subscribers."""
+        uri = str(params.get("uri"))  # a malformed one names no URI subscribed to, and reaches nobody
+        self._work.put(functools.partial(self._updated, link, uri))
+
+    def _updated(self, link: _Link, uri: str) -> None:
+        with self._proxy_lock:
+            wanting = set(link.subscribers.get(uri, ()))
+        for session in self.sessions:
+            if id(session) in wanting:
+                session.resource_updated(uri)
+
+    def _read_list(self, client: MCPClient, link: _Link, kind: str) -> None:
         """List ``kind`` of the target again into the snapshot the listings serve."""
         if kind == "tools":
-            self._snapshot["tools"] = client.refresh_tools()
+            link.snapshot["tools"] = client.refresh_tools()
         elif kind == "prompts":
-            self._snapshot["prompts"] = client.refresh_prompts()
+            link.snapshot["prompts"] = client.refresh_prompts()
         else:
-            self._snapshot["resources"] = client.refresh_resources()
-            self._snapshot["templates"] = _templates(client)
+            link.snapshot["resources"] = client.refresh_resources()
+            link.snapshot["templates"] = _templates(client)
 
-    def _watch(self) -> None:
-        """The list worker: on each upstream list change, list again, then tell the downstream sessions."""
+    def _run_worker(self) -> None:
+        """The worker: what the reader threads hand over (listing again, telling the subscribers, roots), in order."""
         while True:
-            kind = self._changes.get()
-            if kind == _STOP:
+            task = self._work.get()
+            if task is None:
                 return
-            self._relist(kind)
+            task()
 
-    def _relist(self, kind: str) -> None:
+    def _relist(self, link: _Link, client: MCPClient, kind: str) -> None:
         try:
-            self._read_list(self._upstream, kind)
+            self._read_list(client, link, kind)
         except MCPError as exc:
             # The upstream went away meanwhile: the next call connects again and lists everything.
             log.warning("the proxy could not list the target's %s again: %s", kind, exc)
             return
-        self._list_changed(kind)
+        self._tell(link, kind)
 
-    def upstream(self) -> MCPClient:
-        """The connection to the target, opened again first if it ended (the target died, or was stopped).
+    def _tell(self, link: _Link, kind: str) -> None:
+        """Tell the downstream sessions ``link`` serves that its ``kind`` list changed."""
+        if link.session is not None:
+            link.session.list_changed(kind)
+            return
+        for session in self._on_shared():
+            session.list_changed(kind)
+        for watcher in self._watchers:  # the servers this proxy is mounted in
+            watcher(Notice("list_changed", kind))
+
+    def _on_shared(self) -> list[ServerSession]:
+        """The downstream sessions the shared connection serves: those without one of their own."""
+        with self._proxy_lock:
+            own = set(self._links)
+        return [session for session in self.sessions if id(session.transport) not in own]
+
+    def upstream(self, session: ServerSession | None = None) -> MCPClient:
+        """The connection to the target serving ``session`` (the shared one without), opened again if it ended.
 
         After a reconnection the lists are read again and the downstream sessions told.
         """
-        with self._upstream_lock:
-            if self._closed:
-                raise MCPError(MCP_CODES.TRANSPORT_CLOSED, "the proxy is closed")
-            current = self._upstream
-            if current.initialized:
-                return current
-            current.close()
-            self._upstream = fresh = self._open()
-        for kind in _KINDS:
-            self._list_changed(kind)
-        return fresh
+        return self._connection(self._link_for(session))
+
+    # ------------------------------------------------- downstream sessions
+
+    def start(self, transport: Transport) -> ServerSession:
+        """Serve ``transport``; its upstream connection (unless shared) is opened at its first request."""
+        key = id(transport)
+        transport.on_close(functools.partial(self._session_ended, key))  # before serving: no end goes unheard
+        session = super().start(transport)
+        with self._proxy_lock:
+            self._downstream[key] = session
+        session.dispatcher.on_notification(
+            "notifications/roots/list_changed", functools.partial(self._roots_heard, key)
+        )
+        return session
+
+    def _session_ended(self, key: int, reason: BaseException | None = None) -> None:
+        """A downstream session ended: its connection closes (once its calls return), its subscriptions end."""
+        with self._proxy_lock:
+            session = self._downstream.pop(key, None)
+            link = self._links.pop(key, None)
+            if link is not None:
+                link.ended = True
+                idle = link.calls == 0
+            subscriber = id(session)
+            gone = [uri for uri, wanting in self._shared.subscribers.items() if subscriber in wanting]
+        if gone:
+            self._work.put(functools.partial(self._unsubscribe, self._shared, subscriber, gone))
+        if link is not None and idle:
+            self._close_link(link)
+
+    def _link_for(self, session: ServerSession | None) -> _Link:
+        """The upstream connection ``session`` uses: its own, made now if it has none; else the shared one."""
+        if self.shared or session is None or session.server is not self or session.serves_one_request:
+            return self._shared
+        key = id(session.transport)
+        with self._proxy_lock:
+            link = self._links.get(key)
+            if link is None:
+                if key not in self._downstream:
+                    raise MCPError(MCP_CODES.TRANSPORT_CLOSED, "the downstream session ended")
+                link = self._links[key] = _Link(session)
+        return link
+
+    def _current_link(self) -> _Link:
+        """The link of the downstream session whose request this thread serves (the shared one for none)."""
+        request = current_request()
+        with self._proxy_lock:
+            session = self._downstream.get(id(request.dispatcher.transport)) if request is not None else None
+        return self._link_for(session)
+
+    def _served(self, link: _Link) -> dict[str, list[Any]]:
+        """What ``link``'s target has, as last listed (connecting first if need be)."""
+        with _unreachable():
+            self._connection(link)
+        return link.snapshot
+
+    def _roots_heard(self, key: int, params: dict[str, Any]) -> None:
+        """On the downstream reader thread: the worker asks the client (the answer comes on this thread)."""
+        self._work.put(functools.partial(self._roots_changed, key))
+
+    def _roots_changed(self, key: int) -> None:
+        """The downstream client's roots changed: its upstream connection says so to the target (which asks)."""
+        with self._proxy_lock:
+            link = self._links.get(key)
+        client = None if link is None else link.client
+        if client is not None:  # none yet: it reads the roots as it connects
+            with contextlib.suppress(MCPError):  # the connection ended meanwhile: a new one reads the roots
+                client.refresh_roots()
+
+    def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
+        """Subscribe to ``uri`` upstream as a downstream client does (the last one to leave unsubscribes)."""
+        link = self._link_for(session)
+        if subscribed:
+            self._connection(link).subscribe_resource(uri)  # a refusal reaches the downstream client
+            with self._proxy_lock:
+                link.subscribers.setdefault(uri, set()).add(id(session))
+        else:
+            self._unsubscribe(link, id(session), [uri])
+
+    def _unsubscribe(self, link: _Link, subscriber: int, uris: list[str]) -> None:
+        with self._proxy_lock:
+            unwanted = []
+            for uri in uris:
+                wanting = link.subscribers.get(uri, set())
+                wanting.discard(subscriber)
+                if not wanting:
+                    link.subscribers.pop(uri, None)
+                    unwanted.append(uri)
+        for uri in unwanted:
+            with contextlib.suppress(MCPError):  # closed, or gone upstream already: nothing left to stop
+                self._connection(link).unsubscribe_resource(uri)
 
     def close(self) -> None:
-        """Stop serving, close the upstream connection and end the list worker. Idempotent."""
+        """Stop serving, close every upstream connection and end the worker. Idempotent."""
         self.stop()
-        with self._upstream_lock:
+        with self._proxy_lock:
             closing, self._closed = not self._closed, True
+            links = [self._shared, *self._links.values()]
+            self._links.clear()
         if closing:
-            self._upstream.close()  # first: a listing in progress fails at once, and the worker is free
-            self._changes.put(_STOP)
+            for link in links:
+                self._close_link(link)  # first: a listing in progress fails at once, and the worker is free
+            self._work.put(None)
             self._worker.join(_JOIN_TIMEOUT)
 
     def __enter__(self) -> ProxyServer:
@@ -279,82 +464,90 @@ class ProxyServer(MCPServer):
 
     # ------------------------------------------------- the target's requests
 
-    def _caller(self, what: str) -> _Call:
-        call = self._in_flight.current()
+    @staticmethod
+    def _caller(link: _Link, what: str) -> _Call:
+        call = link.in_flight.current()
         if call is None:
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"no client call is in flight through the proxy to {what}")
         return call
 
-    def _relay(self, call: _Call, ask: Callable[[ClientChannel], _T]) -> _T:
+    @staticmethod
+    def _relay(link: _Link, call: _Call, ask: Callable[[ClientChannel], _T]) -> _T:
         """``ask`` the calling client; a 2026-07-28 round met on a reader thread is kept for the call."""
         try:
             with call.speaking() as ctx:
                 return ask(ctx.channel)
         except InputRequired as needed:
-            if self._in_flight.on_own_thread(call):
+            if link.in_flight.on_own_thread(call):
                 raise  # through the upstream call, which it ends, to the downstream session
-            self._in_flight.deferred[id(call)] = needed
+            link.in_flight.deferred[id(call)] = needed
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the downstream client answers in its next round") from None
 
-    def _sample(self, params: CreateMessageRequestParams) -> CreateMessageResult:
-        return self._relay(self._caller("sample"), lambda channel: channel.create_message(params, None, None))
+    def _sample(self, link: _Link, params: CreateMessageRequestParams) -> CreateMessageResult:
+        return self._relay(
+            link, self._caller(link, "sample"), lambda channel: channel.create_message(params, None, None)
+        )
 
-    def _elicit(self, params: ElicitRequestFormParams) -> ElicitResult:
-        return self._relay(self._caller("elicit"), lambda channel: channel.elicit(params, None, None))
+    def _elicit(self, link: _Link, params: ElicitRequestFormParams) -> ElicitResult:
+        return self._relay(link, self._caller(link, "elicit"), lambda channel: channel.elicit(params, None, None))
 
-    def _client_roots(self) -> list[Root]:
-        call = self._in_flight.current()
-        if call is None:
-            return []  # asked at connect, or between calls: no client to ask
-        return self._relay(call, lambda channel: channel.list_roots(None, None)).roots
+    def _client_roots(self, link: _Link) -> list[Root]:
+        call = link.in_flight.current()
+        if call is not None:
+            return self._relay(link, call, lambda channel: channel.list_roots(None, None)).roots
+        session = link.session
+        if session is None or session.client_capabilities.roots is None:
+            return []  # no client to ask: between calls on a shared connection, or a client without roots
+        return session.list_roots().roots  # its own client, between calls (a handshake-era one can be asked)
 
-    def _log(self, params: LoggingMessageNotificationParams) -> None:
-        call = self._in_flight.current()
-        if call is None:
-            self.log(params.level, params.data, params.logger)
-            return
-        with call.speaking() as ctx:
-            ctx.log(params.level, params.data, params.logger)
+    def _log(self, link: _Link, params: LoggingMessageNotificationParams) -> None:
+        call = link.in_flight.current()
+        if call is not None:
+            with call.speaking() as ctx:
+                ctx.log(params.level, params.data, params.logger)
+        elif link.session is not None:
+            link.session.log(params.level, params.data, params.logger)
+        else:
+            for session in self._on_shared():  # not those with a connection of their own: theirs tells them
+                session.log(params.level, params.data, params.logger)
 
     @contextlib.contextmanager
-    def _forwarding(self, ctx: Context) -> Iterator[tuple[_Call, MCPClient]]:
-        """Forward one call: the upstream connection (opened again if it ended), the call known as in flight.
-
-        An upstream connection that fails is said as such: over the wire its
-        code would read as a plain internal error, so ``data["upstream"]`` names it.
-        """
-        with self._in_flight.serving(ctx) as call:
-            try:
-                yield call, self.upstream()
-            except MCPTransportError as exc:
-                raise MCPError(
-                    exc.code,
-                    f"the proxy's target is unreachable: {exc.message}",
-                    data={"upstream": exc.code},
-                    cause=exc,
-                ) from exc
+    def _forwarding(self, ctx: Context, link: _Link) -> Iterator[tuple[_Call, MCPClient]]:
+        """Forward one call on ``link``: its connection (opened again if it ended), the call known as in flight."""
+        with self._proxy_lock:
+            link.calls += 1
+        try:
+            with link.in_flight.serving(ctx) as call, _unreachable():
+                yield call, self._connection(link)
+        finally:
+            with self._proxy_lock:
+                link.calls -= 1
+                last = link.ended and link.calls == 0
+            if last:  # its session ended during the call: the call was cancelled upstream, now close
+                self._close_link(link)
 
     # -------------------------------------------------------------- listings
 
     def list_tools(self, auth: AuthInfo | None = None) -> list[Tool]:
         """The target's tools as last listed, then the proxy's own."""
-        return [*self._snapshot["tools"], *super().list_tools(auth)]
+        return [*self._served(self._current_link())["tools"], *super().list_tools(auth)]
 
     def get_tool(self, name: str) -> Tool | None:
         """The target's tool ``name`` (as last listed), else the proxy's own, else ``None``."""
-        return next((tool for tool in self._snapshot["tools"] if tool.name == name), None) or super().get_tool(name)
+        theirs = self._served(self._current_link())["tools"]
+        return next((tool for tool in theirs if tool.name == name), None) or super().get_tool(name)
 
     def list_resources(self, auth: AuthInfo | None = None) -> list[Resource]:
         """The proxy's own resources, then the target's as last listed."""
-        return [*super().list_resources(auth), *self._snapshot["resources"]]
+        return [*super().list_resources(auth), *self._served(self._current_link())["resources"]]
 
     def list_resource_templates(self, auth: AuthInfo | None = None) -> list[ResourceTemplate]:
         """The proxy's own resource templates, then the target's as last listed."""
-        return [*super().list_resource_templates(auth), *self._snapshot["templates"]]
+        return [*super().list_resource_templates(auth), *self._served(self._current_link())["templates"]]
 
     def list_prompts(self, auth: AuthInfo | None = None) -> list[Prompt]:
         """The target's prompts as last listed, then the proxy's own."""
-        return [*self._snapshot["prompts"], *super().list_prompts(auth)]
+        return [*self._served(self._current_link())["prompts"], *super().list_prompts(auth)]
 
     # ----------------------------------------------------------------- calls
 
@@ -372,11 +565,12 @@ class ProxyServer(MCPServer):
         Errors of the upstream connection (``TRANSPORT_CLOSED``, a timeout)
         are raised as they are, not turned into a tool error.
         """
-        if not any(tool.name == name for tool in self._snapshot["tools"]):
-            return super().invoke_tool(name, arguments, cancel=cancel, progress=progress, context=context)
         ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
+        link = self._link_for(ctx.session)
+        if not any(tool.name == name for tool in self._served(link)["tools"]):
+            return super().invoke_tool(name, arguments, cancel=cancel, progress=progress, context=context)
 
-        with self._forwarding(ctx) as (call, upstream):
+        with self._forwarding(ctx, link) as (call, upstream):
 
             def forward_progress(params: ProgressNotificationParams) -> None:
                 with call.speaking():
@@ -392,7 +586,7 @@ class ProxyServer(MCPServer):
             if exc.code != MCP_CODES.NOT_FOUND:
                 raise
         ctx = context or Context(server=self, channel=NO_CLIENT)
-        with self._forwarding(ctx) as (_, upstream):
+        with self._forwarding(ctx, self._link_for(ctx.session)) as (_, upstream):
             try:
                 return upstream.read_resource(uri, cancel=ctx.cancelled)
             except MCPError as exc:
@@ -406,17 +600,31 @@ class ProxyServer(MCPServer):
         self, name: str, arguments: Mapping[str, str] | None = None, *, context: Context | None = None
     ) -> GetPromptResult:
         """Render the target's prompt ``name`` (the proxy's own if the target has none by that name)."""
-        if not any(prompt.name == name for prompt in self._snapshot["prompts"]):
-            return super().get_prompt(name, arguments, context=context)
         ctx = context or Context(server=self, channel=NO_CLIENT)
-        with self._forwarding(ctx) as (_, upstream):
+        link = self._link_for(ctx.session)
+        if not any(prompt.name == name for prompt in self._served(link)["prompts"]):
+            return super().get_prompt(name, arguments, context=context)
+        with self._forwarding(ctx, link) as (_, upstream):
             return upstream.get_prompt(name, arguments, cancel=ctx.cancelled)
 
     def complete(self, params: CompleteRequestParams, context: Context | None = None) -> CompleteResult:
         """The target's completions (a target without completion refuses, as it would directly)."""
         given = params.context.arguments if params.context is not None else None
         argument = params.argument
-        return self.upstream().complete(params.ref, argument.name, argument.value, context=given)
+        upstream = self.upstream(context.session if context is not None else None)
+        return upstream.complete(params.ref, argument.name, argument.value, context=given)
+
+
+@contextlib.contextmanager
+def _unreachable() -> Iterator[None]:
+    """Say an upstream connection that fails as such: over the wire its code would read as a plain internal error,
+    so ``data["upstream"]`` names it."""
+    try:
+        yield
+    except MCPTransportError as exc:
+        raise MCPError(
+            exc.code, f"the proxy's target is unreachable: {exc.message}", data={"upstream": exc.code}, cause=exc
+        ) from exc
 
 
 def _templates(client: MCPClient) -> list[ResourceTemplate]:
@@ -425,15 +633,19 @@ def _templates(client: MCPClient) -> list[ResourceTemplate]:
     return client.resource_templates()
 
 
-def proxy(target: str | Sequence[str] | MCPServer, *, name: str | None = None, **connect_options: Any) -> ProxyServer:
+def proxy(
+    target: str | Sequence[str] | MCPServer, *, name: str | None = None, shared: bool = False, **connect_options: Any
+) -> ProxyServer:
     """A server serving ``target``'s tools, resources, templates and prompts, forwarding every call to it.
 
     ``target`` is what :func:`mcp_sync.connect` takes (a URL, a command line,
     an ``MCPServer``), as are ``connect_options`` (``headers``, ``auth``,
     ``env``, ``timeout``, ``era`` ...; the providers and ``log_handler`` are
-    the proxy's own). ``name`` defaults to the target's. The target is
-    connected to at once: one that cannot be reached raises here. Close the
-    proxy (or use it in a ``with`` block) to close the upstream connection.
+    the proxy's own). ``name`` defaults to the target's. ``shared=True``
+    serves every client on one upstream connection (by default each client
+    session has its own). The target is connected to at once: one that
+    cannot be reached raises here. Close the proxy (or use it in a ``with``
+    block) to close the upstream connections.
 
     >>> import mcp_sync
     >>> backend = mcp_sync.MCPServer("weather")
@@ -442,7 +654,7 @@ def proxy(target: str | Sequence[str] | MCPServer, *, name: str | None = None, *
     ...     client.server_info.name, client.call_tool("forecast").text
     ('front', 'sunny')
     """
-    return ProxyServer(target, name=name, connect_options=connect_options)
+    return ProxyServer(target, name=name, shared=shared, connect_options=connect_options)
 
 
 def configured_servers(config: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:

@@ -24,15 +24,18 @@ with ``MCP_SYNC_REQUIRE_INTEROP=1`` it fails instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -351,3 +354,39 @@ def wait_for_port(port: int, *, process: subprocess.Popen[Any] | None = None, ti
         except OSError:
             time.sleep(0.05)
     raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {timeout:.0f}s")
+
+
+EXAMPLE_SERVER = ROOT / "examples" / "conformance_server.py"
+"""The server the harness tests: ``python EXAMPLE_SERVER --port PORT``."""
+
+
+@contextlib.contextmanager
+def example_server(log_path: Path) -> Iterator[str]:
+    """:data:`EXAMPLE_SERVER` on a free port, its output in ``log_path``; yields its URL.
+
+    It is stopped with SIGINT, so that it exits normally and coverage is
+    saved (killed if it lingers); an exit other than 0 fails, with the log's tail.
+    """
+    port = free_port()
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, str(EXAMPLE_SERVER), "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env=CHILD_ENV,
+            cwd=ROOT,
+        )
+    try:
+        wait_for_port(port, process=process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+    tail = log_path.read_text(errors="replace")[-4000:]
+    assert process.returncode == 0, f"the server exited with {process.returncode}\n--- server log (tail) ---\n{tail}"

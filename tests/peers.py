@@ -207,6 +207,30 @@ def peer_python() -> str:
     return str(python)
 
 
+FASTMCP_TASKS_VERSION = "4.1.4"
+"""PyPI ``fastmcp-tasks``: fastmcp's SEP-2663 tasks extension (it brings fastmcp and ``mcp`` 2.3.0 along)."""
+
+
+def fastmcp_tasks_python() -> str:
+    """The python of a virtualenv holding ``fastmcp-tasks`` (a third-party SEP-2663 server), created on first use."""
+    venv = cache_dir() / f"venv-fastmcp-tasks{FASTMCP_TASKS_VERSION}"
+    python = venv / "bin" / "python"
+
+    def install() -> None:
+        if venv.exists():  # left half-made by an interrupted run
+            shutil.rmtree(venv)
+        run([sys.executable, "-m", "venv", str(venv)], timeout=INSTALL_TIMEOUT)
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        run([*pip, f"fastmcp-tasks=={FASTMCP_TASKS_VERSION}"], timeout=INSTALL_TIMEOUT)
+        check = "import importlib.metadata as m, fastmcp_tasks; print(m.version('fastmcp-tasks'))"
+        version = run([str(python), "-c", check], timeout=CHECK_TIMEOUT).strip()
+        if version != FASTMCP_TASKS_VERSION:
+            raise PeerUnavailable(f"the virtualenv has fastmcp-tasks {version}, not {FASTMCP_TASKS_VERSION}")
+
+    _installed(venv.name, venv / ".complete", python, install)
+    return str(python)
+
+
 # --------------------------------------------------------------------- npm
 
 

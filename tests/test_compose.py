@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import shlex
 import signal
 import subprocess
@@ -130,7 +131,7 @@ def test_a_question_from_the_target_without_a_call_in_flight_is_refused() -> Non
             messages=[SamplingMessage(role="user", content=TextContent(text="x"))], max_tokens=5
         )
         with pytest.raises(MCPError) as refused:
-            front._sample(params)
+            front._sample(front._shared, params)
         assert refused.value.code == MCP_CODES.MISSING_CAPABILITY
 
 
@@ -154,25 +155,36 @@ def test_cancelling_the_downstream_call_cancels_the_upstream_one(stdio_proxy: Pr
         assert client.call_tool("saw_cancelled", {"marker": "m1"}).structured_content == {"result": True}
 
 
-def test_a_downstream_client_that_goes_away_mid_call_cancels_the_upstream_call(stdio_proxy: ProxyServer) -> None:
-    leaving = downstream(stdio_proxy)
-    begun = threading.Event()
-    failure: list[MCPError] = []
+@pytest.mark.parametrize("down_era", ["handshake", "stateless"])
+def test_a_downstream_client_that_goes_away_mid_call_cancels_the_upstream_call_and_closes_its_connection(
+    down_era: str,
+) -> None:
+    target = proxied.build()  # in memory: every upstream connection reaches the same server, which remembers
+    with mcp_sync.proxy(target, timeout=WAIT) as front:
+        leaving = downstream(front, era=down_era)
+        begun = threading.Event()
+        failure: list[MCPError] = []
 
-    def call() -> None:
-        try:
-            leaving.call_tool("slow", {"marker": "gone"}, progress=lambda p: begun.set())
-        except MCPError as exc:
-            failure.append(exc)
+        def call() -> None:
+            try:
+                leaving.call_tool("slow", {"marker": "gone"}, progress=lambda p: begun.set())
+            except MCPError as exc:
+                failure.append(exc)
 
-    caller = threading.Thread(target=call)
-    caller.start()
-    assert begun.wait(WAIT)
-    leaving.close()
-    caller.join(WAIT)
-    assert [exc.code for exc in failure] == [MCP_CODES.TRANSPORT_CLOSED]
-    with downstream(stdio_proxy) as staying:
-        assert staying.call_tool("saw_cancelled", {"marker": "gone"}).structured_content == {"result": True}
+        caller = threading.Thread(target=call)
+        caller.start()
+        assert begun.wait(WAIT)
+        (session,) = front.sessions
+        upstream = front.upstream(session)
+        assert upstream is not front.upstream()  # a connection of its own
+        leaving.close()
+        caller.join(WAIT)
+        assert [exc.code for exc in failure] == [MCP_CODES.TRANSPORT_CLOSED]
+        with downstream(front) as staying:
+            assert staying.call_tool("saw_cancelled", {"marker": "gone"}).structured_content == {"result": True}
+            # The session's connection was closed once its cancelled call returned: only the others are left.
+            assert not upstream.initialized
+            assert len(target.sessions) == 2  # the shared connection's, and the staying client's
 
 
 @pytest.mark.parametrize("up_era", ["handshake", "stateless"])
@@ -196,7 +208,8 @@ def test_an_upstream_that_dies_fails_the_call_and_the_next_call_reconnects(
     stdio_proxy: ProxyServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     with downstream(stdio_proxy, era="handshake") as client:
-        first = stdio_proxy.upstream()
+        (session,) = stdio_proxy.sessions
+        first = stdio_proxy.upstream(session)
         with pytest.raises(MCPError) as died:
             client.call_tool("die")
         # An error response, not a tool result; the JSON-RPC code is a plain internal error, the data says which.
@@ -206,13 +219,13 @@ def test_an_upstream_that_dies_fails_the_call_and_the_next_call_reconnects(
         assert not first.initialized
         # A list change met while the target is gone is logged; the next call lists everything anew.
         with caplog.at_level(logging.WARNING, logger="mcp_sync.compose"):
-            stdio_proxy._relist("tools")
+            stdio_proxy._relist(stdio_proxy._link_for(session), first, "tools")
         assert "could not list the target's tools again" in caplog.text
         relisted = threading.Event()
         client.on_notification("notifications/tools/list_changed", lambda params: relisted.set())
         # The same downstream session goes on: the proxy started the target again.
         assert client.call_tool("echo", {"text": "again"}).text == "again"
-        assert stdio_proxy.upstream() is not first
+        assert stdio_proxy.upstream(session) is not first
         assert relisted.wait(WAIT)
 
 
@@ -230,7 +243,8 @@ def test_an_unknown_resource_is_said_in_the_downstream_era_s_words(up_era: str, 
     assert (missing.value.code, missing.value.jsonrpc_code) == (directly.value.code, directly.value.jsonrpc_code)
 
 
-def test_logs_outside_any_call_go_to_every_client() -> None:
+@pytest.mark.parametrize("shared", [False, True], ids=["isolated", "shared"])
+def test_logs_outside_any_call_go_to_every_client(shared: bool) -> None:
     target = proxied.build()
     heard = threading.Event()
     logs: list[LoggingMessageNotificationParams] = []
@@ -239,7 +253,10 @@ def test_logs_outside_any_call_go_to_every_client() -> None:
         logs.append(params)
         heard.set()
 
-    with mcp_sync.proxy(target, era="handshake") as front, downstream(front, log_handler=on_log) as client:
+    with (
+        mcp_sync.proxy(target, era="handshake", shared=shared) as front,
+        downstream(front, log_handler=on_log) as client,
+    ):
         client.set_log_level("info")
         target.log("warning", "the target speaks up")
         assert heard.wait(WAIT)
@@ -342,7 +359,7 @@ def test_mcp_sync_proxy_bridges_a_stdio_server_to_streamable_http(bridged_over_h
 
 def test_mcp_sync_proxy_refuses_host_and_port_on_stdio(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["proxy", shlex.join(TARGET), "--port", "8000"]) == 1
-    assert capsys.readouterr().err == "mcp-sync: error: --host and --port apply to --transport http\n"
+    assert capsys.readouterr().err == "mcp-sync: error: --host and --port apply to --transport http or sse\n"
 
 
 SDK_DRIVER = r"""
@@ -542,3 +559,174 @@ def test_mcp_sync_list_and_call_take_a_server_of_a_config_file(
     path.write_text(json.dumps({"mcpServers": {}}))
     assert cli.main(["list", "@local", *config]) == 1
     assert "(it has none)" in capsys.readouterr().err
+
+
+# ----------------------------------------------- sessions, subscriptions, roots, failures
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["isolated", "shared"])
+def test_each_downstream_session_has_its_own_upstream_connection_unless_shared(shared: bool) -> None:
+    with (
+        mcp_sync.proxy(TARGET, shared=shared, timeout=WAIT) as front,
+        downstream(front, era="handshake") as first,
+        downstream(front, era="handshake") as second,
+    ):
+        one, other = front.sessions
+        assert (front.upstream(one) is front.upstream(other)) is shared
+        assert (front.upstream(one) is front.upstream()) is shared
+        told = threading.Event()
+        second.on_notification("notifications/tools/list_changed", lambda params: told.set())
+        grown = threading.Event()
+        first.on_notification("notifications/tools/list_changed", lambda params: grown.set())
+        assert first.call_tool("grow", {"name": "extra"}).text == "grown"  # one target process gets a tool
+        assert grown.wait(WAIT)
+        assert "extra" in [tool.name for tool in first.refresh_tools()]
+        if shared:
+            assert told.wait(WAIT)
+        assert ("extra" in [tool.name for tool in second.refresh_tools()]) is shared
+        upstream = front.upstream(one)
+    # Each session's connection ended with it (its target process with it), and the shared one with the proxy.
+    assert not upstream.initialized
+
+
+def upstream_subscribed(target: MCPServer, uri: str) -> bool:
+    """Whether a connection to ``target`` asks for the changes of ``uri`` (either era's way)."""
+    return any(
+        uri in session.subscriptions or any(uri in (f.resource_subscriptions or ()) for _, f in session._listening())
+        for session in target.sessions
+    )
+
+
+def wait_for(condition: Any) -> bool:
+    """Poll ``condition()`` until it holds or WAIT seconds passed."""
+    deadline = threading.Event()
+    timer = threading.Timer(WAIT, deadline.set)
+    timer.start()
+    try:
+        while not condition():
+            if deadline.wait(0.01):
+                return bool(condition())
+        return True
+    finally:
+        timer.cancel()
+
+
+@pytest.mark.parametrize("down_era", ["handshake", "stateless"])
+@pytest.mark.parametrize("up_era", ["handshake", "stateless"])
+def test_resource_subscriptions_and_updates_pass_through(up_era: str, down_era: str) -> None:
+    target = proxied.build()
+    with (
+        mcp_sync.proxy(target, era=up_era, timeout=WAIT) as front,
+        downstream(front, era=down_era) as client,
+        downstream(front, era=down_era) as bystander,
+    ):
+        updated = threading.Event()
+        client.events.on(mcp_sync.client.core.RESOURCE_UPDATED, lambda payload: updated.set())
+        assert not upstream_subscribed(target, "notes://readme")
+        client.subscribe_resource("notes://readme")
+        assert upstream_subscribed(target, "notes://readme")
+        target.mark_resource_updated("notes://readme")
+        assert updated.wait(WAIT)
+        contents = client.subscribed_contents("notes://readme")
+        assert contents is not None and contents.text == "read me"
+        assert bystander.resources()  # connected, not subscribed: told nothing
+        client.unsubscribe_resource("notes://readme")
+        assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
+
+
+def test_a_shared_upstream_subscription_lasts_while_a_downstream_session_wants_it() -> None:
+    target = proxied.build()
+    with mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front:
+        with downstream(front, era="handshake") as staying:
+            leaving = downstream(front, era="handshake")
+            staying.subscribe_resource("notes://readme")
+            leaving.subscribe_resource("notes://readme")
+            leaving.close()  # goes without unsubscribing: the other still wants the changes
+            assert wait_for(lambda: len(front.sessions) == 1)
+            updated = threading.Event()
+            staying.events.on(mcp_sync.client.core.RESOURCE_UPDATED, lambda payload: updated.set())
+            target.mark_resource_updated("notes://readme")
+            assert updated.wait(WAIT)
+            assert upstream_subscribed(target, "notes://readme")
+            staying.unsubscribe_resource("notes://readme")
+            assert not upstream_subscribed(target, "notes://readme")
+            staying.subscribe_resource("notes://readme")
+        # The last session went without unsubscribing: the proxy stops asking for it.
+        assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
+
+
+def test_the_downstream_client_s_roots_reach_the_target_when_they_change() -> None:
+    target = proxied.build()
+    current = [Root(uri="file:///first")]
+    with (
+        mcp_sync.proxy(target, era="handshake", timeout=WAIT) as front,
+        mcp_sync.connect(front, era="handshake", roots_provider=lambda: list(current)) as client,
+    ):
+        heard: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for session in target.sessions:  # the shared connection's, and the client's own
+            session.dispatcher.on_notification(
+                "notifications/roots/list_changed", lambda params, s=session: heard.put(s)
+            )
+        current[:] = [Root(uri="file:///second")]
+        client.refresh_roots()
+        told = heard.get(timeout=WAIT)
+        # The target asks, between calls: the proxy asks the client of that connection.
+        assert [root.uri for root in told.list_roots().roots] == ["file:///second"]
+        assert heard.empty()
+
+
+def test_roots_changes_of_a_client_on_a_shared_upstream_go_nowhere() -> None:
+    target = proxied.build()
+    with (
+        mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
+        mcp_sync.connect(front, era="handshake", roots_provider=lambda: [Root(uri="file:///x")]) as client,
+    ):
+        client.refresh_roots()
+        # Between calls the shared connection knows no client to ask: the target hears no roots.
+        (session,) = target.sessions
+        assert session.list_roots().roots == []
+        assert client.call_tool("echo", {"text": "still here"}).text == "still here"
+
+
+def test_an_upstream_that_hangs_gets_the_downstream_timeout_and_a_cancellation(stdio_proxy: ProxyServer) -> None:
+    with downstream(stdio_proxy) as client:
+        with pytest.raises(MCPError) as timed_out:
+            client.call_tool("slow", {"marker": "hung"}, timeout=0.5)
+        assert timed_out.value.code == MCP_CODES.TIMEOUT
+        # The same target process saw the call cancelled: the proxy sent notifications/cancelled on.
+        assert client.call_tool("saw_cancelled", {"marker": "hung"}).structured_content == {"result": True}
+
+
+@pytest.mark.parametrize("up_era", ["handshake", "stateless"])
+def test_an_http_upstream_that_dies_and_comes_back_is_reconnected_on_the_next_call(up_era: str) -> None:
+    target = proxied.build("web")
+    running = start_http(target)
+    port = int(running.url.rsplit(":", 1)[1].split("/")[0])
+    with mcp_sync.proxy(running.url, era=up_era, timeout=WAIT) as front, downstream(front, era="handshake") as client:
+        assert client.call_tool("echo", {"text": "before"}).text == "before"
+        client.subscribe_resource("notes://readme")
+        running.close()
+        with pytest.raises(MCPError) as gone:
+            client.call_tool("echo", {"text": "meanwhile"})
+        assert gone.value.data == {"upstream": MCP_CODES.TRANSPORT_CLOSED}
+        # A session that starts while the target is away is refused, with a typed error, and ends cleanly.
+        with pytest.raises(MCPError) as refused:
+            downstream(front, era="handshake", connect_timeout=WAIT)
+        assert refused.value.data == {"upstream": MCP_CODES.TRANSPORT_CLOSED}
+        with start_http(target, port=port):
+            assert client.call_tool("echo", {"text": "after"}).text == "after"
+            # The new connection subscribed again on the client's behalf.
+            updated = threading.Event()
+            client.events.on(mcp_sync.client.core.RESOURCE_UPDATED, lambda payload: updated.set())
+            target.mark_resource_updated("notes://readme")
+            assert updated.wait(WAIT)
+
+
+def test_a_downstream_session_that_ended_gets_no_upstream_connection() -> None:
+    with mcp_sync.proxy(proxied.build(), timeout=WAIT) as front:
+        client = downstream(front, era="handshake")
+        (session,) = front.sessions
+        client.close()
+        with pytest.raises(MCPError) as ended:
+            front.upstream(session)
+        assert ended.value.code == MCP_CODES.TRANSPORT_CLOSED

@@ -30,9 +30,10 @@ from mcp_sync.protocol.skills import (
     GetSkillResult,
     ListSkillsRequestParams,
     ListSkillsResult,
+    ReadDirectoryRequestParams,
+    ReadDirectoryResult,
     SkillEntry,
     SkillFile,
-    parse_frontmatter,
     sha256_digest,
 )
 from mcp_sync.protocol.types import (
@@ -85,7 +86,7 @@ def stdio_client(request: pytest.FixtureRequest, skills_dir: Path) -> Iterator[M
 
 def test_list_load_and_read_over_stdio(stdio_client: MCPClient, skills_dir: Path) -> None:
     client = stdio_client
-    assert client.server_capabilities.extensions == {EXTENSION: {}}
+    assert client.server_capabilities.extensions == {EXTENSION: {"directoryRead": True}}
     skills = {skill.name: skill for skill in client.list_skills()}
     assert sorted(skills) == ["greeting", "pdf-processing"]
     pdf = skills["pdf-processing"]
@@ -210,36 +211,58 @@ def test_skills_get_and_the_methods_on_the_wire(skills_dir: Path, era: str) -> N
         assert caught.value.jsonrpc_code == -32601
 
 
-# ------------------------------------------------------------------ frontmatter
-
-
-def test_the_frontmatter_subset() -> None:
-    text = '\ufeff---\n# a comment\nname: x\n\ndescription: "say \\"hi\\""\n'
-    text += "license: 'it''s MIT'\nmetadata:\n  a: b\n---\nbody"
-    assert parse_frontmatter(text) == {
-        "name": "x",
-        "description": 'say "hi"',
-        "license": "it's MIT",
-        "metadata": {"a": "b"},
-    }
-    refused = [
-        "no block",
-        "---\n  a: b\n---\n",  # indented with nothing to belong to
-        "---\nm:\n  a:\n---\n",  # two levels
-        "---\na: 1\na: 2\n---\n",  # 1 is a number, and a is twice
-        "---\na: x\na: y\n---\n",
-        "---\n- item\n---\n",
-        '---\na: "open\n---\n',
-        "---\na: 'open\n---\n",
-        "---\na: 'it's'\n---\n",
-        "---\na: true\n---\n",
-        "---\na: [1]\n---\n",
-        "---\na: x # comment\n---\n",
-        "---\na: b: c\n---\n",
+def test_walking_a_skills_directories_over_stdio(stdio_client: MCPClient) -> None:
+    client = stdio_client
+    children = client.read_directory("skill://pdf-processing")
+    assert [(child.uri, child.name, child.mime_type, child.size) for child in children] == [
+        ("skill://pdf-processing/references", "references", "inode/directory", None),
+        ("skill://pdf-processing/SKILL.md", "SKILL.md", "text/markdown", len(SKILL_MD.format(name="pdf-processing"))),
+        ("skill://pdf-processing/logo.png", "logo.png", "image/png", 6),
     ]
-    for bad in refused:
-        with pytest.raises(ValueError):
-            parse_frontmatter(bad)
+    assert client.read_directory("skill://pdf-processing/") == children  # a trailing slash names the same directory
+    [forms] = client.read_directory("skill://pdf-processing/references")
+    assert (forms.uri, forms.mime_type, forms.size) == (
+        "skill://pdf-processing/references/FORMS.md",
+        "text/markdown",
+        7,
+    )
+    for not_a_directory in ("skill://pdf-processing/SKILL.md", "skill://nothing", "file:///etc"):
+        with pytest.raises(MCPError) as caught:
+            client.read_directory(not_a_directory)
+        assert caught.value.jsonrpc_code == -32602 and not_a_directory in caught.value.message
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_directory_pages_and_nested_directories(tmp_path: Path, era: str) -> None:
+    files = {"a/b/c/deep.txt": b"deep", "a/top.txt": b"top", "z.txt": b"z", "with space/x.md": b"x"}
+    write_skill(tmp_path, "tree", files=files)
+    server = MCPServer("s", page_size=1)
+    server.add_skills(tmp_path)
+    with connect_pair(server, MCPClient(era=era, timeout=10)) as client:
+        root = client.read_directory("skill://tree")  # four pages of one child each
+        assert [(child.name, child.mime_type) for child in root] == [
+            ("a", "inode/directory"),
+            ("with space", "inode/directory"),
+            ("SKILL.md", "text/markdown"),
+            ("z.txt", "text/plain"),
+        ]
+        assert root[1].uri == "skill://tree/with%20space"
+        assert [child.name for child in client.read_directory("skill://tree/a")] == ["b", "top.txt"]
+        assert [child.name for child in client.read_directory("skill://tree/a/b")] == ["c"]
+        assert [child.uri for child in client.read_directory("skill://tree/a/b/c")] == ["skill://tree/a/b/c/deep.txt"]
+        page = client.send_request(
+            "resources/directory/read", ReadDirectoryRequestParams(uri="skill://tree"), ReadDirectoryResult
+        )
+        assert len(page.resources) == 1 and page.next_cursor
+
+
+def test_the_client_needs_directory_read_declared(skills_dir: Path) -> None:
+    server = MCPServer("s")
+    server.add_skills(skills_dir)
+    server.extensions[EXTENSION] = {}  # the extension, without the optional method
+    with connect_pair(server, MCPClient(timeout=10)) as client, pytest.raises(MCPError) as caught:
+        client.read_directory("skill://greeting")
+    assert caught.value.code == MCP_CODES.METHOD_NOT_FOUND and "directoryRead" in caught.value.message
 
 
 # ------------------------------------------------------------------ the client's refusals

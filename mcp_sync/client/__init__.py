@@ -27,6 +27,7 @@ from .core import (
     SamplingProvider,
 )
 from .subscriptions import Subscription
+from .tasks import ToolTask, UnknownTaskError
 from .tools import ToolNamespace, tool_function, tool_signature
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "SamplingProvider",
     "Subscription",
     "ToolNamespace",
+    "ToolTask",
+    "UnknownTaskError",
     "http_client",
     "stdio_client",
     "tool_function",

@@ -95,8 +95,11 @@ from ..runtime.telemetry import Telemetry
 from . import skills
 from .cache import ResponseCache
 from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
+from .rounds import validated
 from .skills import LoadedSkill
 from .subscriptions import NotificationCallback, Subscription
+from .tasks import EXTENSION as TASKS_EXTENSION
+from .tasks import TaskForm, TaskPoller, ToolTask, created_task, drive, task_params
 from .tools import ToolNamespace
 
 if TYPE_CHECKING:
@@ -327,6 +330,7 @@ class MCPClient:
         self._roots: list[Root] = []
         self._subscriptions: dict[str, ReadResourceResult | None] = {}
         self._tool_namespace = ToolNamespace(self)
+        self._poller: TaskPoller | None = None
 
     # ------------------------------------------------------------ lifecycle
 
@@ -376,11 +380,13 @@ class MCPClient:
         return era
 
     def capabilities(self) -> ClientCapabilities:
-        """The capabilities this client declares, from the providers set now."""
+        """The capabilities this client declares: those of the providers set now, and the tasks extension."""
         return ClientCapabilities(
             sampling=SamplingCapability() if self.sampling_provider is not None else None,
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
             elicitation=_elicitation_capability(self.elicitation_provider),
+            # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).
+            extensions={TASKS_EXTENSION: {}},
         )
 
     def _stateless_capabilities(self) -> dict[str, Any]:
@@ -467,11 +473,23 @@ class MCPClient:
             self.set_log_level(self.log_level)  # 2026-07-28 sends nothing: the level is in every request's _meta
 
     def disconnect(self, reason: str | None = None) -> None:
-        """Close the connection; pending calls fail with ``TRANSPORT_CLOSED``. Idempotent."""
+        """Close the connection; pending calls fail with ``TRANSPORT_CLOSED``. Idempotent.
+
+        Unfinished :class:`~mcp_sync.client.tasks.ToolTask` handles end with
+        ``TRANSPORT_CLOSED`` too; their tasks run on at the server, and
+        :meth:`task` reattaches to them.
+        """
         with self._lock:
             dispatcher = self._dispatcher
             background = self._detach(None)
+            poller, self._poller = self._poller, None
+        if poller is not None:  # its handles end with this error, not with that of a poll the close interrupts
+            poller.stop(
+                MCPError(MCP_CODES.TRANSPORT_CLOSED, "the client was closed; reattach to the task with client.task(id)")
+            )
         self._release(dispatcher, background)
+        if poller is not None:
+            poller.join()
 
     def _detach(self, dispatcher: JsonRpcDispatcher | None) -> _BackgroundPool | None:
         """Forget the current connection's state, its era with it (the lock is held); return its background pool."""
@@ -807,6 +825,12 @@ class MCPClient:
         thread: keep it quick); ``progress=True`` shows a progress bar on
         stderr instead (tqdm's when it is installed, plain lines otherwise).
         ``on_progress`` is the older name for a progress callback.
+
+        A server may run the call as a task (see :mod:`mcp_sync.client.tasks`):
+        the client then polls it at the interval the server suggests, answers
+        its input requests through the providers, and returns its result, all
+        within ``timeout``. Running out of time, or ``cancel``, sends
+        ``tasks/cancel``. :meth:`start_tool` returns the task instead.
         """
         if progress is not None and on_progress is not None:
             raise TypeError("call_tool() takes progress or on_progress, not both")
@@ -817,13 +841,19 @@ class MCPClient:
 
             bar = ProgressBar(name)
         callback = bar if bar is not None else progress if callable(progress) else on_progress
+        era = self._connection()
+        task_params(self, era, params, prefer=False)
         try:
-            result = self._call(
-                "tools/call", params, CallToolResult, timeout=timeout, cancel=cancel, on_progress=callback
-            )
+            raw = era.request("tools/call", params, timeout=timeout, cancel=cancel, on_progress=callback, fresh=False)
         finally:
             if bar is not None:
                 bar.close()
+        created = created_task(raw)
+        if created is None:
+            result = validated(CallToolResult, raw, "tools/call")
+        else:
+            state, legacy = created
+            result = drive(ToolTask(name, state, TaskForm(self, era, legacy=legacy)), timeout, self.timeout, cancel)
         if raise_on_error and result.is_error:
             raise MCPError(
                 MCP_CODES.HANDLER_FAILED,
@@ -863,6 +893,55 @@ class MCPClient:
         if schema is not None:
             _check_structured(name, schema, result.structured_content)
         return result.structured_content
+
+    def start_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: Timeout = USE_DEFAULT
+    ) -> ToolTask:
+        """Call a tool and return at once with a :class:`~mcp_sync.client.tasks.ToolTask`, a future of its result.
+
+        The server decides whether the call runs as a task (a 2025-11-25 server
+        is asked for one when the tool's ``execution.taskSupport`` allows it);
+        a call it answers at once gives a handle already done, whose
+        ``task_id`` is ``None``. The client's poller thread follows the task,
+        answering its input requests through the providers. ``timeout``
+        bounds the ``tools/call`` request only.
+
+        >>> import threading
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.register_tool("hello", lambda args, ctx: "hi " + args["name"])
+        >>> with connect(server) as client:
+        ...     task = client.start_tool("hello", {"name": "Ada"})
+        ...     task.result(timeout=10).text
+        'hi Ada'
+        """
+        params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        era = self._connection()
+        task_params(self, era, params, prefer=True)
+        raw = era.request("tools/call", params, timeout=timeout, cancel=None, on_progress=None, fresh=False)
+        created = created_task(raw)
+        if created is None:
+            return ToolTask.finished(name, validated(CallToolResult, raw, "tools/call"))
+        state, legacy = created
+        return self._watch(ToolTask(name, state, TaskForm(self, era, legacy=legacy)))
+
+    def task(self, task_id: str, *, timeout: Timeout = USE_DEFAULT) -> ToolTask:
+        """Reattach to the task ``task_id`` (started by this client, another process, or a kernel since restarted).
+
+        Asks ``tasks/get`` once, so that an id the server does not know raises
+        :class:`~mcp_sync.client.tasks.UnknownTaskError` here; then the poller
+        follows it as for :meth:`start_tool`. Its ``name`` is ``None``.
+        """
+        form = TaskForm.of(self, self._connection())
+        return self._watch(ToolTask(None, form.get(task_id, timeout), form))
+
+    def _watch(self, task: ToolTask) -> ToolTask:
+        with self._lock:
+            if self._poller is None:
+                self._poller = TaskPoller(lambda: self.timeout)
+            poller = self._poller
+        poller.watch(task)
+        return task
 
     def _find_tool(self, name: str) -> Tool | None:
         """The tool ``name`` from the cache, fetching the list again if it is not there."""
@@ -1003,6 +1082,22 @@ class MCPClient:
         b'# PDF forms'
         """
         return skills.read_skill_file(self, skill, uri, max_size=max_size, timeout=timeout)
+
+    def read_directory(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
+        """The files and subdirectories directly under a skill's directory (``resources/directory/read``).
+
+        A subdirectory's ``mime_type`` is ``"inode/directory"``; read it the
+        same way to walk down. Needs a server declaring the skills extension
+        with ``directoryRead``.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [(child.name, child.mime_type) for child in client.read_directory("skill://pdf-processing")]
+        [('references', 'inode/directory'), ('SKILL.md', 'text/markdown')]
+        """
+        return skills.read_directory(self, uri, timeout=timeout)
 
     def subscribe_resource(
         self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None

@@ -22,6 +22,7 @@ MCP.PROTOCOL_INVALID
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -30,12 +31,14 @@ from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError
 from ..protocol.stateless import CACHEABLE, INPUT_METHODS
 from ..protocol.types import CreateMessageRequest, ElicitRequest, WireModel
 from ..runtime.dispatcher import ProgressCallback, Timeout
-from .providers import QUESTIONS, responder
+from .providers import QUESTIONS, MissingProvider, responder
 
 if TYPE_CHECKING:
+    from .core import MCPClient
     from .era import StatelessEra
 
 __all__ = [
+    "answer_inputs",
     "exchange",
     "validated",
 ]
@@ -94,6 +97,8 @@ def exchange(
             client.refresh_tools(timeout=timeout)
             continue
         kind = raw.get("resultType", "complete")  # servers before 2026-07-28 send none
+        if kind == "task" and method == "tools/call":
+            return raw  # a task (SEP-2663): the caller polls it, see mcp_sync.client.tasks
         if kind == "complete":
             if cache is not None and rounds == 0:  # a result reached through input rounds is the user's, not shared
                 cache.store(method, original, raw)
@@ -114,15 +119,20 @@ def exchange(
             )
         # Each round starts again from the original params: answers and state are those of this round only.
         wire = dict(original)
-        answers = _answer_inputs(era, method, raw.get("inputRequests"))
+        answers = answer_inputs(client, method, raw.get("inputRequests"), era.missing_provider)
         if answers:
             wire["inputResponses"] = answers
         if "requestState" in raw:
             wire["requestState"] = raw["requestState"]
 
 
-def _answer_inputs(era: StatelessEra, method: str, requests: Any) -> dict[str, Any]:
-    """The providers' answers to an interim result's ``inputRequests``, under the same keys."""
+def answer_inputs(
+    client: MCPClient, method: str, requests: Any, missing: Callable[[str, str], MissingProvider]
+) -> dict[str, Any]:
+    """The providers' answers to ``inputRequests`` (of an interim result, or of a task), under the same keys.
+
+    ``missing(method, key)`` builds the error for a question whose provider is not set.
+    """
     if requests is None:
         return {}
     if not isinstance(requests, dict):
@@ -139,7 +149,7 @@ def _answer_inputs(era: StatelessEra, method: str, requests: Any) -> dict[str, A
                 "which this client does not know",
                 context={"method": method, "input": key},
             )
-        answer = responder(era.client, wanted, era.missing_provider(method, key))
+        answer = responder(client, wanted, missing(method, key))
         model = _INPUT_REQUESTS[wanted]
         params = validated(model, request, wanted).params if model is not None else None
         answers[key] = answer(params).to_wire()

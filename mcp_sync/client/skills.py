@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,12 +36,14 @@ from ..protocol.skills import (
     GetSkillResult,
     ListSkillsRequestParams,
     ListSkillsResult,
+    ReadDirectoryRequestParams,
+    ReadDirectoryResult,
     SkillEntry,
     SkillFile,
     parse_frontmatter,
     sha256_digest,
 )
-from ..protocol.types import BlobResourceContents, ReadResourceResult
+from ..protocol.types import BlobResourceContents, PaginatedRequestParams, ReadResourceResult, Resource
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
 
 if TYPE_CHECKING:
@@ -104,19 +107,51 @@ def _require_extension(client: MCPClient) -> None:
 def list_skills(client: MCPClient, *, timeout: Timeout = USE_DEFAULT) -> list[SkillEntry]:
     """Every skill the server lists (``skills/list``, each page in turn); no file is read."""
     _require_extension(client)
-    skills: list[SkillEntry] = []
+    return _every_page(
+        client, "skills/list", lambda cursor: ListSkillsRequestParams(cursor=cursor), ListSkillsResult, timeout
+    )
+
+
+def read_directory(client: MCPClient, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
+    """The direct children of the directory ``uri`` (``resources/directory/read``, each page in turn).
+
+    The server must declare ``directoryRead`` in the extension's settings;
+    a subdirectory is a child whose ``mime_type`` is :data:`DIRECTORY_MIME_TYPE`.
+    """
+    _require_extension(client)
+    settings = (client.server_capabilities.extensions or {})[EXTENSION]
+    if not isinstance(settings, dict) or settings.get("directoryRead") is not True:
+        raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"the server does not declare directoryRead for {EXTENSION}")
+    return _every_page(
+        client,
+        "resources/directory/read",
+        lambda cursor: ReadDirectoryRequestParams(uri=uri, cursor=cursor),
+        ReadDirectoryResult,
+        timeout,
+    )
+
+
+def _every_page(
+    client: MCPClient,
+    method: str,
+    params: Callable[[str | None], PaginatedRequestParams],
+    result_type: type[ListSkillsResult] | type[ReadDirectoryResult],
+    timeout: Timeout,
+) -> list[Any]:
+    """The items of every page of a paginated ``method``, following ``nextCursor`` for up to :data:`MAX_PAGES` pages."""
+    items: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
-        page = client.send_request("skills/list", ListSkillsRequestParams(cursor=cursor), ListSkillsResult, timeout)
-        skills.extend(page.skills)
+        page = client.send_request(method, params(cursor), result_type, timeout)
+        items.extend(page.skills if isinstance(page, ListSkillsResult) else page.resources)
         cursor = page.next_cursor
         if not cursor:
-            return skills
+            return items
         if cursor in seen:
             break
         seen.add(cursor)
-    raise MCPError(MCP_CODES.PROTOCOL_INVALID, f"skills/list did not end within {MAX_PAGES} pages")
+    raise MCPError(MCP_CODES.PROTOCOL_INVALID, f"{method} did not end within {MAX_PAGES} pages")
 
 
 def get_skill(client: MCPClient, uri: str, *, timeout: Timeout = USE_DEFAULT) -> SkillEntry:

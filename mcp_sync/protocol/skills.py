@@ -10,9 +10,9 @@ every file of the skill once (``resources``: ``{uri, digest, size}``, the
 digest ``sha256:`` and 64 lowercase hex digits over the raw bytes). The
 files themselves are resources, read with ``resources/read``.
 
-Frontmatter is read here with a deliberately small YAML subset (see
-:func:`parse_frontmatter`), so that no YAML library is needed: what it does
-not understand it refuses rather than guesses.
+Frontmatter is read with the YAML subset of :mod:`.frontmatter`, so that no
+YAML library is needed: what it does not understand it refuses rather than
+guesses.
 
 >>> parse_frontmatter("---\\nname: pdf\\ndescription: 'Fill PDFs'\\n---\\nBody\\n")
 {'name': 'pdf', 'description': 'Fill PDFs'}
@@ -21,13 +21,14 @@ not understand it refuses rather than guesses.
 """
 
 import hashlib
-import json
 import re
 from typing import Any, Literal
 
-from .types import PaginatedRequestParams, WireModel
+from .frontmatter import parse_frontmatter
+from .types import PaginatedRequestParams, Resource, WireModel
 
 __all__ = [
+    "DIRECTORY_MIME_TYPE",
     "EXTENSION",
     "MAX_RESOURCES",
     "MAX_TOTAL_SIZE",
@@ -35,6 +36,8 @@ __all__ = [
     "GetSkillResult",
     "ListSkillsRequestParams",
     "ListSkillsResult",
+    "ReadDirectoryRequestParams",
+    "ReadDirectoryResult",
     "SkillEntry",
     "SkillFile",
     "parse_frontmatter",
@@ -44,15 +47,14 @@ __all__ = [
 
 EXTENSION = "io.modelcontextprotocol/skills"
 """The extension's identifier under ``capabilities.extensions``."""
+DIRECTORY_MIME_TYPE = "inode/directory"
+"""The MIME type of a directory among ``resources/directory/read``'s children."""
 MAX_RESOURCES = 512
 """Servers should not serve a skill of more files than this (SKILL.md included)."""
 MAX_TOTAL_SIZE = 16 * 1024 * 1024
 """Servers should not serve a skill whose files add up to more bytes than this (16 MiB)."""
 
 _NAME = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")
-_FRONTMATTER = re.compile(r"^---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
-_KEY = re.compile(r"^([A-Za-z0-9_.\-/]+):(?:[ \t]+(.*))?$")
-_NOT_A_STRING = re.compile(r"^(?:true|false|yes|no|on|off|null|~|[-+]?[0-9.][0-9_.:eE+\-]*)$", re.IGNORECASE)
 
 
 class SkillFile(WireModel):
@@ -108,6 +110,19 @@ class GetSkillResult(WireModel):
     skill: SkillEntry
 
 
+class ReadDirectoryRequestParams(PaginatedRequestParams):
+    """``resources/directory/read``: the URI of a directory, and an optional cursor."""
+
+    uri: str
+
+
+class ReadDirectoryResult(WireModel):
+    """``resources/directory/read``: a page of the directory's direct children, and the next page's cursor."""
+
+    resources: list[Resource]
+    next_cursor: str | None = None
+
+
 def sha256_digest(data: bytes) -> str:
     """The digest of ``data`` as the extension writes it: ``sha256:`` and 64 lowercase hex digits."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
@@ -120,66 +135,3 @@ def valid_skill_name(name: str) -> bool:
     (True, False, False)
     """
     return _NAME.match(name) is not None
-
-
-def parse_frontmatter(text: str) -> dict[str, Any]:
-    """The YAML frontmatter at the start of a SKILL.md, as a dict; ``ValueError`` when missing or not understood.
-
-    The subset read: ``key: value`` lines whose value is a plain, single- or
-    double-quoted string, and ``key:`` followed by indented ``key: value``
-    lines (one level, for ``metadata``); blank lines and ``#`` comments. A
-    plain value YAML would read as something else than a string (a number,
-    a boolean, null) is refused: quote it.
-
-    >>> parse_frontmatter("---\\nname: x\\nmetadata:\\n  author: me\\n---\\n")
-    {'name': 'x', 'metadata': {'author': 'me'}}
-    """
-    found = _FRONTMATTER.match(text.removeprefix("\ufeff"))
-    if found is None:
-        raise ValueError("no frontmatter: SKILL.md must begin with a --- delimited YAML block")
-    result: dict[str, Any] = {}
-    nested: dict[str, Any] | None = None
-    for number, line in enumerate(found.group(1).splitlines(), start=2):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        indented = line[0] in " \t"
-        key, value = _key_value(stripped, number)
-        if indented:
-            if nested is None:
-                raise ValueError(f"frontmatter line {number}: indented with no mapping to belong to")
-            if value is None:
-                raise ValueError(f"frontmatter line {number}: only one level of nesting is understood")
-            nested[key] = value
-            continue
-        if key in result:
-            raise ValueError(f"frontmatter line {number}: {key!r} is given twice")
-        if value is None:
-            nested = result[key] = {}
-        else:
-            nested = None
-            result[key] = value
-    return result
-
-
-def _key_value(line: str, number: int) -> tuple[str, str | None]:
-    """``(key, value)`` of a ``key: value`` line; ``value`` is ``None`` when it opens a mapping."""
-    found = _KEY.match(line)
-    if found is None:
-        raise ValueError(f"frontmatter line {number}: not a 'key: value' line")
-    key, raw = found.group(1), (found.group(2) or "").strip()
-    if not raw:
-        return key, None
-    if raw[0] == '"':
-        try:
-            value: str = json.loads(raw)  # a JSON text that starts with a quote is a string, or no JSON
-        except ValueError as exc:
-            raise ValueError(f"frontmatter line {number}: bad double-quoted string") from exc
-        return key, value
-    if raw[0] == "'":
-        if len(raw) < 2 or raw[-1] != "'" or "'" in raw[1:-1].replace("''", ""):
-            raise ValueError(f"frontmatter line {number}: bad single-quoted string")
-        return key, raw[1:-1].replace("''", "'")
-    if raw[0] in "[{&*!|>%@`" or " #" in raw or ": " in raw or _NOT_A_STRING.match(raw):
-        raise ValueError(f"frontmatter line {number}: {raw!r} is not a plain string (quote it)")
-    return key, raw

@@ -392,6 +392,8 @@ class Context:
         self.meta = meta or {}
         self.channel: ClientChannel = channel or default_channel(session, stateless or modern)
         self._progress = progress
+        self.task_id: str | None = None
+        """The task this call runs as (see :mod:`mcp_sync.server.tasks`), else ``None``."""
 
     @property
     def stateless(self) -> StatelessRequest | None:

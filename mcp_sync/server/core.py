@@ -32,7 +32,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validation_error
 from ..protocol.skills import EXTENSION as SKILLS_EXTENSION
-from ..protocol.skills import GetSkillRequestParams, ListSkillsRequestParams, SkillEntry
+from ..protocol.skills import GetSkillRequestParams, ListSkillsRequestParams, ReadDirectoryRequestParams, SkillEntry
 from ..protocol.types import (
     Annotations,
     BlobResourceContents,
@@ -78,9 +78,11 @@ from .uri_template import UriTemplate
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..protocol.tasks import TaskSupport
     from ..runtime.transport import Transport
     from .mount import Mount
     from .session import ServerSession
+    from .tasks import TaskRunner
 
 __all__ = [
     "CompletionProvider",
@@ -155,6 +157,24 @@ class _RegisteredTool:
     handler: ToolHandler
     input_model: type[BaseModel] | None
     scopes: frozenset[str] = frozenset()
+    task: TaskSupport = "forbidden"
+    before_task: ToolHandler | None = None
+
+
+def _validated(registered: _RegisteredTool, name: str, arguments: Mapping[str, Any] | None) -> Any:
+    """The arguments as the tool's handler gets them: checked by its input model when it has one."""
+    args: Any = dict(arguments or {})
+    if registered.input_model is not None:
+        try:
+            args = registered.input_model.model_validate(args)
+        except ValidationError as exc:
+            raise MCPError(
+                MCP_CODES.INVALID_PARAMS,
+                f"Invalid arguments for tool {name}: {format_validation_error(exc)}",
+                cause=exc,
+                context={"tool": name},
+            ) from exc
+    return args
 
 
 @dataclass(frozen=True)
@@ -350,6 +370,7 @@ class MCPServer:
         """The extensions declared under ``capabilities.extensions``: identifier -> settings."""
         self._methods: dict[str, ExtensionMethod] = {}
         self._skills: SkillCatalogue | None = None
+        self._tasks: TaskRunner | None = None
         # By the id() of each session's transport (alive while its session is kept); closed
         # sessions are swept out as new ones start, once the table doubled since the last sweep.
         self._sessions: dict[int, ServerSession] = {}
@@ -382,12 +403,20 @@ class MCPServer:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport = "forbidden",
+        before_task: ToolHandler | None = None,
     ) -> Tool:
         """Register a tool; ``handler(arguments, ctx)`` runs on each call.
 
         ``scopes`` are the OAuth scopes a caller needs (see
         :meth:`scopes_for`): a request whose ``ctx.auth`` lacks one is
         refused, and listings leave the tool out for it.
+
+        ``task`` (``"optional"`` or ``"required"``) lets the tool run as a
+        task (see :mod:`mcp_sync.server.tasks`), and declares the tasks
+        extension; ``before_task(arguments, ctx)`` then runs on the request
+        before the task starts (it may ask the client in ``inputRequests``
+        rounds; the task's handler finds those answers under the same keys).
 
         ``input_schema`` is a JSON schema, or a pydantic model whose schema is
         published and which validates the arguments before each call (invalid
@@ -409,10 +438,15 @@ class MCPServer:
             icons=icons,
             meta=meta,
         )
+        if task not in ("forbidden", "optional", "required"):
+            raise MCPError(MCP_CODES.INVALID_PARAMS, f"task must be forbidden, optional or required, not {task!r}")
+        if task != "forbidden":
+            tool.execution = {"taskSupport": task}  # type: ignore[attr-defined]  # an extra field (2025-11-25)
+            _ = self.tasks  # declares the extension
         with self._lock:
             if name in self._tools:
                 raise MCPError(MCP_CODES.DUPLICATE_REGISTRATION, f"tool {name!r} is already registered")
-            self._tools[name] = _RegisteredTool(tool, handler, input_model, frozenset(scopes))
+            self._tools[name] = _RegisteredTool(tool, handler, input_model, frozenset(scopes), task, before_task)
         self._list_changed("tools")
         return tool
 
@@ -612,6 +646,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport = "forbidden",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -627,6 +662,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport = "forbidden",
     ) -> F | Callable[[F], F]:
         """Register a plain function as a tool (``@server.tool`` or ``@server.tool(...)``).
 
@@ -638,7 +674,8 @@ class MCPServer:
         carry ``structuredContent`` plus a text rendering for older clients
         (``structured_output=False`` turns that off). A parameter annotated
         with :class:`Context` receives the handler context. The function is
-        returned unchanged.
+        returned unchanged. ``task="optional"`` or ``"required"`` lets it run
+        as a task (see :meth:`register_tool`).
 
         >>> server = MCPServer("demo")
         >>> @server.tool
@@ -662,6 +699,7 @@ class MCPServer:
                 icons=icons,
                 meta=meta,
                 scopes=scopes,
+                task=task,
             )
             return function
 
@@ -912,17 +950,7 @@ class MCPServer:
         # A local call has no client: its context gets the channel that says so.
         ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
         _check_scopes(registered.scopes, ctx.auth, f"tool {name}")
-        args: Any = dict(arguments or {})
-        if registered.input_model is not None:
-            try:
-                args = registered.input_model.model_validate(args)
-            except ValidationError as exc:
-                raise MCPError(
-                    MCP_CODES.INVALID_PARAMS,
-                    f"Invalid arguments for tool {name}: {format_validation_error(exc)}",
-                    cause=exc,
-                    context={"tool": name},
-                ) from exc
+        args = _validated(registered, name, arguments)
         try:
             result = _to_call_tool_result(registered.handler(args, ctx))
         except (InputRequired, MissingClientCapability):
@@ -930,6 +958,8 @@ class MCPServer:
         except BackendUnavailable:
             raise  # the server's infrastructure failed, not the tool: the request fails
         except Exception as exc:
+            if ctx.task_id is not None and isinstance(exc, MCPError):
+                raise  # in a task a protocol error fails the task (SEP-2663); a tool error completes it
             log.info("tool %s failed: %s", name, exc, exc_info=True)
             result = CallToolResult(content=[TextContent(text=f"Error: {exc}")], is_error=True)
         if ctx.cancelled.is_set():
@@ -1092,9 +1122,10 @@ class MCPServer:
         with self._lock:
             if self._skills is None:
                 self._skills = catalogue = SkillCatalogue(self)
-                self.extensions[SKILLS_EXTENSION] = {}
+                self.extensions[SKILLS_EXTENSION] = {"directoryRead": True}
                 self.register_method("skills/list", ListSkillsRequestParams, catalogue.list, cacheable=True)
                 self.register_method("skills/get", GetSkillRequestParams, catalogue.get, cacheable=True)
+                self.register_method("resources/directory/read", ReadDirectoryRequestParams, catalogue.read_directory)
             return self._skills
 
     def add_skills(self, path: str | Path) -> list[SkillEntry]:
@@ -1112,6 +1143,51 @@ class MCPServer:
         (['hello'], True)
         """
         return add_skills(self, path)
+
+    @property
+    def tasks(self) -> TaskRunner:
+        """What runs this server's task tools; the first use declares the tasks extension and its methods.
+
+        Set its ``store`` (before the first task) to keep tasks elsewhere than in memory.
+
+        >>> server = MCPServer("demo")
+        >>> server.tasks.max_threads, "tasks/get" in server.extension_methods()
+        (8, True)
+        """
+        with self._lock:
+            if self._tasks is None:
+                from .tasks import TaskRunner, install
+
+                self._tasks = TaskRunner(self)
+                install(self, self._tasks)
+            return self._tasks
+
+    @property
+    def task_runner(self) -> TaskRunner | None:
+        """:attr:`tasks` once a tool may run as a task (or it was used), else ``None``."""
+        return self._tasks
+
+    def check_tool_arguments(self, name: str, arguments: Mapping[str, Any] | None) -> None:
+        """Raise ``INVALID_PARAMS`` when ``arguments`` do not fit tool ``name`` (before it runs as a task).
+
+        >>> server = MCPServer("demo")
+        >>> @server.tool
+        ... def double(n: int) -> int:
+        ...     return 2 * n
+        >>> server.check_tool_arguments("double", {"n": "two"})
+        Traceback (most recent call last):
+        ...
+        mcp_sync.protocol.errors.MCPError: [MCP.INVALID_PARAMS] Invalid arguments for tool double: ...
+        """
+        registered = self._tools.get(name)
+        if registered is None:
+            raise MCPError(MCP_CODES.NOT_FOUND, f"Unknown tool: {name}", jsonrpc_code=JsonRpcCode.INVALID_PARAMS)
+        _validated(registered, name, arguments)
+
+    def task_support(self, name: str) -> tuple[TaskSupport, ToolHandler | None]:
+        """Whether tool ``name`` runs as a task, and what runs before its task starts."""
+        registered = self._tools.get(name)
+        return ("forbidden", None) if registered is None else (registered.task, registered.before_task)
 
     def extension_methods(self) -> list[str]:
         """The names of the extension methods this server answers."""
@@ -1172,8 +1248,19 @@ class MCPServer:
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
             self._running = False
+            tasks = self._tasks
         for session in sessions:
             session.close()
+        if tasks is not None:
+            tasks.close()
+
+    def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
+        """Called as ``session``'s client subscribes to ``uri`` (``subscribed``) or stops; nothing to do here.
+
+        The session keeps its subscriptions itself; a server that serves
+        another one's resources (a proxy) overrides this to subscribe there
+        too (see :class:`~mcp_sync.compose.ProxyServer`). Raising refuses a subscription.
+        """
 
     def mark_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed.

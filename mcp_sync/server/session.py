@@ -200,6 +200,9 @@ class ServerSession:
         self.request_auth: Callable[[RequestId], AuthInfo | None] | None = None
         """Set by the HTTP app with a token verifier: the auth of each request (of no scope when unknown)."""
         self.list_all = False
+        self.serves_one_request = False
+        """Whether this session serves a single request and ends with it (set by the HTTP app for a
+        2026-07-28 request or stateless serving): nothing outlasts the request, so nothing is kept for it."""
         """Whether listings show every item, not only those the caller has the scopes of."""
         self.on_change: Callable[[ServerSession], None] | None = None
         """Called (on the handler's thread, before the response) after ``initialize``, ``logging/setLevel``
@@ -362,7 +365,7 @@ class ServerSession:
             if error.code == MCP_CODES.NOT_FOUND and method == "resources/read":
                 raise resource_not_found(error) from error
             raise
-        wire["resultType"] = "complete"
+        wire.setdefault("resultType", "complete")  # a task's CreateTaskResult says "task"
         wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
         extension = self.server.extension_method(method)
         if method in CACHEABLE or (extension is not None and extension.cacheable):
@@ -427,7 +430,13 @@ class ServerSession:
     def _listen(self, params: SubscriptionsListenRequestParams, ctx: RequestContext) -> SubscriptionsListenResult:
         """Hold a subscription open until the client cancels it or the server shuts down."""
         agreed = params.notifications
+        tasks = self.server.task_runner
+        if (agreed.model_extra or {}).get("taskIds") is not None and tasks is not None:
+            tasks.check_listen(self._context(ctx))
         tag = {SUBSCRIPTION_ID: ctx.request_id}
+        uris = agreed.resource_subscriptions or []
+        for uri in uris:
+            self.server.subscription_changed(self, uri, True)
         self.notify(
             "notifications/subscriptions/acknowledged",
             SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
@@ -439,6 +448,8 @@ class ServerSession:
         finally:
             with self._lock:
                 self._listens.pop(ctx.request_id, None)
+            for uri in uris:
+                self.server.subscription_changed(self, uri, False)
         return SubscriptionsListenResult(meta=tag)
 
     def _initialize(self, params: InitializeRequestParams, ctx: RequestContext) -> InitializeResult:
@@ -449,9 +460,12 @@ class ServerSession:
         self.client_capabilities = params.capabilities
         self._changed()
         server = self.server
+        capabilities = self.capabilities()
+        if server.task_runner is not None:
+            server.task_runner.offer_legacy(params.capabilities, capabilities)
         return InitializeResult(
             protocol_version=self.revision,
-            capabilities=self.capabilities(),
+            capabilities=capabilities,
             server_info=server.info,
             instructions=server.instructions,
         )
@@ -473,7 +487,20 @@ class ServerSession:
         prompts, cursor = self.server.page(self._listed(self.server.list_prompts, ctx), params.cursor)
         return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
-    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
+    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> WireModel:
+        tasks = self.server.task_runner
+        if tasks is None:
+            return self._run_tool(params, ctx)
+        context = self._context(ctx)
+        task = tasks.decide(params.name, dict(params.arguments or {}), ctx.params, context)
+        if task is not None:
+            return task
+        result = self._run_tool(params, ctx)
+        if tasks.declared(context):  # a client of the extension tells a result from a task by resultType
+            result.result_type = "complete"
+        return result
+
+    def _run_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
         if self.server.middlewares:
             return self._intercept(
                 "tool",
@@ -527,6 +554,7 @@ class ServerSession:
         return self.server.complete(params, self._context(ctx))
 
     def _subscribe(self, params: SubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
+        self.server.subscription_changed(self, params.uri, True)  # a refusal there refuses the subscription
         with self._lock:
             self._subscriptions.add(params.uri)
         self._changed()
@@ -535,6 +563,7 @@ class ServerSession:
     def _unsubscribe(self, params: UnsubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
         with self._lock:
             self._subscriptions.discard(params.uri)
+        self.server.subscription_changed(self, params.uri, False)
         self._changed()
         return EmptyResult()
 
@@ -573,6 +602,14 @@ class ServerSession:
             if uri in (wanted.resource_subscriptions or ()):
                 params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: subscription})
                 self.notify("notifications/resources/updated", params)
+
+    def task_changed(self, task_id: str, params: WireModel) -> None:
+        """Send ``notifications/tasks`` on each of this client's listen streams that asked for ``task_id``."""
+        for subscription, wanted in self._listening():
+            if task_id in ((wanted.model_extra or {}).get("taskIds") or ()):
+                wire = params.to_wire()
+                wire.setdefault("_meta", {})[SUBSCRIPTION_ID] = subscription
+                self.notify("notifications/tasks", wire)
 
     def list_changed(self, kind: str) -> None:
         """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know."""

@@ -177,7 +177,7 @@ def test_connect_performs_the_initialize_handshake(server: MCPServer, link: Call
     initialize = next(m for m in wire(conn.server_wire.received) if m.get("method") == "initialize")
     assert initialize["params"] == {
         "protocolVersion": "2025-11-25",
-        "capabilities": {},
+        "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},  # tool calls may become tasks
         "clientInfo": {"name": "my-client", "version": "3.1"},
     }
     assert conn.session.initialized.is_set()
@@ -203,6 +203,7 @@ def test_declared_capabilities_follow_the_providers(link: Callable[..., Link]) -
         "sampling": {},
         "roots": {"listChanged": True},
         "elicitation": {"form": {}},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
     }
     conn = link(client, timeout=5)
     initialize = next(m for m in wire(conn.server_wire.received) if m.get("method") == "initialize")

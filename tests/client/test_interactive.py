@@ -33,6 +33,8 @@ from mcp_sync.types import (
 from tests.servers.asking import server
 
 ERAS = ["handshake", "stateless"]
+TASKS = {"io.modelcontextprotocol/tasks": {}}
+"""What every client declares besides its providers: its tool calls may become tasks."""
 
 
 class Terminal(io.StringIO):
@@ -77,7 +79,7 @@ def test_at_a_terminal_the_person_is_prompted(monkeypatch: pytest.MonkeyPatch) -
     assert interactive.where() == "terminal"
     client = MCPClient()
     assert isinstance(client.elicitation_provider, TerminalForm)
-    assert client.capabilities().to_wire() == {"elicitation": {"form": {}, "url": {}}}
+    assert client.capabilities().to_wire() == {"elicitation": {"form": {}, "url": {}}, "extensions": TASKS}
     assert client.log_handler is _forward_to_logging  # a script's logs go to logging, as before
     assert MCPClient(elicitation_provider=None).elicitation_provider is None
     client.set_elicitation_provider(None)
@@ -113,7 +115,7 @@ def person(answers: list[Any]) -> Any:
 def test_a_provider_that_takes_urls_answers_url_mode_in_both_eras(era: str) -> None:
     provider = person([ElicitResult(action="accept"), ElicitResult(action="accept", content={"name": "Ada"})])
     with mcp_sync.connect(server, era=era, elicitation_provider=provider) as client:
-        assert client.capabilities().to_wire() == {"elicitation": {"form": {}, "url": {}}}
+        assert client.capabilities().to_wire() == {"elicitation": {"form": {}, "url": {}}, "extensions": TASKS}
         assert json.loads(client.call_tool("visit").text) == {"action": "accept"}
         assert provider.seen[0] == ElicitRequestURLParams(
             message="Sign the form", url="https://example.com/sign", elicitation_id="e1"
@@ -129,7 +131,7 @@ def test_url_mode_reaches_only_a_provider_that_takes_it() -> None:
     url = ElicitParams.model_validate({"mode": "url", "message": "Go", "url": "https://example.com"})
     assert isinstance(url, ElicitRequestURLParams)
     client = MCPClient(elicitation_provider=lambda params: ElicitResult(action="decline"))
-    assert client.capabilities().to_wire() == {"elicitation": {"form": {}}}
+    assert client.capabilities().to_wire() == {"elicitation": {"form": {}}, "extensions": TASKS}
     answer = responder(client, "elicitation/create", lambda kind: MCPError(MCP_CODES.NOT_FOUND, kind))
     with pytest.raises(MCPError) as refused:
         answer(url)

@@ -224,7 +224,13 @@ def test_auto_lands_on_2026_and_every_request_describes_itself(pair: Callable[..
     for request in sent:
         meta = request["params"]["_meta"]
         assert meta[PROTOCOL_VERSION] == REVISION and meta[CLIENT_INFO] == {"name": "probe", "version": "9"}
-        assert meta[CLIENT_CAPABILITIES] == {"sampling": {}, "roots": {}, "elicitation": {"form": {}}}
+        tasks = {"io.modelcontextprotocol/tasks": {}}  # any call may be answered with a task (SEP-2663)
+        assert meta[CLIENT_CAPABILITIES] == {
+            "sampling": {},
+            "roots": {},
+            "elicitation": {"form": {}},
+            "extensions": tasks,
+        }
         assert LOG_LEVEL not in meta
     assert repr(client) == "<MCPClient probe (connected)>"
 

@@ -21,8 +21,6 @@ The harness is installed on first use; without npm these tests skip, unless
 from __future__ import annotations
 
 import importlib.util
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -50,7 +48,7 @@ from mcp_sync.types import (
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-SERVER = ROOT / "examples" / "conformance_server.py"
+SERVER = conformance.EXAMPLE_SERVER
 CLIENT = conformance.EXAMPLE_CLIENT
 
 SERVER_SCENARIOS = [
@@ -196,36 +194,9 @@ class Served:
 @pytest.fixture(scope="module")
 def served(harness: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """``examples/conformance_server.py`` on a free port, started once for the module."""
-    port = conformance.free_port()
     log_path = tmp_path_factory.mktemp("conformance-server") / "server.log"
-    with open(log_path, "wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--port", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            env=CHILD_ENV,
-            cwd=ROOT,
-        )
-    server = Served(f"http://127.0.0.1:{port}/mcp", log_path)
-    try:
-        conformance.wait_for_port(port, process=process)
-        yield server
-    finally:
-        stop(process)
-    assert process.returncode == 0, f"the server exited with {process.returncode}{server.tail()}"
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Interrupt the server so it exits normally (and coverage is saved); kill it if it lingers."""
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+    with conformance.example_server(log_path) as url:
+        yield Served(url, log_path)
 
 
 def test_harness_lists_the_expected_scenarios(harness: Harness) -> None:

@@ -10,9 +10,10 @@ run here against ``examples/conformance_server.py`` (which serves
   ``-32602``), the SKILL.md read back with frontmatter equal to the entry's;
 - ``sep-2640-skills-manifest``: the SKILL.md resource's MIME type, name and
   description, and the URI's last segment equal to the skill's name;
-- ``sep-2640-skills-directory``: ``resources/directory/read``, which is
-  optional: this server does not declare ``directoryRead``, so every check
-  is SKIPPED (and the test says so).
+- ``sep-2640-skills-directory``: ``resources/directory/read`` (optional;
+  this server declares ``directoryRead``): the declaration, the direct
+  children of a skill's directory, a subdirectory marked
+  ``inode/directory``, ``-32602`` for a file's URI, and pagination.
 
 and four client scenarios, run against ``examples/conformance_client.py``:
 ``sep-2640-client-no-prefetch`` (listing reads no file) and
@@ -29,8 +30,6 @@ skip, unless ``MCP_SYNC_REQUIRE_INTEROP=1`` makes them fail.
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,7 +40,6 @@ from conformance import Harness
 
 pytestmark = pytest.mark.timeout(600)  # the first run installs the harness and a Node 22
 
-SERVER = conformance.ROOT / "examples" / "conformance_server.py"
 CLIENT = conformance.EXAMPLE_CLIENT
 REVISIONS = ["2026-07-28", "2025-11-25"]
 SERVER_SCENARIOS = ["sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest"]
@@ -63,29 +61,8 @@ def harness() -> Harness:
 @pytest.fixture(scope="module")
 def server_url(harness: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``examples/conformance_server.py`` on a free port, for the module."""
-    port = conformance.free_port()
-    log_path = tmp_path_factory.mktemp("skills-server") / "server.log"
-    with open(log_path, "wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--port", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            env=conformance.CHILD_ENV,
-            cwd=conformance.ROOT,
-        )
-    try:
-        conformance.wait_for_port(port, process=process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)  # a normal exit, so that coverage is saved
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-    assert process.returncode == 0, log_path.read_text(errors="replace")[-4000:]
+    with conformance.example_server(tmp_path_factory.mktemp("skills-server") / "server.log") as url:
+        yield url
 
 
 def test_the_harness_lists_the_skills_scenarios(harness: Harness) -> None:
@@ -100,12 +77,12 @@ def test_server_scenario(harness: Harness, server_url: str, scenario: str, revis
     run = harness.server_scenario(server_url, scenario, tmp_path, spec_version=revision)
     assert run.passed, run.report()
     statuses = {check["id"]: check["status"] for check in run.checks if check["id"].startswith("sep-2640-")}
-    if scenario == "sep-2640-skills-directory":  # optional, and not offered: nothing to check
-        assert set(statuses.values()) == {"SKIPPED"}, statuses
-    else:
-        skipped = {name for name, status in statuses.items() if status == "SKIPPED"}
-        cache_checks = {"sep-2640-skills-list-cache-attributes", "sep-2640-skills-get-cache-attributes"}
-        assert skipped == (set() if revision == "2026-07-28" or scenario.endswith("manifest") else cache_checks)
+    skipped = {name for name, status in statuses.items() if status == "SKIPPED"}
+    cache_checks = {"sep-2640-skills-list-cache-attributes", "sep-2640-skills-get-cache-attributes"}
+    expected = cache_checks if revision == "2025-11-25" and scenario.endswith("enumeration") else set()
+    assert skipped == expected, statuses
+    if scenario == "sep-2640-skills-directory":  # every check of the optional method ran
+        assert len(statuses) == 6 and set(statuses.values()) == {"SUCCESS"}, statuses
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

@@ -89,6 +89,7 @@ from ...protocol.headers import (
 )
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, error_response
 from ...protocol.stateless import PROTOCOL_VERSION, meta_revision
+from ...protocol.tasks import NAMED_BY_TASK_ID
 from ...protocol.types import (
     ClientCapabilities,
     Error,
@@ -124,6 +125,7 @@ from .cors import CORSPolicy
 from .event_store import EventStore, InMemoryEventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
 from .redis_backend import REDIS_URL_VARIABLE, RedisBackend
+from .redis_tasks import share_tasks
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import (
     HTTPSession,
@@ -391,6 +393,8 @@ class StreamableHTTPApp:
         # First: a backend that cannot be reached stops the app being made, before anything starts.
         self.backend = _open_backend(backend)
         self.backend.attach(server)
+        if isinstance(self.backend, RedisBackend):
+            share_tasks(server, self.backend)  # any worker answers for any task
         self.server = server
         self.path = path
         self.stateless = stateless
@@ -775,6 +779,7 @@ class StreamableHTTPApp:
         """
         transport = StreamableSessionTransport(event_store=None, inline=True)
         session = self.server.start(transport)
+        session.serves_one_request = True
         transport.bind(session)
         self._serve_auth(session, transport)
         if revision is not None:
@@ -1290,9 +1295,13 @@ def _standard_header_problem(request: _Request, method: str, params: dict[str, A
     if sent.strip(" \t") != method:
         return f"header Mcp-Method ({sent.strip()!r}) does not match the method ({method!r})"
     field = NAMED_BY.get(method)
+    named = request.header("Mcp-Name")
+    if field is None and method in NAMED_BY_TASK_ID:
+        field = "taskId"
+        if named is None:
+            return None  # checked when sent (SEP-2663 names it; older clients of the extension do not send it)
     if field is None:
         return None
-    named = request.header("Mcp-Name")
     if named is None:
         return "header Mcp-Name is missing"
     text = header_text(named)

@@ -45,6 +45,7 @@ from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPTransportErr
 from ...protocol.headers import NAMED_BY, header_value, screen_tools
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, parse_value
 from ...protocol.stateless import meta_revision
+from ...protocol.tasks import NAMED_BY_TASK_ID
 from ...protocol.types import (
     JSONRPCErrorResponse,
     JSONRPCMessage,
@@ -291,7 +292,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         """The headers of a 2026-07-28 request: its revision, method and name, and its tool's mirrored arguments."""
         headers = {**self.headers, "Accept": _ACCEPT_ANY, _VERSION_HEADER: revision, "Mcp-Method": request.method}
         params = request.params or {}
-        named = NAMED_BY.get(request.method)
+        named = NAMED_BY.get(request.method) or ("taskId" if request.method in NAMED_BY_TASK_ID else None)
         name = header_value(params.get(named)) if named is not None else None
         if name is not None:
             headers["Mcp-Name"] = name

@@ -1,0 +1,481 @@
+"""Tool calls the server runs as tasks: polled, answered and cancelled by the client (SEP-2663, and 2025-11-25).
+
+A server may answer ``tools/call`` with a task handle instead of the result.
+Two wire forms exist:
+
+* the extension ``io.modelcontextprotocol/tasks`` (SEP-2663): the client
+  declares it in every request's ``_meta`` capabilities (and, for servers
+  that offer it to handshake-era clients too, in its ``initialize``
+  capabilities), the server decides per call, and the client polls
+  ``tasks/get`` (which inlines the result, the error, or the
+  ``inputRequests`` to answer with ``tasks/update``) and may send
+  ``tasks/cancel``;
+* the experimental tasks of 2025-11-25, in the handshake era: the client
+  asks for a task with ``params.task`` when the server declares
+  ``tasks.requests.tools.call`` and the tool's ``execution.taskSupport``
+  allows it, polls ``tasks/get`` and fetches the outcome with
+  ``tasks/result`` (the server asks its questions over the session
+  meanwhile, answered by the client's providers as usual).
+
+The answer that creates a task says which form it is of.
+
+:class:`ToolTask` is the handle: a :class:`concurrent.futures.Future` of the
+:class:`~mcp_sync.types.CallToolResult`, filled in by the client's one poller
+thread. :meth:`MCPClient.call_tool <mcp_sync.client.core.MCPClient.call_tool>`
+drives a task to its end in the calling thread instead, so that a caller who
+wants the result never sees the task.
+
+>>> state = TaskState.from_wire({"taskId": "t1", "status": "working", "pollIntervalMs": 250})
+>>> state.task_id, state.status, state.poll_interval, state.terminal
+('t1', 'working', 0.25, False)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import html
+import importlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, mcp_code_for
+from ..protocol.tasks import (
+    EXTENSION,
+    TERMINAL,
+    CancelTaskRequestParams,
+    GetTaskRequestParams,
+    TaskMetadata,
+    UpdateTaskRequestParams,
+)
+from ..protocol.types import CallToolRequestParams, CallToolResult, WireModel
+from ..runtime.dispatcher import USE_DEFAULT, Timeout
+from .era import StatelessEra
+from .rounds import answer_inputs, validated
+
+if TYPE_CHECKING:
+    from .core import MCPClient
+    from .era import ClientEra
+
+__all__ = [
+    "DEFAULT_POLL_INTERVAL",
+    "EXTENSION",
+    "TERMINAL",
+    "TaskPoller",
+    "TaskState",
+    "ToolTask",
+    "UnknownTaskError",
+]
+
+log = logging.getLogger("mcp_sync.client")
+
+DEFAULT_POLL_INTERVAL = 1.0
+"""Seconds between two polls when the server suggests no interval."""
+IDLE_WAIT = 60.0
+"""The longest the poller sleeps with nothing to poll before it looks again (new work wakes it at once)."""
+STOP_TIMEOUT = 10.0
+"""The longest close() waits for the poller thread to finish the poll it is making."""
+MIN_POLL_INTERVAL = 0.01
+"""The shortest wait between two polls, whatever the server suggests (a zero would spin)."""
+
+
+class UnknownTaskError(MCPError):
+    """The server knows no task by this id (never created, expired, or another server's).
+
+    Its code is ``INVALID_PARAMS`` (the server's -32602); ``context["task_id"]`` names the task.
+
+    >>> UnknownTaskError(MCP_CODES.INVALID_PARAMS, "no task 'x'").jsonrpc_code
+    -32602
+    """
+
+
+@dataclass
+class TaskState:
+    """What the server last said of a task, in either wire form."""
+
+    task_id: str
+    status: str
+    status_message: str | None = None
+    poll_interval: float | None = None
+    """Seconds between polls the server suggests (``None``: it suggests none)."""
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the task has ended (completed, failed or cancelled)."""
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any]) -> TaskState:
+        """Read a task (flat, as SEP-2663 and 2025-11-25's ``tasks/get`` send it); a malformed one raises."""
+        task_id, status = raw.get("taskId"), raw.get("status")
+        if not isinstance(task_id, str) or not isinstance(status, str):
+            raise MCPProtocolError(MCP_CODES.PROTOCOL_INVALID, f"the server sent a malformed task: {raw!r}")
+        interval = raw.get("pollIntervalMs", raw.get("pollInterval"))
+        message = raw.get("statusMessage")
+        requests = raw.get("inputRequests")
+        result, error = raw.get("result"), raw.get("error")
+        return cls(
+            task_id=task_id,
+            status=status,
+            status_message=message if isinstance(message, str) else None,
+            poll_interval=interval / 1000 if isinstance(interval, (int, float)) else None,
+            result=result if isinstance(result, dict) else None,
+            error=error if isinstance(error, dict) else None,
+            input_requests=requests if isinstance(requests, dict) else None,
+            raw=raw,
+        )
+
+
+def created_task(raw: dict[str, Any]) -> tuple[TaskState, bool] | None:
+    """The task a ``tools/call`` answer hands back, and whether it is of the 2025-11-25 form; ``None`` for a result."""
+    if raw.get("resultType") == "task":
+        return TaskState.from_wire(raw), False
+    nested = raw.get("task")
+    if isinstance(nested, dict) and "content" not in raw:
+        return TaskState.from_wire(nested), True
+    return None
+
+
+def _raised(error: dict[str, Any], task_id: str) -> MCPError:
+    """The exception for a failed task's JSON-RPC ``error``."""
+    number = error.get("code")
+    number = number if isinstance(number, int) else JsonRpcCode.INTERNAL_ERROR
+    message = error.get("message")
+    return MCPError(
+        mcp_code_for(number),
+        message if isinstance(message, str) else f"task {task_id} failed",
+        context={"task_id": task_id},
+        data=error.get("data"),
+        jsonrpc_code=number,
+    )
+
+
+class TaskForm:
+    """How one connection speaks tasks: the extension (stateless era) or 2025-11-25's (handshake era)."""
+
+    def __init__(self, client: MCPClient, era: ClientEra, *, legacy: bool) -> None:
+        self.client = client
+        self.era = era
+        self.legacy = legacy
+        """Whether the task is of the 2025-11-25 form (else the extension's, in either era)."""
+
+    @classmethod
+    def of(cls, client: MCPClient, era: ClientEra) -> TaskForm:
+        """The form of a task known by its id alone: 2025-11-25's on a handshake-era server without the extension."""
+        extensions = era.peer.capabilities.extensions or {}
+        return cls(client, era, legacy=era.name == "handshake" and EXTENSION not in extensions)
+
+    def request(self, method: str, params: WireModel, timeout: Timeout) -> dict[str, Any]:
+        return self.era.request(method, params, timeout=timeout, cancel=None, on_progress=None, fresh=True)
+
+    def get(self, task_id: str, timeout: Timeout) -> TaskState:
+        """``tasks/get``; the server's -32602 raises :class:`UnknownTaskError`."""
+        try:
+            raw = self.request("tasks/get", GetTaskRequestParams(task_id=task_id), timeout)
+        except MCPError as exc:
+            if exc.jsonrpc_code != JsonRpcCode.INVALID_PARAMS:
+                raise
+            raise UnknownTaskError(
+                MCP_CODES.INVALID_PARAMS,
+                f"the server knows no task {task_id!r} (unknown or expired): {exc.message}",
+                cause=exc,
+                context={"task_id": task_id},
+            ) from exc
+        state = TaskState.from_wire(raw)
+        if state.task_id != task_id:
+            raise MCPProtocolError(
+                MCP_CODES.PROTOCOL_INVALID, f"tasks/get for {task_id!r} answered task {state.task_id!r}"
+            )
+        return state
+
+    def answer(self, state: TaskState, answered: set[str], timeout: Timeout) -> None:
+        """Answer the input requests not answered yet through the providers, with ``tasks/update``."""
+        pending = {k: v for k, v in (state.input_requests or {}).items() if k not in answered}
+        if not pending:
+            return
+        responses = answer_inputs(self.client, "tasks/get", pending, StatelessEra.missing_provider)
+        self.request("tasks/update", UpdateTaskRequestParams(task_id=state.task_id, input_responses=responses), timeout)
+        answered.update(pending)
+
+    def outcome(self, state: TaskState, timeout: Timeout) -> CallToolResult:
+        """The tool's result of a task that ended or (2025-11-25) waits for input; a failure raises."""
+        if self.legacy:
+            # tasks/result blocks until the task ends; the server asks its questions over the session meanwhile.
+            return validated(
+                CallToolResult,
+                self.request("tasks/result", GetTaskRequestParams(task_id=state.task_id), timeout),
+                "tasks/result",
+            )
+        if state.status == "failed":
+            raise _raised(state.error or {}, state.task_id)
+        if state.result is None:
+            raise MCPProtocolError(MCP_CODES.PROTOCOL_INVALID, f"task {state.task_id} completed without a result")
+        return validated(CallToolResult, state.result, "tasks/get")
+
+    def cancel(self, task_id: str, timeout: Timeout) -> None:
+        self.request("tasks/cancel", CancelTaskRequestParams(task_id=task_id), timeout)
+
+
+def task_params(client: MCPClient, era: ClientEra, params: CallToolRequestParams, *, prefer: bool) -> None:
+    """Ask for a 2025-11-25 task on ``params`` when the server and the tool allow it (``prefer``: also when optional).
+
+    In the stateless era nothing is added: the extension is declared in every
+    request's ``_meta``, and the server decides.
+    """
+    if era.name != "handshake":
+        return
+    declared = era.peer.capabilities.model_extra or {}
+    requests = (declared.get("tasks") or {}).get("requests") or {}
+    if "call" not in (requests.get("tools") or {}):
+        return
+    tool = client._find_tool(params.name)
+    execution = ((tool.model_extra or {}).get("execution") if tool is not None else None) or {}
+    support = execution.get("taskSupport", "forbidden")
+    if support == "required" or (prefer and support == "optional"):
+        params.task = TaskMetadata()  # type: ignore[attr-defined]  # an extra field, as 2025-11-25 has it
+
+
+class ToolTask(concurrent.futures.Future[CallToolResult]):
+    """A tool call the server runs as a task: a future of its :class:`~mcp_sync.types.CallToolResult`.
+
+    ``result(timeout)`` waits for it (a tool error is a result with
+    ``is_error``; a task that failed raises its error), ``cancel()`` sends
+    ``tasks/cancel``, ``add_done_callback`` works as on any future.
+    :attr:`task_id` is what :meth:`MCPClient.task` takes to reattach later,
+    from another process for instance. The client's poller thread keeps
+    :attr:`status` and :attr:`progress` up to date; closing the client ends
+    the future with ``TRANSPORT_CLOSED`` (the task itself runs on).
+
+    >>> from mcp_sync.types import CallToolResult, TextContent
+    >>> done = ToolTask.finished("echo", CallToolResult(content=[TextContent(text="hi")]))
+    >>> done.status, done.result(0).text
+    ('completed', 'hi')
+    """
+
+    def __init__(self, name: str | None, state: TaskState, form: TaskForm | None = None) -> None:
+        super().__init__()
+        self.name = name
+        """The tool's name (``None`` when reattached by id: the server does not say)."""
+        self._last = state
+        self._form = form
+        self._answered: set[str] = set()
+        self._displays: list[Any] = []
+        self.add_done_callback(lambda _: self._redraw())
+
+    @classmethod
+    def finished(cls, name: str, result: CallToolResult) -> ToolTask:
+        """A handle on a call the server answered at once, without a task (its :attr:`task_id` is ``None``)."""
+        task = cls(name, TaskState(task_id="", status="completed"))
+        task.set_result(result)
+        return task
+
+    @property
+    def task_id(self) -> str | None:
+        """The server's id of the task (``None`` when the server answered at once)."""
+        return self._last.task_id or None
+
+    @property
+    def status(self) -> str:
+        """``working``, ``input_required``, ``completed``, ``failed`` or ``cancelled``, as last polled."""
+        return "cancelled" if self.cancelled() else self._last.status
+
+    @property
+    def progress(self) -> str | None:
+        """The server's last status message (what it says it is doing), if any."""
+        return self._last.status_message
+
+    def cancel(self) -> bool:
+        """Send ``tasks/cancel`` and end the future as cancelled; ``False`` when it had ended already.
+
+        Cancelling is cooperative on the server: the work may still finish there.
+        """
+        if self.done():
+            return False
+        form = self._form
+        if form is not None:
+            try:
+                form.cancel(self._last.task_id, form.client.timeout)
+            except MCPError as exc:
+                log.warning("tasks/cancel for %s failed: %s", self._last.task_id, exc)
+        return super().cancel()
+
+    def step(self, timeout: Timeout = USE_DEFAULT) -> float | None:
+        """Poll once: update the status, answer input requests, end the future when the task has ended.
+
+        Returns the seconds to wait before the next poll, or ``None`` once the
+        future is done. Errors of the poll itself raise.
+        """
+        form = self._form
+        if self.done() or form is None:
+            return None
+        state = form.get(self._last.task_id, timeout)
+        seen, self._last = self._last, state
+        if (seen.status, seen.status_message) != (state.status, state.status_message):
+            self._redraw()
+        if state.terminal or (form.legacy and state.status == "input_required"):
+            self._settle(form, state, timeout)
+            return None
+        if state.status == "input_required":
+            form.answer(state, self._answered, timeout)
+        return max(MIN_POLL_INTERVAL, DEFAULT_POLL_INTERVAL if state.poll_interval is None else state.poll_interval)
+
+    def _settle(self, form: TaskForm, state: TaskState, timeout: Timeout) -> None:
+        if state.status == "cancelled":
+            super().cancel()
+            return
+        try:
+            result = form.outcome(state, timeout)
+        except MCPError as exc:
+            self._end(exc)
+            return
+        if form.legacy:
+            self._last = TaskState(task_id=state.task_id, status="completed", status_message=state.status_message)
+        self._end(result)
+
+    def _end(self, outcome: CallToolResult | BaseException) -> None:
+        """Fill in the future, unless it ended meanwhile (cancelled from another thread)."""
+        try:
+            if isinstance(outcome, BaseException):
+                self.set_exception(outcome)
+            else:
+                self.set_result(outcome)
+        except concurrent.futures.InvalidStateError:
+            pass
+
+    def __repr__(self) -> str:
+        return f"<ToolTask {self.name} {self.task_id or '(no task)'} {self.status}>"
+
+    def _ipython_display_(self) -> None:
+        """Show the task's status in the notebook, updated in place as the poller learns more."""
+        shown = importlib.import_module("IPython.display")
+        self._displays.append(shown.display(shown.HTML(self._repr_html_()), display_id=True))
+
+    def _redraw(self) -> None:
+        """Update the task's displays in the notebook, if it has any."""
+        if self._displays:
+            html_type = importlib.import_module("IPython.display").HTML
+            for handle in self._displays:
+                handle.update(html_type(self._repr_html_()))
+
+    def _repr_html_(self) -> str:
+        """The task's status as a line of HTML (a notebook shows it under the cell)."""
+        message = f" &mdash; {html.escape(self.progress)}" if self.progress else ""
+        return (
+            f"<div class='mcp-sync-task'><b>{html.escape(str(self.name))}</b> "
+            f"<code>{html.escape(self.task_id or '(no task)')}</code>: {html.escape(self.status)}{message}</div>"
+        )
+
+
+def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threading.Event | None) -> CallToolResult:
+    """Poll ``task`` in this thread until it ends, within ``timeout``; return its result (what call_tool does).
+
+    Running out of time, or ``cancel`` being set, sends ``tasks/cancel`` and
+    raises ``TIMEOUT`` or ``REQUEST_CANCELLED``; a task the server cancelled
+    raises ``REQUEST_CANCELLED``.
+    """
+    limit = default if timeout is USE_DEFAULT else timeout
+    deadline = None if limit is None else time.monotonic() + limit
+    waiter = cancel if cancel is not None else threading.Event()
+    while True:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            task.cancel()
+            raise MCPError(
+                MCP_CODES.TIMEOUT,
+                f"task {task.task_id} of tool {task.name!r} did not end within {limit}s (tasks/cancel sent)",
+                context={"task_id": task.task_id, "tool": task.name},
+            )
+        delay = task.step(remaining)
+        if delay is None:
+            break
+        if waiter.wait(delay if remaining is None else min(delay, remaining)):
+            task.cancel()
+            raise MCPError(
+                MCP_CODES.REQUEST_CANCELLED,
+                f"the call to {task.name!r} was cancelled (tasks/cancel sent for {task.task_id})",
+                context={"task_id": task.task_id, "tool": task.name},
+            )
+    if task.cancelled():
+        raise MCPError(
+            MCP_CODES.REQUEST_CANCELLED,
+            f"the server cancelled task {task.task_id} of tool {task.name!r}",
+            context={"task_id": task.task_id, "tool": task.name},
+        )
+    return task.result(0)
+
+
+class TaskPoller:
+    """The client's one thread that polls its :class:`ToolTask` handles, each at its server's interval.
+
+    Started by the first task watched, stopped by :meth:`stop` (the client's
+    close), which ends every unfinished handle with ``TRANSPORT_CLOSED``.
+    """
+
+    def __init__(self, timeout: Callable[[], float | None]) -> None:
+        self._timeout = timeout
+        self._due: dict[ToolTask, float] = {}
+        self._condition = threading.Condition()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def watch(self, task: ToolTask) -> None:
+        """Poll ``task`` from now on, until it ends."""
+        with self._condition:
+            if self._stopped:
+                raise MCPError(MCP_CODES.TRANSPORT_CLOSED, "the client is closed")
+            self._due[task] = time.monotonic()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mcp-sync-client-tasks", daemon=True)
+                self._thread.start()
+            self._condition.notify()
+
+    def _next(self) -> list[ToolTask] | None:
+        """The tasks due now, waiting until one is; ``None`` once stopped."""
+        with self._condition:
+            while not self._stopped:
+                now = time.monotonic()
+                ready = [task for task, due in self._due.items() if due <= now]
+                if ready:
+                    return ready
+                soonest = min(self._due.values(), default=None)
+                self._condition.wait(IDLE_WAIT if soonest is None else soonest - now)
+            return None
+
+    def _run(self) -> None:
+        while (ready := self._next()) is not None:
+            for task in ready:
+                try:
+                    delay = task.step(self._timeout())
+                except MCPError as exc:
+                    task._end(exc)
+                    delay = None
+                with self._condition:
+                    if delay is not None and not task.done() and task in self._due:
+                        self._due[task] = time.monotonic() + delay
+                    else:  # ended, or stop() let go of it meanwhile
+                        self._due.pop(task, None)
+
+    def stop(self, failure: MCPError) -> None:
+        """Stop polling: each unfinished handle ends with ``failure`` now; :meth:`join` waits for the thread."""
+        with self._condition:
+            self._stopped = True
+            left = list(self._due)
+            self._due.clear()
+            self._condition.notify()
+        for task in left:
+            task._end(failure)
+
+    def join(self) -> None:
+        """Wait for the thread to end (not from the thread itself: a done callback may close the client)."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            # The connection is closed first, so a poll in flight fails at once; a provider still asking
+            # someone something is not waited for beyond this.
+            thread.join(STOP_TIMEOUT)

@@ -1,0 +1,792 @@
+"""Tools that run as tasks: the server side of ``io.modelcontextprotocol/tasks`` (SEP-2663) and the 2025-11-25 form.
+
+A tool registered with ``task="optional"`` or ``task="required"`` may run
+as a task. The server decides per call: when the request's client declared
+the extension (at ``initialize``, or for this request in
+``_meta["io.modelcontextprotocol/clientCapabilities"]``), the call answers
+at once with a ``CreateTaskResult`` and the tool runs on a bounded pool of
+worker threads; otherwise an ``optional`` tool runs as a plain call and a
+``required`` one is refused (``-32021``, naming the extension). A
+handshake-era client that sends the 2025-11-25 ``params.task`` instead gets
+that form (a nested ``task``, then ``tasks/result``).
+
+Inside a task, ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots`` and
+``ctx.ask_all`` need no client connection: the questions wait in the task
+(``input_required``, listed as ``inputRequests`` by ``tasks/get``) until a
+``tasks/update`` answers them, and the handler carries on. ``tasks/cancel``
+sets ``ctx.cancelled``. A tool error completes the task with
+``isError``; a protocol error (an :class:`~mcp_sync.errors.MCPError` from
+the handler) fails it with that error.
+
+Task state lives in a :class:`TaskStore`: :class:`MemoryTaskStore` by
+default (bounded; a task is forgotten when its TTL has passed, polled or
+not), or a shared one such as
+:class:`~mcp_sync.server.http.redis_tasks.RedisTaskStore`.
+
+>>> from mcp_sync import Context, MCPServer
+>>> server = MCPServer("demo")
+>>> @server.tool(task="optional")
+... def build_index(ctx: Context) -> str:
+...     return "indexed"
+>>> server.get_tool("build_index").model_extra["execution"]
+{'taskSupport': 'optional'}
+>>> server.stop()
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
+from ..protocol.stateless import CLIENT_CAPABILITIES
+from ..protocol.tasks import (
+    EXTENSION,
+    RELATED_TASK,
+    CancelTaskRequestParams,
+    CreateTaskResult,
+    DetailedTask,
+    GetTaskRequestParams,
+    LegacyCreateTaskResult,
+    ListTasksResult,
+    Task,
+    TaskStatus,
+    TaskStatusNotificationParams,
+    UpdateTaskRequestParams,
+    is_terminal,
+    legacy_task,
+    missing_extension_data,
+)
+from ..protocol.types import (
+    ClientCapabilities,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    EmptyResult,
+    Implementation,
+    ListRootsRequest,
+    ListRootsResult,
+    LoggingLevel,
+    PaginatedRequestParams,
+    RequestParams,
+    Result,
+    ServerCapabilities,
+    WireModel,
+)
+from ..runtime.workers import ElasticPool
+from .context import ClientChannel, Context
+from .stateless import ClientRequest, MissingClientCapability, StatelessRequest
+
+if TYPE_CHECKING:
+    from .core import MCPServer
+
+__all__ = [
+    "DEFAULT_POLL_INTERVAL_MS",
+    "DEFAULT_TTL_MS",
+    "MemoryTaskStore",
+    "TaskChannel",
+    "TaskRecord",
+    "TaskRunner",
+    "TaskStore",
+]
+
+log = logging.getLogger("mcp_sync.tasks")
+
+DEFAULT_TTL_MS = 60 * 60 * 1000
+"""How long a task is kept after it was created, unless the server says otherwise (an hour)."""
+DEFAULT_POLL_INTERVAL_MS = 500
+"""How often clients are asked to poll ``tasks/get``."""
+_WAKE_S = 0.5
+"""The longest a task waiting for input goes without reading its record again (a shared store has no push)."""
+_CAPABILITY_FOR = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+_R = TypeVar("_R", bound=BaseModel)
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class TaskRecord:
+    """Everything a store keeps about one task (plain data: it travels as JSON to a shared store).
+
+    ``answers`` holds the client's answers by input-request key until the
+    handler takes them; ``owner`` is who may see the task (the caller's
+    auth subject or client id, ``None`` when nothing authenticates callers).
+    """
+
+    task_id: str
+    tool: str
+    status: TaskStatus = "working"
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = 0.0
+    ttl_ms: int | None = DEFAULT_TTL_MS
+    poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS
+    status_message: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, Any] = field(default_factory=dict)
+    cancel_requested: bool = False
+    legacy: bool = False
+    owner: str | None = None
+
+    def __post_init__(self) -> None:
+        self.updated_at = self.updated_at or self.created_at
+
+    @property
+    def expires_at(self) -> float:
+        """When the task may be forgotten (``inf`` for no TTL)."""
+        return float("inf") if self.ttl_ms is None else self.created_at + self.ttl_ms / 1000
+
+    def task(self) -> Task:
+        """The task's wire description (extension field names)."""
+        return Task(
+            task_id=self.task_id,
+            status=self.status,
+            status_message=self.status_message,
+            created_at=_iso(self.created_at),
+            last_updated_at=_iso(self.updated_at),
+            ttl_ms=self.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+        )
+
+    def detailed(self) -> DetailedTask:
+        """``tasks/get``'s answer: the task with its result, error or pending input requests."""
+        return DetailedTask(
+            **self.task().model_dump(),
+            result=self.result if self.status == "completed" else None,
+            error=self.error if self.status == "failed" else None,
+            input_requests=dict(self.input_requests) if self.status == "input_required" else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON-compatible data (for shared stores)."""
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TaskRecord:
+        """The record :meth:`to_json` gave."""
+        return cls(**data)
+
+
+class TaskStore(Protocol):
+    """Where tasks are kept. Every method is atomic; an expired task is as good as unknown."""
+
+    def create(self, record: TaskRecord) -> None:
+        """Keep a new task; ``-32603`` when the store is full."""
+        ...
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """A copy of the task, or ``None`` when unknown or expired."""
+        ...
+
+    def update(self, task_id: str, change: Callable[[TaskRecord], None]) -> TaskRecord | None:
+        """Apply ``change`` to the task atomically; the record as changed, or ``None`` when unknown or expired."""
+        ...
+
+    def records(self) -> list[TaskRecord]:
+        """Every live task, oldest first."""
+        ...
+
+    def sweep(self) -> list[str]:
+        """Forget the expired tasks; their ids."""
+        ...
+
+    def next_expiry(self) -> float | None:
+        """When the next task expires (a time.time() value), or ``None`` when none is kept here."""
+        ...
+
+
+class MemoryTaskStore:
+    """Tasks in this process's memory: at most ``max_tasks``, each forgotten once its TTL passed.
+
+    >>> store = MemoryTaskStore(max_tasks=1)
+    >>> store.create(TaskRecord("t1", "tool", created_at=0.0, ttl_ms=1000))
+    >>> store.sweep(), store.get("t1") is None, len(store)  # long expired
+    (['t1'], True, 0)
+    """
+
+    def __init__(self, *, max_tasks: int = 10_000, clock: Callable[[], float] = time.time) -> None:
+        self.max_tasks = max_tasks
+        self._clock = clock
+        self._tasks: dict[str, TaskRecord] = {}
+        self._expiry: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._tasks)
+
+    def _sweep(self) -> list[str]:
+        now = self._clock()
+        gone: list[str] = []
+        while self._expiry and self._expiry[0][0] <= now:
+            _, task_id = heapq.heappop(self._expiry)
+            del self._tasks[task_id]  # each task has one entry in the heap, popped here only
+            gone.append(task_id)
+        return gone
+
+    def sweep(self) -> list[str]:
+        """Forget the expired tasks; their ids."""
+        with self._lock:
+            return self._sweep()
+
+    def next_expiry(self) -> float | None:
+        """When the next kept task expires, or ``None`` when none does."""
+        with self._lock:
+            soonest = self._expiry[0][0] if self._expiry else float("inf")
+            return None if soonest == float("inf") else soonest
+
+    def create(self, record: TaskRecord) -> None:
+        """Keep ``record``; ``-32603`` when ``max_tasks`` live tasks are kept already."""
+        with self._lock:
+            self._sweep()
+            if len(self._tasks) >= self.max_tasks:
+                raise MCPError(MCP_CODES.INTERNAL_ERROR, f"too many tasks (at most {self.max_tasks} are kept)")
+            self._tasks[record.task_id] = replace(record)
+            heapq.heappush(self._expiry, (record.expires_at, record.task_id))
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """A copy of the task, or ``None``."""
+        with self._lock:
+            self._sweep()
+            record = self._tasks.get(task_id)
+            return None if record is None else _copy(record)
+
+    def update(self, task_id: str, change: Callable[[TaskRecord], None]) -> TaskRecord | None:
+        """Change the task in place; a copy of it as changed, or ``None``."""
+        with self._lock:
+            self._sweep()
+            record = self._tasks.get(task_id)
+            if record is None:
+                return None
+            change(record)
+            return _copy(record)
+
+    def records(self) -> list[TaskRecord]:
+        """Every live task, oldest first."""
+        with self._lock:
+            self._sweep()
+            return sorted((_copy(r) for r in self._tasks.values()), key=lambda r: r.created_at)
+
+
+def _copy(record: TaskRecord) -> TaskRecord:
+    return replace(record, input_requests=dict(record.input_requests), answers=dict(record.answers))
+
+
+def _declared(capabilities: ClientCapabilities) -> bool:
+    return EXTENSION in (capabilities.extensions or {})
+
+
+def declares_extension(ctx: Context) -> bool:
+    """Whether the request of ``ctx`` may get tasks: its client declared the extension, or this request did."""
+    if _declared(ctx.client_capabilities):
+        return True
+    declared = ctx.meta.get(CLIENT_CAPABILITIES)
+    extensions = declared.get("extensions") if isinstance(declared, dict) else None
+    return isinstance(extensions, dict) and EXTENSION in extensions
+
+
+def _owner(ctx: Context) -> str | None:
+    auth = ctx.auth
+    return None if auth is None else auth.subject or auth.client_id
+
+
+class _Live:
+    """What only the process running a task has: its cancel event and wake-up condition."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.wake = threading.Condition()
+
+    def poke(self) -> None:
+        with self.wake:
+            self.wake.notify_all()
+
+
+class TaskChannel:
+    """How a handler running as a task reaches its client: questions wait in the task for ``tasks/update``.
+
+    The answers the originating request carried (a 2026-07-28 request that
+    first gathered input in ``inputRequests`` rounds) answer questions
+    asked again under the same key.
+    """
+
+    def __init__(
+        self,
+        runner: TaskRunner,
+        task_id: str,
+        origin: ClientChannel,
+        live: _Live,
+    ) -> None:
+        self.runner = runner
+        self.task_id = task_id
+        self.live = live
+        self._info = origin.client_info
+        self._capabilities = origin.client_capabilities
+        stateless = origin.stateless
+        self._given: dict[str, Any] = dict(stateless.answers) if stateless is not None else {}
+        self._origin = origin
+        self._numbers = itertools.count(1)
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client that started the task."""
+        return self._info
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """What the client that started the task declared."""
+        return self._capabilities
+
+    @property
+    def stateless(self) -> StatelessRequest | None:
+        """Always ``None``: a task outlives its request."""
+        return None
+
+    def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
+        """Sent the way the originating request's messages were, while its connection lasts."""
+        self._origin.log(level, data, logger)
+
+    def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
+        """Every question put in the task at once; the answers once ``tasks/update`` gave them all."""
+        for request in requests.values():
+            capability = _CAPABILITY_FOR[request.method]
+            if getattr(self._capabilities, capability) is None:
+                raise MissingClientCapability(capability)
+        answers = {key: self._given.pop(key) for key in list(requests) if key in self._given}
+        pending = {key: request.to_wire() for key, request in requests.items() if key not in answers}
+        if pending:
+            answers.update(self.runner.wait_for_input(self.task_id, self.live, pending))
+        return {key: answers[key] for key in requests}
+
+    def _ask(self, request: ClientRequest, result: type[_R], key: str | None) -> _R:
+        name = key or f"{request.method.split('/')[0]}-{next(self._numbers)}"
+        answer = self.ask_all({name: request})[name]
+        try:
+            return result.model_validate(answer)
+        except ValidationError as exc:
+            raise MCPProtocolError(
+                MCP_CODES.PROTOCOL_INVALID, f"invalid answer to {request.method}: {exc}", cause=exc
+            ) from exc
+
+    def create_message(
+        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> CreateMessageResult:
+        """The client's answer to a sampling question put in the task."""
+        return self._ask(CreateMessageRequest(params=params), CreateMessageResult, key)
+
+    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+        """The client's answer to an elicitation question put in the task."""
+        return self._ask(ElicitRequest(params=params), ElicitResult, key)
+
+    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+        """The client's answer to a roots question put in the task."""
+        return self._ask(ListRootsRequest(params=RequestParams()), ListRootsResult, key)
+
+
+class TaskRunner:
+    """Runs a server's task tools and answers ``tasks/*`` (made by :attr:`MCPServer.tasks`).
+
+    ``max_threads`` tools run at once (set it before the first task); later
+    tasks wait in line, kept in the store meanwhile. ``ttl_ms`` and
+    ``poll_interval_ms`` are what new tasks get; ``store`` is where they are
+    kept (an app with a Redis backend sets a shared one). Invalid arguments
+    are refused on the call (``-32602``), before any task starts.
+
+    >>> from mcp_sync import MCPServer
+    >>> server = MCPServer("demo")
+    >>> server.tasks.max_threads = 2
+    >>> server.tasks.ttl_ms = 10 * 60 * 1000  # ten minutes
+    """
+
+    def __init__(
+        self,
+        server: MCPServer,
+        *,
+        store: TaskStore | None = None,
+        max_threads: int = 8,
+        ttl_ms: int | None = DEFAULT_TTL_MS,
+        poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+    ) -> None:
+        self.server = server
+        self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.max_threads = max_threads
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self._lock = threading.Lock()
+        self._live: dict[str, _Live] = {}
+        self._pool: ElasticPool | None = None
+        self._reaper: threading.Thread | None = None
+        self._reaper_wake = threading.Condition(self._lock)
+        self._closed = False
+
+    # ------------------------------------------------------------- starting
+
+    def check_listen(self, ctx: Context) -> None:
+        """A ``subscriptions/listen`` asking for task ids: ``-32021`` unless its client declared the extension."""
+        if not declares_extension(ctx):
+            raise MCPError(
+                MCP_CODES.MISSING_CAPABILITY,
+                f"Missing required client capability: task notifications need the {EXTENSION} extension",
+                data=missing_extension_data(),
+            )
+
+    @staticmethod
+    def offer_legacy(client: ClientCapabilities, server: ServerCapabilities) -> None:
+        """Add the 2025-11-25 ``tasks`` capability to ``server`` for a client that declared that one.
+
+        Never for a client of the extension, which replaces it.
+        """
+        if (client.model_extra or {}).get("tasks") is not None and not _declared(client):
+            server.tasks = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}  # type: ignore[attr-defined]
+
+    @staticmethod
+    def declared(ctx: Context) -> bool:
+        """Whether the request of ``ctx`` may get tasks (see :func:`declares_extension`)."""
+        return declares_extension(ctx)
+
+    def decide(self, name: str, arguments: dict[str, Any], params: dict[str, Any], ctx: Context) -> WireModel | None:
+        """A ``tools/call`` of ``name``: the task it started, or ``None`` to run it as a plain call."""
+        support, before = self.server.task_support(name)
+        if support == "forbidden":
+            return None
+        self.server.check_tool_arguments(name, arguments)  # bad arguments are the call's error, not the task's
+        if declares_extension(ctx):
+            if before is not None:
+                before(arguments, ctx)  # on the request: it may still ask in inputRequests rounds
+            return CreateTaskResult(**self.start(name, arguments, ctx).task().model_dump())
+        legacy = params.get("task")
+        if ctx.stateless is None and isinstance(legacy, dict):
+            requested = legacy.get("ttl")
+            ttl = requested if isinstance(requested, int) and requested > 0 else self.ttl_ms
+            record = self.start(name, arguments, ctx, legacy=True, ttl_ms=ttl)
+            return LegacyCreateTaskResult(task=legacy_task(record.task()))
+        if support == "required":
+            raise MCPError(
+                MCP_CODES.MISSING_CAPABILITY,
+                f"Missing required client capability: tool {name} runs only as a task ({EXTENSION})",
+                data=missing_extension_data(),
+            )
+        return None
+
+    def start(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        ctx: Context,
+        *,
+        legacy: bool = False,
+        ttl_ms: int | None = None,
+    ) -> TaskRecord:
+        """Keep a new task for a call of tool ``name`` and queue it; the record as kept.
+
+        The record is in the store before this returns, so a ``tasks/get``
+        right after the ``CreateTaskResult`` finds it.
+        """
+        record = TaskRecord(
+            task_id=secrets.token_hex(16),  # hex: an id never starts with "-", which a CLI would take for an option
+            tool=name,
+            ttl_ms=ttl_ms if legacy else self.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+            legacy=legacy,
+            owner=_owner(ctx),
+        )
+        live = _Live()
+        # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection.
+        channel = ctx.channel if legacy else TaskChannel(self, record.task_id, ctx.channel, live)
+        context = Context(
+            cancelled=live.cancelled,
+            server=self.server,
+            meta=ctx.meta,
+            channel=channel,
+            auth=ctx.auth,
+        )
+        context.task_id = record.task_id
+        with self._lock:
+            if self._closed:
+                raise MCPError(MCP_CODES.INTERNAL_ERROR, "the server is shutting down: no new tasks")
+            self.store.create(record)
+            self._live[record.task_id] = live
+            if self._pool is None:
+                self._pool = ElasticPool("mcp-sync-task", max_threads=self.max_threads, idle_timeout=5.0)
+            pool = self._pool
+            self._start_reaper()
+        pool.submit(lambda: self._run(record.task_id, name, arguments, context, live))
+        return record
+
+    def _run(self, task_id: str, name: str, arguments: dict[str, Any], ctx: Context, live: _Live) -> None:
+        """One task, on a worker thread: the tool's outcome written to the store."""
+        try:
+            if live.cancelled.is_set():
+                raise MCPError(MCP_CODES.REQUEST_CANCELLED, "cancelled before it started")
+            result = self.server.invoke_tool(name, arguments, context=ctx)
+        except MCPError as error:
+            if error.code == MCP_CODES.REQUEST_CANCELLED or live.cancelled.is_set():
+                self._finish(task_id, "cancelled", None, None)
+            else:
+                wire = {"code": error.jsonrpc_code, "message": error.message}
+                if error.data is not None:
+                    wire["data"] = error.data
+                self._finish(task_id, "failed", None, wire)
+        except Exception as exc:  # the server failed, not the tool (the tool's own errors are results)
+            log.warning("task %s of tool %s failed: %s", task_id, name, exc, exc_info=True)
+            self._finish(task_id, "failed", None, {"code": -32603, "message": f"Internal error: {exc}"})
+        else:
+            wire = result.to_wire()
+            wire.pop("resultType", None)
+            self._finish(task_id, "completed", wire, None)
+        finally:
+            with self._lock:
+                self._live.pop(task_id, None)
+
+    def _finish(
+        self, task_id: str, status: TaskStatus, result: dict[str, Any] | None, error: dict[str, Any] | None
+    ) -> None:
+        def change(record: TaskRecord) -> None:
+            record.status = status
+            record.result = result
+            record.error = error
+            record.input_requests = {}
+            record.answers = {}
+            record.status_message = error["message"] if error is not None else None
+            record.updated_at = time.time()
+
+        self._changed(self.store.update(task_id, change))
+
+    def _changed(self, record: TaskRecord | None) -> None:
+        """Tell the listening clients about the task's new state."""
+        if record is None:
+            return
+        params = TaskStatusNotificationParams(**record.detailed().model_dump())
+        for session in self.server.sessions:
+            session.task_changed(record.task_id, params)
+
+    # ---------------------------------------------------------------- input
+
+    def wait_for_input(self, task_id: str, live: _Live, pending: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Put ``pending`` questions in the task and wait until ``tasks/update`` answered them all."""
+
+        def ask(record: TaskRecord) -> None:
+            record.input_requests.update(pending)
+            record.status = "input_required"
+            record.updated_at = time.time()
+
+        self._changed(self.store.update(task_id, ask))
+        answers: dict[str, Any] = {}
+        while True:
+            record = self.store.get(task_id)
+            if record is None:
+                raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"task {task_id} expired while waiting for input")
+            if live.cancelled.is_set() or record.cancel_requested:
+                live.cancelled.set()
+                raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"task {task_id} was cancelled")
+            arrived = {key: record.answers[key] for key in pending if key in record.answers}
+            if arrived:
+
+                def take(record: TaskRecord, keys: frozenset[str] = frozenset(arrived)) -> None:
+                    for key in keys:
+                        record.answers.pop(key, None)
+
+                self.store.update(task_id, take)
+                answers.update(arrived)
+            if len(answers) == len(pending):
+                return answers
+            with live.wake:
+                live.wake.wait(min(_WAKE_S, max(0.0, record.expires_at - time.time())))
+
+    # ------------------------------------------------------------- methods
+
+    def _lookup(self, task_id: str, ctx: Context) -> TaskRecord:
+        record = self.store.get(task_id)
+        if record is None or record.owner != _owner(ctx):
+            raise MCPError(
+                MCP_CODES.INVALID_PARAMS,
+                f"Invalid params: unknown or expired task {task_id!r}",
+                context={"taskId": task_id},
+            )
+        return record
+
+    def _gate(self, task_id: str, ctx: Context, *, legacy_ok: bool) -> TaskRecord:
+        """The task a ``tasks/*`` request names, when its client may ask for it."""
+        if declares_extension(ctx):
+            return self._lookup(task_id, ctx)
+        if legacy_ok and ctx.stateless is None:  # a 2025-11-25 client, about a task it started that way
+            record = self.store.get(task_id)
+            if record is not None and record.legacy:
+                return self._lookup(task_id, ctx)
+        raise MCPError(
+            MCP_CODES.MISSING_CAPABILITY,
+            f"Missing required client capability: tasks need the {EXTENSION} extension",
+            data=missing_extension_data(),
+        )
+
+    def get(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
+        """``tasks/get``: the task, with its result, error or questions (``-32602`` for an unknown id)."""
+        record = self._gate(params.task_id, ctx, legacy_ok=True)
+        if record.legacy and not declares_extension(ctx):
+            return _Flat(**legacy_task(record.task()))
+        detailed = record.detailed().to_wire()
+        detailed["resultType"] = "complete"
+        if ctx.stateless is None:
+            # The handshake revisions' schema (2025-11-25) defines tasks/get's result with its own
+            # name for the TTL: both are sent, so that either reading finds it.
+            detailed["ttl"] = detailed["ttlMs"]
+        return _Flat(**detailed)
+
+    def update(self, params: UpdateTaskRequestParams, ctx: Context) -> EmptyResult:
+        """``tasks/update``: answers to the task's pending questions (others are ignored, as the spec asks)."""
+        self._gate(params.task_id, ctx, legacy_ok=False)
+        responses = params.input_responses
+
+        def answer(record: TaskRecord) -> None:
+            for key, value in responses.items():
+                if key in record.input_requests:
+                    del record.input_requests[key]
+                    record.answers[key] = value
+            if not record.input_requests and record.status == "input_required":
+                record.status = "working"
+            record.updated_at = time.time()
+
+        self._changed(self.store.update(params.task_id, answer))
+        self._poke(params.task_id)
+        return EmptyResult(result_type="complete")
+
+    def cancel(self, params: CancelTaskRequestParams, ctx: Context) -> WireModel:
+        """``tasks/cancel``: the handler's ``ctx.cancelled`` is set; an empty ack (also for a finished task)."""
+        record = self._gate(params.task_id, ctx, legacy_ok=True)
+        if not is_terminal(record.status):
+
+            def flag(record: TaskRecord) -> None:
+                record.cancel_requested = True
+
+            self.store.update(params.task_id, flag)
+            with self._lock:
+                live = self._live.get(params.task_id)
+            if live is not None:
+                live.cancelled.set()
+                live.poke()
+        if record.legacy and not declares_extension(ctx):
+            return _Flat(**legacy_task(record.task()))
+        return EmptyResult(result_type="complete")
+
+    def result(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
+        """``tasks/result`` (2025-11-25 only): the finished task's result, waiting for it if needed."""
+        if declares_extension(ctx) or ctx.stateless is not None:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/result (not in the tasks extension)")
+        record = self._gate(params.task_id, ctx, legacy_ok=True)
+        while not is_terminal(record.status):
+            with self._lock:
+                live = self._live.get(record.task_id)
+            if live is None:
+                break
+            with live.wake:
+                live.wake.wait(_WAKE_S)
+            record = self._lookup(params.task_id, ctx)
+        if record.status == "failed" and record.error is not None:
+            raise MCPError(
+                MCP_CODES.INTERNAL_ERROR,
+                str(record.error.get("message")),
+                data=record.error.get("data"),
+                jsonrpc_code=int(record.error.get("code", -32603)),
+            )
+        if record.status == "completed" and record.result is not None:
+            result = dict(record.result)
+            result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.task_id}}
+            return _Flat(**result)
+        raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"task {record.task_id} was {record.status}")
+
+    def list_tasks(self, params: PaginatedRequestParams, ctx: Context) -> WireModel:
+        """``tasks/list`` (2025-11-25 only): the caller's tasks."""
+        if declares_extension(ctx) or ctx.stateless is not None:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/list (not in the tasks extension)")
+        owner = _owner(ctx)
+        tasks = [record.task() for record in self.store.records() if record.legacy and record.owner == owner]
+        page, cursor = self.server.page(tasks, params.cursor)
+        return ListTasksResult(tasks=[legacy_task(task) for task in page], next_cursor=cursor)
+
+    def _poke(self, task_id: str) -> None:
+        with self._lock:
+            live = self._live.get(task_id)
+        if live is not None:
+            live.poke()
+
+    # -------------------------------------------------------------- expiry
+
+    def _start_reaper(self) -> None:
+        """(Under the lock.) The thread that forgets expired tasks and stops their handlers."""
+        if self._reaper is None:
+            self._reaper = threading.Thread(target=self._reap, name="mcp-sync-task-reaper", daemon=True)
+            self._reaper.start()
+        else:
+            self._reaper_wake.notify_all()
+
+    def _reap(self) -> None:
+        while True:
+            gone = set(self.store.sweep())
+            soonest = self.store.next_expiry()
+            with self._lock:
+                lives = list(self._live.items())
+            for task_id, live in lives:
+                # Expired, or cancelled through another process (a shared store): the handler is told to stop.
+                record = None if task_id in gone else self.store.get(task_id)
+                if record is None or record.cancel_requested:
+                    live.cancelled.set()
+                    live.poke()
+            with self._lock:
+                if self._closed or (not self._live and soonest is None):
+                    self._reaper = None  # nothing to watch: the next task starts another reaper
+                    return
+                wait = _WAKE_S if self._live or soonest is None else min(60.0, soonest - time.time())
+                self._reaper_wake.wait(max(0.01, wait))
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Cancel the running tasks and wait for their threads (``timeout`` seconds in all)."""
+        with self._lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+            reaper = self._reaper
+            lives = list(self._live.values())
+            self._reaper_wake.notify_all()
+        for live in lives:
+            live.cancelled.set()
+            live.poke()
+        if pool is not None:
+            pool.close(timeout)
+        if reaper is not None:
+            reaper.join(timeout)
+        with self._lock:
+            self._closed = False  # the server may be started again
+
+    def running(self) -> int:
+        """How many tasks this process is running or has in line."""
+        with self._lock:
+            return len(self._live)
+
+
+class _Flat(Result):
+    """A result made of the fields given (the 2025-11-25 task shapes, a stored result)."""
+
+
+def install(server: MCPServer, runner: TaskRunner) -> None:
+    """Declare the extension on ``server`` and answer its methods with ``runner``."""
+    server.extensions[EXTENSION] = {}
+    server.register_method("tasks/get", GetTaskRequestParams, runner.get)
+    server.register_method("tasks/update", UpdateTaskRequestParams, runner.update)
+    server.register_method("tasks/cancel", CancelTaskRequestParams, runner.cancel)
+    server.register_method("tasks/result", GetTaskRequestParams, runner.result)
+    server.register_method("tasks/list", PaginatedRequestParams, runner.list_tasks)

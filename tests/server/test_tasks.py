@@ -1,0 +1,661 @@
+"""Tools run as tasks (the tasks extension, SEP-2663, and the 2025-11-25 form), on the raw wire.
+
+The extension is tested over a real loopback HTTP socket at 2026-07-28
+(raw ``requests`` calls shaped like the conformance harness's), the
+2025-11-25 form and the extension at a handshake revision over a real stdio
+subprocess (``tests/servers/tasks_server.py``). Waits are deadline polls on
+what the server reports (``tasks/get``, the task store), or Events.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from helpers import connect_pair
+from servers.tasks_server import build_server
+
+from mcp_sync import Context, MCPServer
+from mcp_sync.errors import MCPError
+from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
+from mcp_sync.protocol.tasks import EXTENSION, is_terminal, legacy_task
+from mcp_sync.server.auth import AuthInfo
+from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord, TaskRunner
+
+REVISION = "2026-07-28"
+TIMEOUT = 10.0
+ROOT = Path(__file__).resolve().parent.parent.parent
+TASKS = {"extensions": {EXTENSION: {}}}
+ASKING = {"elicitation": {}, "sampling": {}, "extensions": {EXTENSION: {}}}
+
+
+class Wire:
+    """Raw 2026-07-28 requests to one HTTP server."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = requests.Session()
+        self.ids = iter(range(1, 1_000_000))
+
+    def post(
+        self, method: str, params: dict[str, Any], capabilities: dict[str, Any] | None = None, **headers: str
+    ) -> tuple[int, dict[str, Any]]:
+        body = dict(params)
+        body["_meta"] = {
+            PROTOCOL_VERSION: REVISION,
+            CLIENT_INFO: {"name": "raw", "version": "1"},
+            CLIENT_CAPABILITIES: capabilities if capabilities is not None else TASKS,
+        }
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": REVISION,
+            "Mcp-Method": method,
+        }
+        name = params.get("name", params.get("taskId"))
+        if isinstance(name, str):
+            sent["Mcp-Name"] = name
+        sent.update(headers)
+        message = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": body}
+        response = self.http.post(self.url, json=message, headers=sent, timeout=TIMEOUT)
+        if response.headers.get("Content-Type", "").startswith("text/event-stream"):
+            data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+            return response.status_code, json.loads(data[-1])
+        return response.status_code, response.json()
+
+    def result(self, method: str, params: dict[str, Any], capabilities: dict[str, Any] | None = None) -> Any:
+        status, message = self.post(method, params, capabilities)
+        assert status == 200 and "result" in message, message
+        return message["result"]
+
+    def error(self, method: str, params: dict[str, Any], capabilities: dict[str, Any] | None = None) -> Any:
+        _, message = self.post(method, params, capabilities)
+        assert "error" in message, message
+        return message["error"]
+
+    def until(self, task_id: str, done: Callable[[dict[str, Any]], bool], capabilities: Any = None) -> dict[str, Any]:
+        """``tasks/get`` until ``done`` says so (or the deadline passes)."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            task = self.result("tasks/get", {"taskId": task_id}, capabilities)
+            if done(task) or time.monotonic() > deadline:
+                return task
+            time.sleep(0.02)  # a polling interval, not a synchronisation
+
+    def finished(self, task_id: str) -> dict[str, Any]:
+        return self.until(task_id, lambda task: is_terminal(task["status"]))
+
+
+@pytest.fixture
+def gate() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+@pytest.fixture
+def served(gate: threading.Event) -> Iterator[tuple[MCPServer, RunningHTTPServer]]:
+    server = build_server(gate)
+    running = start_http(server)
+    try:
+        yield server, running
+    finally:
+        gate.set()
+        running.close()
+        server.stop()
+
+
+@pytest.fixture
+def wire(served: tuple[MCPServer, RunningHTTPServer]) -> Wire:
+    return Wire(served[1].url)
+
+
+def start(wire: Wire, name: str, arguments: dict[str, Any] | None = None, capabilities: Any = None) -> str:
+    created = wire.result("tools/call", {"name": name, "arguments": arguments or {}}, capabilities)
+    assert created["resultType"] == "task", created
+    return str(created["taskId"])
+
+
+def deadline_poll(condition: Callable[[], bool], timeout: float = TIMEOUT) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+# ------------------------------------------------------------------ deciding
+
+
+def test_a_client_without_the_extension_gets_a_plain_result(wire: Wire) -> None:
+    result = wire.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}}, {})
+    assert result["resultType"] == "complete" and "taskId" not in result
+    assert result["content"][0]["text"] == "done"
+
+
+def test_a_client_of_the_extension_gets_a_flat_task_it_can_follow(wire: Wire) -> None:
+    created = wire.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {"ttl": 5}})
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert isinstance(created["ttlMs"], int) and created["ttlMs"] > 5  # params.task is ignored in the extension
+    assert isinstance(created["pollIntervalMs"], int)
+    assert not {"ttl", "pollInterval", "task", "result", "inputRequests", "requestState"} & set(created)
+    assert created["createdAt"].endswith("Z") and created["lastUpdatedAt"] == created["createdAt"]
+    right_away = wire.result("tasks/get", {"taskId": created["taskId"]})
+    assert right_away["taskId"] == created["taskId"] and right_away["resultType"] == "complete"
+    done = wire.finished(created["taskId"])
+    assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "done"
+    assert "error" not in done and "resultType" not in done["result"]
+
+
+def test_bad_arguments_are_refused_before_a_task_starts(served: tuple[MCPServer, RunningHTTPServer]) -> None:
+    server, running = served
+    error = Wire(running.url).error("tools/call", {"name": "slow", "arguments": {"seconds": "soon"}})
+    assert error["code"] == -32602 and "seconds" in error["message"]
+    assert server.tasks.store.records() == []
+
+
+def test_a_plain_tool_answers_a_client_of_the_extension_with_complete(wire: Wire) -> None:
+    result = wire.result("tools/call", {"name": "plain", "arguments": {"name": "Ada"}})
+    assert result["resultType"] == "complete" and result["content"][0]["text"] == "Hello, Ada!"
+
+
+def test_a_required_task_without_the_extension_names_it(wire: Wire) -> None:
+    error = wire.error("tools/call", {"name": "must", "arguments": {}}, {})
+    assert error["code"] == -32021
+    assert error["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+    assert wire.finished(start(wire, "must"))["result"]["content"][0]["text"] == "ran as a task"
+
+
+def test_the_tasks_methods_need_the_extension(wire: Wire) -> None:
+    task_id = start(wire, "slow", {"seconds": 0})
+    for method, params in [
+        ("tasks/get", {"taskId": task_id}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": task_id}),
+    ]:
+        assert wire.error(method, params, {})["code"] == -32021
+
+
+def test_unknown_ids_and_removed_methods_get_the_extensions_errors(wire: Wire) -> None:
+    for method, params in [
+        ("tasks/get", {"taskId": "no-such-task"}),
+        ("tasks/update", {"taskId": "no-such-task", "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": "no-such-task"}),
+    ]:
+        error = wire.error(method, params)
+        assert error["code"] == -32602 and "no-such-task" in error["message"]
+    assert wire.error("tasks/result", {"taskId": "no-such-task"})["code"] == -32601
+    assert wire.error("tasks/list", {})["code"] == -32601
+    assert wire.error("tasks/get", {})["code"] == -32602  # no taskId at all
+
+
+def test_mcp_name_must_match_the_task_id(wire: Wire) -> None:
+    task_id = start(wire, "slow", {"seconds": 0})
+    status, message = wire.post("tasks/get", {"taskId": task_id}, None, **{"Mcp-Name": "another-task"})
+    assert status == 400 and message["error"]["code"] == -32020
+
+
+# ------------------------------------------------------------- the outcomes
+
+
+def test_cancel_is_cooperative_and_idempotent(wire: Wire) -> None:
+    task_id = start(wire, "slow", {"seconds": 60})
+    ack = wire.result("tasks/cancel", {"taskId": task_id})
+    assert ack == {"resultType": "complete", "_meta": ack["_meta"]}
+    assert wire.finished(task_id)["status"] == "cancelled"
+    assert wire.result("tasks/cancel", {"taskId": task_id})["resultType"] == "complete"
+    assert wire.result("tasks/get", {"taskId": task_id})["status"] == "cancelled"
+
+
+def test_a_tool_error_completes_the_task_with_is_error(wire: Wire) -> None:
+    done = wire.finished(start(wire, "crash"))
+    assert done["status"] == "completed" and done["result"]["isError"] is True
+    assert "the tool broke" in done["result"]["content"][0]["text"]
+
+
+def test_a_protocol_error_fails_the_task(wire: Wire) -> None:
+    done = wire.finished(start(wire, "broken"))
+    assert done["status"] == "failed" and "result" not in done
+    assert done["error"] == {"code": -32602, "message": "the request was wrong after all", "data": {"why": "test"}}
+    assert done["statusMessage"] == "the request was wrong after all"
+
+
+def test_elicitation_in_a_task_waits_for_tasks_update(wire: Wire) -> None:
+    task_id = start(wire, "ask", capabilities=ASKING)
+    waiting = wire.until(task_id, lambda task: task["status"] == "input_required", ASKING)
+    assert waiting["status"] == "input_required"
+    [(key, request)] = waiting["inputRequests"].items()
+    assert request["method"] == "elicitation/create" and request["params"]["message"] == "Name?"
+    ignored = {"never-asked": {"action": "accept", "content": {}}}
+    assert wire.result("tasks/update", {"taskId": task_id, "inputResponses": ignored}, ASKING)["resultType"] == (
+        "complete"
+    )
+    assert wire.result("tasks/get", {"taskId": task_id}, ASKING)["status"] == "input_required"
+    answer = {key: {"action": "accept", "content": {"name": "Ada"}}}
+    wire.result("tasks/update", {"taskId": task_id, "inputResponses": answer}, ASKING)
+    done = wire.until(task_id, lambda task: is_terminal(task["status"]), ASKING)
+    assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "Hello, Ada!"
+    assert "inputRequests" not in done
+
+
+def test_sampling_in_a_task_waits_for_tasks_update(wire: Wire) -> None:
+    task_id = start(wire, "model", capabilities=ASKING)
+    waiting = wire.until(task_id, lambda task: task["status"] == "input_required", ASKING)
+    [(key, request)] = waiting["inputRequests"].items()
+    assert request["method"] == "sampling/createMessage"
+    reply = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+    wire.result("tasks/update", {"taskId": task_id, "inputResponses": {key: reply}}, ASKING)
+    done = wire.until(task_id, lambda task: is_terminal(task["status"]), ASKING)
+    assert done["result"]["content"][0]["text"] == "model said: hi"
+
+
+def test_an_answer_that_does_not_fit_fails_the_task(wire: Wire) -> None:
+    task_id = start(wire, "model", capabilities=ASKING)
+    waiting = wire.until(task_id, lambda task: task["status"] == "input_required", ASKING)
+    [key] = waiting["inputRequests"]
+    wire.result("tasks/update", {"taskId": task_id, "inputResponses": {key: {"no": "message"}}}, ASKING)
+    done = wire.until(task_id, lambda task: is_terminal(task["status"]), ASKING)
+    assert done["status"] == "failed" and "sampling/createMessage" in done["error"]["message"]
+
+
+def test_a_question_the_client_cannot_answer_fails_the_task(wire: Wire) -> None:
+    done = wire.finished(start(wire, "ask"))  # the client declared the extension, not elicitation
+    assert done["status"] == "failed" and done["error"]["code"] == -32021
+
+
+def test_cancelling_a_task_waiting_for_input_cancels_it(wire: Wire) -> None:
+    task_id = start(wire, "ask", capabilities=ASKING)
+    wire.until(task_id, lambda task: task["status"] == "input_required", ASKING)
+    wire.result("tasks/cancel", {"taskId": task_id}, ASKING)
+    assert wire.until(task_id, lambda task: is_terminal(task["status"]), ASKING)["status"] == "cancelled"
+
+
+def test_a_task_may_gather_input_on_its_call_first(wire: Wire) -> None:
+    capabilities = {**ASKING, "roots": {}}
+    params: dict[str, Any] = {"name": "everything", "arguments": {}}
+    round_one = wire.result("tools/call", params, capabilities)
+    assert round_one["resultType"] == "input_required" and list(round_one["inputRequests"]) == ["first"]
+    params.update(inputResponses={"first": {"action": "accept", "content": {"name": "Ada"}}})
+    params.update(requestState=round_one["requestState"])
+    task_id = wire.result("tools/call", params, capabilities)["taskId"]
+    waiting = wire.until(task_id, lambda task: task["status"] == "input_required", capabilities)
+    [(key, request)] = waiting["inputRequests"].items()  # the first answer was not asked again
+    assert request["method"] == "roots/list"
+    wire.result("tasks/update", {"taskId": task_id, "inputResponses": {key: {"roots": [{"uri": "file:///w"}]}}})
+    done = wire.until(task_id, lambda task: is_terminal(task["status"]), capabilities)
+    assert done["result"]["content"][0]["text"] == "raw: Ada ['file:///w']"
+
+
+def test_an_exception_that_is_no_tool_error_fails_the_task(wire: Wire) -> None:
+    done = wire.finished(start(wire, "escapes"))
+    assert done["status"] == "failed" and done["error"]["code"] == -32603
+
+
+def test_a_task_cancelled_while_queued_never_runs(
+    served: tuple[MCPServer, RunningHTTPServer], gate: threading.Event
+) -> None:
+    server, running = served
+    server.tasks.max_threads = 1
+    wire = Wire(running.url)
+    first = start(wire, "gated")
+    queued = start(wire, "crash")
+    wire.result("tasks/cancel", {"taskId": queued})
+    gate.set()
+    assert wire.finished(first)["status"] == "completed"
+    assert wire.finished(queued)["status"] == "cancelled"  # a crash, had it run
+
+
+# -------------------------------------------------------- expiry and bounds
+
+
+def test_a_task_never_polled_expires_at_its_ttl_and_is_released(served: tuple[MCPServer, RunningHTTPServer]) -> None:
+    server, running = served
+    wire = Wire(running.url)
+    server.tasks.ttl_ms = 300
+    finished = start(wire, "slow", {"seconds": 0})
+    still_running = start(wire, "slow", {"seconds": 60})  # the expiry cancels it
+    still_asking = start(wire, "ask", capabilities=ASKING)  # the expiry ends its wait
+    store = server.tasks.store
+    assert isinstance(store, MemoryTaskStore)
+    assert deadline_poll(lambda: len(store) == 0 and server.tasks.running() == 0)
+    for task_id in (finished, still_running, still_asking):
+        assert wire.error("tasks/get", {"taskId": task_id})["code"] == -32602
+    assert deadline_poll(lambda: not any(t.name == "mcp-sync-task-reaper" for t in threading.enumerate()))
+
+
+def test_a_thousand_tasks_run_on_bounded_threads_and_none_is_lost(
+    served: tuple[MCPServer, RunningHTTPServer], gate: threading.Event
+) -> None:
+    server, running = served
+    server.tasks.max_threads = 4
+    wire = Wire(running.url)
+    ids = [start(wire, "gated") for _ in range(1000)]
+    assert len(set(ids)) == 1000
+    workers = [t for t in threading.enumerate() if t.name.startswith("mcp-sync-task") and "reaper" not in t.name]
+    assert 1 <= len(workers) <= 4
+    assert server.tasks.running() == 1000
+    gate.set()
+    store = server.tasks.store
+    assert deadline_poll(lambda: all(record.status == "completed" for record in store.records()), 60)
+    assert {record.task_id for record in store.records()} == set(ids)
+    assert wire.result("tasks/get", {"taskId": ids[-1]})["result"]["content"][0]["text"] == "through"
+
+
+def test_a_full_store_refuses_new_tasks(served: tuple[MCPServer, RunningHTTPServer]) -> None:
+    server, running = served
+    server.tasks.store = MemoryTaskStore(max_tasks=1)
+    wire = Wire(running.url)
+    start(wire, "slow", {"seconds": 0})
+    error = wire.error("tools/call", {"name": "slow", "arguments": {"seconds": 0}})
+    assert error["code"] == -32603 and "too many tasks" in error["message"]
+
+
+# ------------------------------------------------------------ notifications
+
+
+def test_status_changes_reach_a_listen_stream_for_the_task(wire: Wire) -> None:
+    task_id = start(wire, "ask", capabilities=ASKING)
+    body = {
+        "jsonrpc": "2.0",
+        "id": "listen-1",
+        "method": "subscriptions/listen",
+        "params": {
+            "notifications": {"taskIds": [task_id]},
+            "_meta": {
+                PROTOCOL_VERSION: REVISION,
+                CLIENT_INFO: {"name": "raw", "version": "1"},
+                CLIENT_CAPABILITIES: ASKING,
+            },
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": REVISION,
+        "Mcp-Method": "subscriptions/listen",
+    }
+    waiting = wire.until(task_id, lambda task: task["status"] == "input_required", ASKING)
+    [key] = waiting["inputRequests"]
+    with requests.post(wire.url, json=body, headers=headers, stream=True, timeout=TIMEOUT) as stream:
+        lines = stream.iter_lines(decode_unicode=True)
+        acknowledged = _next_message(lines)
+        assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+        assert acknowledged["params"]["notifications"]["taskIds"] == [task_id]
+        answer = {key: {"action": "accept", "content": {"name": "Bo"}}}
+        other = start(wire, "slow", {"seconds": 0})  # not listened to: nothing heard about it
+        assert wire.finished(other)["status"] == "completed"
+        wire.result("tasks/update", {"taskId": task_id, "inputResponses": answer}, ASKING)
+        heard = [_next_message(lines) for _ in range(2)]
+        assert [message["method"] for message in heard] == ["notifications/tasks"] * 2
+        # The handler may finish before the answer's own "working" went out (it reads its task now and then).
+        by_status = {message["params"]["status"]: message for message in heard}
+        assert sorted(by_status) == ["completed", "working"]
+        assert by_status["completed"]["params"]["result"]["content"][0]["text"] == "Hello, Bo!"
+        assert all(message["params"]["taskId"] == task_id for message in heard)
+        assert heard[0]["params"]["_meta"][SUBSCRIPTION_ID] == "listen-1"
+
+
+def test_listening_for_tasks_needs_the_extension(wire: Wire) -> None:
+    error = wire.error("subscriptions/listen", {"notifications": {"taskIds": ["any"]}}, {})
+    assert error["code"] == -32021 and error["data"]["requiredCapabilities"]["extensions"] == {EXTENSION: {}}
+
+
+def _next_message(lines: Iterator[str]) -> dict[str, Any]:
+    for line in lines:
+        if line.startswith("data:"):
+            return dict(json.loads(line[5:]))
+    raise AssertionError("the stream ended")
+
+
+# ------------------------------------------------------------ in the process
+
+
+def test_a_task_is_seen_only_by_whom_started_it() -> None:
+    server = MCPServer("owners")
+    gate = threading.Event()
+    server.register_tool("wait", lambda arguments, ctx: gate.wait(TIMEOUT) and "ok", task="optional")
+    alice = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS}, auth=AuthInfo(subject="alice", client_id="a"))
+    bob = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS}, auth=AuthInfo(subject="bob", client_id="b"))
+    try:
+        record = server.tasks.start("wait", {}, alice)
+        from mcp_sync.protocol.tasks import GetTaskRequestParams
+
+        assert server.tasks.get(GetTaskRequestParams(task_id=record.task_id), alice).to_wire()["status"] == "working"
+        with pytest.raises(MCPError) as refused:
+            server.tasks.get(GetTaskRequestParams(task_id=record.task_id), bob)
+        assert refused.value.jsonrpc_code == -32602
+    finally:
+        gate.set()
+        server.stop()
+
+
+def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
+    """A task in the store that this process does not run (as with a shared store): cancel, update, result."""
+    server = MCPServer("elsewhere")
+    runner = server.tasks
+    declared = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
+    plain = Context(server=server)
+    runner.store.create(TaskRecord("ext", "tool"))
+    runner.store.create(TaskRecord("old", "tool", legacy=True))
+    from mcp_sync.protocol.tasks import CancelTaskRequestParams, GetTaskRequestParams, UpdateTaskRequestParams
+
+    assert runner.cancel(CancelTaskRequestParams(task_id="ext"), declared).to_wire() == {"resultType": "complete"}
+    assert runner.store.get("ext").cancel_requested  # type: ignore[union-attr]
+    runner.update(UpdateTaskRequestParams(task_id="ext", input_responses={}), declared)
+    with pytest.raises(MCPError, match="was working"):
+        runner.result(GetTaskRequestParams(task_id="old"), plain)
+    with pytest.raises(MCPError) as refused:
+        runner.get(GetTaskRequestParams(task_id="ext"), plain)  # an extension task, asked without it
+    assert refused.value.jsonrpc_code == -32021
+    without_interval = TaskRecord("x", "tool").task().model_copy(update={"poll_interval_ms": None})
+    assert "pollInterval" not in legacy_task(without_interval)
+    server.stop()
+
+
+def test_task_support_is_checked_when_registering() -> None:
+    server = MCPServer("checks")
+    with pytest.raises(MCPError, match="forbidden, optional or required"):
+        server.register_tool("bad", lambda arguments, ctx: "", task="sometimes")  # type: ignore[arg-type]
+    assert "tasks/get" not in server.extension_methods() and server.task_runner is None
+    assert server.task_support("nothing") == ("forbidden", None)
+    with pytest.raises(MCPError, match="Unknown tool: nothing"):
+        server.check_tool_arguments("nothing", {})
+    server.register_tool("hello", lambda arguments, ctx: "hi")
+    client = connect_pair(server)  # a server without task tools calls its tools as before
+    try:
+        assert client.call_tool("hello", {}).text == "hi"
+    finally:
+        client.close()
+        server.stop()
+
+
+def test_a_record_travels_as_json() -> None:
+    record = TaskRecord("t1", "tool", ttl_ms=None, answers={"a": 1})
+    again = TaskRecord.from_json(json.loads(json.dumps(record.to_json())))
+    assert again == record and again.expires_at == float("inf")
+    assert again.task().to_wire()["ttlMs"] is None
+    assert legacy_task(again.task())["ttl"] is None
+    store = MemoryTaskStore()
+    store.create(again)
+    assert store.next_expiry() is None and store.update("nope", lambda r: None) is None
+
+
+def test_a_closed_runner_refuses_new_tasks_until_it_is_used_again() -> None:
+    server = MCPServer("closing")
+    runner = TaskRunner(server)
+    runner._closed = True
+    with pytest.raises(MCPError, match="shutting down"):
+        runner.start("x", {}, Context(server=server))
+    runner.close()
+    assert not runner._closed
+
+
+# ------------------------------------------------------------------- stdio
+
+
+class Stdio:
+    """The stdio test server in a subprocess, spoken to line by line."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "servers" / "tasks_server.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
+        )
+        self.ids = iter(range(1, 1_000_000))
+        self.initialized: dict[str, Any] = {}
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, name="test-stdio-reader", daemon=True)
+        self._arrived = threading.Condition()
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self._arrived:
+                self.lines.append(line)
+                self._arrived.notify_all()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id = next(self.ids)
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+        deadline = time.monotonic() + TIMEOUT
+        with self._arrived:
+            while True:
+                for line in self.lines:
+                    answer = json.loads(line)
+                    if answer.get("id") == request_id:
+                        return dict(answer)
+                left = deadline - time.monotonic()
+                assert left > 0, f"no answer to {method}"
+                self._arrived.wait(left)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def asked(self, method: str) -> dict[str, Any]:
+        """The first request ``method`` the server sent (waiting for it)."""
+        deadline = time.monotonic() + TIMEOUT
+        with self._arrived:
+            while True:
+                for line in self.lines:
+                    message = json.loads(line)
+                    if message.get("method") == method:
+                        return dict(message)
+                left = deadline - time.monotonic()
+                assert left > 0, f"no {method} request"
+                self._arrived.wait(left)
+
+    def result(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        answer = self.request(method, params)
+        assert "result" in answer, answer
+        return answer["result"]
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=TIMEOUT)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait(timeout=TIMEOUT)
+            self._reader.join(TIMEOUT)
+            assert self.process.stdout is not None
+            self.process.stdout.close()
+
+
+def handshake(capabilities: dict[str, Any]) -> Stdio:
+    peer = Stdio()
+    peer.initialized = peer.result(
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "1"}},
+    )
+    assert peer.process.stdin is not None
+    peer.process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    peer.process.stdin.flush()
+    return peer
+
+
+def legacy_until_done(peer: Stdio, task_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        task = peer.result("tasks/get", {"taskId": task_id})
+        if is_terminal(task["status"]) or time.monotonic() > deadline:
+            return dict(task)
+        time.sleep(0.02)
+
+
+def test_the_2025_11_25_form_over_stdio() -> None:
+    peer = handshake({"elicitation": {}, "tasks": {"list": {}, "cancel": {}}})
+    try:
+        offered = peer.initialized["capabilities"]
+        assert offered["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        assert offered["extensions"] == {EXTENSION: {}}
+        tools = {tool["name"]: tool for tool in peer.result("tools/list")["tools"]}
+        assert tools["slow"]["execution"] == {"taskSupport": "optional"}
+        assert "execution" not in tools["plain"]
+        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {"ttl": 60000}})
+        task = created["task"]
+        assert task["status"] == "working" and task["ttl"] == 60000 and "ttlMs" not in task
+        assert "pollInterval" in task and "resultType" not in created
+        result = peer.result("tasks/result", {"taskId": task["taskId"]})  # waits for the result
+        assert result["content"][0]["text"] == "done"
+        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
+        got = peer.result("tasks/get", {"taskId": task["taskId"]})
+        assert got["status"] == "completed" and got["ttl"] == 60000 and "result" not in got
+        listed = peer.result("tasks/list")
+        assert [t["taskId"] for t in listed["tasks"]] == [task["taskId"]]
+        running = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 60}, "task": {}})["task"]
+        cancelled = peer.result("tasks/cancel", {"taskId": running["taskId"]})
+        assert cancelled["taskId"] == running["taskId"] and running["ttl"] > 0
+        assert legacy_until_done(peer, running["taskId"])["status"] == "cancelled"
+        refused = peer.request("tasks/result", {"taskId": running["taskId"]})
+        assert refused["error"]["code"] == -32603 and "was cancelled" in refused["error"]["message"]
+        failing = peer.result("tools/call", {"name": "broken", "arguments": {}, "task": {"ttl": 0}})["task"]
+        error = peer.request("tasks/result", {"taskId": failing["taskId"]})["error"]
+        assert error == {"code": -32602, "message": "the request was wrong after all", "data": {"why": "test"}}
+        asking = peer.result("tools/call", {"name": "ask", "arguments": {}, "task": {}})["task"]
+        question = peer.asked("elicitation/create")  # asked on the connection: this form has no tasks/update
+        peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"name": "Cy"}}})
+        answered = peer.result("tasks/result", {"taskId": asking["taskId"]})
+        assert answered["content"][0]["text"] == "Hello, Cy!"
+        plain = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}})  # no params.task
+        assert plain["content"][0]["text"] == "done" and "resultType" not in plain
+        assert peer.request("tools/call", {"name": "must", "arguments": {}})["error"]["code"] == -32021
+        assert peer.request("tasks/update", {"taskId": task["taskId"], "inputResponses": {}})["error"]["code"] == -32021
+    finally:
+        peer.close()
+
+
+def test_the_extension_at_a_handshake_revision_over_stdio() -> None:
+    peer = handshake({"extensions": {EXTENSION: {}}, "tasks": {}})
+    try:
+        assert "tasks" not in peer.initialized["capabilities"]  # the extension replaces the 2025-11-25 capability
+        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {"ttl": 1}})
+        assert created["resultType"] == "task" and "task" not in created
+        done = legacy_until_done(peer, created["taskId"])
+        assert done["status"] == "completed" and done["resultType"] == "complete" and done["ttl"] == done["ttlMs"]
+        assert peer.request("tasks/result", {"taskId": created["taskId"]})["error"]["code"] == -32601
+        assert peer.request("tasks/list")["error"]["code"] == -32601
+        assert peer.result("tools/call", {"name": "plain", "arguments": {"name": "X"}})["resultType"] == "complete"
+    finally:
+        peer.close()

@@ -1,0 +1,173 @@
+"""Tasks kept in a real Redis (``mcp_sync.server.http.redis_tasks``): any process answers for any task.
+
+In this process, two apps with a server each stand for two processes that
+share only Redis: a task started through one is followed, answered and
+cancelled through the other, and expires in Redis at its TTL. Under
+gunicorn, ``examples/scaled_app.py`` run by two masters of one worker each
+(two ports, as two machines): a task started on the first is answered and
+finished through the second, and one is cancelled through the second while
+the first runs it. Every request is a new connection, so each task outlives
+the connection that started it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redisserver import RedisServer, running_redis
+from test_hosting import gunicorn, hosting
+from test_tasks import ASKING, Wire, start
+
+from mcp_sync import Context, MCPServer
+from mcp_sync.protocol.tasks import is_terminal
+from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server.http.redis_backend import RedisBackend
+from mcp_sync.server.http.redis_tasks import RedisTaskStore, share_tasks
+from mcp_sync.server.tasks import TaskRecord
+
+TIMEOUT = 10.0
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def build_server(gate: threading.Event) -> MCPServer:
+    server = MCPServer("tasks-redis-test", "1.0")
+
+    @server.tool(task="optional")
+    def confirm(ctx: Context) -> str:
+        answer = ctx.elicit("Go?", {"type": "object", "properties": {"go": {"type": "boolean"}}})
+        return f"go={(answer.data or {}).get('go')}"
+
+    @server.tool(task="optional")
+    def wait(ctx: Context) -> str:
+        ctx.cancelled.wait(TIMEOUT * 6)
+        return "waited"
+
+    return server
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    with running_redis(tmp_path / "redis.log") as server:
+        yield server
+
+
+@pytest.fixture
+def two(redis_server: RedisServer) -> Iterator[tuple[Wire, Wire, list[MCPServer]]]:
+    """Two apps on one Redis, each with a server of its own."""
+    gate = threading.Event()
+    started: list[tuple[RunningHTTPServer, MCPServer]] = []
+    for _ in range(2):
+        server = build_server(gate)
+        running = start_http(server, backend=RedisBackend(redis_server.url, timeout=2.0))
+        started.append((running, server))
+    try:
+        yield Wire(started[0][0].url), Wire(started[1][0].url), [server for _, server in started]
+    finally:
+        gate.set()
+        for running, server in started:
+            running.close()
+            server.stop()
+
+
+def test_a_task_started_in_one_process_is_followed_and_answered_in_another(
+    two: tuple[Wire, Wire, list[MCPServer]],
+) -> None:
+    first, second, servers = two
+    assert all(isinstance(server.tasks.store, RedisTaskStore) for server in servers)
+    task_id = start(first, "confirm", capabilities=ASKING)
+    waiting = second.until(task_id, lambda task: task["status"] == "input_required", ASKING)
+    [key] = waiting["inputRequests"]
+    answer = {key: {"action": "accept", "content": {"go": True}}}
+    assert second.result("tasks/update", {"taskId": task_id, "inputResponses": answer}, ASKING)["resultType"] == (
+        "complete"
+    )
+    done = second.until(task_id, lambda task: is_terminal(task["status"]), ASKING)
+    assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "go=True"
+    assert second.error("tasks/get", {"taskId": "not-a-task"})["code"] == -32602
+    assert [record.task_id for record in servers[1].tasks.store.records()] == [task_id]
+
+
+def test_a_cancel_sent_to_another_process_stops_the_handler(two: tuple[Wire, Wire, list[MCPServer]]) -> None:
+    first, second, servers = two
+    task_id = start(first, "wait")
+    assert servers[0].tasks.running() == 1
+    second.result("tasks/cancel", {"taskId": task_id})
+    assert first.finished(task_id)["status"] == "cancelled"
+    assert servers[0].tasks.running() == 0
+
+
+def test_a_task_expires_in_redis_at_its_ttl(two: tuple[Wire, Wire, list[MCPServer]]) -> None:
+    first, second, servers = two
+    servers[0].tasks.ttl_ms = 300
+    task_id = start(first, "wait")  # the expiry also stops its handler
+    deadline = time.monotonic() + TIMEOUT
+    while second.post("tasks/get", {"taskId": task_id})[1].get("result") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert second.error("tasks/get", {"taskId": task_id})["code"] == -32602
+    store = servers[1].tasks.store
+    assert store.sweep() == [] and store.next_expiry() is None
+    assert store.update(task_id, lambda record: None) is None
+    assert _poll(lambda: servers[0].tasks.running() == 0)
+
+
+def test_a_record_without_ttl_is_kept(two: tuple[Wire, Wire, list[MCPServer]]) -> None:
+    store = two[2][0].tasks.store
+    store.create(TaskRecord("forever", "wait", ttl_ms=None))
+    kept = store.get("forever")
+    assert kept is not None and kept.ttl_ms is None
+
+
+def test_a_server_without_task_tools_keeps_no_task_store(redis_server: RedisServer) -> None:
+    server = MCPServer("no-tasks")
+    backend = RedisBackend(redis_server.url, timeout=2.0)
+    try:
+        share_tasks(server, backend)
+        assert server.task_runner is None
+    finally:
+        backend.close()
+
+
+def _poll(condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+# ----------------------------------------------------- gunicorn, two machines
+
+SCALED_APP = "examples.scaled_app:application"
+
+
+def test_two_worker_processes_share_their_tasks(tmp_path: Path) -> None:
+    with running_redis(tmp_path / "redis.log") as redis_server:
+        argv = gunicorn("--threads", "8", "-w", "1", SCALED_APP)
+        env = {"MCP_SYNC_REDIS_URL": redis_server.url}
+        with (
+            hosting("machine-a", argv, tmp_path, sigterm_status=0, **env) as first_host,
+            hosting("machine-b", argv, tmp_path, sigterm_status=0, **env) as second_host,
+        ):
+            first, second = Wire(first_host.base + "/mcp"), Wire(second_host.base + "/mcp")
+            task_id = start(first, "report", {"seconds": 0}, capabilities=ASKING)
+            waiting = second.until(task_id, lambda task: task["status"] == "input_required", ASKING)
+            [key] = waiting["inputRequests"]
+            answer: dict[str, Any] = {key: {"action": "accept", "content": {"publish": True}}}
+            second.result("tasks/update", {"taskId": task_id, "inputResponses": answer}, ASKING)
+            done = second.until(task_id, lambda task: is_terminal(task["status"]), ASKING)
+            text = done["result"]["content"][0]["text"]
+            assert done["status"] == "completed" and text.startswith("report published by process ")
+            ran_on = int(text.rpartition(" ")[2])
+            pid = second.result("tools/call", {"name": "pid", "arguments": {}})["structuredContent"]["result"]
+            assert pid != ran_on  # the answer and the result came through the other process
+
+            long_job = start(first, "report", {"seconds": 60}, capabilities=ASKING)
+            second.result("tasks/cancel", {"taskId": long_job}, ASKING)
+            assert first.until(long_job, lambda task: is_terminal(task["status"]), ASKING)["status"] == "cancelled"

@@ -28,7 +28,9 @@ True
 
 from __future__ import annotations
 
+import contextvars
 import json
+import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -36,6 +38,7 @@ from ..protocol.errors import MCP_CODES, MCPError
 
 if TYPE_CHECKING:
     from .core import MCPServer
+    from .http.event_store import EventStore
 
 __all__ = [
     "Backend",
@@ -45,6 +48,7 @@ __all__ = [
     "NoticeKind",
     "SessionListener",
     "SessionRecord",
+    "delivering",
 ]
 
 NoticeKind = Literal["resource_updated", "list_changed"]
@@ -63,7 +67,18 @@ class Notice:
 
     kind: NoticeKind
     subject: str
+    key: str = field(default_factory=lambda: secrets.token_hex(8), repr=False, compare=False)
+    """Names this one notification in every process, so that a stream shared by processes gets it once."""
 
+
+delivering: contextvars.ContextVar[Notice | None] = contextvars.ContextVar("delivering", default=None)
+"""The server-wide notification this thread is delivering to the sessions of its process, if any.
+
+A session whose GET stream is shared by processes (kept in Redis) has a copy
+in each process that served it; each copy is given the notification, and the
+stream keeps the first it is written (see
+:class:`~mcp_sync.server.http.event_store.SharedEventStore`).
+"""
 
 @dataclass(frozen=True)
 class SessionRecord:
@@ -205,6 +220,9 @@ class Backend(Protocol):
     def stream_opened(self, session_id: str) -> None:
         """Tell the other processes that the session's GET stream opened here."""
 
+    def event_store(self) -> EventStore:
+        """Where the host keeps the SSE events that clients may resume: shared by the processes when they share."""
+
 
 class InProcessBackend:
     """Nothing shared: the server's own secret, its notifications for its own sessions only.
@@ -221,6 +239,8 @@ class InProcessBackend:
     >>> backend.listen_sessions(object())  # type: ignore[arg-type]
     >>> backend.save_session(record, 60.0); backend.end_session("abc"); backend.send_to_session("abc", {})
     >>> backend.stream_opened("abc")
+    >>> type(backend.event_store()).__name__
+    'InMemoryEventStore'
     >>> backend.close()
     """
 
@@ -264,3 +284,9 @@ class InProcessBackend:
 
     def stream_opened(self, session_id: str) -> None:
         """Nobody else holds a stream."""
+
+    def event_store(self) -> EventStore:
+        """This process's memory: the latest events of each stream."""
+        from .http.event_store import InMemoryEventStore
+
+        return InMemoryEventStore()

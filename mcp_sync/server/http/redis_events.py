@@ -52,7 +52,7 @@ _STORE = """
 if KEYS[2] ~= '' and not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[4]) then
     return false
 end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'm', ARGV[1])
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], '*', 'm', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] ~= '' then
     redis.call('PUBLISH', ARGV[5], ARGV[6])

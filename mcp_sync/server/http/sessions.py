@@ -434,14 +434,14 @@ class StreamableSessionTransport(BaseTransport):
                     return stream, reader
             if standalone.consumer is not None:
                 return None
-            standalone.consumer = reader
             if self.closed:
                 reader.put(Signal.CLOSED)
             elif priming or standalone.shared:
-                start = self._store.store(standalone.stream_id or "", None)
-                standalone.sent = start  # a shared stream goes on from this event (sent only when priming)
+                # Kept first (a shared store may fail): a shared stream goes on from this event, sent when priming.
+                standalone.sent = self._store.store(standalone.stream_id or "", None)
                 if priming:
-                    reader.put(StreamEvent(start, None))
+                    reader.put(StreamEvent(standalone.sent, None))
+            standalone.consumer = reader
             return standalone, reader
 
     def write_standalone(self, message: JSONRPCMessage) -> bool:

@@ -84,7 +84,9 @@ def test_a_stream_is_bounded_expires_and_replays_after_an_event_id(
     store = RedisEventStore(backend, max_events=5, ttl=60)
     assert backend.event_store() is store  # the one made last follows the doorbell; the app gets it
     start = store.store("s1", None)  # a priming event: an id, no message
-    ids = [store.store("s1", note(n)) for n in range(3)]
+    ids = [store.store("s1", note(n)) for n in range(2)]
+    store.store("s1", None)  # priming events are never replayed
+    ids.append(store.store("s1", note(2)))
     assert [event_id.rpartition(":")[0] for event_id in (start, *ids)] == ["s1"] * 4
     assert replayed(store, start) == ("s1", [(ids[0], 0), (ids[1], 1), (ids[2], 2)])
     assert replayed(store, ids[1]) == ("s1", [(ids[2], 2)])
@@ -288,3 +290,27 @@ def test_a_get_whose_start_cannot_be_kept_gets_503(pair: Pair, monkeypatch: pyte
     assert refused.response.status == 503
     refused.close()
     assert _copy(pair.apps[0], session).transport.standalone.consumer is None  # type: ignore[union-attr]
+
+
+def test_the_progress_of_a_json_only_call_reaches_the_get_stream_open_in_the_other_process(pair: Pair) -> None:
+    a, b = pair.urls
+    session = subscribed_session(pair)
+    stream = Stream(b, session)
+    assert stream.events(1)[0][1] is None  # primed: the stream is open in b
+    parts = urlsplit(a)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
+    params = {"name": "progress", "arguments": {"steps": 2}, "_meta": {"progressToken": "p"}}
+    headers = {
+        "Accept": "application/json",  # no stream for this call: what relates to it goes on the GET stream
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Mcp-Session-Id": session,
+    }
+    body = {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": params}
+    connection.request("POST", parts.path, json.dumps(body), headers)
+    answer = json.loads(connection.getresponse().read())
+    connection.close()
+    assert answer["result"]["content"][0]["text"] == "2 steps"
+    progress = [message for _, message in stream.events(2)]
+    assert [(m or {})["params"]["progress"] for m in progress] == [1, 2]
+    stream.close()

@@ -24,7 +24,10 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
   processes say of sessions goes on it too: a record changed (each copy
   takes it), a session ended (each copy ends), its GET stream opened (an
   older one ends), a client's answer to a handler's request (the process
-  whose handler waits delivers it).
+  whose handler waits delivers it), and the doorbell of the event store;
+- ``<prefix>:events:<stream id>``: the SSE streams clients may resume, kept
+  by :class:`~mcp_sync.server.http.redis_events.RedisEventStore`
+  (:meth:`RedisBackend.event_store`).
 
 Every Redis call is bounded by ``timeout`` seconds. Redis unreachable when
 the app is made: :class:`~mcp_sync.server.backend.BackendUnavailable`, naming

@@ -384,8 +384,8 @@ class StreamableSessionTransport(BaseTransport):
     def _wake(self) -> None:
         """Another process stored an event on the shared standalone stream: send it, if its connection is here."""
         with self._routes:
-            if self.standalone is not None:
-                self._catch_up(self.standalone)
+            assert self.standalone is not None  # only a transport with a standalone stream watches one
+            self._catch_up(self.standalone)
 
     # -------------------------------------------------------------- streams
 

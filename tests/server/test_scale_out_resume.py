@@ -14,13 +14,16 @@ each connection to the next port) serve a handshake-era session the same way.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import peers
 import pytest
 import redis
 from redisserver import RedisServer, running_redis
@@ -110,6 +113,87 @@ def test_a_get_stream_resumes_on_another_worker_after_its_worker_is_killed(
     left = leftover_keys(redis_server)
     assert left and all(ttl > 0 for ttl in left.values()), left
     assert not [key for key in left if ":session:" in key or key.endswith(".get")], left
+
+
+SDK_DRIVER = """
+import json, sys, warnings
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+warnings.simplefilter("ignore")
+url, uris = sys.argv[1], sys.argv[2:]
+
+
+async def main():
+    heard = []
+    changed = anyio.Event()
+
+    async def on_message(message):
+        nonlocal changed
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/resources/updated":
+            heard.append(str(root.params.uri))
+            changed.set()
+            changed = anyio.Event()
+
+    with anyio.fail_after(60):
+        async with streamable_http_client(url) as streams:
+            async with ClientSession(streams[0], streams[1], message_handler=on_message) as session:
+                await session.initialize()
+                for uri in uris:
+                    await session.subscribe_resource(uri)
+                pids = set()
+                for _ in range(40):
+                    pids.add((await session.call_tool("pid", {})).structured_content["result"])
+                    if len(pids) >= 3:
+                        break
+                print(json.dumps({"ready": sorted(pids)}), flush=True)
+                while len(heard) < len(uris):
+                    await changed.wait()
+                print(json.dumps({"heard": heard}), flush=True)
+
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.timeout(150)
+def test_the_official_sdk_client_resumes_its_get_stream_on_another_worker(
+    scaled: tuple[Hosted, RedisServer], tmp_path: Path
+) -> None:
+    hosted, _ = scaled
+    url = hosted.base + "/mcp"
+    driver = tmp_path / "driver.py"
+    driver.write_text(SDK_DRIVER)
+    process = subprocess.Popen(
+        [peers.peer_python(), str(driver), url, *URIS],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=peers.peer_environment(),
+    )
+    try:
+        assert process.stdout is not None
+        ready = json.loads(process.stdout.readline() or "{}")  # bounded: the driver fails after 60 s
+        assert len(ready.get("ready", ())) >= 3, process.stderr.read() if process.stderr else ""
+        wait_until(lambda: len(stream_holders(hosted)) == 1, "one worker holds the SDK's GET stream")
+        [holder] = stream_holders(hosted)
+        assert raw_call(url, "touch", {"uri": URIS[0]})["content"][0]["text"].startswith(URIS[0])
+        os.kill(holder, signal.SIGKILL)
+        for uri in URIS[1:6]:  # while the SDK's client is away
+            assert raw_call(url, "touch", {"uri": uri})["content"][0]["text"].startswith(uri)
+        wait_until(lambda: len(stream_holders(hosted) - {holder}) == 1, "another worker holds the resumed stream")
+        for uri in URIS[6:]:
+            assert raw_call(url, "touch", {"uri": uri})["content"][0]["text"].startswith(uri)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err[-4000:]
+        assert json.loads(out)["heard"] == URIS  # every one, once, in order
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=TIMEOUT)
 
 
 # ------------------------------------------- two processes behind a per-request round robin

@@ -31,7 +31,14 @@ from test_hosting import Hosted, gunicorn, hosting
 from test_scale_out import TIMEOUT, Heard, raw_call, wait_until, workers_of
 
 from mcp_sync.client import http_client
-from mcp_sync.types import EmptyResult, SubscribeRequestParams
+from mcp_sync.errors import MCPError
+from mcp_sync.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    EmptyResult,
+    SubscribeRequestParams,
+    TextContent,
+)
 
 SCALED_APP = "examples.scaled_app:application"
 URIS = [f"notes://{n}" for n in range(1, 9)]
@@ -47,8 +54,8 @@ def scaled(tmp_path: Path) -> Iterator[tuple[Hosted, RedisServer]]:
             yield hosted, redis_server
 
 
-def stream_holders(hosted: Hosted) -> set[int]:
-    """The workers holding an open connection of the server's port: with no request in flight, the GET streams'."""
+def connections(hosted: Hosted) -> list[int]:
+    """The worker holding each open connection of the server's port (with no request in flight: the streams)."""
     sockets: dict[str, int] = {}
     for pid in workers_of(hosted):
         with contextlib.suppress(OSError):
@@ -57,13 +64,18 @@ def stream_holders(hosted: Hosted) -> set[int]:
                     target = os.readlink(f"/proc/{pid}/fd/{fd}")
                     if target.startswith("socket:["):
                         sockets[target[8:-1]] = pid
-    holders = set()
+    holders = []
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
         local_port, state, inode = int(fields[1].rpartition(":")[2], 16), fields[3], fields[9]
         if local_port == hosted.port and state == "01" and inode in sockets:
-            holders.add(sockets[inode])
+            holders.append(sockets[inode])
     return holders
+
+
+def stream_holders(hosted: Hosted) -> set[int]:
+    """The workers holding an open connection (a GET stream, when no request is in flight)."""
+    return set(connections(hosted))
 
 
 def leftover_keys(redis_server: RedisServer) -> dict[str, int]:
@@ -113,6 +125,45 @@ def test_a_get_stream_resumes_on_another_worker_after_its_worker_is_killed(
     left = leftover_keys(redis_server)
     assert left and all(ttl > 0 for ttl in left.values()), left
     assert not [key for key in left if ":session:" in key or key.endswith(".get")], left
+
+
+def test_a_call_whose_worker_is_killed_fails_with_a_typed_error_after_resuming(
+    scaled: tuple[Hosted, RedisServer],
+) -> None:
+    """A POST's stream resumed on another worker replays what the dead one wrote, then ends: no answer will
+    come (the handler died with its worker), so the client gives up after its attempts, with an error."""
+    hosted, _ = scaled
+    url = hosted.base + "/mcp"
+    asked, killed = threading.Event(), threading.Event()
+
+    def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+        asked.set()
+        assert killed.wait(TIMEOUT)
+        return CreateMessageResult(role="assistant", content=TextContent(text="too late"), model="test-model")
+
+    with http_client(url, era="handshake", timeout=30.0, sampling_provider=sample) as client:
+        wait_until(lambda: len(connections(hosted)) == 1, "the GET stream is open")
+        [get_holder] = connections(hosted)
+        failed: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                client.call_tool("ask", {"question": "Sky?"})
+            except MCPError as error:
+                failed.append(error)
+
+        caller = threading.Thread(target=call, name="test-caller")
+        caller.start()
+        assert asked.wait(TIMEOUT)  # the handler waits for the answer, its POST's stream open
+        wait_until(lambda: len(connections(hosted)) == 2, "the call's stream is open")
+        post_holder = next(iter(set(connections(hosted)) - {get_holder}), get_holder)
+        os.kill(post_holder, signal.SIGKILL)
+        killed.set()
+        caller.join(60)
+        assert not caller.is_alive()
+        [error] = failed
+        assert "gave up resuming the answer to tools/call" in str(error), error
+        assert client.call_tool("echo", {"text": "still served"}).text == "still served"
 
 
 SDK_DRIVER = """

@@ -285,7 +285,7 @@ def test_a_get_whose_start_cannot_be_kept_gets_503(pair: Pair, monkeypatch: pyte
     def down(*args: Any) -> str:
         raise BackendUnavailable("down")
 
-    monkeypatch.setattr(pair.apps[0].event_store, "store", down)
+    monkeypatch.setattr(pair.apps[0].event_store, "store_once", down)
     refused = Stream(pair.urls[0], session)
     assert refused.response.status == 503
     refused.close()
@@ -314,3 +314,16 @@ def test_the_progress_of_a_json_only_call_reaches_the_get_stream_open_in_the_oth
     progress = [message for _, message in stream.events(2)]
     assert [(m or {})["params"]["progress"] for m in progress] == [1, 2]
     stream.close()
+
+
+def test_posts_kept_in_memory_cost_no_round_trip_and_replay_here_only(backend: RedisBackend, keys: redis.Redis) -> None:
+    store = RedisEventStore(backend, keep_posts=False)
+    first, second = store.store("post-1", None), store.store("post-1", note(1))
+    assert first == "post-1:1" and second == "post-1:2"  # this process's numbering: nothing in Redis
+    assert not keys.exists(store.key("post-1"))
+    assert replayed(store, first) == ("post-1", [(second, 1)])
+    shared = store.store_once("get-1", note(2), None)  # a shared stream is in Redis all the same
+    assert shared is not None and keys.exists(store.key("get-1"))
+    assert replayed(store, "get-1:0-0") == ("get-1", [(shared, 2)])
+    store.forget("post-1")
+    assert replayed(store, first) == (None, [])

@@ -1,8 +1,8 @@
 """The resumability event store in Redis: SSE streams that any process replays and follows.
 
 :class:`RedisEventStore` keeps each stream as a Redis stream (``XADD``),
-under ``<prefix>:events:<stream id>``: bounded to about ``max_events``
-entries (``MAXLEN ~``: the oldest go first) and expiring ``ttl`` seconds
+under ``<prefix>:events:<stream id>``: bounded to ``max_events``
+entries (``MAXLEN``: the oldest go first) and expiring ``ttl`` seconds
 after its last event. An event id is ``"<stream id>:<entry id>"``; a client
 resuming from one, on any process, gets the entries after it (``XRANGE``).
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message
 from ...protocol.types import JSONRPCMessage
-from .event_store import ReplaySink, SharedEventStore
+from .event_store import InMemoryEventStore, ReplaySink, SharedEventStore
 
 if TYPE_CHECKING:
     from .redis_backend import RedisBackend
@@ -64,8 +64,10 @@ return id
 class RedisEventStore(SharedEventStore):
     """SSE events kept in the Redis of ``backend``, for every process serving its server.
 
-    ``max_events`` bounds each stream (about: Redis trims in whole blocks),
-    ``ttl`` is how long (seconds) a stream outlives its last event. Every call
+    ``max_events`` bounds each stream, ``ttl`` is how long (seconds) a stream
+    outlives its last event. ``keep_posts=False`` keeps the streams of POSTs
+    in this process's memory instead (a Redis round trip less per event; a
+    client resuming one on another process then gets the GET stream). Every call
     is bounded by the backend's timeout; Redis away:
     :class:`~mcp_sync.server.backend.BackendUnavailable`.
 
@@ -73,12 +75,17 @@ class RedisEventStore(SharedEventStore):
     'SharedEventStore'
     """
 
-    def __init__(self, backend: RedisBackend, *, max_events: int = 1000, ttl: float = 3600.0) -> None:
+    def __init__(
+        self, backend: RedisBackend, *, max_events: int = 1000, ttl: float = 3600.0, keep_posts: bool = True
+    ) -> None:
         if max_events < 1 or ttl < 1:
             raise ValueError("max_events and ttl must be positive")
         self.backend = backend
         self.max_events = max_events
         self.ttl = int(ttl)
+        # A POST's stream is written by the process running its handler only: kept here, it costs no round trip
+        # per event, but only this process can replay it.
+        self._posts = None if keep_posts else InMemoryEventStore(max_events)
         self._script: Any = backend.redis.register_script(_STORE)
         self._lock = threading.Lock()
         self._watchers: dict[str, Callable[[], None]] = {}
@@ -90,12 +97,14 @@ class RedisEventStore(SharedEventStore):
 
     def store(self, stream_id: str, message: JSONRPCMessage | None) -> str:
         """Keep an event of a stream that this process alone writes (a POST's): nobody else is told."""
+        if self._posts is not None:
+            return self._posts.store(stream_id, message)
         event_id = self._store(stream_id, message, None, ring=False)
         assert event_id is not None  # only a once-marker makes it None
         return event_id
 
     def store_once(self, stream_id: str, message: JSONRPCMessage | None, once: str | None) -> str | None:
-        return self._store(stream_id, message, once, ring=True)
+        return self._store(stream_id, message, once, ring=message is not None)  # a start marker wakes nobody
 
     def _store(self, stream_id: str, message: JSONRPCMessage | None, once: str | None, *, ring: bool) -> str | None:
         key = self.key(stream_id)
@@ -109,6 +118,8 @@ class RedisEventStore(SharedEventStore):
 
     def replay_after(self, event_id: str, send: ReplaySink) -> str | None:
         stream_id, _, entry = event_id.rpartition(":")
+        if self._posts is not None and entry.isdigit():
+            return self._posts.replay_after(event_id, send)
         if not stream_id or not _ENTRY_ID.fullmatch(entry):
             return None
         pipeline = self.backend.redis.pipeline(transaction=False)
@@ -129,6 +140,8 @@ class RedisEventStore(SharedEventStore):
         return stream_id
 
     def forget(self, stream_id: str) -> None:
+        if self._posts is not None:
+            self._posts.forget(stream_id)
         self.backend.call(self.backend.redis.delete, self.key(stream_id))
 
     def watch(self, stream_id: str, wake: Callable[[], None]) -> None:

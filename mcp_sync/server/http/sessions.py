@@ -438,11 +438,19 @@ class StreamableSessionTransport(BaseTransport):
                 reader.put(Signal.CLOSED)
             elif priming or standalone.shared:
                 # Kept first (a shared store may fail): a shared stream goes on from this event, sent when priming.
-                standalone.sent = self._store.store(standalone.stream_id or "", None)
+                standalone.sent = self._start(standalone)
                 if priming:
                     reader.put(StreamEvent(standalone.sent, None))
             standalone.consumer = reader
             return standalone, reader
+
+    def _start(self, stream: SSEStream) -> str | None:
+        """The id of a new (priming) event starting ``stream``: for a shared stream, in the shared store."""
+        assert self._store is not None and stream.stream_id is not None
+        if stream.shared:
+            assert isinstance(self._store, SharedEventStore)
+            return self._store.store_once(stream.stream_id, None, None)
+        return self._store.store(stream.stream_id, None)
 
     def write_standalone(self, message: JSONRPCMessage) -> bool:
         """Write ``message`` on the standalone stream if a connection reads it here (another process passed it on)."""

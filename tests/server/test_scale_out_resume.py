@@ -78,6 +78,14 @@ def stream_holders(hosted: Hosted) -> set[int]:
     return set(connections(hosted))
 
 
+def kept_updates(redis_server: RedisServer) -> list[str]:
+    """The URIs of the resource updates on the one GET stream kept in Redis, in the stream's order."""
+    with redis.Redis.from_url(redis_server.url, socket_timeout=TIMEOUT) as keys:
+        [stream] = list(keys.scan_iter(match="*.get"))
+        messages = [json.loads(fields[b"m"]) for _, fields in keys.xrange(stream) if fields[b"m"]]
+    return [m["params"]["uri"] for m in messages if m["method"] == "notifications/resources/updated"]
+
+
 def leftover_keys(redis_server: RedisServer) -> dict[str, int]:
     """Every key in Redis but the shared secret (kept for the deployment's life), with its TTL (-1: none)."""
     with redis.Redis.from_url(redis_server.url, socket_timeout=TIMEOUT) as keys:
@@ -114,13 +122,15 @@ def test_a_get_stream_resumes_on_another_worker_after_its_worker_is_killed(
         # Raised by the other workers while the client is away (it waits the server's retry before resuming).
         for uri in URIS[1:6]:
             assert raw_call(url, "touch", {"uri": uri})["content"][0]["text"].startswith(uri)
-        assert heard.wait_for(6) == [("updated", uri) for uri in URIS[:6]]
+        # Each once; raised by different workers, they are in the order the stream kept them (below).
+        assert sorted(heard.wait_for(6)) == [("updated", uri) for uri in URIS[:6]]
         wait_until(lambda: len(stream_holders(hosted)) == 1, "another worker holds the resumed GET stream")
         assert stream_holders(hosted) != {holder}
         for uri in URIS[6:]:  # live, after the resume
             assert raw_call(url, "touch", {"uri": uri})["content"][0]["text"].startswith(uri)
-        assert heard.wait_for(8) == [("updated", uri) for uri in URIS]
+        assert sorted(heard.wait_for(8)) == [("updated", uri) for uri in URIS]
         assert len(heard.items) == 8  # none twice
+        assert [uri for _, uri in heard.items] == kept_updates(redis_server)  # in the stream's order
     # The client ended its session (DELETE): what is left of it in Redis expires.
     left = leftover_keys(redis_server)
     assert left and all(ttl > 0 for ttl in left.values()), left
@@ -203,6 +213,7 @@ async def main():
                 while len(heard) < len(uris):
                     await changed.wait()
                 print(json.dumps({"heard": heard}), flush=True)
+                await anyio.to_thread.run_sync(sys.stdin.readline)  # the test reads the stream first
 
 
 anyio.run(main)
@@ -213,7 +224,7 @@ anyio.run(main)
 def test_the_official_sdk_client_resumes_its_get_stream_on_another_worker(
     scaled: tuple[Hosted, RedisServer], tmp_path: Path
 ) -> None:
-    hosted, _ = scaled
+    hosted, redis_server = scaled
     url = hosted.base + "/mcp"
     driver = tmp_path / "driver.py"
     driver.write_text(SDK_DRIVER)
@@ -221,7 +232,7 @@ def test_the_official_sdk_client_resumes_its_get_stream_on_another_worker(
         [peers.peer_python(), str(driver), url, *URIS],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         text=True,
         env=peers.peer_environment(),
     )
@@ -238,9 +249,11 @@ def test_the_official_sdk_client_resumes_its_get_stream_on_another_worker(
         wait_until(lambda: len(stream_holders(hosted) - {holder}) == 1, "another worker holds the resumed stream")
         for uri in URIS[6:]:
             assert raw_call(url, "touch", {"uri": uri})["content"][0]["text"].startswith(uri)
-        out, err = process.communicate(timeout=60)
+        heard = json.loads(process.stdout.readline() or "{}").get("heard")  # bounded: the driver's own 60 s
+        assert heard is not None and sorted(heard) == URIS  # every one, once
+        assert heard == kept_updates(redis_server)  # in the stream's order
+        _, err = process.communicate("\n", timeout=60)
         assert process.returncode == 0, err[-4000:]
-        assert json.loads(out)["heard"] == URIS  # every one, once, in order
     finally:
         if process.poll() is None:
             process.kill()

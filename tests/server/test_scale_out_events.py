@@ -333,3 +333,15 @@ def test_posts_kept_in_memory_cost_no_round_trip_and_replay_here_only(backend: R
     assert replayed(store, "get-1:0-0") == ("get-1", [(shared, 2)])
     store.forget("post-1")
     assert replayed(store, first) == (None, [])
+
+
+def test_a_stream_that_cannot_be_deleted_is_left_to_expire(
+    backend: RedisBackend, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = RedisEventStore(backend)
+    redis_server.stop()
+    with caplog.at_level(logging.WARNING, logger="mcp_sync.http"):
+        store.forget("s4")  # a session ending while Redis is away still ends
+    assert "a stream is left to expire: Redis at redis://127.0.0.1:" in caplog.text
+    with pytest.raises(BackendUnavailable):
+        store.store("s4", note(1))

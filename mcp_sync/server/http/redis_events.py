@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message
 from ...protocol.types import JSONRPCMessage
+from ..backend import BackendUnavailable
 from .event_store import InMemoryEventStore, ReplaySink, SharedEventStore
 
 if TYPE_CHECKING:
@@ -140,9 +141,13 @@ class RedisEventStore(SharedEventStore):
         return stream_id
 
     def forget(self, stream_id: str) -> None:
+        """Delete the stream now; with Redis away, leave it to expire (a session's end must not fail for it)."""
         if self._posts is not None:
             self._posts.forget(stream_id)
-        self.backend.call(self.backend.redis.delete, self.key(stream_id))
+        try:
+            self.backend.call(self.backend.redis.delete, self.key(stream_id))
+        except BackendUnavailable as error:
+            log.warning("a stream is left to expire: %s", error.message)
 
     def watch(self, stream_id: str, wake: Callable[[], None]) -> None:
         with self._lock:

@@ -1,7 +1,7 @@
 """What the processes serving one MCP server share: the seam, and its in-process default.
 
 One process serving a server needs nothing shared. Several (gunicorn
-workers, machines behind a load balancer) need three things:
+workers, machines behind a load balancer) need these:
 
 - the secret that signs ``requestState``, so that an input round started
   on one process is finished on another;
@@ -11,9 +11,11 @@ workers, machines behind a load balancer) need three things:
 - handshake-era sessions (2025-11-25 and before): their records (a
   :class:`SessionRecord`), so that any process serves any session, ends it
   everywhere, and passes on a client's answer to the process whose handler
-  asked.
+  asked;
+- the events kept for resumable SSE streams (:meth:`Backend.event_store`),
+  so that a client resuming a stream on any process gets what it missed.
 
-A :class:`Backend` provides all three. :class:`InProcessBackend` (the default)
+A :class:`Backend` provides all of them. :class:`InProcessBackend` (the default)
 shares nothing: everything stays in this process, as without a backend.
 :class:`~mcp_sync.server.http.redis_backend.RedisBackend` shares them
 through Redis; :class:`~mcp_sync.server.http.app.StreamableHTTPApp` picks
@@ -79,6 +81,7 @@ in each process that served it; each copy is given the notification, and the
 stream keeps the first it is written (see
 :class:`~mcp_sync.server.http.event_store.SharedEventStore`).
 """
+
 
 @dataclass(frozen=True)
 class SessionRecord:

@@ -104,15 +104,16 @@ def test_a_get_stream_resumes_on_another_worker_after_its_worker_is_killed(
     heard = Heard()
     with http_client(url, era="handshake", timeout=TIMEOUT) as client:
         client.on_notification("notifications/resources/updated", lambda params: heard.add("updated", params))
+        # The session's copies are made where its requests land: a few calls put it on more than one worker,
+        # so that a copy outlives the worker killed below. Then the subscriptions, which every copy follows.
+        served: set[int] = set()
+        for _ in range(100):  # bounded: with four workers, two answer within a few calls (even under load)
+            served.add(client.call_tool("pid").structured_content["result"])  # type: ignore[index]
+            if len(served) >= 2:
+                break
+        assert len(served) >= 2, served
         for uri in URIS:
             client.send_request("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult)
-        # The session's copies are made where its requests land: a few calls put it on more than one worker.
-        served: set[int] = set()
-        for _ in range(40):  # bounded: with four workers, three answer within a few calls
-            served.add(client.call_tool("pid").structured_content["result"])  # type: ignore[index]
-            if len(served) >= 3:
-                break
-        assert len(served) >= 3, served
         wait_until(lambda: len(stream_holders(hosted)) == 1, "one worker holds the GET stream")
         [holder] = stream_holders(hosted)
         assert raw_call(url, "touch", {"uri": URIS[0]})["content"][0]["text"].startswith(URIS[0])
@@ -202,13 +203,13 @@ async def main():
         async with streamable_http_client(url) as streams:
             async with ClientSession(streams[0], streams[1], message_handler=on_message) as session:
                 await session.initialize()
+                pids = set()  # first the copies of the session (see the test of our client), then subscriptions
+                for _ in range(100):
+                    pids.add((await session.call_tool("pid", {})).structured_content["result"])
+                    if len(pids) >= 2:
+                        break
                 for uri in uris:
                     await session.subscribe_resource(uri)
-                pids = set()
-                for _ in range(40):
-                    pids.add((await session.call_tool("pid", {})).structured_content["result"])
-                    if len(pids) >= 3:
-                        break
                 print(json.dumps({"ready": sorted(pids)}), flush=True)
                 while len(heard) < len(uris):
                     await changed.wait()
@@ -239,7 +240,7 @@ def test_the_official_sdk_client_resumes_its_get_stream_on_another_worker(
     try:
         assert process.stdout is not None
         ready = json.loads(process.stdout.readline() or "{}")  # bounded: the driver fails after 60 s
-        assert len(ready.get("ready", ())) >= 3, process.stderr.read() if process.stderr else ""
+        assert len(ready.get("ready", ())) >= 2, process.stderr.read() if process.stderr else ""
         wait_until(lambda: len(stream_holders(hosted)) == 1, "one worker holds the SDK's GET stream")
         [holder] = stream_holders(hosted)
         assert raw_call(url, "touch", {"uri": URIS[0]})["content"][0]["text"].startswith(URIS[0])

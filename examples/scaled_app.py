@@ -24,8 +24,9 @@ finds the handler that asked)::
     with http_client("http://127.0.0.1:8000/mcp", era="handshake", sampling_provider=answer) as client:
         print(client.call_tool("ask", {"question": "Sky?"}).text)
 
-What is not shared yet (resuming a stream on another worker): see the README,
-"Running on many workers and machines".
+Their streams are kept in Redis: a client whose GET stream's worker dies
+resumes it with ``Last-Event-ID`` on another and misses nothing (see the
+README, "Running on many workers and machines").
 """
 
 from __future__ import annotations

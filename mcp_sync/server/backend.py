@@ -1,7 +1,7 @@
 """What the processes serving one MCP server share: the seam, and its in-process default.
 
 One process serving a server needs nothing shared. Several (gunicorn
-workers, machines behind a load balancer) need three things:
+workers, machines behind a load balancer) need these:
 
 - the secret that signs ``requestState``, so that an input round started
   on one process is finished on another;
@@ -11,9 +11,11 @@ workers, machines behind a load balancer) need three things:
 - handshake-era sessions (2025-11-25 and before): their records (a
   :class:`SessionRecord`), so that any process serves any session, ends it
   everywhere, and passes on a client's answer to the process whose handler
-  asked.
+  asked;
+- the events kept for resumable SSE streams (:meth:`Backend.event_store`),
+  so that a client resuming a stream on any process gets what it missed.
 
-A :class:`Backend` provides all three. :class:`InProcessBackend` (the default)
+A :class:`Backend` provides all of them. :class:`InProcessBackend` (the default)
 shares nothing: everything stays in this process, as without a backend.
 :class:`~mcp_sync.server.http.redis_backend.RedisBackend` shares them
 through Redis; :class:`~mcp_sync.server.http.app.StreamableHTTPApp` picks
@@ -28,7 +30,9 @@ True
 
 from __future__ import annotations
 
+import contextvars
 import json
+import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -36,6 +40,7 @@ from ..protocol.errors import MCP_CODES, MCPError
 
 if TYPE_CHECKING:
     from .core import MCPServer
+    from .http.event_store import EventStore
 
 __all__ = [
     "Backend",
@@ -45,6 +50,7 @@ __all__ = [
     "NoticeKind",
     "SessionListener",
     "SessionRecord",
+    "delivering",
 ]
 
 NoticeKind = Literal["resource_updated", "list_changed"]
@@ -63,6 +69,18 @@ class Notice:
 
     kind: NoticeKind
     subject: str
+    key: str = field(default_factory=lambda: secrets.token_hex(8), repr=False, compare=False)
+    """Names this one notification in every process, so that a stream shared by processes gets it once."""
+
+
+delivering: contextvars.ContextVar[Notice | None] = contextvars.ContextVar("delivering", default=None)
+"""The server-wide notification this thread is delivering to the sessions of its process, if any.
+
+A session whose GET stream is shared by processes (kept in Redis) has a copy
+in each process that served it; each copy is given the notification, and the
+stream keeps the first it is written (see
+:class:`~mcp_sync.server.http.event_store.SharedEventStore`).
+"""
 
 
 @dataclass(frozen=True)
@@ -205,6 +223,9 @@ class Backend(Protocol):
     def stream_opened(self, session_id: str) -> None:
         """Tell the other processes that the session's GET stream opened here."""
 
+    def event_store(self) -> EventStore:
+        """Where the host keeps the SSE events that clients may resume: shared by the processes when they share."""
+
 
 class InProcessBackend:
     """Nothing shared: the server's own secret, its notifications for its own sessions only.
@@ -221,6 +242,8 @@ class InProcessBackend:
     >>> backend.listen_sessions(object())  # type: ignore[arg-type]
     >>> backend.save_session(record, 60.0); backend.end_session("abc"); backend.send_to_session("abc", {})
     >>> backend.stream_opened("abc")
+    >>> type(backend.event_store()).__name__
+    'InMemoryEventStore'
     >>> backend.close()
     """
 
@@ -264,3 +287,9 @@ class InProcessBackend:
 
     def stream_opened(self, session_id: str) -> None:
         """Nobody else holds a stream."""
+
+    def event_store(self) -> EventStore:
+        """This process's memory: the latest events of each stream."""
+        from .http.event_store import InMemoryEventStore
+
+        return InMemoryEventStore()

@@ -67,7 +67,7 @@ from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from .auth import AuthInfo, Authorizer, ScopeRefused
-from .backend import Backend, BackendUnavailable, InProcessBackend, Notice
+from .backend import Backend, BackendUnavailable, InProcessBackend, Notice, delivering
 from .context import NO_CLIENT, Context, ProgressReporter
 from .functions import FunctionSpec
 from .middleware import Middleware
@@ -1277,11 +1277,15 @@ class MCPServer:
         >>> server = MCPServer("demo")
         >>> server.deliver(Notice("list_changed", "tools"))  # no session: nobody to tell
         """
-        for session in self.sessions:
-            if notice.kind == "resource_updated":
-                session.resource_updated(notice.subject)
-            else:
-                session.list_changed(notice.subject)
+        token = delivering.set(notice)
+        try:
+            for session in self.sessions:
+                if notice.kind == "resource_updated":
+                    session.resource_updated(notice.subject)
+                else:
+                    session.list_changed(notice.subject)
+        finally:
+            delivering.reset(token)
 
     def on_notice(self, watcher: Callable[[Notice], None]) -> Callable[[], None]:
         """Call ``watcher(notice)`` for each server-wide notification this server raises; returns the unsubscriber.

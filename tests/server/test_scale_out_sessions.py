@@ -40,6 +40,7 @@ from mcp_sync import Context, MCPServer
 from mcp_sync.client import http_client
 from mcp_sync.server.backend import BackendUnavailable, Notice, SessionRecord
 from mcp_sync.server.http.app import StreamableHTTPApp
+from mcp_sync.server.http.event_store import InMemoryEventStore
 from mcp_sync.server.http.redis_backend import RedisBackend
 from mcp_sync.server.http.sessions import HTTPSession, SessionRegistry, StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
@@ -101,9 +102,15 @@ class Router:
 class Pair:
     """Two apps on one Redis, each on a port of its own, and a router in front of both."""
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, *, events_in_memory: bool = False) -> None:
         self.apps = [
-            StreamableHTTPApp(build_server(label), ping_interval=0.2, backend=RedisBackend(redis_url, timeout=0.5))
+            StreamableHTTPApp(
+                build_server(label),
+                ping_interval=0.2,
+                backend=RedisBackend(redis_url, timeout=0.5),
+                # Each process's own store: what is for a GET stream open elsewhere is passed on, not shared.
+                event_store=InMemoryEventStore() if events_in_memory else None,
+            )
             for label in ("a", "b")
         ]
         for app in self.apps:
@@ -145,6 +152,14 @@ def pair(redis_server: RedisServer) -> Iterator[Pair]:
     yield made
     made.close()
     assert not [thread for thread in threading.enumerate() if thread.name == "mcp-sync-redis-receiver"]
+
+
+@pytest.fixture(params=[False, True], ids=["events-in-redis", "events-in-memory"])
+def either_pair(request: pytest.FixtureRequest, redis_server: RedisServer) -> Iterator[Pair]:
+    """A pair whose event store is shared (Redis, the default) or each app's own."""
+    made = Pair(redis_server.url, events_in_memory=request.param)
+    yield made
+    made.close()
 
 
 @pytest.fixture
@@ -306,7 +321,7 @@ def test_failing_to_pass_on_an_answer_or_an_end_gives_503(pair: Pair, monkeypatc
     assert pair.apps[0].sessions.peek(session) is None  # ended here all the same
 
 
-def test_messages_for_the_get_stream_reach_it_in_whichever_process_it_is_open(pair: Pair) -> None:
+def test_messages_for_the_get_stream_reach_it_in_whichever_process_it_is_open(either_pair: Pair) -> None:
     """A log message raised outside a call, and a request to the client outside a call, in either process."""
     logs: list[Any] = []
     heard = threading.Condition()
@@ -316,6 +331,7 @@ def test_messages_for_the_get_stream_reach_it_in_whichever_process_it_is_open(pa
             logs.append(params.data)
             heard.notify_all()
 
+    pair = either_pair
     with http_client(pair.url, era="handshake", timeout=TIMEOUT, log_handler=on_log) as client:
         while True:  # until both apps hold a copy (the GET stream is open in one of them)
             ids = [set(app.sessions._sessions) for app in pair.apps]

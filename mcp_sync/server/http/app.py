@@ -122,7 +122,7 @@ from .auth import (
     token_scopes,
 )
 from .cors import CORSPolicy
-from .event_store import EventStore, InMemoryEventStore
+from .event_store import EventStore, SharedEventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
 from .redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from .redis_tasks import share_tasks
@@ -320,7 +320,7 @@ class StreamableHTTPApp:
     scope needed, and listings show only what the token may use
     (``list_all=True``: everything). Sessions idle for ``session_idle_timeout`` seconds end;
     beyond ``max_sessions`` a new one gets 503. ``event_store`` keeps SSE
-    events for resumption (default: :class:`InMemoryEventStore`).
+    events for resumption (default: the backend's: in this process's memory, or in Redis).
     ``legacy_sse`` also serves the 2024-11-05 transport at ``sse_path`` and
     ``messages_path``. SSE streams get a comment ping every ``ping_interval``
     seconds (a client that went away is noticed at the next write) and,
@@ -411,7 +411,7 @@ class StreamableHTTPApp:
         self.required_scopes = tuple(required_scopes)
         self.resource_metadata = dict(resource_metadata) if resource_metadata is not None else None
         self.list_all = list_all
-        self.event_store = event_store if event_store is not None else InMemoryEventStore()
+        self.event_store = event_store if event_store is not None else self.backend.event_store()
         self.legacy_sse = legacy_sse and not stateless
         self.sse_path = sse_path
         self.messages_path = messages_path
@@ -559,6 +559,8 @@ class StreamableHTTPApp:
             if self.backend.shares_sessions:
                 try:
                     self.backend.end_session(found.session_id)
+                    if isinstance(self.event_store, SharedEventStore):
+                        self.event_store.forget(_get_stream_id(found.session_id))
                 except BackendUnavailable:
                     return _backend_down()
             return _Response(204)
@@ -627,6 +629,7 @@ class StreamableHTTPApp:
         assert isinstance(entry.transport, StreamableSessionTransport)
         entry.transport.shared = True
         entry.transport.forward = functools.partial(self._forward, entry.session_id)
+        entry.transport.share_standalone(_get_stream_id(entry.session_id))
         entry.session.on_change = functools.partial(self._save_session, entry)
 
     def _forward(self, session_id: str, message: JSONRPCMessage) -> None:
@@ -963,7 +966,11 @@ class StreamableHTTPApp:
             return _http_error(406, f"Not Acceptable: the client must accept {EVENT_STREAM}")
         transport = entry.transport
         assert isinstance(transport, StreamableSessionTransport)
-        attached = transport.attach(request.header("Last-Event-ID"), priming=at_least(revision, PRIMING_SINCE))
+        try:
+            attached = transport.attach(request.header("Last-Event-ID"), priming=at_least(revision, PRIMING_SINCE))
+        except BackendUnavailable:  # a shared event store, away
+            self.sessions.release(entry)
+            return _backend_down()
         if attached is None:
             self.sessions.release(entry)
             return _http_error(409, "Conflict: the session's GET stream is already open on another connection")
@@ -1209,6 +1216,11 @@ def _open_backend(backend: Backend | str | None) -> Backend:
     if isinstance(backend, str):
         return RedisBackend(backend)
     return backend
+
+
+def _get_stream_id(session_id: str) -> str:
+    """The id of a shared session's GET stream, the same in every process."""
+    return f"{session_id}.get"
 
 
 def _backend_down() -> _Response:

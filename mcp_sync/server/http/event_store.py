@@ -6,9 +6,12 @@ connection sends the last id it saw as ``Last-Event-ID`` and gets what
 followed on that stream, replayed from the store.
 
 The default :class:`InMemoryEventStore` keeps the latest events of each
-stream in this process; a deployment with several processes behind one
-address would plug in a shared one (a database, Redis) by implementing the
-two abstract methods.
+stream in this process. Processes that serve the same sessions (gunicorn
+workers, machines behind a load balancer) share a :class:`SharedEventStore`
+instead (:class:`~mcp_sync.server.http.redis_events.RedisEventStore`, picked
+by the Redis backend): any of them then replays a stream to a client that
+resumes it, and the one holding a session's GET stream hears of the events
+the others write to it.
 
 >>> from mcp_sync.types import JSONRPCNotification
 >>> store = InMemoryEventStore()
@@ -30,7 +33,7 @@ from collections.abc import Callable
 
 from ...protocol.types import JSONRPCMessage
 
-__all__ = ["EventStore", "InMemoryEventStore", "ReplaySink"]
+__all__ = ["EventStore", "InMemoryEventStore", "ReplaySink", "SharedEventStore"]
 
 ReplaySink = Callable[[str, JSONRPCMessage], None]
 """Receives each replayed event: ``(event_id, message)``."""
@@ -59,6 +62,29 @@ class EventStore(ABC):
 
     def forget(self, stream_id: str) -> None:  # noqa: B027 - optional hook, empty on purpose
         """Drop what is kept for ``stream_id`` (its session ended). Optional."""
+
+
+class SharedEventStore(EventStore):
+    """An event store that the processes serving a server share.
+
+    A handshake-era session shared by processes has one GET stream, whichever
+    process holds its connection: every process writes the session's events
+    to it (:meth:`store_once`), and the process holding the connection is
+    told (:meth:`watch`) and reads them back in the store's order.
+    """
+
+    @abstractmethod
+    def store_once(self, stream_id: str, message: JSONRPCMessage | None, once: str | None) -> str | None:
+        """Like :meth:`store`, but when ``once`` (a server-wide notification's key) was stored on the stream
+        already (by another process's copy of the session), store nothing and return ``None``."""
+
+    @abstractmethod
+    def watch(self, stream_id: str, wake: Callable[[], None]) -> None:
+        """Call ``wake()`` each time another process stores an event on ``stream_id`` (until :meth:`unwatch`)."""
+
+    @abstractmethod
+    def unwatch(self, stream_id: str, wake: Callable[[], None]) -> None:
+        """Stop calling ``wake`` (if it is still the one watching ``stream_id``)."""
 
 
 class InMemoryEventStore(EventStore):

@@ -24,7 +24,10 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
   processes say of sessions goes on it too: a record changed (each copy
   takes it), a session ended (each copy ends), its GET stream opened (an
   older one ends), a client's answer to a handler's request (the process
-  whose handler waits delivers it).
+  whose handler waits delivers it), and the doorbell of the event store;
+- ``<prefix>:events:<stream id>``: the SSE streams clients may resume, kept
+  by :class:`~mcp_sync.server.http.redis_events.RedisEventStore`
+  (:meth:`RedisBackend.event_store`).
 
 Every Redis call is bounded by ``timeout`` seconds. Redis unreachable when
 the app is made: :class:`~mcp_sync.server.backend.BackendUnavailable`, naming
@@ -51,6 +54,7 @@ from ..stateless import RequestStateSealer
 
 if TYPE_CHECKING:
     from ..core import MCPServer
+    from .redis_events import RedisEventStore
 
 __all__ = ["REDIS_URL_VARIABLE", "RedisBackend", "redact"]
 
@@ -132,6 +136,7 @@ class RedisBackend:
         self._receiver: threading.Thread | None = None
         self._receiver_pid = 0
         self._listener: SessionListener | None = None
+        self._events: RedisEventStore | None = None
         self.failures = 0
         """How many times the receiving thread lost Redis or failed to reach it (for monitoring)."""
 
@@ -141,6 +146,18 @@ class RedisBackend:
             return call(*args, **kwargs)
         except self._errors as exc:
             raise BackendUnavailable(f"Redis at {self.url} is unavailable: {exc}", cause=exc) from exc
+
+    call = _call
+
+    @property
+    def redis(self) -> Any:
+        """The redis-py client (its calls bounded by ``timeout``), for what else keeps its data here."""
+        return self._client
+
+    @property
+    def key_prefix(self) -> str:
+        """What every key (and the channel) of this backend starts with."""
+        return self._prefix()
 
     @property
     def receiving(self) -> bool:
@@ -179,7 +196,7 @@ class RedisBackend:
 
     def publish(self, notice: Notice) -> None:
         """Publish ``notice`` for the other processes; :class:`BackendUnavailable` when Redis does not take it."""
-        data = json.dumps({"o": self.origin(), "k": notice.kind, "s": notice.subject})
+        data = json.dumps({"o": self.origin(), "k": notice.kind, "s": notice.subject, "n": notice.key})
         try:
             self._client.publish(self.channel, data)
         except self._errors as exc:
@@ -268,6 +285,16 @@ class RedisBackend:
         """Publish that the session's GET stream opened here: the process holding an older one ends it."""
         self._publish_session({"k": "session_stream", "s": session_id})
 
+    def event_store(self) -> RedisEventStore:
+        """The SSE events in Redis (see :mod:`~mcp_sync.server.http.redis_events`): made once, with its defaults."""
+        from .redis_events import RedisEventStore
+
+        return self._events or RedisEventStore(self)
+
+    def follow_events(self, store: RedisEventStore) -> None:
+        """Tell ``store`` (made on this backend) of the events other processes store: it watches for them."""
+        self._events = store
+
     def _publish_session(self, fields: dict[str, Any]) -> None:
         self._call(self._client.publish, self.channel, json.dumps({"o": self.origin(), **fields}))
 
@@ -325,12 +352,26 @@ class RedisBackend:
         if kind in _SESSION_KINDS:
             self._dispatch_session(kind, subject, fields)
             return
+        if kind == "stream_event":
+            self._ring(subject)
+            return
         if kind not in _KINDS:
             return
+        key = fields.get("n")
         try:
-            server.deliver(Notice(kind, subject))
+            server.deliver(Notice(kind, subject, key) if isinstance(key, str) else Notice(kind, subject))
         except Exception:
             log.exception("delivering a notification from another process failed")
+
+    def _ring(self, stream_id: str) -> None:
+        """Another process stored an event on ``stream_id``: whoever holds its connection here reads it."""
+        events = self._events
+        if events is None:
+            return
+        try:
+            events.ring(stream_id)
+        except Exception:
+            log.exception("reading an event another process stored failed")
 
     def _dispatch_session(self, kind: str, session_id: str, fields: dict[str, Any]) -> None:
         """Give the listener (the app) what another process said about a session."""

@@ -58,7 +58,8 @@ from ...protocol.types import (
 from ...runtime.dispatcher import RequestContext, current_request
 from ...runtime.transport import BaseTransport
 from ...runtime.workers import stay_on_this_thread
-from .event_store import EventStore
+from ..backend import delivering
+from .event_store import EventStore, SharedEventStore
 
 if TYPE_CHECKING:
     from ..auth import AuthInfo
@@ -118,6 +119,10 @@ class SSEStream:
         self.stream_id = stream_id
         self.consumer: queue.SimpleQueue[Item] | None = None
         self.finished = False
+        self.shared = False
+        """Kept in a :class:`SharedEventStore` that every process writes: its consumer reads the store."""
+        self.sent: str | None = None
+        """For a shared stream: the id of the last event its consumer got (or that it started after)."""
 
     def put(self, item: Item) -> None:
         """Hand ``item`` to the connection reading the stream; dropped when none is."""
@@ -184,6 +189,18 @@ class StreamableSessionTransport(BaseTransport):
         if event_store is not None:
             self.standalone = SSEStream(_new_stream_id())
             self._streams[self.standalone.stream_id or ""] = self.standalone
+
+    def share_standalone(self, stream_id: str) -> None:
+        """With a :class:`SharedEventStore`: make the standalone stream ``stream_id``, the one every process's copy
+        of the session writes to and any replays, so that a client resumes it wherever its GET lands."""
+        store, stream = self._store, self.standalone
+        if not isinstance(store, SharedEventStore) or stream is None:
+            return
+        with self._routes:
+            del self._streams[stream.stream_id or ""]
+            stream.stream_id, stream.shared = stream_id, True
+            self._streams[stream_id] = stream
+        store.watch(stream_id, self._wake)
 
     def bind(self, session: ServerSession) -> None:
         """Know the session served here: its handlers' messages are the related ones."""
@@ -254,6 +271,10 @@ class StreamableSessionTransport(BaseTransport):
                 self._emit(post, message)
                 return
             stream = self.standalone
+            if stream is not None and stream.shared:
+                # Every process writes to the shared stream; the one holding its connection sends it.
+                self._emit(stream, message)
+                return
             is_request = isinstance(message, JSONRPCRequest)
             forward = self.forward
             if stream is None or stream.consumer is not None or self._server_wide(message):
@@ -288,6 +309,12 @@ class StreamableSessionTransport(BaseTransport):
 
     def _server_wide(self, message: JSONRPCMessage) -> bool:
         return self.shared and isinstance(message, JSONRPCNotification) and message.method in SERVER_WIDE
+
+    def _once(self, message: JSONRPCMessage) -> str | None:
+        """The key under which a shared stream keeps ``message`` once: a server-wide notification's (every
+        process's copy of the session writes it), else none."""
+        notice = delivering.get()
+        return notice.key if notice is not None and self._server_wide(message) else None
 
     def _related_post(self, context: RequestContext | None) -> PostedRequest | None:
         """The streaming POST of the request being served on this thread, if any."""
@@ -334,9 +361,31 @@ class StreamableSessionTransport(BaseTransport):
 
     def _emit(self, stream: SSEStream, message: JSONRPCMessage) -> None:
         event_id = None
+        if stream.shared:
+            assert isinstance(self._store, SharedEventStore) and stream.stream_id is not None
+            if self._store.store_once(stream.stream_id, message, self._once(message)) is not None:
+                self._catch_up(stream)
+            return
         if self._store is not None and stream.stream_id is not None:
             event_id = self._store.store(stream.stream_id, message)
         stream.put(StreamEvent(event_id, message))
+
+    def _catch_up(self, stream: SSEStream) -> None:
+        """Give a shared stream's consumer, in the store's order, the events after the last it got."""
+        consumer = stream.consumer
+        if consumer is None or stream.sent is None or self._store is None:
+            return
+        missed: list[StreamEvent] = []
+        self._store.replay_after(stream.sent, lambda eid, msg: missed.append(StreamEvent(eid, msg)))
+        for event in missed:
+            consumer.put(event)
+            stream.sent = event.event_id
+
+    def _wake(self) -> None:
+        """Another process stored an event on the shared standalone stream: send it, if its connection is here."""
+        with self._routes:
+            assert self.standalone is not None  # only a transport with a standalone stream watches one
+            self._catch_up(self.standalone)
 
     # -------------------------------------------------------------- streams
 
@@ -349,16 +398,31 @@ class StreamableSessionTransport(BaseTransport):
         connection even if the server has not noticed yet: that connection
         is ended and the new one takes its place. Otherwise the standalone
         stream opens.
+
+        With a :class:`SharedEventStore`, a shared standalone stream resumes
+        from an event any process sent; a POST's stream that another process
+        serves (or served, before it died) has what it kept replayed, then
+        ends: the client resumes again for more (its answer, once written).
         """
         assert self._store is not None and self.standalone is not None
         reader: queue.SimpleQueue[Item] = queue.SimpleQueue()
         with self._routes:
+            standalone = self.standalone
+            if standalone.shared and (last_event_id or "").rpartition(":")[0] == standalone.stream_id:
+                # The client lost its old connection, here or in a process that may have died since.
+                standalone.put(Signal.END)
+                standalone.consumer, standalone.sent = reader, last_event_id
+                self._catch_up(standalone)
+                return standalone, reader
             if last_event_id is not None:
                 missed: list[StreamEvent] = []
                 stream_id = self._store.replay_after(
                     last_event_id, lambda eid, msg: missed.append(StreamEvent(eid, msg))
                 )
                 stream = self._streams.get(stream_id or "")
+                if stream is None and stream_id is not None and standalone.shared:
+                    stream = SSEStream(stream_id)  # another process's POST stream: what it kept, then the end
+                    stream.finished = True
                 if stream is not None:
                     stream.put(Signal.END)
                     for event in missed:
@@ -368,15 +432,25 @@ class StreamableSessionTransport(BaseTransport):
                     else:
                         stream.consumer = reader
                     return stream, reader
-            stream = self.standalone
-            if stream.consumer is not None:
+            if standalone.consumer is not None:
                 return None
-            stream.consumer = reader
             if self.closed:
                 reader.put(Signal.CLOSED)
-            elif priming:
-                reader.put(StreamEvent(self._store.store(stream.stream_id or "", None), None))
-            return stream, reader
+            elif priming or standalone.shared:
+                # Kept first (a shared store may fail): a shared stream goes on from this event, sent when priming.
+                standalone.sent = self._start(standalone)
+                if priming:
+                    reader.put(StreamEvent(standalone.sent, None))
+            standalone.consumer = reader
+            return standalone, reader
+
+    def _start(self, stream: SSEStream) -> str | None:
+        """The id of a new (priming) event starting ``stream``: for a shared stream, in the shared store."""
+        assert self._store is not None and stream.stream_id is not None
+        if stream.shared:
+            assert isinstance(self._store, SharedEventStore)
+            return self._store.store_once(stream.stream_id, None, None)
+        return self._store.store(stream.stream_id, None)
 
     def write_standalone(self, message: JSONRPCMessage) -> bool:
         """Write ``message`` on the standalone stream if a connection reads it here (another process passed it on)."""
@@ -415,9 +489,12 @@ class StreamableSessionTransport(BaseTransport):
             self.dispatcher = None  # routes nothing more; and no cycle with it is left to collect
         for stream in {*posts, *streams}:
             stream.put(Signal.CLOSED)
+        if isinstance(self._store, SharedEventStore) and self.standalone is not None and self.standalone.shared:
+            self._store.unwatch(self.standalone.stream_id or "", self._wake)
         if self._store is not None:
             for stream in streams:
-                self._store.forget(stream.stream_id or "")
+                if not stream.shared:  # other processes' copies of the session still use it: it expires
+                    self._store.forget(stream.stream_id or "")
 
 
 class LegacySSETransport(BaseTransport):

@@ -1,0 +1,167 @@
+"""The resumability event store in Redis: SSE streams that any process replays and follows.
+
+:class:`RedisEventStore` keeps each stream as a Redis stream (``XADD``),
+under ``<prefix>:events:<stream id>``: bounded to ``max_events``
+entries (``MAXLEN``: the oldest go first) and expiring ``ttl`` seconds
+after its last event. An event id is ``"<stream id>:<entry id>"``; a client
+resuming from one, on any process, gets the entries after it (``XRANGE``).
+
+Each write also rings the stream's doorbell: it publishes the stream's id on
+the backend's channel, in the same round trip (a Lua script), and the process
+holding the stream's connection, told by its receiving thread, reads what is
+new since the last event it sent (no process polls). A server-wide
+notification written by every process's copy of a session is kept once: the
+first write sets ``<prefix>:events:<stream id>:once:<notice key>`` (for a
+minute) and the others find it set.
+
+The :class:`~mcp_sync.server.http.redis_backend.RedisBackend` makes one for
+its app (``backend.event_store()``); give the app one of your own to change
+its bounds::
+
+    backend = RedisBackend("redis://redis.internal:6379/0")
+    app = StreamableHTTPApp(server, backend=backend, event_store=RedisEventStore(backend, max_events=200, ttl=600))
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message
+from ...protocol.types import JSONRPCMessage
+from ..backend import BackendUnavailable
+from .event_store import InMemoryEventStore, ReplaySink, SharedEventStore
+
+if TYPE_CHECKING:
+    from .redis_backend import RedisBackend
+
+__all__ = ["ONCE_TTL", "RedisEventStore"]
+
+log = logging.getLogger("mcp_sync.http")
+
+ONCE_TTL = 60
+"""How long (seconds) a stream remembers that it got a server-wide notification: time for every process to try."""
+
+_ENTRY_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+
+# KEYS: the stream, the once-marker ("" for none). ARGV: data, max entries, ttl, once ttl, channel, doorbell.
+_STORE = """
+if KEYS[2] ~= '' and not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[4]) then
+    return false
+end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], '*', 'm', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+if ARGV[5] ~= '' then
+    redis.call('PUBLISH', ARGV[5], ARGV[6])
+end
+return id
+"""
+
+
+class RedisEventStore(SharedEventStore):
+    """SSE events kept in the Redis of ``backend``, for every process serving its server.
+
+    ``max_events`` bounds each stream, ``ttl`` is how long (seconds) a stream
+    outlives its last event. ``keep_posts=False`` keeps the streams of POSTs
+    in this process's memory instead (a Redis round trip less per event; a
+    client resuming one on another process then gets the GET stream). Every call
+    is bounded by the backend's timeout; Redis away:
+    :class:`~mcp_sync.server.backend.BackendUnavailable`.
+
+    >>> RedisEventStore.__mro__[1].__name__
+    'SharedEventStore'
+    """
+
+    def __init__(
+        self, backend: RedisBackend, *, max_events: int = 1000, ttl: float = 3600.0, keep_posts: bool = True
+    ) -> None:
+        if max_events < 1 or ttl < 1:
+            raise ValueError("max_events and ttl must be positive")
+        self.backend = backend
+        self.max_events = max_events
+        self.ttl = int(ttl)
+        # A POST's stream is written by the process running its handler only: kept here, it costs no round trip
+        # per event, but only this process can replay it.
+        self._posts = None if keep_posts else InMemoryEventStore(max_events)
+        self._script: Any = backend.redis.register_script(_STORE)
+        self._lock = threading.Lock()
+        self._watchers: dict[str, Callable[[], None]] = {}
+        backend.follow_events(self)
+
+    def key(self, stream_id: str) -> str:
+        """The Redis key of stream ``stream_id``."""
+        return f"{self.backend.key_prefix}:events:{stream_id}"
+
+    def store(self, stream_id: str, message: JSONRPCMessage | None) -> str:
+        """Keep an event of a stream that this process alone writes (a POST's): nobody else is told."""
+        if self._posts is not None:
+            return self._posts.store(stream_id, message)
+        event_id = self._store(stream_id, message, None, ring=False)
+        assert event_id is not None  # only a once-marker makes it None
+        return event_id
+
+    def store_once(self, stream_id: str, message: JSONRPCMessage | None, once: str | None) -> str | None:
+        return self._store(stream_id, message, once, ring=message is not None)  # a start marker wakes nobody
+
+    def _store(self, stream_id: str, message: JSONRPCMessage | None, once: str | None, *, ring: bool) -> str | None:
+        key = self.key(stream_id)
+        doorbell = json.dumps({"o": self.backend.origin(), "k": "stream_event", "s": stream_id})
+        data = b"" if message is None else encode_message(message)
+        args = [data, self.max_events, self.ttl, ONCE_TTL, self.backend.channel if ring else "", doorbell]
+        entry = self.backend.call(self._script, keys=[key, f"{key}:once:{once}" if once else ""], args=args)
+        if entry is None:
+            return None
+        return f"{stream_id}:{entry.decode()}"
+
+    def replay_after(self, event_id: str, send: ReplaySink) -> str | None:
+        stream_id, _, entry = event_id.rpartition(":")
+        if self._posts is not None and entry.isdigit():
+            return self._posts.replay_after(event_id, send)
+        if not stream_id or not _ENTRY_ID.fullmatch(entry):
+            return None
+        pipeline = self.backend.redis.pipeline(transaction=False)
+        pipeline.exists(self.key(stream_id))
+        pipeline.xrange(self.key(stream_id), f"({entry}", "+")
+        exists, entries = self.backend.call(pipeline.execute)
+        if not exists:
+            return None
+        for entry_id, fields in entries:
+            data = fields.get(b"m", b"")
+            if not data:
+                continue  # a priming event: an id only
+            message = decode_message(data)
+            if isinstance(message, InvalidMessage):
+                log.warning("ignored a malformed event in %s", self.key(stream_id))
+                continue
+            send(f"{stream_id}:{entry_id.decode()}", message)
+        return stream_id
+
+    def forget(self, stream_id: str) -> None:
+        """Delete the stream now; with Redis away, leave it to expire (a session's end must not fail for it)."""
+        if self._posts is not None:
+            self._posts.forget(stream_id)
+        try:
+            self.backend.call(self.backend.redis.delete, self.key(stream_id))
+        except BackendUnavailable as error:
+            log.warning("a stream is left to expire: %s", error.message)
+
+    def watch(self, stream_id: str, wake: Callable[[], None]) -> None:
+        with self._lock:
+            self._watchers[stream_id] = wake
+
+    def unwatch(self, stream_id: str, wake: Callable[[], None]) -> None:
+        with self._lock:
+            if self._watchers.get(stream_id) is wake:
+                del self._watchers[stream_id]
+
+    def ring(self, stream_id: str) -> None:
+        """Another process stored an event on ``stream_id``: wake whoever watches it here (the receiving thread
+        calls this)."""
+        with self._lock:
+            wake = self._watchers.get(stream_id)
+        if wake is not None:
+            wake()

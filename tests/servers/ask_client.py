@@ -18,7 +18,7 @@ import mcp_sync
 era, tool = sys.argv[1:3]
 with mcp_sync.connect(server, era=era) as client:
     provider = type(client.elicitation_provider).__name__
-    print(provider, client.negotiated_era, client.capabilities().to_wire(), flush=True)
+    print(provider, client.negotiated_era, client.capabilities().to_wire().get("elicitation"), flush=True)
     print(client.call_tool(tool).text, flush=True)
 if sys.stdin.isatty():
     print("interrupt signal on:", bool(termios.tcgetattr(0)[3] & termios.ISIG), flush=True)

@@ -257,7 +257,15 @@ class RedisBackend:
         self._publish_session(fields)
 
     def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
-        """The record of ``session_id``, its expiry pushed ``ttl`` seconds away (``GETEX``); ``None`` if gone."""
+        """The record of ``session_id``, its expiry pushed ``ttl`` seconds away (``GETEX``); ``None`` if gone.
+
+        Read only while this process's receiver is subscribed (waiting ``timeout``
+        at most, else :class:`BackendUnavailable`): a copy made from the record
+        learns of later changes only from the channel, so a change published
+        before the receiver subscribed would pass it by.
+        """
+        if not self._subscribed.wait(self.timeout):
+            raise BackendUnavailable(f"Redis at {self.url} is unavailable: not subscribed to {self.channel} yet")
         data = self._call(self._client.getex, self._session_key(session_id), ex=_seconds(ttl))
         if data is None:
             return None
@@ -307,7 +315,7 @@ class RedisBackend:
         while not self._stopping.is_set():
             pubsub = self._client.pubsub()
             try:
-                pubsub.subscribe(self.channel)
+                self._subscribe(pubsub)
                 while not self._stopping.is_set():
                     # A blocking read: a message wakes it at once; the timeout only bounds how late close() is seen.
                     message = pubsub.get_message(timeout=READ_INTERVAL)
@@ -331,6 +339,10 @@ class RedisBackend:
                 pubsub.close()
             self._stopping.wait(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
+
+    def _subscribe(self, pubsub: Any) -> None:
+        """Subscribe ``pubsub`` to the channel (a seam: a test holds it back, as a busy process would be slow to)."""
+        pubsub.subscribe(self.channel)
 
     def _reseed(self) -> None:
         """Put the shared secret back after Redis lost it (a restart without persistence), for processes to come."""

@@ -20,7 +20,8 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
   after delivering them to its own sessions, and one thread per process
   receives the others' (its own are recognised and skipped, so that no
   stream gets one twice) and delivers them to its sessions: the listen
-  streams of 2026-07-28 and the GET streams of the handshake era. What
+  streams of 2026-07-28 and the GET streams of the handshake era. A task's
+  status changes go the same way, to the listen streams asking for it. What
   processes say of sessions goes on it too: a record changed (each copy
   takes it), a session ended (each copy ends), its GET stream opened (an
   older one ends), a client's answer to a handler's request (the process
@@ -46,6 +47,7 @@ import math
 import os
 import secrets
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -66,7 +68,7 @@ READ_INTERVAL = 0.5
 """The longest the receiving thread blocks in one read (seconds): how soon it notices :meth:`RedisBackend.close`."""
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 5.0
-_KINDS = ("resource_updated", "list_changed")
+_KINDS = ("resource_updated", "list_changed", "task_status")
 _SESSION_KINDS = ("session_ended", "session_changed", "session_message", "session_stream")
 
 
@@ -196,7 +198,10 @@ class RedisBackend:
 
     def publish(self, notice: Notice) -> None:
         """Publish ``notice`` for the other processes; :class:`BackendUnavailable` when Redis does not take it."""
-        data = json.dumps({"o": self.origin(), "k": notice.kind, "s": notice.subject, "n": notice.key})
+        fields: dict[str, Any] = {"o": self.origin(), "k": notice.kind, "s": notice.subject, "n": notice.key}
+        if notice.detail is not None:
+            fields["d"] = notice.detail
+        data = json.dumps(fields)
         try:
             self._client.publish(self.channel, data)
         except self._errors as exc:
@@ -369,9 +374,10 @@ class RedisBackend:
             return
         if kind not in _KINDS:
             return
-        key = fields.get("n")
+        key, detail = fields.get("n"), fields.get("d")
         try:
-            server.deliver(Notice(kind, subject, key) if isinstance(key, str) else Notice(kind, subject))
+            notice = Notice(kind, subject, key) if isinstance(key, str) else Notice(kind, subject)
+            server.deliver(replace(notice, detail=detail) if isinstance(detail, dict) else notice)
         except Exception:
             log.exception("delivering a notification from another process failed")
 

@@ -158,6 +158,10 @@ class SessionListener(Protocol):
     def session_stream_opened(self, session_id: str) -> None:
         """The session's GET stream opened in another process: end the one open here, if any (the newest wins)."""
 
+    def sessions_missed(self) -> None:
+        """What other processes said of sessions for a while may be lost (the backend lost its connection):
+        each copy here takes its record again."""
+
 
 class BackendUnavailable(MCPError):
     """The backend (Redis) cannot be reached: at start, or when a notification must be passed on.

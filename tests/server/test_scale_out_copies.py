@@ -9,20 +9,25 @@ one, each driven here by a hook of the test (never by load or sleeps):
   it is, and the copy then made has every change;
 - a change is published between the read of the record and the copy being
   kept (made here inside :meth:`RedisBackend.load_session`): the receiver
-  applies it to the copy once the copy is kept, rather than dropping it.
+  applies it to the copy once the copy is kept, rather than dropping it;
+- the receiver loses its connection (killed by ``CLIENT KILL``) and a change
+  is published before it subscribes again (held back): once subscribed, the
+  copies read their records again.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from redisserver import running_redis
 from test_scale_out import TIMEOUT, wait_until
-from test_scale_out_sessions import SUBSCRIBED, build_server, initialize, ping, post
+from test_scale_out_sessions import NAME, SUBSCRIBED, _legacy, build_server, initialize, ping, post
 
 from mcp_sync.server.backend import SessionRecord
 from mcp_sync.server.http.app import StreamableHTTPApp
@@ -58,6 +63,7 @@ class Two:
     """App ``a`` (a plain Redis backend) and app ``b`` (a :class:`HeldBackend`), each served on its own port."""
 
     def __init__(self, redis_url: str) -> None:
+        self.url = redis_url
         self.held = HeldBackend(redis_url)
         self.apps = [
             StreamableHTTPApp(build_server("a"), backend=RedisBackend(redis_url, timeout=0.5)),
@@ -136,3 +142,32 @@ def test_a_change_published_while_the_copy_is_made_reaches_it(two: Two) -> None:
     two.held.after_load = change_meanwhile
     assert post(two.b, ping(2), session)[0] == 200
     wait_until(lambda: two.subscriptions(session) == {SUBSCRIBED}, "b's copy took the change")
+
+
+def test_copies_take_their_records_again_when_the_receiver_comes_back(
+    two: Two, caplog: pytest.LogCaptureFixture
+) -> None:
+    two.held.release.set()
+    two.held.start()
+    session = _start(two)
+    assert post(two.b, ping(2), session)[0] == 200
+    legacy = _legacy(two.apps[1])
+    key = f"mcp-sync:{NAME}:session:{session}"
+    with redis.Redis.from_url(two.url, socket_timeout=TIMEOUT) as keys:
+        # b loses its receiver's connection, and subscribes again only once the test lets it.
+        two.held.release.clear()
+        keys.client_kill_filter(_type="pubsub")
+        wait_until(lambda: not two.held.receiving, "b's receiver lost Redis")
+        assert post(two.a, SUBSCRIBE, session)[0] == 200  # b hears nothing of it
+        two.held.release.set()
+        wait_until(lambda: two.subscriptions(session) == {SUBSCRIBED}, "b's copy took its record again")
+        assert legacy.session.subscriptions == frozenset() and two.apps[1].sessions.peek(legacy.session_id)
+        # A record this process cannot take is logged; the receiver goes on.
+        two.held.release.clear()
+        keys.client_kill_filter(_type="pubsub")
+        wait_until(lambda: not two.held.receiving, "b's receiver lost Redis again")
+        keys.set(key, SessionRecord(session, "2025-11-25", capabilities={"sampling": "junk"}).to_json())
+        with caplog.at_level(logging.ERROR, "mcp_sync.http"):
+            two.held.release.set()
+            wait_until(lambda: "refreshing the copies of sessions from Redis failed" in caplog.text, "it was logged")
+        wait_until(lambda: two.held.receiving, "b's receiver subscribed")

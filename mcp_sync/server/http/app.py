@@ -705,6 +705,19 @@ class StreamableHTTPApp:
         if entry is not None and isinstance(entry.transport, StreamableSessionTransport):
             entry.transport.end_standalone()
 
+    def sessions_missed(self) -> None:
+        """The backend was away: what other processes said of sessions meanwhile is lost, so each copy here takes
+        its record again (one whose record is gone ends at its next request).
+
+        Called by the backend, subscribed again::
+
+            app.sessions_missed()
+        """
+        ttl = self.sessions.idle_timeout
+        for entry in self.sessions.entries():
+            if not entry.legacy and (record := self.backend.load_session(entry.session_id, ttl)) is not None:
+                _restore(entry.session, record)
+
     def _post(self, request: _Request, principal: str | None, version: str | None) -> _Response:
         accept = request.header("Accept")
         json_ok, sse_ok = accepts(accept, JSON), accepts(accept, EVENT_STREAM)

@@ -36,7 +36,10 @@ the URL (without its password) and the reason. Unreachable later: a request
 that raises a notification fails with ``BackendUnavailable`` (``-32603``)
 instead of hanging; the receiving thread reconnects, backing off from 0.1 s
 to 5 s, and resubscribes when Redis is back (notifications published while it
-was away are not replayed: pub/sub keeps nothing).
+was away are not replayed: pub/sub keeps nothing; but the copies of sessions
+held here read their records again, so that no change to a session is lost).
+A copy of a session is made only while the receiving thread is subscribed
+(else the request gets 503), for the same reason.
 """
 
 from __future__ import annotations
@@ -124,10 +127,21 @@ class RedisBackend:
             retry=Retry(NoBackoff(), 1),
             health_check_interval=max(1, int(timeout * 5)),
         )
+        # The receiver's own, without retries: a lost connection reaches it, which then subscribes again and has
+        # the copies of sessions read their records again (redis-py would resubscribe silently, and what was
+        # published meanwhile would be lost unnoticed).
+        self._receiving_client: Any = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+            health_check_interval=max(1, int(timeout * 5)),
+        )
         try:
             self._call(self._client.ping)
         except BackendUnavailable:
             self._client.close()
+            self._receiving_client.close()
             raise
         self._server: MCPServer | None = None
         self._secret = b""
@@ -240,6 +254,7 @@ class RedisBackend:
         if server is not None and server.backend is self:
             InProcessBackend().attach(server)
         self._client.close()
+        self._receiving_client.close()
 
     # --------------------------------------------------------------- sessions
 
@@ -318,7 +333,7 @@ class RedisBackend:
         backoff = FIRST_BACKOFF
         failing = False
         while not self._stopping.is_set():
-            pubsub = self._client.pubsub()
+            pubsub = self._receiving_client.pubsub()
             try:
                 self._subscribe(pubsub)
                 while not self._stopping.is_set():
@@ -327,11 +342,13 @@ class RedisBackend:
                     if message is None:
                         continue
                     if message["type"] == "subscribe":
+                        self._subscribed.set()
                         if failing:
                             log.info("subscribed to Redis at %s again", self.url)
                             self._reseed()
+                        # Subscribed again (or first: nothing to read then), after a time when nothing was heard.
+                        self._resync()
                         failing, backoff = False, FIRST_BACKOFF
-                        self._subscribed.set()
                     else:  # one channel, never left: the rest are its messages
                         self._dispatch(message["data"])
             except self._errors as exc:
@@ -354,6 +371,16 @@ class RedisBackend:
         if self._secret:
             key = f"{self._prefix()}:request-state-secret"
             self._client.set(key, self._secret, nx=True)
+
+    def _resync(self) -> None:
+        """Subscribed again: the listener's copies of sessions take their records again (changes were missed)."""
+        listener = self._listener
+        if listener is None:
+            return
+        try:
+            listener.sessions_missed()
+        except Exception:
+            log.exception("refreshing the copies of sessions from Redis failed")
 
     def _dispatch(self, data: bytes) -> None:
         """Deliver one published notice to this process's sessions, unless this process published it."""

@@ -7,7 +7,9 @@ workers, machines behind a load balancer) need these:
   on one process is finished on another;
 - the server-wide notifications (``notifications/resources/updated`` and
   the ``list_changed`` ones): raised in one process, they must reach the
-  listen streams and GET streams open in every process;
+  listen streams and GET streams open in every process; and a task's
+  status changes (``notifications/tasks``): the task runs in one process,
+  its client may listen for them on any;
 - handshake-era sessions (2025-11-25 and before): their records (a
   :class:`SessionRecord`), so that any process serves any session, ends it
   everywhere, and passes on a client's answer to the process whose handler
@@ -53,7 +55,7 @@ __all__ = [
     "delivering",
 ]
 
-NoticeKind = Literal["resource_updated", "list_changed"]
+NoticeKind = Literal["resource_updated", "list_changed", "task_status"]
 
 
 @dataclass(frozen=True)
@@ -61,16 +63,22 @@ class Notice:
     """A server-wide notification, as the processes of a server pass it on.
 
     ``kind`` ``"resource_updated"`` has the resource's URI as ``subject``;
-    ``"list_changed"`` has the list: ``"tools"``, ``"resources"`` or ``"prompts"``.
+    ``"list_changed"`` has the list: ``"tools"``, ``"resources"`` or ``"prompts"``;
+    ``"task_status"`` has the task's id, and the ``notifications/tasks``
+    params (wire form) as ``detail``.
 
     >>> Notice("resource_updated", "notes://1").subject
     'notes://1'
+    >>> Notice("task_status", "4f1c", detail={"taskId": "4f1c", "status": "working"}).detail["status"]
+    'working'
     """
 
     kind: NoticeKind
     subject: str
     key: str = field(default_factory=lambda: secrets.token_hex(8), repr=False, compare=False)
     """Names this one notification in every process, so that a stream shared by processes gets it once."""
+    detail: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """What the notification carries besides its subject (a task's status), as JSON."""
 
 
 delivering: contextvars.ContextVar[Notice | None] = contextvars.ContextVar("delivering", default=None)
@@ -149,6 +157,10 @@ class SessionListener(Protocol):
 
     def session_stream_opened(self, session_id: str) -> None:
         """The session's GET stream opened in another process: end the one open here, if any (the newest wins)."""
+
+    def sessions_missed(self) -> None:
+        """What other processes said of sessions for a while may be lost (the backend lost its connection):
+        each copy here takes its record again."""
 
 
 class BackendUnavailable(MCPError):

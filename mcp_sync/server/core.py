@@ -33,6 +33,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validation_error
 from ..protocol.skills import EXTENSION as SKILLS_EXTENSION
 from ..protocol.skills import GetSkillRequestParams, ListSkillsRequestParams, ReadDirectoryRequestParams, SkillEntry
+from ..protocol.tasks import TaskStatusNotificationParams
 from ..protocol.types import (
     Annotations,
     BlobResourceContents,
@@ -1279,6 +1280,11 @@ class MCPServer:
         """
         token = delivering.set(notice)
         try:
+            if notice.kind == "task_status":
+                status = TaskStatusNotificationParams.model_validate(notice.detail or {})
+                for session in self.sessions:
+                    session.task_changed(notice.subject, status)
+                return
             for session in self.sessions:
                 if notice.kind == "resource_updated":
                     session.resource_updated(notice.subject)

@@ -87,6 +87,7 @@ from ..protocol.types import (
     WireModel,
 )
 from ..runtime.workers import ElasticPool
+from .backend import Notice
 from .context import ClientChannel, Context
 from .stateless import ClientRequest, MissingClientCapability, StatelessRequest
 
@@ -569,12 +570,17 @@ class TaskRunner:
         self._changed(self.store.update(task_id, change))
 
     def _changed(self, record: TaskRecord | None) -> None:
-        """Tell the listening clients about the task's new state."""
+        """Tell the listening clients about the task's new state: here, then in the server's other processes.
+
+        As for a resource update, :class:`~mcp_sync.server.backend.BackendUnavailable`
+        when the other processes cannot be told (this one's clients were).
+        """
         if record is None:
             return
         params = TaskStatusNotificationParams(**record.detailed().model_dump())
-        for session in self.server.sessions:
-            session.task_changed(record.task_id, params)
+        notice = Notice("task_status", record.task_id, detail=params.to_wire())
+        self.server.deliver(notice)
+        self.server.backend.publish(notice)
 
     # ---------------------------------------------------------------- input
 

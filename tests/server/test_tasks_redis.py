@@ -7,11 +7,14 @@ gunicorn, ``examples/scaled_app.py`` run by two masters of one worker each
 (two ports, as two machines): a task started on the first is answered and
 finished through the second, and one is cancelled through the second while
 the first runs it. Every request is a new connection, so each task outlives
-the connection that started it.
+the connection that started it. A ``subscriptions/listen`` stream open on
+one process hears the status changes of a task running on the other (in
+both settings).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from redisserver import RedisServer, running_redis
 from test_hosting import gunicorn, hosting
-from test_tasks import ASKING, Wire, start
+from test_tasks import ASKING, REVISION, Wire, _next_message, start
 
 from mcp_sync import Context, MCPServer
+from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import is_terminal
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
 from mcp_sync.server.http.redis_backend import RedisBackend
@@ -133,6 +138,52 @@ def test_a_server_without_task_tools_keeps_no_task_store(redis_server: RedisServ
         backend.close()
 
 
+@contextlib.contextmanager
+def listening(wire: Wire, task_id: str) -> Iterator[Iterator[str]]:
+    """A ``subscriptions/listen`` stream for ``task_id`` on ``wire``'s process, acknowledged: its SSE lines."""
+    meta = {PROTOCOL_VERSION: REVISION, CLIENT_INFO: {"name": "raw", "version": "1"}, CLIENT_CAPABILITIES: ASKING}
+    body = {
+        "jsonrpc": "2.0",
+        "id": "listen-1",
+        "method": "subscriptions/listen",
+        "params": {"notifications": {"taskIds": [task_id]}, "_meta": meta},
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": REVISION,
+        "Mcp-Method": "subscriptions/listen",
+    }
+    with requests.post(wire.url, json=body, headers=headers, stream=True, timeout=TIMEOUT) as stream:
+        lines = stream.iter_lines(decode_unicode=True)
+        assert _next_message(lines)["method"] == "notifications/subscriptions/acknowledged"
+        yield lines
+
+
+def _heard(lines: Iterator[str], task_id: str, count: int) -> dict[str, dict[str, Any]]:
+    """The next ``count`` messages of a listen stream, all ``notifications/tasks`` about ``task_id``, by status."""
+    heard = [_next_message(lines) for _ in range(count)]
+    assert [message["method"] for message in heard] == ["notifications/tasks"] * count
+    assert all(message["params"]["taskId"] == task_id for message in heard)
+    assert all(message["params"]["_meta"][SUBSCRIPTION_ID] == "listen-1" for message in heard)
+    return {message["params"]["status"]: message["params"] for message in heard}
+
+
+def test_a_listen_stream_hears_a_task_running_in_another_process(two: tuple[Wire, Wire, list[MCPServer]]) -> None:
+    first, second, servers = two
+    task_id = start(first, "confirm", capabilities=ASKING)
+    [key] = first.until(task_id, lambda task: task["status"] == "input_required", ASKING)["inputRequests"]
+    with listening(second, task_id) as lines:
+        # Answered, run and finished on the first process: the second's stream hears it all through Redis.
+        answer = {key: {"action": "accept", "content": {"go": True}}}
+        first.result("tasks/update", {"taskId": task_id, "inputResponses": answer}, ASKING)
+        # The handler may finish before the answer's own "working" went out: their order is either.
+        by_status = _heard(lines, task_id, 2)
+        assert sorted(by_status) == ["completed", "working"]
+        assert by_status["completed"]["result"]["content"][0]["text"] == "go=True"
+    assert servers[1].tasks.running() == 0  # it ran on the first process only
+    assert _poll(lambda: servers[0].tasks.running() == 0)
+
+
 def _poll(condition: Callable[[], bool]) -> bool:
     deadline = time.monotonic() + TIMEOUT
     while not condition():
@@ -169,5 +220,8 @@ def test_two_worker_processes_share_their_tasks(tmp_path: Path) -> None:
             assert pid != ran_on  # the answer and the result came through the other process
 
             long_job = start(first, "report", {"seconds": 60}, capabilities=ASKING)
-            second.result("tasks/cancel", {"taskId": long_job}, ASKING)
+            with listening(second, long_job) as lines:
+                second.result("tasks/cancel", {"taskId": long_job}, ASKING)
+                # The first process ends the task; the second's listen stream hears it.
+                assert _heard(lines, long_job, 1)["cancelled"]["taskId"] == long_job
             assert first.until(long_job, lambda task: is_terminal(task["status"]), ASKING)["status"] == "cancelled"

@@ -422,6 +422,7 @@ class StreamableHTTPApp:
             self.backend.listen_sessions(self)
         self._throwaway: set[ServerSession] = set()
         self._lock = threading.Lock()
+        self._copying = threading.Lock()  # held while a copy of a shared session is made from its record
         self._alone_done = threading.Condition(self._lock)
         # Threads for requests served alone; a request arriving while the app closes
         # still gets its thread (and so its "shutting down" answer).
@@ -605,16 +606,19 @@ class StreamableHTTPApp:
             # The client goes on after initialize: its notifications/initialized may have reached another process.
             entry.session.initialized.set()
             return entry
-        record = self.backend.load_session(session_id, ttl)
-        if record is None:
-            return None
-        transport = StreamableSessionTransport(event_store=self.event_store)
-        session = self.server.start(transport)
-        transport.bind(session)
-        self._serve_auth(session, transport)
-        _restore(session, record)
-        made = HTTPSession(session_id, transport, session, record.principal, 0.0)
-        kept = self.sessions.adopt(made)
+        # From the read of the record until the copy is kept, a change another process publishes would find no
+        # copy here: the receiver applies it (session_changed) only once the copy is kept.
+        with self._copying:
+            record = self.backend.load_session(session_id, ttl)
+            if record is None:
+                return None
+            transport = StreamableSessionTransport(event_store=self.event_store)
+            session = self.server.start(transport)
+            transport.bind(session)
+            self._serve_auth(session, transport)
+            _restore(session, record)
+            made = HTTPSession(session_id, transport, session, record.principal, 0.0)
+            kept = self.sessions.adopt(made)
         if kept is made:
             self._share(made)
         else:  # another request made one first, or the registry is full
@@ -664,7 +668,8 @@ class StreamableHTTPApp:
 
             app.session_changed(SessionRecord(session_id, "2025-11-25", subscriptions=frozenset({"notes://1"})))
         """
-        entry = self.sessions.peek(record.session_id)
+        with self._copying:
+            entry = self.sessions.peek(record.session_id)
         if entry is not None and not entry.legacy:
             _restore(entry.session, record)
 
@@ -699,6 +704,19 @@ class StreamableHTTPApp:
         entry = self.sessions.peek(session_id)
         if entry is not None and isinstance(entry.transport, StreamableSessionTransport):
             entry.transport.end_standalone()
+
+    def sessions_missed(self) -> None:
+        """The backend was away: what other processes said of sessions meanwhile is lost, so each copy here takes
+        its record again (one whose record is gone ends at its next request).
+
+        Called by the backend, subscribed again::
+
+            app.sessions_missed()
+        """
+        ttl = self.sessions.idle_timeout
+        for entry in self.sessions.entries():
+            if not entry.legacy and (record := self.backend.load_session(entry.session_id, ttl)) is not None:
+                _restore(entry.session, record)
 
     def _post(self, request: _Request, principal: str | None, version: str | None) -> _Response:
         accept = request.header("Accept")

@@ -20,7 +20,8 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
   after delivering them to its own sessions, and one thread per process
   receives the others' (its own are recognised and skipped, so that no
   stream gets one twice) and delivers them to its sessions: the listen
-  streams of 2026-07-28 and the GET streams of the handshake era. What
+  streams of 2026-07-28 and the GET streams of the handshake era. A task's
+  status changes go the same way, to the listen streams asking for it. What
   processes say of sessions goes on it too: a record changed (each copy
   takes it), a session ended (each copy ends), its GET stream opened (an
   older one ends), a client's answer to a handler's request (the process
@@ -35,7 +36,10 @@ the URL (without its password) and the reason. Unreachable later: a request
 that raises a notification fails with ``BackendUnavailable`` (``-32603``)
 instead of hanging; the receiving thread reconnects, backing off from 0.1 s
 to 5 s, and resubscribes when Redis is back (notifications published while it
-was away are not replayed: pub/sub keeps nothing).
+was away are not replayed: pub/sub keeps nothing; but the copies of sessions
+held here read their records again, so that no change to a session is lost).
+A copy of a session is made only while the receiving thread is subscribed
+(else the request gets 503), for the same reason.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import math
 import os
 import secrets
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -66,7 +71,7 @@ READ_INTERVAL = 0.5
 """The longest the receiving thread blocks in one read (seconds): how soon it notices :meth:`RedisBackend.close`."""
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 5.0
-_KINDS = ("resource_updated", "list_changed")
+_KINDS = ("resource_updated", "list_changed", "task_status")
 _SESSION_KINDS = ("session_ended", "session_changed", "session_message", "session_stream")
 
 
@@ -122,10 +127,21 @@ class RedisBackend:
             retry=Retry(NoBackoff(), 1),
             health_check_interval=max(1, int(timeout * 5)),
         )
+        # The receiver's own, without retries: a lost connection reaches it, which then subscribes again and has
+        # the copies of sessions read their records again (redis-py would resubscribe silently, and what was
+        # published meanwhile would be lost unnoticed).
+        self._receiving_client: Any = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+            health_check_interval=max(1, int(timeout * 5)),
+        )
         try:
             self._call(self._client.ping)
         except BackendUnavailable:
             self._client.close()
+            self._receiving_client.close()
             raise
         self._server: MCPServer | None = None
         self._secret = b""
@@ -196,7 +212,10 @@ class RedisBackend:
 
     def publish(self, notice: Notice) -> None:
         """Publish ``notice`` for the other processes; :class:`BackendUnavailable` when Redis does not take it."""
-        data = json.dumps({"o": self.origin(), "k": notice.kind, "s": notice.subject, "n": notice.key})
+        fields: dict[str, Any] = {"o": self.origin(), "k": notice.kind, "s": notice.subject, "n": notice.key}
+        if notice.detail is not None:
+            fields["d"] = notice.detail
+        data = json.dumps(fields)
         try:
             self._client.publish(self.channel, data)
         except self._errors as exc:
@@ -235,6 +254,7 @@ class RedisBackend:
         if server is not None and server.backend is self:
             InProcessBackend().attach(server)
         self._client.close()
+        self._receiving_client.close()
 
     # --------------------------------------------------------------- sessions
 
@@ -257,7 +277,15 @@ class RedisBackend:
         self._publish_session(fields)
 
     def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
-        """The record of ``session_id``, its expiry pushed ``ttl`` seconds away (``GETEX``); ``None`` if gone."""
+        """The record of ``session_id``, its expiry pushed ``ttl`` seconds away (``GETEX``); ``None`` if gone.
+
+        Read only while this process's receiver is subscribed (waiting ``timeout``
+        at most, else :class:`BackendUnavailable`): a copy made from the record
+        learns of later changes only from the channel, so a change published
+        before the receiver subscribed would pass it by.
+        """
+        if not self._subscribed.wait(self.timeout):
+            raise BackendUnavailable(f"Redis at {self.url} is unavailable: not subscribed to {self.channel} yet")
         data = self._call(self._client.getex, self._session_key(session_id), ex=_seconds(ttl))
         if data is None:
             return None
@@ -305,20 +333,22 @@ class RedisBackend:
         backoff = FIRST_BACKOFF
         failing = False
         while not self._stopping.is_set():
-            pubsub = self._client.pubsub()
+            pubsub = self._receiving_client.pubsub()
             try:
-                pubsub.subscribe(self.channel)
+                self._subscribe(pubsub)
                 while not self._stopping.is_set():
                     # A blocking read: a message wakes it at once; the timeout only bounds how late close() is seen.
                     message = pubsub.get_message(timeout=READ_INTERVAL)
                     if message is None:
                         continue
                     if message["type"] == "subscribe":
+                        self._subscribed.set()
                         if failing:
                             log.info("subscribed to Redis at %s again", self.url)
                             self._reseed()
+                        # Subscribed again (or first: nothing to read then), after a time when nothing was heard.
+                        self._resync()
                         failing, backoff = False, FIRST_BACKOFF
-                        self._subscribed.set()
                     else:  # one channel, never left: the rest are its messages
                         self._dispatch(message["data"])
             except self._errors as exc:
@@ -332,11 +362,25 @@ class RedisBackend:
             self._stopping.wait(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
 
+    def _subscribe(self, pubsub: Any) -> None:
+        """Subscribe ``pubsub`` to the channel (a seam: a test holds it back, as a busy process would be slow to)."""
+        pubsub.subscribe(self.channel)
+
     def _reseed(self) -> None:
         """Put the shared secret back after Redis lost it (a restart without persistence), for processes to come."""
         if self._secret:
             key = f"{self._prefix()}:request-state-secret"
             self._client.set(key, self._secret, nx=True)
+
+    def _resync(self) -> None:
+        """Subscribed again: the listener's copies of sessions take their records again (changes were missed)."""
+        listener = self._listener
+        if listener is None:
+            return
+        try:
+            listener.sessions_missed()
+        except Exception:
+            log.exception("refreshing the copies of sessions from Redis failed")
 
     def _dispatch(self, data: bytes) -> None:
         """Deliver one published notice to this process's sessions, unless this process published it."""
@@ -357,9 +401,10 @@ class RedisBackend:
             return
         if kind not in _KINDS:
             return
-        key = fields.get("n")
+        key, detail = fields.get("n"), fields.get("d")
         try:
-            server.deliver(Notice(kind, subject, key) if isinstance(key, str) else Notice(kind, subject))
+            notice = Notice(kind, subject, key) if isinstance(key, str) else Notice(kind, subject)
+            server.deliver(replace(notice, detail=detail) if isinstance(detail, dict) else notice)
         except Exception:
             log.exception("delivering a notification from another process failed")
 

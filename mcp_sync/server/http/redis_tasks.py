@@ -11,8 +11,9 @@ may reach any process: each changes the record in Redis (atomically, with
 half second while its handler waits for input, and its reaper thread turns a
 cancel found there into ``ctx.cancelled``.
 
-What is not shared: ``notifications/tasks`` reach the listen streams of the
-process whose task changed.
+A task's status changes (``notifications/tasks``) go out on the backend's
+channel like the server's other notifications: a ``subscriptions/listen``
+stream open on any process hears those of the tasks it asked for.
 """
 
 from __future__ import annotations

@@ -632,6 +632,11 @@ class SessionRegistry:
             kept.session.close()  # expired here, replaced by the copy made now
         return entry
 
+    def entries(self) -> list[HTTPSession]:
+        """The sessions kept now (without marking them busy)."""
+        with self._lock:
+            return list(self._sessions.values())
+
     def peek(self, session_id: str) -> HTTPSession | None:
         """The session ``session_id`` if kept, without marking it busy or ending it."""
         with self._lock:

@@ -301,6 +301,17 @@ def declares_extension(ctx: Context) -> bool:
     return isinstance(extensions, dict) and EXTENSION in extensions
 
 
+def _legacy_ttl(requested: Any, most: int | None) -> int | None:
+    """The TTL a 2025-11-25 ``params.task.ttl`` gets: what was asked, within the server's own TTL.
+
+    The spec lets the server override it; a client asking for years (or a
+    number a shared store cannot take as an expiry) gets the server's TTL.
+    """
+    if not isinstance(requested, int) or isinstance(requested, bool) or requested <= 0:
+        return most
+    return requested if most is None else min(requested, most)
+
+
 def _owner(ctx: Context) -> str | None:
     auth = ctx.auth
     return None if auth is None else auth.subject or auth.client_id
@@ -472,8 +483,7 @@ class TaskRunner:
             return CreateTaskResult(**self.start(name, arguments, ctx).task().model_dump())
         legacy = params.get("task")
         if ctx.stateless is None and isinstance(legacy, dict):
-            requested = legacy.get("ttl")
-            ttl = requested if isinstance(requested, int) and requested > 0 else self.ttl_ms
+            ttl = _legacy_ttl(legacy.get("ttl"), self.ttl_ms)
             record = self.start(name, arguments, ctx, legacy=True, ttl_ms=ttl)
             return LegacyCreateTaskResult(task=legacy_task(record.task()))
         if support == "required":
@@ -574,7 +584,12 @@ class TaskRunner:
             return
         params = TaskStatusNotificationParams(**record.detailed().model_dump())
         for session in self.server.sessions:
-            session.task_changed(record.task_id, params)
+            try:
+                session.task_changed(record.task_id, params)
+            except Exception:
+                # Telling a listener is best effort: one client's malformed listen filter (or broken
+                # connection) must neither fail the task nor the request of another client that changed it.
+                log.warning("could not tell a session about task %s", record.task_id, exc_info=True)
 
     # ---------------------------------------------------------------- input
 

@@ -156,7 +156,13 @@ class Http:
         if name is None and isinstance(params, dict):
             named = params.get("name", params.get("taskId"))
             name = named if isinstance(named, str) else None
-        if name is not None and len(name) < HEADER_LIMIT and name.isascii() and name.isprintable() and name == name.strip():
+        if (
+            name is not None
+            and len(name) < HEADER_LIMIT
+            and name.isascii()
+            and name.isprintable()
+            and name == name.strip()
+        ):
             headers["Mcp-Name"] = name
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         with self.http.post(self.url, json=message, headers=headers, timeout=TIMEOUT, stream=True) as response:
@@ -355,6 +361,7 @@ class Stdio:
         )
         self.ids = iter(range(1, 1_000_000))
         self.answers: dict[Any, dict[str, Any]] = {}
+        self.every: list[dict[str, Any]] = []  # answers to requests not sent by send()
         self.asked: list[dict[str, Any]] = []
         self._arrived = threading.Condition()
         self._reader = threading.Thread(target=self._read, name="test-hostile-stdio-reader", daemon=True)
@@ -367,8 +374,10 @@ class Stdio:
             with self._arrived:
                 if "method" in message and "id" in message:
                     self.asked.append(message)
-                elif "id" in message:
+                elif isinstance(message.get("id"), int):
                     self.answers[message["id"]] = message
+                elif "id" in message:
+                    self.every.append(message)
                 self._arrived.notify_all()
 
     def write(self, message: Any) -> None:
@@ -409,17 +418,20 @@ class Stdio:
             self.process.stdout.close()
 
 
-def test_malformed_requests_over_stdio_are_refused_cleanly(tmp_path: Path) -> None:
+LEGACY_ONLY = {"elicitation": {}, "tasks": {"list": {}, "cancel": {}}}
+BOTH = {**CAPABILITIES, "tasks": {"list": {}, "cancel": {}}}
+
+
+@pytest.mark.parametrize("capabilities", [BOTH, LEGACY_ONLY], ids=["extension", "2025-11-25-form"])
+def test_malformed_requests_over_stdio_are_refused_cleanly(tmp_path: Path, capabilities: dict[str, Any]) -> None:
     peer = Stdio(skills_root(tmp_path))
     try:
-        capabilities = {**CAPABILITIES, "tasks": {"list": {}, "cancel": {}}}
         info = {"name": "hostile", "version": "1"}
         peer.result("initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": info})
         peer.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
         rng = random.Random(SEED + 2)
-        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}})
-        assert created["resultType"] == "task"
-        task_id = created["taskId"]
+        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}, "task": {}})
+        task_id = created["taskId"] if capabilities is BOTH else created["task"]["taskId"]
         for method, params in spoiled(rng, task_id):
             if method != "subscriptions/listen":  # a 2026-07-28 method: -32601 here, checked below once
                 peer.send(method, params)
@@ -428,18 +440,32 @@ def test_malformed_requests_over_stdio_are_refused_cleanly(tmp_path: Path) -> No
         for odd in (None, [], {}, 1.5, True):
             peer.write({"jsonrpc": "2.0", "id": odd, "method": "tasks/get", "params": {"taskId": task_id}})
         peer.write({"jsonrpc": "2.0", "id": "dup", "method": "tasks/list"})
-        # The 2025-11-25 form, with retention asked for in every odd way.
-        for ttl in (None, -5, 0, True, 2**70, "long", 1.5):
-            legacy = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}, "task": {"ttl": ttl}})
-            ttl_ms = legacy["task"]["ttl"]
-            assert ttl_ms is None or 0 < ttl_ms <= 60 * 60 * 1000, legacy  # never beyond the server's own TTL
-            assert peer.result("tasks/result", {"taskId": legacy["task"]["taskId"]})["content"][0]["text"] == "done"
+        peer.write({"jsonrpc": "2.0", "id": "dup", "method": "tasks/list"})
+        # Deadline poll on what arrived: each odd id refused as an invalid request (id null), each "dup" answered.
+        deadline = time.monotonic() + TIMEOUT
+        while len(peer.every) < 7 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        refused = [answer for answer in peer.every if answer["id"] is None]
+        assert len(refused) == 5 and all(answer["error"]["code"] == -32600 for answer in refused), refused
+        assert [answer["id"] for answer in peer.every if answer["id"] == "dup"] == ["dup", "dup"]
+        for answer in peer.every:
+            check(answer, answer["id"])
+        if capabilities is LEGACY_ONLY:
+            # Retention asked for in every odd way: never beyond the server's own TTL (an hour).
+            for ttl in (None, -5, 0, True, 2**70, "long", 1.5, 60_000):
+                legacy = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}, "task": {"ttl": ttl}})
+                assert legacy["task"]["ttl"] == (60_000 if ttl == 60_000 else 60 * 60 * 1000), (ttl, legacy)
+                result = peer.result("tasks/result", {"taskId": legacy["task"]["taskId"]})
+                assert result["content"][0]["text"] == "done"
+            for task in peer.result("tasks/list", {})["tasks"]:
+                assert is_terminal(task["status"]), task
         assert peer.result("tools/call", {"name": "plain", "arguments": {"name": "Ada"}})["content"][0]["text"] == (
             "Hello, Ada!"
         )
-        for task in peer.result("tasks/list", {})["tasks"]:
-            assert is_terminal(task["status"]), task
-        assert peer.result("tasks/get", {"taskId": task_id})["status"] == "completed"
+        deadline = time.monotonic() + TIMEOUT
+        while not is_terminal(peer.result("tasks/get", {"taskId": task_id})["status"]):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)  # a polling interval, not a synchronisation
     finally:
         peer.close()
     assert peer.process.returncode == 0

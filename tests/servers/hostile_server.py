@@ -1,4 +1,4 @@
-"""The tasks test server with the skills in the directory given as its one argument (tests/server/test_hostile_tasks.py)."""
+"""The tasks test server, with the skills in the directory given as its argument (for test_hostile_tasks.py)."""
 
 from __future__ import annotations
 

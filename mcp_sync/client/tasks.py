@@ -80,6 +80,8 @@ STOP_TIMEOUT = 10.0
 """The longest close() waits for the poller thread to finish the poll it is making."""
 MIN_POLL_INTERVAL = 0.01
 """The shortest wait between two polls, whatever the server suggests (a zero would spin)."""
+MAX_POLL_INTERVAL = 300.0
+"""The longest wait between two polls, whatever the server suggests (a huge one would overflow a wait)."""
 
 
 class UnknownTaskError(MCPError):
@@ -324,7 +326,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
             return None
         if state.status == "input_required":
             form.answer(state, self._answered, timeout)
-        return max(MIN_POLL_INTERVAL, DEFAULT_POLL_INTERVAL if state.poll_interval is None else state.poll_interval)
+        suggested = DEFAULT_POLL_INTERVAL if state.poll_interval is None else state.poll_interval
+        return min(MAX_POLL_INTERVAL, max(MIN_POLL_INTERVAL, suggested))
 
     def _settle(self, form: TaskForm, state: TaskState, timeout: Timeout) -> None:
         if state.status == "cancelled":
@@ -453,7 +456,9 @@ class TaskPoller:
             for task in ready:
                 try:
                     delay = task.step(self._timeout())
-                except MCPError as exc:
+                except Exception as exc:
+                    # An MCPError of the poll, or a provider's own error: it ends this handle, never the
+                    # poller (whose death would leave every other handle of the client unpolled).
                     task._end(exc)
                     delay = None
                 with self._condition:

@@ -349,9 +349,11 @@ def test_adversarial_task_sequences_over_http(served: tuple[MCPServer, RunningHT
 class Stdio:
     """The hostile test server in a subprocess, spoken to line by line at 2025-11-25."""
 
-    def __init__(self, skills: Path) -> None:
+    def __init__(self, skills: Path, *options: str, answering: bool = True) -> None:
+        self.answering = answering
+        self._writing = threading.Lock()
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "servers" / "hostile_server.py"), str(skills)],
+            [sys.executable, str(ROOT / "tests" / "servers" / "hostile_server.py"), str(skills), *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -374,6 +376,9 @@ class Stdio:
             with self._arrived:
                 if "method" in message and "id" in message:
                     self.asked.append(message)
+                    if self.answering:  # a client that answers: no roots, no to every question
+                        answer = {"roots": []} if message["method"] == "roots/list" else {"action": "decline"}
+                        self.write({"jsonrpc": "2.0", "id": message["id"], "result": answer})
                 elif isinstance(message.get("id"), int):
                     self.answers[message["id"]] = message
                 elif "id" in message:
@@ -382,8 +387,9 @@ class Stdio:
 
     def write(self, message: Any) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message) + "\n")
-        self.process.stdin.flush()
+        with self._writing:
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
 
     def send(self, method: str, params: Any) -> dict[str, Any]:
         request_id = next(self.ids)
@@ -422,16 +428,26 @@ LEGACY_ONLY = {"elicitation": {}, "tasks": {"list": {}, "cancel": {}}}
 BOTH = {**CAPABILITIES, "tasks": {"list": {}, "cancel": {}}}
 
 
-@pytest.mark.parametrize("capabilities", [BOTH, LEGACY_ONLY], ids=["extension", "2025-11-25-form"])
-def test_malformed_requests_over_stdio_are_refused_cleanly(tmp_path: Path, capabilities: dict[str, Any]) -> None:
-    peer = Stdio(skills_root(tmp_path))
+@pytest.mark.parametrize(
+    ("capabilities", "options"),
+    [(BOTH, ()), (LEGACY_ONLY, ()), (BOTH, ("--proxy",))],
+    ids=["extension", "2025-11-25-form", "extension-through-a-proxy"],
+)
+def test_malformed_requests_over_stdio_are_refused_cleanly(
+    tmp_path: Path, capabilities: dict[str, Any], options: tuple[str, ...]
+) -> None:
+    peer = Stdio(skills_root(tmp_path), *options)
     try:
         info = {"name": "hostile", "version": "1"}
         peer.result("initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": info})
         peer.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
         rng = random.Random(SEED + 2)
         created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}, "task": {}})
-        task_id = created["taskId"] if capabilities is BOTH else created["task"]["taskId"]
+        if options:  # the proxy follows the task upstream itself and serves no tasks/*
+            assert created["content"][0]["text"] == "done" and "taskId" not in created
+            task_id = "0" * 32
+        else:
+            task_id = created["taskId"] if capabilities is BOTH else created["task"]["taskId"]
         for method, params in spoiled(rng, task_id):
             if method != "subscriptions/listen":  # a 2026-07-28 method: -32601 here, checked below once
                 peer.send(method, params)
@@ -463,9 +479,30 @@ def test_malformed_requests_over_stdio_are_refused_cleanly(tmp_path: Path, capab
             "Hello, Ada!"
         )
         deadline = time.monotonic() + TIMEOUT
-        while not is_terminal(peer.result("tasks/get", {"taskId": task_id})["status"]):
+        while not options and not is_terminal(peer.result("tasks/get", {"taskId": task_id})["status"]):
             assert time.monotonic() < deadline
             time.sleep(0.02)  # a polling interval, not a synchronisation
+    finally:
+        peer.close()
+    assert peer.process.returncode == 0
+
+
+def test_a_proxy_whose_client_leaves_unanswering_stops_at_once(tmp_path: Path) -> None:
+    """The proxy opens a session's upstream at its first request, asking the client for its roots meanwhile.
+
+    A client that never answers and closes stdin: the process ends within the
+    timeout (it waited a minute for the roots it would never get).
+    """
+    peer = Stdio(skills_root(tmp_path), "--proxy", answering=False)
+    try:
+        info = {"name": "hostile", "version": "1"}
+        peer.result("initialize", {"protocolVersion": "2025-11-25", "capabilities": {"roots": {}}, "clientInfo": info})
+        peer.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        peer.write({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "plain", "arguments": {}}})
+        deadline = time.monotonic() + TIMEOUT
+        while not peer.asked and time.monotonic() < deadline:
+            time.sleep(0.02)  # a polling interval on what arrived
+        assert [question["method"] for question in peer.asked] == ["roots/list"]
     finally:
         peer.close()
     assert peer.process.returncode == 0

@@ -343,6 +343,41 @@ def test_adversarial_task_sequences_over_http(served: tuple[MCPServer, RunningHT
     assert server.tasks.running() == 0
 
 
+def test_odd_envelopes_and_headers_over_http(served: tuple[MCPServer, RunningHTTPServer]) -> None:
+    """Null and odd ids, batches, no JSON at all, and headers naming another method or tool: a 400 that says why."""
+    _, running = served
+    meta = {PROTOCOL_VERSION: REVISION, CLIENT_INFO: {"name": "h", "version": "1"}, CLIENT_CAPABILITIES: CAPABILITIES}
+    get = {"jsonrpc": "2.0", "method": "tasks/get", "params": {"taskId": "abc", "_meta": meta}}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": REVISION,
+        "Mcp-Method": "tasks/get",
+        "Mcp-Name": "abc",
+    }
+    bodies: list[tuple[Any, int]] = [({**get, "id": odd}, -32600) for odd in (None, [], {}, 1.5, True)]
+    bodies += [({**get, "id": 1, "jsonrpc": "1.0"}, -32600), ([{**get, "id": 1}], -32600), ([], -32600)]
+    bodies += [(value, -32600) for value in ("x", 5, None)]
+    for body, code in bodies:
+        response = requests.post(running.url, data=json.dumps(body), headers=headers, timeout=TIMEOUT)
+        assert response.status_code == 400 and response.json()["error"]["code"] == code, (body, response.text)
+    for raw in (b"{", b"\xff\xfe", b"", json.dumps({**get, "id": 1}).encode()[:-3]):
+        response = requests.post(running.url, data=raw, headers=headers, timeout=TIMEOUT)
+        answer = response.json()
+        assert response.status_code == 400 and answer["error"]["code"] == -32700 and answer["id"] is None, raw
+    mismatched = [
+        ({**get, "id": 1}, {"Mcp-Method": "tasks/cancel"}),
+        ({**get, "id": 1}, {"Mcp-Name": "abd"}),
+        (
+            {**get, "id": 1, "method": "tools/call", "params": {"name": "plain", "_meta": meta}},
+            {"Mcp-Method": "tools/call"},
+        ),
+    ]
+    for body, changed in mismatched:
+        response = requests.post(running.url, json=body, headers={**headers, **changed}, timeout=TIMEOUT)
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, response.text
+
+
 # ------------------------------------------------------------------- stdio
 
 

@@ -111,6 +111,8 @@ def spoiled(rng: random.Random, task_id: str) -> Iterator[tuple[str, Any]]:
             yield method, params
         for params in (None, [], "params", 7):
             yield method, params
+        for meta in (None, 5, [], {CLIENT_CAPABILITIES: 5}, {CLIENT_CAPABILITIES: {"extensions": []}}):
+            yield method, {**valid(method, task_id), "_meta": meta}
     yield "tasks/nonsense", {}
     yield "", {}
 
@@ -140,7 +142,7 @@ class Http:
 
     def send(self, method: str, params: Any, name: str | None = None) -> dict[str, Any]:
         request_id = next(self.ids)
-        if isinstance(params, dict):
+        if isinstance(params, dict) and "_meta" not in params:  # the generator's own _meta is sent as it is
             params = dict(params)
             params["_meta"] = {
                 PROTOCOL_VERSION: REVISION,
@@ -243,7 +245,11 @@ def test_malformed_requests_over_http_are_refused_cleanly(served: tuple[MCPServe
     assert peer.result("tools/call", {"name": "plain", "arguments": {"name": "Ada"}})["content"][0]["text"] == (
         "Hello, Ada!"
     )
-    assert all(is_terminal(record.status) for record in server.tasks.store.records())
+    deadline = time.monotonic() + TIMEOUT
+    while not all(is_terminal(record.status) for record in server.tasks.store.records()):
+        assert time.monotonic() < deadline, server.tasks.store.records()
+        time.sleep(0.02)  # a polling interval on the store
+    assert server.tasks.store.records()  # the generator did start tasks
 
 
 def test_adversarial_task_sequences_over_http(served: tuple[MCPServer, RunningHTTPServer]) -> None:

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, mcp_code_for
 from ..protocol.tasks import (
@@ -49,6 +49,7 @@ from ..protocol.tasks import (
     CancelTaskRequestParams,
     GetTaskRequestParams,
     TaskMetadata,
+    TaskStatus,
     UpdateTaskRequestParams,
 )
 from ..protocol.types import CallToolRequestParams, CallToolResult, WireModel
@@ -78,6 +79,8 @@ IDLE_WAIT = 60.0
 """The longest the poller sleeps with nothing to poll before it looks again (new work wakes it at once)."""
 STOP_TIMEOUT = 10.0
 """The longest close() waits for the poller thread to finish the poll it is making."""
+STATUSES: frozenset[str] = frozenset(get_args(TaskStatus))
+"""The statuses a task may have; any other is a malformed task."""
 MIN_POLL_INTERVAL = 0.01
 """The shortest wait between two polls, whatever the server suggests (a zero would spin)."""
 MAX_POLL_INTERVAL = 300.0
@@ -117,7 +120,8 @@ class TaskState:
     def from_wire(cls, raw: dict[str, Any]) -> TaskState:
         """Read a task (flat, as SEP-2663 and 2025-11-25's ``tasks/get`` send it); a malformed one raises."""
         task_id, status = raw.get("taskId"), raw.get("status")
-        if not isinstance(task_id, str) or not isinstance(status, str):
+        # An unknown status is malformed too: a handle would poll it for ever.
+        if not isinstance(task_id, str) or not isinstance(status, str) or status not in STATUSES:
             raise MCPProtocolError(MCP_CODES.PROTOCOL_INVALID, f"the server sent a malformed task: {raw!r}")
         interval = raw.get("pollIntervalMs", raw.get("pollInterval"))
         message = raw.get("statusMessage")

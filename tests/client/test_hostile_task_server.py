@@ -116,6 +116,17 @@ def test_call_tool_ends_in_a_result_or_a_typed_error_without_spinning(peer: Peer
     assert {"result", "MCP.PROTOCOL_INVALID", "MCP.TIMEOUT"} <= set(outcomes), outcomes
 
 
+def test_an_unknown_status_is_a_malformed_task(peer: Peer) -> None:
+    """A status outside the five would be polled for ever by a handle (whose poller has no deadline)."""
+    with client_of(peer) as client:
+        for status in ("bogus", "WORKING", "Completed", 5, None):
+            polled(peer, [task(legacy=peer.legacy), task(status=status, legacy=peer.legacy)])
+            handle = client.start_tool("job")
+            with pytest.raises(MCPError) as caught:
+                handle.result(WAIT)
+            assert caught.value.code == MCP_CODES.PROTOCOL_INVALID and "malformed task" in str(caught.value)
+
+
 def test_a_huge_poll_interval_is_waited_within_bounds(peer: Peer) -> None:
     with client_of(peer) as client:
         polled(peer, [interval(10**16, peer.legacy)])

@@ -30,6 +30,7 @@ import requests
 from servers.tasks_server import build_server
 
 from mcp_sync import MCPServer
+from mcp_sync.protocol.frontmatter import parse_frontmatter
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.protocol.tasks import EXTENSION, is_terminal
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
@@ -382,6 +383,21 @@ def test_odd_envelopes_and_headers_over_http(served: tuple[MCPServer, RunningHTT
     for body, changed in mismatched:
         response = requests.post(running.url, json=body, headers={**headers, **changed}, timeout=TIMEOUT)
         assert response.status_code == 400 and response.json()["error"]["code"] == -32020, response.text
+
+
+def test_a_frontmatter_line_with_a_long_run_of_blanks_is_read_in_one_pass() -> None:
+    """A hostile SKILL.md (a client reads the server's): 200,000 blanks in a plain value.
+
+    Searching for the comment from each blank made this quadratic (minutes,
+    past the suite's per-test timeout); read in one pass it is immediate.
+    """
+    blanks = " \t" * 100_000
+    text = f"---\nname: hello\ndescription: x{blanks}y\nmetadata:\n  note: a{blanks}# said{blanks}\n---\n"
+    assert parse_frontmatter(text) == {
+        "name": "hello",
+        "description": f"x{blanks}y",
+        "metadata": {"note": "a"},
+    }
 
 
 # ------------------------------------------------------------------- stdio

@@ -379,7 +379,10 @@ class ProxyServer(MCPServer):
         if gone:
             self._work.put(functools.partial(self._unsubscribe, self._shared, subscriber, gone))
         if link is not None and idle:
-            self._close_link(link)
+            # On the worker, not here: this runs as the downstream transport closes, and a first request
+            # may be opening this link meanwhile, waiting for the downstream client (roots/list) with the
+            # link's lock held; that wait fails only once the close has gone on (a minute's deadlock else).
+            self._work.put(functools.partial(self._close_link, link))
 
     def _link_for(self, session: ServerSession | None) -> _Link:
         """The upstream connection ``session`` uses: its own, made now if it has none; else the shared one."""

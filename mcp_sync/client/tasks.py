@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, mcp_code_for
 from ..protocol.tasks import (
@@ -49,6 +49,7 @@ from ..protocol.tasks import (
     CancelTaskRequestParams,
     GetTaskRequestParams,
     TaskMetadata,
+    TaskStatus,
     UpdateTaskRequestParams,
 )
 from ..protocol.types import CallToolRequestParams, CallToolResult, WireModel
@@ -78,8 +79,12 @@ IDLE_WAIT = 60.0
 """The longest the poller sleeps with nothing to poll before it looks again (new work wakes it at once)."""
 STOP_TIMEOUT = 10.0
 """The longest close() waits for the poller thread to finish the poll it is making."""
+STATUSES: frozenset[str] = frozenset(get_args(TaskStatus))
+"""The statuses a task may have; any other is a malformed task."""
 MIN_POLL_INTERVAL = 0.01
 """The shortest wait between two polls, whatever the server suggests (a zero would spin)."""
+MAX_POLL_INTERVAL = 300.0
+"""The longest wait between two polls, whatever the server suggests (a huge one would overflow a wait)."""
 
 
 class UnknownTaskError(MCPError):
@@ -115,7 +120,8 @@ class TaskState:
     def from_wire(cls, raw: dict[str, Any]) -> TaskState:
         """Read a task (flat, as SEP-2663 and 2025-11-25's ``tasks/get`` send it); a malformed one raises."""
         task_id, status = raw.get("taskId"), raw.get("status")
-        if not isinstance(task_id, str) or not isinstance(status, str):
+        # An unknown status is malformed too: a handle would poll it for ever.
+        if not isinstance(task_id, str) or not isinstance(status, str) or status not in STATUSES:
             raise MCPProtocolError(MCP_CODES.PROTOCOL_INVALID, f"the server sent a malformed task: {raw!r}")
         interval = raw.get("pollIntervalMs", raw.get("pollInterval"))
         message = raw.get("statusMessage")
@@ -324,7 +330,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
             return None
         if state.status == "input_required":
             form.answer(state, self._answered, timeout)
-        return max(MIN_POLL_INTERVAL, DEFAULT_POLL_INTERVAL if state.poll_interval is None else state.poll_interval)
+        suggested = DEFAULT_POLL_INTERVAL if state.poll_interval is None else state.poll_interval
+        return min(MAX_POLL_INTERVAL, max(MIN_POLL_INTERVAL, suggested))
 
     def _settle(self, form: TaskForm, state: TaskState, timeout: Timeout) -> None:
         if state.status == "cancelled":
@@ -453,7 +460,9 @@ class TaskPoller:
             for task in ready:
                 try:
                     delay = task.step(self._timeout())
-                except MCPError as exc:
+                except Exception as exc:
+                    # An MCPError of the poll, or a provider's own error: it ends this handle, never the
+                    # poller (whose death would leave every other handle of the client unpolled).
                     task._end(exc)
                     delay = None
                 with self._condition:

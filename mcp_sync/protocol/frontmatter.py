@@ -34,7 +34,8 @@ _FRONTMATTER = re.compile(r"^---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
 _KEY = re.compile(r"^([A-Za-z0-9_.\-/]+):(?:[ \t]+(.*))?$")
 _BLOCK_HEADER = re.compile(r"^([|>])([-+][1-9]?|[1-9][-+]?)?(?:[ \t]+#.*)?$")
 _SINGLE_QUOTED = re.compile(r"^'((?:[^']|'')*)'(?:[ \t]+#.*)?$")
-_COMMENT = re.compile(r"[ \t]+#.*$")
+# Only from the start of a run of blanks: searched from each blank of a long run, it took quadratic time.
+_COMMENT = re.compile(r"(?<![ \t])[ \t]+#.*$")
 _NOT_A_STRING = re.compile(
     r"^(?:true|false|yes|no|on|off|y|n|null|~|[-+]?[0-9.][0-9_.:eE+\-]*|[-+]?\.inf|\.nan)$", re.I
 )

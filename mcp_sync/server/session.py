@@ -431,8 +431,9 @@ class ServerSession:
         """Hold a subscription open until the client cancels it or the server shuts down."""
         agreed = params.notifications
         tasks = self.server.task_runner
-        if (agreed.model_extra or {}).get("taskIds") is not None and tasks is not None:
-            tasks.check_listen(self._context(ctx))
+        task_ids = (agreed.model_extra or {}).get("taskIds")
+        if task_ids is not None and tasks is not None:
+            tasks.check_listen(task_ids, self._context(ctx))
         tag = {SUBSCRIPTION_ID: ctx.request_id}
         uris = agreed.resource_subscriptions or []
         for uri in uris:

@@ -302,6 +302,17 @@ def declares_extension(ctx: Context) -> bool:
     return isinstance(extensions, dict) and EXTENSION in extensions
 
 
+def _legacy_ttl(requested: Any, most: int | None) -> int | None:
+    """The TTL a 2025-11-25 ``params.task.ttl`` gets: what was asked, within the server's own TTL.
+
+    The spec lets the server override it; a client asking for years (or a
+    number a shared store cannot take as an expiry) gets the server's TTL.
+    """
+    if not isinstance(requested, int) or isinstance(requested, bool) or requested <= 0:
+        return most
+    return requested if most is None else min(requested, most)
+
+
 def _owner(ctx: Context) -> str | None:
     auth = ctx.auth
     return None if auth is None else auth.subject or auth.client_id
@@ -438,14 +449,19 @@ class TaskRunner:
 
     # ------------------------------------------------------------- starting
 
-    def check_listen(self, ctx: Context) -> None:
-        """A ``subscriptions/listen`` asking for task ids: ``-32021`` unless its client declared the extension."""
+    def check_listen(self, task_ids: object, ctx: Context) -> None:
+        """A ``subscriptions/listen`` asking for ``task_ids``: ``-32021`` unless its client declared the extension,
+        ``-32602`` unless they are a list of ids of the caller's own tasks (as ``tasks/get`` would find them)."""
         if not declares_extension(ctx):
             raise MCPError(
                 MCP_CODES.MISSING_CAPABILITY,
                 f"Missing required client capability: task notifications need the {EXTENSION} extension",
                 data=missing_extension_data(),
             )
+        if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
+            raise MCPError(MCP_CODES.INVALID_PARAMS, "Invalid params: notifications.taskIds must be a list of task ids")
+        for task_id in task_ids:
+            self._lookup(task_id, ctx)
 
     @staticmethod
     def offer_legacy(client: ClientCapabilities, server: ServerCapabilities) -> None:
@@ -473,8 +489,7 @@ class TaskRunner:
             return CreateTaskResult(**self.start(name, arguments, ctx).task().model_dump())
         legacy = params.get("task")
         if ctx.stateless is None and isinstance(legacy, dict):
-            requested = legacy.get("ttl")
-            ttl = requested if isinstance(requested, int) and requested > 0 else self.ttl_ms
+            ttl = _legacy_ttl(legacy.get("ttl"), self.ttl_ms)
             record = self.start(name, arguments, ctx, legacy=True, ttl_ms=ttl)
             return LegacyCreateTaskResult(task=legacy_task(record.task()))
         if support == "required":

@@ -410,6 +410,13 @@ def test_listening_for_tasks_needs_the_extension(wire: Wire) -> None:
     assert error["code"] == -32021 and error["data"]["requiredCapabilities"]["extensions"] == {EXTENSION: {}}
 
 
+def test_listening_for_tasks_takes_only_the_callers_task_ids(wire: Wire) -> None:
+    mine = start(wire, "slow", {"seconds": 0})
+    for task_ids in ("abc", [mine, 5], {"id": mine}, ["never-started"]):
+        error = wire.error("subscriptions/listen", {"notifications": {"taskIds": task_ids}})
+        assert error["code"] == -32602, (task_ids, error)
+
+
 def _next_message(lines: Iterator[str]) -> dict[str, Any]:
     for line in lines:
         if line.startswith("data:"):
@@ -433,6 +440,10 @@ def test_a_task_is_seen_only_by_whom_started_it() -> None:
         assert server.tasks.get(GetTaskRequestParams(task_id=record.task_id), alice).to_wire()["status"] == "working"
         with pytest.raises(MCPError) as refused:
             server.tasks.get(GetTaskRequestParams(task_id=record.task_id), bob)
+        assert refused.value.jsonrpc_code == -32602
+        server.tasks.check_listen([record.task_id], alice)  # her own task: she may listen for it
+        with pytest.raises(MCPError) as refused:
+            server.tasks.check_listen([record.task_id], bob)  # nor may he listen for its result
         assert refused.value.jsonrpc_code == -32602
     finally:
         gate.set()

@@ -1,7 +1,7 @@
 """Calls a tool of the asking server (in memory) in the era given, as a person at a terminal would.
 
 Usage: ``python ask_client.py ERA TOOL``. Prints which provider the client
-chose and what it declares, then the tool's text, then whether the
+chose and the elicitation it declares, then the tool's text, then whether the
 terminal's interrupt signal is on again (the prompts turn it off while
 they read).
 """

@@ -117,6 +117,17 @@ def _date_header() -> str:
     return _date_cache[1]
 
 
+@functools.lru_cache(maxsize=512)
+def _environ_key(raw_name: bytes) -> str:
+    """The environ key of a header field name (``Content-Type`` -> ``CONTENT_TYPE``, others ``HTTP_...``).
+
+    Cached: a client sends the same few names with every request, so each is
+    worked out once (the bound keeps made-up names from growing it).
+    """
+    name = raw_name.decode("latin-1").upper().replace("-", "_")
+    return name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + name
+
+
 def _error_response(code: int, detail: str) -> bytes:
     """A complete plain-text error response that closes the connection."""
     reason = HTTPStatus(code).phrase
@@ -492,12 +503,11 @@ class _Connection:
             header = _HEADER_LINE.fullmatch(line)
             if header is None:
                 return self._reject(400, "malformed header line")
-            raw_name = header[1]
+            raw_name, raw_value = header.groups()
             if b"_" in raw_name:
                 continue  # it would be confused with its dashed twin in environ
-            name = raw_name.decode("latin-1").upper().replace("-", "_")
-            key = name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + name
-            value = header[2].decode("latin-1")
+            key = _environ_key(raw_name)
+            value = raw_value.decode("latin-1")
             if key in environ:
                 value = environ[key] + ("; " if key == "HTTP_COOKIE" else ",") + value
             environ[key] = value
@@ -532,7 +542,7 @@ class _Connection:
             parts = urlsplit(target)
             path, query = parts.path or b"/", parts.query
         environ["REQUEST_METHOD"] = method.decode("latin-1")
-        environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1")
+        environ["PATH_INFO"] = (unquote_to_bytes(path) if b"%" in path else path).decode("latin-1")
         environ["QUERY_STRING"] = query.decode("latin-1")
         environ["REQUEST_URI"] = target.decode("latin-1")
         environ["SERVER_PROTOCOL"] = version.decode("latin-1")

@@ -176,6 +176,14 @@ class _Response:
     """The JSON-RPC message of a JSON answer, for the app's own bookkeeping."""
 
 
+@functools.lru_cache(maxsize=64)  # clients send the same Content-Type with every request
+def _json_utf8(content_type: str) -> bool:
+    """Whether a ``Content-Type`` says JSON in UTF-8 (the charset may be left out)."""
+    parts = content_type.split(";")
+    charset = next((p.split("=", 1)[1].strip().lower() for p in parts[1:] if "=" in p), "utf-8")
+    return parts[0].strip().lower() == JSON and charset.strip('"') in ("utf-8", "utf8")
+
+
 @functools.lru_cache(maxsize=64)
 def _status_line(code: int) -> str:
     """``200 OK`` for 200: the status of a WSGI response."""
@@ -1013,9 +1021,7 @@ class StreamableHTTPApp:
         return f"retry: {self.retry_ms}\n\n".encode()
 
     def _read_body(self, request: _Request) -> bytes | _Response:
-        content_type = (request.header("Content-Type") or "").split(";")
-        charset = next((p.split("=", 1)[1].strip().lower() for p in content_type[1:] if "=" in p), "utf-8")
-        if content_type[0].strip().lower() != JSON or charset.strip('"') not in ("utf-8", "utf8"):
+        if not _json_utf8(request.header("Content-Type") or ""):
             return _http_error(415, f"Unsupported Media Type: the body must be {JSON} (UTF-8)")
         length = request.header("Content-Length")
         if not length:

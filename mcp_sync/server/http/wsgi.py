@@ -128,6 +128,19 @@ def _environ_key(raw_name: bytes) -> str:
     return name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + name
 
 
+@functools.lru_cache(maxsize=256)
+def _response_header_name(name: str) -> str | None:
+    """A response header's name in lower case, or ``None`` if it is not a valid name (each checked once)."""
+    return name.lower() if _HEADER_NAME.fullmatch(name) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _keep_alive(connection: str | None, http11: bool) -> bool:
+    """Whether a request with this ``Connection`` header keeps its connection open (HTTP/1.1 does by default)."""
+    tokens = {token.strip() for token in connection.lower().split(",")} if connection else set()
+    return ("close" not in tokens) if http11 else ("keep-alive" in tokens)
+
+
 def _error_response(code: int, detail: str) -> bytes:
     """A complete plain-text error response that closes the connection."""
     reason = HTTPStatus(code).phrase
@@ -322,9 +335,9 @@ class _ResponseWriter:
         length = None
         dated = False
         for name, value in headers:
-            if not _HEADER_NAME.fullmatch(name) or _BAD_HEADER_VALUE.search(value):
+            lower = _response_header_name(name)
+            if lower is None or _BAD_HEADER_VALUE.search(value):
                 raise ValueError(f"invalid response header {name!r}: {value!r}")
-            lower = name.lower()
             if lower in _HOP_BY_HOP:
                 raise ValueError(f"{name} is a hop-by-hop header, which a WSGI application must not set")
             if lower == "content-length":
@@ -514,9 +527,7 @@ class _Connection:
 
         if http11 and "HTTP_HOST" not in environ:
             return self._reject(400, "an HTTP/1.1 request needs a Host header")
-        connection = environ.get("HTTP_CONNECTION")
-        tokens = {token.strip() for token in connection.lower().split(",")} if connection else set()
-        keep_alive = ("close" not in tokens) if http11 else ("keep-alive" in tokens)
+        keep_alive = _keep_alive(environ.get("HTTP_CONNECTION"), http11)
 
         encoding = environ.get("HTTP_TRANSFER_ENCODING")
         length = environ.get("CONTENT_LENGTH")

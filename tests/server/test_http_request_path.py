@@ -160,3 +160,12 @@ def test_header_names_in_any_case_and_connection_tokens_are_judged_per_request(r
     assert len(heads) == 2
     assert all(head.startswith(b"200 OK") and b'"text":"raw"' in head for head in heads)
     assert b"Connection: close" not in heads[0] and b"Connection: close" in heads[1]
+
+
+def test_each_host_is_judged_against_the_apps_current_allowed_hosts(running: RunningHTTPServer) -> None:
+    port = int(running.url.rsplit(":", 1)[1].split("/")[0])
+    assert _call(running.url, "local", Host=f"127.0.0.1:{port}").status_code == 200
+    assert _call(running.url, "elsewhere", Host="evil.example").status_code == 421
+    running.app.allowed_hosts = ["evil.example"]  # a list, as a caller may set it
+    assert _call(running.url, "elsewhere", Host="evil.example").status_code == 200
+    assert _call(running.url, "local", Host=f"127.0.0.1:{port}").status_code == 421

@@ -184,6 +184,12 @@ def _json_utf8(content_type: str) -> bool:
     return parts[0].strip().lower() == JSON and charset.strip('"') in ("utf-8", "utf8")
 
 
+@functools.lru_cache(maxsize=256)  # a client sends the same Host with every request
+def _host_allowed(host: str, patterns: tuple[str, ...]) -> bool:
+    """:func:`host_allowed`, judged once per ``Host`` value and list of patterns."""
+    return host_allowed(host, patterns)
+
+
 @functools.lru_cache(maxsize=64)
 def _status_line(code: int) -> str:
     """``200 OK`` for 200: the status of a WSGI response."""
@@ -520,7 +526,7 @@ class StreamableHTTPApp:
         if self._closed:
             return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
         host = request.header("Host")
-        if host is not None and not host_allowed(host, self.allowed_hosts):
+        if host is not None and not _host_allowed(host, tuple(self.allowed_hosts)):
             return _http_error(421, f"Host not allowed: {host}")
         origin = request.header("Origin")
         if origin is not None and not self._origin_allowed(origin):

@@ -204,6 +204,9 @@ class ServerSession:
         """Whether this session serves a single request and ends with it (set by the HTTP app for a
         2026-07-28 request or stateless serving): nothing outlasts the request, so nothing is kept for it."""
         """Whether listings show every item, not only those the caller has the scopes of."""
+        self.read_ahead: tuple[dict[str, Any], StatelessRequest] | None = None
+        """Set by the HTTP app for the 2026-07-28 request it checked: its params and what their ``_meta``
+        says, so that the session does not read them again (used only for those very params)."""
         self.on_change: Callable[[ServerSession], None] | None = None
         """Called (on the handler's thread, before the response) after ``initialize``, ``logging/setLevel``
         and ``resources/subscribe``/``unsubscribe`` changed the session: the HTTP app keeps it in its backend."""
@@ -342,7 +345,8 @@ class ServerSession:
         """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info."""
         if method in REMOVED_METHODS:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
-        request = StatelessRequest.read(ctx.params)
+        ahead = self.read_ahead
+        request = ahead[1] if ahead is not None and ahead[0] is ctx.params else StatelessRequest.read(ctx.params)
         sealer = self.server.request_state_sealer
         if method in INPUT_METHODS:
             state = ctx.params.get("requestState")

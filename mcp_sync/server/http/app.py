@@ -176,6 +176,27 @@ class _Response:
     """The JSON-RPC message of a JSON answer, for the app's own bookkeeping."""
 
 
+@functools.lru_cache(maxsize=64)  # clients send the same Content-Type with every request
+def _json_utf8(content_type: str) -> bool:
+    """Whether a ``Content-Type`` says JSON in UTF-8 (the charset may be left out)."""
+    parts = content_type.split(";")
+    charset = next((p.split("=", 1)[1].strip().lower() for p in parts[1:] if "=" in p), "utf-8")
+    return parts[0].strip().lower() == JSON and charset.strip('"') in ("utf-8", "utf8")
+
+
+@functools.lru_cache(maxsize=256)  # a client sends the same Host with every request
+def _host_allowed(host: str, patterns: tuple[str, ...]) -> bool:
+    """:func:`host_allowed`, judged once per ``Host`` value and list of patterns."""
+    return host_allowed(host, patterns)
+
+
+@functools.lru_cache(maxsize=64)
+def _status_line(code: int) -> str:
+    """``200 OK`` for 200: the status of a WSGI response."""
+    status = http.HTTPStatus(code)
+    return f"{status.value} {status.phrase}"
+
+
 def _json(
     status: int, payload: JSONRPCMessage | Mapping[str, Any], headers: Sequence[tuple[str, str]] = ()
 ) -> _Response:
@@ -193,6 +214,13 @@ def _http_error(status: int, message: str, code: int = JsonRpcCode.INVALID_REQUE
     return _json(status, error_response(None, code, message), extra)
 
 
+@functools.lru_cache(maxsize=256)
+def _environ_key(name: str) -> str:
+    """Where a WSGI environ keeps header ``name``; cached, as the app asks for the same few names on every request."""
+    key = name.upper().replace("-", "_")
+    return key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"
+
+
 class _Request:
     """The parts of a WSGI environ the app reads."""
 
@@ -204,8 +232,7 @@ class _Request:
         """The facts of the request's verified bearer token (set by authentication)."""
 
     def header(self, name: str) -> str | None:
-        key = name.upper().replace("-", "_")
-        value = self.environ.get(key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}")
+        value = self.environ.get(_environ_key(name))
         return None if value is None else str(value)
 
     def query(self, name: str) -> str | None:
@@ -447,8 +474,7 @@ class StreamableHTTPApp:
             response = _http_error(500, "Internal server error", JsonRpcCode.INTERNAL_ERROR)
         if self.cors is not None:
             response.headers = self.cors.apply(response.headers, request.header("Origin"))
-        status = http.HTTPStatus(response.status)
-        start_response(f"{status.value} {status.phrase}", response.headers)
+        start_response(_status_line(response.status), response.headers)
         return response.body
 
     def close(self, timeout: float = 5.0) -> None:
@@ -501,7 +527,7 @@ class StreamableHTTPApp:
         if self._closed:
             return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
         host = request.header("Host")
-        if host is not None and not host_allowed(host, self.allowed_hosts):
+        if host is not None and not _host_allowed(host, tuple(self.allowed_hosts)):
             return _http_error(421, f"Host not allowed: {host}")
         origin = request.header("Origin")
         if origin is not None and not self._origin_allowed(origin):
@@ -789,18 +815,23 @@ class StreamableHTTPApp:
             return _Response(202)
         return self._serve_alone(message, answer, None if message.method == "initialize" else revision)
 
-    def _serve_alone(self, message: JSONRPCRequest, answer: _Answer, revision: str | None) -> _Response:
+    def _serve_alone(
+        self, message: JSONRPCRequest, answer: _Answer, revision: str | None, read: StatelessRequest | None = None
+    ) -> _Response:
         """Serve one request with a session of its own, ended when its answer is sent.
 
         ``revision`` is the handshake revision to assume; ``None`` for a
         request that needs none (``initialize``, or any 2026-07-28 request,
         which describes itself). A session of its own keeps the request ids
         of different clients apart, and closing it when the client goes away
-        cancels the request.
+        cancels the request. ``read`` is what the app already read from a
+        2026-07-28 request's ``_meta``: the session takes it rather than read it again.
         """
         transport = StreamableSessionTransport(event_store=None, inline=True)
         session = self.server.start(transport)
         session.serves_one_request = True
+        if read is not None and message.params is not None:
+            session.read_ahead = (message.params, read)
         transport.bind(session)
         self._serve_auth(session, transport)
         if revision is not None:
@@ -836,7 +867,7 @@ class StreamableHTTPApp:
             # 2026-07-28 defines no notification from the client over HTTP: nothing to do.
             return _Response(202) if version in STATELESS_REVISIONS else _unsupported_version(version or "", None)
         try:
-            self._check_stateless(request, message, version)
+            read = self._check_stateless(request, message, version)
         except MCPError as error:
             return _stateless_error(400, message.id, error.jsonrpc_code, error.message, error.data)
         listen = message.method == "subscriptions/listen"
@@ -846,10 +877,11 @@ class StreamableHTTPApp:
         # A subscription is a stream from the start; other answers are JSON unless the handler talks first.
         answer.json_ok = answer.json_ok and not listen
         answer.sse_ok = answer.sse_ok and (listen or not self.json_response)
-        return self._serve_alone(message, answer, None)
+        return self._serve_alone(message, answer, None, read)
 
-    def _check_stateless(self, request: _Request, message: JSONRPCRequest, version: str | None) -> None:
-        """Raise the error refusing a request whose headers disagree with its body or whose ``_meta`` is malformed.
+    def _check_stateless(self, request: _Request, message: JSONRPCRequest, version: str | None) -> StatelessRequest:
+        """What the request's ``_meta`` says; raise the error refusing a request whose headers disagree with its
+        body or whose ``_meta`` is malformed.
 
         In order: ``MCP-Protocol-Version`` against ``_meta`` (``HEADER_MISMATCH``),
         the revision (``PROTOCOL_VERSION_MISMATCH``), ``Mcp-Method`` and
@@ -870,11 +902,12 @@ class StreamableHTTPApp:
         else:
             mismatch = _standard_header_problem(request, message.method, params)
         if mismatch is None:
-            StatelessRequest.read(params)  # a malformed _meta, before the tool it names is looked at
+            read = StatelessRequest.read(params)  # a malformed _meta, before the tool it names is looked at
             if message.method == "tools/call":
                 mismatch = self._param_header_problem(request, params)
-        if mismatch is not None:
-            raise MCPError(MCP_CODES.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
+            if mismatch is None:
+                return read
+        raise MCPError(MCP_CODES.HEADER_MISMATCH, f"Header mismatch: {mismatch}")
 
     def _param_header_problem(self, request: _Request, params: dict[str, Any]) -> str | None:
         """Whether the ``Mcp-Param-*`` headers of a ``tools/call`` match the arguments its tool mirrors."""
@@ -1012,9 +1045,7 @@ class StreamableHTTPApp:
         return f"retry: {self.retry_ms}\n\n".encode()
 
     def _read_body(self, request: _Request) -> bytes | _Response:
-        content_type = (request.header("Content-Type") or "").split(";")
-        charset = next((p.split("=", 1)[1].strip().lower() for p in content_type[1:] if "=" in p), "utf-8")
-        if content_type[0].strip().lower() != JSON or charset.strip('"') not in ("utf-8", "utf8"):
+        if not _json_utf8(request.header("Content-Type") or ""):
             return _http_error(415, f"Unsupported Media Type: the body must be {JSON} (UTF-8)")
         length = request.header("Content-Length")
         if not length:

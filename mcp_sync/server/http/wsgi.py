@@ -117,6 +117,30 @@ def _date_header() -> str:
     return _date_cache[1]
 
 
+@functools.lru_cache(maxsize=512)
+def _environ_key(raw_name: bytes) -> str:
+    """The environ key of a header field name (``Content-Type`` -> ``CONTENT_TYPE``, others ``HTTP_...``).
+
+    Cached: a client sends the same few names with every request, so each is
+    worked out once (the bound keeps made-up names from growing it).
+    """
+    name = raw_name.decode("latin-1").upper().replace("-", "_")
+    return name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + name
+
+
+@functools.lru_cache(maxsize=256)
+def _response_header_name(name: str) -> str | None:
+    """A response header's name in lower case, or ``None`` if it is not a valid name (each checked once)."""
+    return name.lower() if _HEADER_NAME.fullmatch(name) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _keep_alive(connection: str | None, http11: bool) -> bool:
+    """Whether a request with this ``Connection`` header keeps its connection open (HTTP/1.1 does by default)."""
+    tokens = {token.strip() for token in connection.lower().split(",")} if connection else set()
+    return ("close" not in tokens) if http11 else ("keep-alive" in tokens)
+
+
 def _error_response(code: int, detail: str) -> bytes:
     """A complete plain-text error response that closes the connection."""
     reason = HTTPStatus(code).phrase
@@ -311,9 +335,9 @@ class _ResponseWriter:
         length = None
         dated = False
         for name, value in headers:
-            if not _HEADER_NAME.fullmatch(name) or _BAD_HEADER_VALUE.search(value):
+            lower = _response_header_name(name)
+            if lower is None or _BAD_HEADER_VALUE.search(value):
                 raise ValueError(f"invalid response header {name!r}: {value!r}")
-            lower = name.lower()
             if lower in _HOP_BY_HOP:
                 raise ValueError(f"{name} is a hop-by-hop header, which a WSGI application must not set")
             if lower == "content-length":
@@ -492,21 +516,18 @@ class _Connection:
             header = _HEADER_LINE.fullmatch(line)
             if header is None:
                 return self._reject(400, "malformed header line")
-            raw_name = header[1]
+            raw_name, raw_value = header.groups()
             if b"_" in raw_name:
                 continue  # it would be confused with its dashed twin in environ
-            name = raw_name.decode("latin-1").upper().replace("-", "_")
-            key = name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + name
-            value = header[2].decode("latin-1")
+            key = _environ_key(raw_name)
+            value = raw_value.decode("latin-1")
             if key in environ:
                 value = environ[key] + ("; " if key == "HTTP_COOKIE" else ",") + value
             environ[key] = value
 
         if http11 and "HTTP_HOST" not in environ:
             return self._reject(400, "an HTTP/1.1 request needs a Host header")
-        connection = environ.get("HTTP_CONNECTION")
-        tokens = {token.strip() for token in connection.lower().split(",")} if connection else set()
-        keep_alive = ("close" not in tokens) if http11 else ("keep-alive" in tokens)
+        keep_alive = _keep_alive(environ.get("HTTP_CONNECTION"), http11)
 
         encoding = environ.get("HTTP_TRANSFER_ENCODING")
         length = environ.get("CONTENT_LENGTH")
@@ -532,7 +553,7 @@ class _Connection:
             parts = urlsplit(target)
             path, query = parts.path or b"/", parts.query
         environ["REQUEST_METHOD"] = method.decode("latin-1")
-        environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1")
+        environ["PATH_INFO"] = (unquote_to_bytes(path) if b"%" in path else path).decode("latin-1")
         environ["QUERY_STRING"] = query.decode("latin-1")
         environ["REQUEST_URI"] = target.decode("latin-1")
         environ["SERVER_PROTOCOL"] = version.decode("latin-1")

@@ -31,7 +31,15 @@ from .types import (
     RequestId,
 )
 
-__all__ = ["InvalidMessage", "decode_message", "encode_message", "error_response", "parse_value", "recover_id"]
+__all__ = [
+    "InvalidMessage",
+    "decode_message",
+    "encode_message",
+    "envelope",
+    "error_response",
+    "parse_value",
+    "recover_id",
+]
 
 _BOM = "\ufeff"
 
@@ -230,19 +238,19 @@ def _parse_call(
     if params is not None and not isinstance(params, dict):
         return _invalid('Invalid request: "params" must be an object', request_id, reply=has_id)
     if not has_id:
-        return _envelope(JSONRPCNotification, value)
+        return envelope(JSONRPCNotification, value)
     if request_id is None:
         return _invalid('Invalid request: "id" must be a string or an integer')
     fields = dict(value)
     fields["id"] = request_id
-    return _envelope(JSONRPCRequest, fields)
+    return envelope(JSONRPCRequest, fields)
 
 
 def _parse_response(value: dict[str, Any], request_id: RequestId | None) -> JSONRPCMessage | InvalidMessage:
     if "result" in value:
         if request_id is None or not isinstance(value["result"], dict) or "error" in value:
             return _invalid("Invalid response", request_id, reply=False)
-        return _envelope(JSONRPCResultResponse, {**value, "id": request_id})
+        return envelope(JSONRPCResultResponse, {**value, "id": request_id})
     error = value["error"]
     if (
         not isinstance(error, dict)
@@ -262,11 +270,15 @@ _DEFAULTS: dict[type[Any], dict[str, Any]] = {
 }
 
 
-def _envelope(cls: type[_Envelope], value: dict[str, Any]) -> _Envelope:
-    """The envelope ``cls`` holding ``value``, whose members the callers have already checked.
+def envelope(cls: type[_Envelope], value: dict[str, Any]) -> _Envelope:
+    """The request, notification or result envelope ``cls`` holding ``value``, whose members are known valid.
 
-    The same model ``cls.model_validate(value)`` gives (extra members kept),
-    built without a second validation: this runs for every message received.
+    The model ``cls.model_validate(value)`` would give (extra members kept),
+    built without validating again: this runs for every message sent and
+    received, whose members the decoder (or the sender) has already checked.
+
+    >>> envelope(JSONRPCRequest, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    JSONRPCRequest(jsonrpc='2.0', id=1, method='ping', params=None)
     """
     fields = _DEFAULTS[cls]
     data = {name: value.get(name, default) for name, default in fields.items()}

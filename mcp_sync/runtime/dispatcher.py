@@ -45,7 +45,7 @@ from ..protocol.errors import (
     format_validation_error,
     mcp_code_for,
 )
-from ..protocol.jsonrpc import InvalidMessage, error_response
+from ..protocol.jsonrpc import InvalidMessage, envelope, error_response
 from ..protocol.types import (
     CancelledNotificationParams,
     Error,
@@ -397,7 +397,7 @@ class JsonRpcDispatcher:
     def notify(self, method: str, params: Params = None) -> None:
         """Send a notification."""
         wire = _to_params(params)
-        self._send(JSONRPCNotification.model_construct(jsonrpc="2.0", method=method, params=wire))
+        self._send(envelope(JSONRPCNotification, {"jsonrpc": "2.0", "method": method, "params": wire}))
         self.telemetry.record_notification("sent", method)
         if self.events.has_listeners(NOTIFICATION_EMITTED):
             self.events.emit(NOTIFICATION_EMITTED, NotificationEmitted(side=self.side, method=method, params=wire))
@@ -424,7 +424,7 @@ class JsonRpcDispatcher:
             if on_progress is not None:
                 self._progress[request_id] = pending
         try:
-            self._send(JSONRPCRequest.model_construct(jsonrpc="2.0", id=request_id, method=method, params=wire))
+            self._send(envelope(JSONRPCRequest, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": wire}))
         except MCPError as exc:
             # The transport may have closed itself while failing, which already
             # failed (and counted) this call: count it once.
@@ -740,7 +740,7 @@ class JsonRpcDispatcher:
                 _current.context = None
                 if token is not None:
                     deactivate(token)
-            response = JSONRPCResultResponse.model_construct(jsonrpc="2.0", id=ctx.request_id, result=result)
+            response = envelope(JSONRPCResultResponse, {"jsonrpc": "2.0", "id": ctx.request_id, "result": result})
             outcome = "success"
             if span is not None:
                 error_type = result_error(ctx.method, result)

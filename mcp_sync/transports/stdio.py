@@ -335,7 +335,7 @@ class StdioTransport(BaseTransport):
     def _line(self, line: bytes) -> None:
         if line.endswith(b"\r"):
             line = line[:-1]
-        if not line.strip():
+        if not line or line.isspace():  # (what strip() would empty, without copying the line)
             return
         message = decode_message(line)
         if isinstance(message, InvalidMessage):

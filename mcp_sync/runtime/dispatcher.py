@@ -757,12 +757,7 @@ class JsonRpcDispatcher:
             error_type = type(exc).__qualname__
         finally:
             with self._lock:
-                running = self._inflight[ctx.request_id]
-                running.remove(ctx)
-                if not running:
-                    del self._inflight[ctx.request_id]
                 already_answered, ctx.answered = ctx.answered, True
-                self._idle.notify_all()
         if already_answered:
             outcome = "cancelled"
         else:
@@ -775,6 +770,14 @@ class JsonRpcDispatcher:
                 self._reply(
                     error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {failure.message}")
                 )
+        # In flight until its answer is written: drain() waits for this, and the
+        # transport is closed after drain(), so an answer is never cut off by the close.
+        with self._lock:
+            running = self._inflight[ctx.request_id]
+            running.remove(ctx)
+            if not running:
+                del self._inflight[ctx.request_id]
+            self._idle.notify_all()
         if span is not None:
             end_span(span, "cancelled" if outcome == "cancelled" else error_type)
         duration_ms = (self._clock.monotonic() - started) * 1000.0

@@ -827,9 +827,8 @@ class JsonRpcDispatcher:
         set) and waited for up to ``timeout`` seconds.
         """
         self.transport.close()
-        # A transport that was never started does not call us back: do it here (else it already ran).
-        if not self._closed:
-            self._on_transport_closed(None)
+        # A transport that was never started does not call us back: do it here.
+        self._on_transport_closed(None)
         self._join_pool(timeout)
 
     def _on_transport_closed(self, reason: BaseException | None) -> None:

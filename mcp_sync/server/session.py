@@ -244,10 +244,8 @@ class ServerSession:
         """Set once the client finished the handshake (``notifications/initialized``), or it was assumed."""
         event = self._initialized
         if event is None:
-            with self._lock:
-                if self._initialized is None:
-                    self._initialized = threading.Event()
-                event = self._initialized
+            with self._lock:  # two threads asking at once get the same one
+                event = self._initialized = self._initialized or threading.Event()
         return event
 
     @property

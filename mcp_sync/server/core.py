@@ -72,6 +72,7 @@ from .backend import Backend, BackendUnavailable, InProcessBackend, Notice, deli
 from .context import NO_CLIENT, Context, ProgressReporter
 from .functions import FunctionSpec
 from .middleware import Middleware
+from .session import ServerSession
 from .skills import SkillCatalogue, add_skills
 from .stateless import InputRequired, MissingClientCapability, RequestStateSealer
 from .uri_template import UriTemplate
@@ -82,7 +83,6 @@ if TYPE_CHECKING:
     from ..protocol.tasks import TaskSupport
     from ..runtime.transport import Transport
     from .mount import Mount
-    from .session import ServerSession
     from .tasks import TaskRunner
 
 __all__ = [
@@ -1217,8 +1217,6 @@ class MCPServer:
         The same transport twice raises ``ALREADY_CONNECTED``; different
         transports each get their own session.
         """
-        from .session import ServerSession
-
         with self._lock:
             if id(transport) in self._sessions:
                 raise MCPError(MCP_CODES.ALREADY_CONNECTED, "this transport is already served")

@@ -187,7 +187,8 @@ class ServerSession:
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
         self.log_level: LoggingLevel | None = None
-        self.initialized = threading.Event()
+        # Made at first use: a session serving one 2026-07-28 request never has a handshake to wait for.
+        self._initialized: threading.Event | None = None
         self._subscriptions: set[str] = set()
         self._listens: dict[RequestId, SubscriptionFilter] = {}
         self.auth: AuthInfo | None = None
@@ -200,10 +201,10 @@ class ServerSession:
         self.request_auth: Callable[[RequestId], AuthInfo | None] | None = None
         """Set by the HTTP app with a token verifier: the auth of each request (of no scope when unknown)."""
         self.list_all = False
+        """Whether listings show every item, not only those the caller has the scopes of."""
         self.serves_one_request = False
         """Whether this session serves a single request and ends with it (set by the HTTP app for a
         2026-07-28 request or stateless serving): nothing outlasts the request, so nothing is kept for it."""
-        """Whether listings show every item, not only those the caller has the scopes of."""
         self.read_ahead: tuple[dict[str, Any], StatelessRequest] | None = None
         """Set by the HTTP app for the 2026-07-28 request it checked: its params and what their ``_meta``
         says, so that the session does not read them again (used only for those very params)."""
@@ -237,6 +238,15 @@ class ServerSession:
     def closed(self) -> bool:
         """Whether the connection has ended."""
         return self.dispatcher.closed
+
+    @property
+    def initialized(self) -> threading.Event:
+        """Set once the client finished the handshake (``notifications/initialized``), or it was assumed."""
+        event = self._initialized
+        if event is None:
+            with self._lock:  # two threads asking at once get the same one
+                event = self._initialized = self._initialized or threading.Event()
+        return event
 
     @property
     def _handshake_channel(self) -> HandshakeChannel:
@@ -618,7 +628,8 @@ class ServerSession:
 
     def list_changed(self, kind: str) -> None:
         """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know."""
-        if self.initialized.is_set():
+        initialized = self._initialized
+        if initialized is not None and initialized.is_set():
             self.notify(f"notifications/{kind}/list_changed")
         for subscription, wanted in self._listening():
             if getattr(wanted, f"{kind}_list_changed"):

@@ -847,7 +847,8 @@ class StreamableHTTPApp:
         def finish() -> None:
             with self._lock:
                 self._throwaway.discard(session)
-                self._alone_done.notify_all()
+                if self._closed:  # only close() waits for the last of them (it set the flag under this lock)
+                    self._alone_done.notify_all()
             session.close()
 
         done = _Once(finish)

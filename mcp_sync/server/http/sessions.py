@@ -176,7 +176,8 @@ class StreamableSessionTransport(BaseTransport):
         self._routes = threading.Lock()
         self._waiting: dict[RequestId, list[PostedRequest]] = {}
         self._streams: collections.OrderedDict[str, SSEStream] = collections.OrderedDict()
-        self._local = threading.local()
+        # Which POST this thread served, for its response (made under ``_routes`` when first needed).
+        self._local: threading.local | None = None
         self.dispatcher: object | None = None
         self.shared = False
         """Whether other processes hold copies of the session (a Redis backend): each of them delivers the
@@ -328,6 +329,8 @@ class StreamableSessionTransport(BaseTransport):
                 return None
             bound.context = context
         # The response leaves on this thread right after the handler returns.
+        if self._local is None:
+            self._local = threading.local()
         self._local.post = bound
         return None if bound.json_only else bound
 
@@ -347,8 +350,11 @@ class StreamableSessionTransport(BaseTransport):
 
     def _take(self, request_id: RequestId | None) -> PostedRequest | None:
         """The POST that gets the response to ``request_id``: FIFO, but the one this thread served first."""
-        mine: PostedRequest | None = getattr(self._local, "post", None)
-        self._local.post = None
+        local = self._local
+        mine: PostedRequest | None = None
+        if local is not None:
+            mine = getattr(local, "post", None)
+            local.post = None
         candidates = self._waiting.get(request_id) if request_id is not None else None
         if not candidates or request_id is None:
             return None
@@ -489,12 +495,14 @@ class StreamableSessionTransport(BaseTransport):
             self.dispatcher = None  # routes nothing more; and no cycle with it is left to collect
         for stream in {*posts, *streams}:
             stream.put(Signal.CLOSED)
-        if isinstance(self._store, SharedEventStore) and self.standalone is not None and self.standalone.shared:
-            self._store.unwatch(self.standalone.stream_id or "", self._wake)
-        if self._store is not None:
-            for stream in streams:
-                if not stream.shared:  # other processes' copies of the session still use it: it expires
-                    self._store.forget(stream.stream_id or "")
+        store = self._store
+        if store is None:
+            return  # served without a store (every 2026-07-28 request): no event was kept
+        if isinstance(store, SharedEventStore) and self.standalone is not None and self.standalone.shared:
+            store.unwatch(self.standalone.stream_id or "", self._wake)
+        for stream in streams:
+            if not stream.shared:  # other processes' copies of the session still use it: it expires
+                store.forget(stream.stream_id or "")
 
 
 class LegacySSETransport(BaseTransport):

@@ -399,7 +399,12 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
                 f"task {task.task_id} of tool {task.name!r} did not end within {limit}s (tasks/cancel sent)",
                 context={"task_id": task.task_id, "tool": task.name},
             )
-        delay = task.step(remaining)
+        try:
+            delay = task.step(remaining)
+        except MCPError as exc:
+            if exc.code != MCP_CODES.TIMEOUT or deadline is None or time.monotonic() < deadline:
+                raise
+            delay = 0.0  # the poll itself ran out of the call's time: cancelled and reported as the call's timeout
         if delay is None:
             break
         if waiter.wait(delay if remaining is None else min(delay, remaining)):

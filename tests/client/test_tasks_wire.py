@@ -336,6 +336,21 @@ def test_call_tool_gives_up_at_its_timeout_and_cancels_the_task(peer: Peer, clie
     assert "tasks/cancel" in peer.methods()
 
 
+def test_a_poll_that_outlasts_the_call_ends_as_the_calls_timeout(peer: Peer, client: MCPClient) -> None:
+    """A ``tasks/get`` still unanswered when the call's time is up: the call's own TIMEOUT, and the task cancelled."""
+    polled(peer, [task(legacy=peer.legacy)])
+    peer.answers["tasks/cancel"] = lambda params: {}
+    release = threading.Event()
+    peer.answers["tasks/get"] = lambda params: (release.wait(10), task(legacy=peer.legacy))[1]
+    try:
+        with pytest.raises(MCPError, match=r"did not end within 0\.2s") as caught:
+            client.call_tool("must", timeout=0.2)
+    finally:
+        release.set()
+    assert caught.value.code == MCP_CODES.TIMEOUT
+    assert peer.methods().count("tasks/get") == 1 and "tasks/cancel" in peer.methods()
+
+
 def test_call_tool_cancelled_by_its_event_cancels_the_task(peer: Peer, client: MCPClient) -> None:
     polled(peer, [task(legacy=peer.legacy)])
     peer.answers["tasks/cancel"] = lambda params: {}

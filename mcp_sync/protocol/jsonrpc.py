@@ -296,7 +296,7 @@ def encode_message(message: JSONRPCMessage) -> bytes:
     A :class:`NumberId` goes out as the text it came in as (``2.0``, not ``2``).
     """
     if isinstance(message, JSONRPCErrorResponse) and message.id is None:
-        return pydantic_core.to_json(message.to_wire())
+        return pydantic_core.to_json(message.to_wire(), inf_nan_mode="null")
     if not isinstance(message, JSONRPCNotification) and type(message.id) is NumberId:
         rest = message.model_dump_json(by_alias=True, exclude_none=True, exclude={"jsonrpc", "id"})
         return b'{"jsonrpc":"2.0","id":' + message.id.token.encode() + b"," + rest[1:].encode()
@@ -308,6 +308,10 @@ def encode_message(message: JSONRPCMessage) -> bytes:
     extra = message.__pydantic_extra__
     if extra:
         members = {**members, **extra}
+    # NaN and infinities become null, as model_dump_json writes them: JSON has no token for them.
     return pydantic_core.to_json(
-        {key: item for key, item in members.items() if item is not None}, by_alias=True, exclude_none=True
+        {key: item for key, item in members.items() if item is not None},
+        by_alias=True,
+        exclude_none=True,
+        inf_nan_mode="null",
     )

@@ -86,7 +86,7 @@ from ..protocol.types import (
     ServerCapabilities,
     WireModel,
 )
-from ..runtime.workers import ElasticPool
+from ..runtime.workers import ElasticPool, PoolClosed
 from .backend import Notice
 from .context import ClientChannel, Context
 from .stateless import ClientRequest, MissingClientCapability, StatelessRequest
@@ -324,6 +324,7 @@ class _Live:
     def __init__(self) -> None:
         self.cancelled = threading.Event()
         self.wake = threading.Condition()
+        self.started = False  # set by the worker thread that runs it (a task still in line is not)
 
     def poke(self) -> None:
         with self.wake:
@@ -542,11 +543,16 @@ class TaskRunner:
                 self._pool = ElasticPool("mcp-sync-task", max_threads=self.max_threads, idle_timeout=5.0)
             pool = self._pool
             self._start_reaper()
-        pool.submit(lambda: self._run(record.task_id, name, arguments, context, live))
+        try:
+            pool.submit(lambda: self._run(record.task_id, name, arguments, context, live))
+        except PoolClosed:  # the server stopped between the two locks: the task never runs
+            self._abandon([record.task_id])
+            raise MCPError(MCP_CODES.INTERNAL_ERROR, "the server is shutting down: no new tasks") from None
         return record
 
     def _run(self, task_id: str, name: str, arguments: dict[str, Any], ctx: Context, live: _Live) -> None:
         """One task, on a worker thread: the tool's outcome written to the store."""
+        live.started = True
         try:
             if live.cancelled.is_set():
                 raise MCPError(MCP_CODES.REQUEST_CANCELLED, "cancelled before it started")
@@ -758,16 +764,20 @@ class TaskRunner:
 
     def _reap(self) -> None:
         while True:
-            gone = set(self.store.sweep())
-            soonest = self.store.next_expiry()
-            with self._lock:
-                lives = list(self._live.items())
-            for task_id, live in lives:
-                # Expired, or cancelled through another process (a shared store): the handler is told to stop.
-                record = None if task_id in gone else self.store.get(task_id)
-                if record is None or record.cancel_requested:
-                    live.cancelled.set()
-                    live.poke()
+            soonest: float | None = None
+            try:
+                gone = set(self.store.sweep())
+                soonest = self.store.next_expiry()
+                with self._lock:
+                    lives = list(self._live.items())
+                for task_id, live in lives:
+                    # Expired, or cancelled through another process (a shared store): the handler is told to stop.
+                    record = None if task_id in gone else self.store.get(task_id)
+                    if record is None or record.cancel_requested:
+                        live.cancelled.set()
+                        live.poke()
+            except MCPError as exc:  # a shared store away for a moment: looked at again at the next wake-up
+                log.warning("could not look at the tasks' store: %s", exc)
             with self._lock:
                 if self._closed or (not self._live and soonest is None):
                     self._reaper = None  # nothing to watch: the next task starts another reaper
@@ -791,7 +801,21 @@ class TaskRunner:
         if reaper is not None:
             reaper.join(timeout)
         with self._lock:
+            # Tasks still in line when the pool closed never run: ended here, not left "working".
+            queued = [task_id for task_id, live in self._live.items() if not live.started]
+        self._abandon(queued)
+        with self._lock:
             self._closed = False  # the server may be started again
+
+    def _abandon(self, task_ids: list[str]) -> None:
+        """End tasks that will never run as cancelled, and stop watching them."""
+        for task_id in task_ids:
+            with self._lock:
+                self._live.pop(task_id, None)
+            try:
+                self._finish(task_id, "cancelled", None, None)
+            except MCPError as exc:  # a shared store away: the record expires at its TTL
+                log.warning("could not end task %s: %s", task_id, exc)
 
     def running(self) -> int:
         """How many tasks this process is running or has in line."""

@@ -11,6 +11,8 @@ import pytest
 from mcp_sync.protocol.jsonrpc import decode_message, encode_message, envelope
 from mcp_sync.transports.stdio import StdioTransport
 from mcp_sync.types import (
+    Error,
+    JSONRPCErrorResponse,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
@@ -78,3 +80,20 @@ def test_lines_of_ascii_whitespace_only_are_skipped_on_stdio() -> None:
     transport.on_message(got.append)
     assert transport.wait_closed(5)
     assert got == [JSONRPCNotification(method="a")]
+
+
+def test_nan_and_infinities_go_out_as_null_on_every_path() -> None:
+    """JSON has no NaN or Infinity: every way out writes null, as pydantic's own serialiser does."""
+    values = {"mean": float("nan"), "max": float("inf"), "min": float("-inf")}
+    messages: list[JSONRPCMessage] = [
+        envelope(JSONRPCResultResponse, {"jsonrpc": "2.0", "id": 1, "result": dict(values)}),
+        envelope(JSONRPCResultResponse, {"jsonrpc": "2.0", "id": NumberId(2, "2.0"), "result": dict(values)}),
+        envelope(JSONRPCNotification, {"jsonrpc": "2.0", "method": "notifications/x", "params": dict(values)}),
+        JSONRPCErrorResponse(id=None, error=Error(code=-32603, message="m", data=dict(values))),
+    ]
+    for message in messages:
+        line = encode_message(message)
+        assert b"NaN" not in line and b"Infinity" not in line, line
+        decoded = json.loads(line)
+        body = decoded.get("result") or decoded.get("params") or decoded["error"]["data"]
+        assert body == {"mean": None, "max": None, "min": None}

@@ -27,7 +27,9 @@ from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import EXTENSION, is_terminal, legacy_task
+from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server.auth import AuthInfo
+from mcp_sync.server.backend import BackendUnavailable
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
 from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord, TaskRunner
 
@@ -447,6 +449,86 @@ def test_a_task_is_seen_only_by_whom_started_it() -> None:
         assert refused.value.jsonrpc_code == -32602
     finally:
         gate.set()
+        server.stop()
+
+
+class FlakyStore(MemoryTaskStore):
+    """A shared store that is away (a Redis blip) for the methods named in ``away``."""
+
+    def __init__(self, *away: str) -> None:
+        super().__init__()
+        self.away = set(away)
+        self.failed = threading.Event()
+
+    def _check(self, method: str) -> None:
+        if method in self.away:
+            self.failed.set()
+            raise BackendUnavailable("Redis is away")
+
+    def sweep(self) -> list[str]:
+        try:
+            self._check("sweep")
+        finally:
+            self.away.discard("sweep")  # away for one sweep only
+        return super().sweep()
+
+    def update(self, task_id: str, change: Callable[[TaskRecord], None]) -> TaskRecord | None:
+        self._check("update")
+        return super().update(task_id, change)
+
+
+def waiting_server(name: str) -> tuple[MCPServer, Context]:
+    server = MCPServer(name)
+    server.register_tool("wait", lambda arguments, ctx: ctx.cancelled.wait(TIMEOUT) and "stopped", task="optional")
+    return server, Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
+
+
+def test_stopping_the_server_ends_the_tasks_still_in_line() -> None:
+    """Tasks queued behind a busy thread never run once the server stops: they end cancelled, not "working"."""
+    server, ctx = waiting_server("stopping")
+    server.tasks.max_threads = 1
+    ids = [server.tasks.start("wait", {}, ctx).task_id for _ in range(3)]
+    server.stop()
+    store = server.tasks.store
+    assert [store.get(task_id).status for task_id in ids] == ["cancelled"] * 3  # type: ignore[union-attr]
+    assert server.tasks.running() == 0
+
+
+def test_a_task_started_as_the_server_stops_is_refused_and_ended() -> None:
+    server, ctx = waiting_server("racing")
+    closed = ElasticPool("mcp-sync-test-pool", max_threads=1)
+    closed.close()
+    server.tasks._pool = closed  # the stop closed the pool between start()'s check and its submit
+    with pytest.raises(MCPError, match="shutting down"):
+        server.tasks.start("wait", {}, ctx)
+    [record] = server.tasks.store.records()
+    assert record.status == "cancelled" and server.tasks.running() == 0
+    server.stop()
+
+
+def test_tasks_in_line_at_stop_are_forgotten_even_when_the_store_is_away() -> None:
+    server, ctx = waiting_server("away")
+    server.tasks.max_threads = 1
+    store = server.tasks.store = FlakyStore()
+    ids = [server.tasks.start("wait", {}, ctx).task_id for _ in range(2)]
+    store.away.add("update")  # the store is away as the server stops: the records expire at their TTL instead
+    server.stop()
+    assert server.tasks.running() == 0 and {store.get(task_id).status for task_id in ids} == {"working"}  # type: ignore[union-attr]
+
+
+def test_the_reaper_outlives_a_store_that_fails_for_a_moment() -> None:
+    server, ctx = waiting_server("blip")
+    store = server.tasks.store = FlakyStore("sweep")
+    try:
+        task_id = server.tasks.start("wait", {}, ctx).task_id
+        assert store.failed.wait(TIMEOUT)
+
+        def cancel_elsewhere(record: TaskRecord) -> None:  # as another process's tasks/cancel does
+            record.cancel_requested = True
+
+        store.update(task_id, cancel_elsewhere)
+        assert deadline_poll(lambda: store.get(task_id).status == "cancelled")  # type: ignore[union-attr]
+    finally:
         server.stop()
 
 

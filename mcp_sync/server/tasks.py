@@ -580,6 +580,8 @@ class TaskRunner:
         self, task_id: str, status: TaskStatus, result: dict[str, Any] | None, error: dict[str, Any] | None
     ) -> None:
         def change(record: TaskRecord) -> None:
+            if is_terminal(record.status):  # ended already (cancelled by a 2025-11-25 tasks/cancel): so it stays
+                return
             record.status = status
             record.result = result
             record.error = error
@@ -694,20 +696,35 @@ class TaskRunner:
         return EmptyResult(result_type="complete")
 
     def cancel(self, params: CancelTaskRequestParams, ctx: Context) -> WireModel:
-        """``tasks/cancel``: the handler's ``ctx.cancelled`` is set; an empty ack (also for a finished task)."""
+        """``tasks/cancel``: the handler's ``ctx.cancelled`` is set; an empty ack (also for a finished task).
+
+        The 2025-11-25 form answers with the task, already ``cancelled`` (and
+        so it stays, whatever the handler still does), and refuses a task that
+        has ended with ``-32602``, as that revision requires.
+        """
         record = self._gate(params.task_id, ctx, legacy_ok=True)
+        legacy = record.legacy and not declares_extension(ctx)
+        if legacy and is_terminal(record.status):
+            raise MCPError(
+                MCP_CODES.INVALID_PARAMS,
+                f"Invalid params: task {params.task_id!r} has ended ({record.status})",
+                context={"taskId": params.task_id},
+            )
         if not is_terminal(record.status):
 
             def flag(record: TaskRecord) -> None:
                 record.cancel_requested = True
+                if legacy:
+                    record.status = "cancelled"
+                    record.updated_at = time.time()
 
-            self.store.update(params.task_id, flag)
+            record = self.store.update(params.task_id, flag) or record
             with self._lock:
                 live = self._live.get(params.task_id)
             if live is not None:
                 live.cancelled.set()
                 live.poke()
-        if record.legacy and not declares_extension(ctx):
+        if legacy:
             return _Flat(**legacy_task(record.task()))
         return EmptyResult(result_type="complete")
 

@@ -720,7 +720,10 @@ def test_the_2025_11_25_form_over_stdio() -> None:
         running = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 60}, "task": {}})["task"]
         cancelled = peer.result("tasks/cancel", {"taskId": running["taskId"]})
         assert cancelled["taskId"] == running["taskId"] and running["ttl"] > 0
+        assert cancelled["status"] == "cancelled"  # this revision: cancelled before the response is sent
         assert legacy_until_done(peer, running["taskId"])["status"] == "cancelled"
+        for ended in (running["taskId"], task["taskId"]):  # cancelled, completed: this revision refuses both
+            assert peer.request("tasks/cancel", {"taskId": ended})["error"]["code"] == -32602
         refused = peer.request("tasks/result", {"taskId": running["taskId"]})
         assert refused["error"]["code"] == -32603 and "was cancelled" in refused["error"]["message"]
         failing = peer.result("tools/call", {"name": "broken", "arguments": {}, "task": {"ttl": 0}})["task"]

@@ -304,13 +304,17 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         """
         if self.done():
             return False
+        self._send_cancel()
+        return super().cancel()
+
+    def _send_cancel(self) -> None:
+        """``tasks/cancel`` to the server; a failure is logged (cancelling is best effort)."""
         form = self._form
         if form is not None:
             try:
                 form.cancel(self._last.task_id, form.client.timeout)
             except MCPError as exc:
                 log.warning("tasks/cancel for %s failed: %s", self._last.task_id, exc)
-        return super().cancel()
 
     def step(self, timeout: Timeout = USE_DEFAULT) -> float | None:
         """Poll once: update the status, answer input requests, end the future when the task has ended.
@@ -393,12 +397,7 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
     while True:
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
-            task.cancel()
-            raise MCPError(
-                MCP_CODES.TIMEOUT,
-                f"task {task.task_id} of tool {task.name!r} did not end within {limit}s (tasks/cancel sent)",
-                context={"task_id": task.task_id, "tool": task.name},
-            )
+            raise _timed_out(task, limit)
         try:
             delay = task.step(remaining)
         except MCPError as exc:
@@ -420,7 +419,24 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
             f"the server cancelled task {task.task_id} of tool {task.name!r}",
             context={"task_id": task.task_id, "tool": task.name},
         )
-    return task.result(0)
+    try:
+        return task.result(0)
+    except MCPError as exc:
+        # A 2025-11-25 tasks/result that ran out of the call's time ended the future: the call's own timeout.
+        if exc.code != MCP_CODES.TIMEOUT or deadline is None or time.monotonic() < deadline:
+            raise
+        raise _timed_out(task, limit) from exc
+
+
+def _timed_out(task: ToolTask, limit: float | None) -> MCPError:
+    """The call's TIMEOUT, once the server was sent ``tasks/cancel`` (also when the future has ended already)."""
+    if not task.cancel():
+        task._send_cancel()
+    return MCPError(
+        MCP_CODES.TIMEOUT,
+        f"task {task.task_id} of tool {task.name!r} did not end within {limit}s (tasks/cancel sent)",
+        context={"task_id": task.task_id, "tool": task.name},
+    )
 
 
 class TaskPoller:

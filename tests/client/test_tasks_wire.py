@@ -351,6 +351,27 @@ def test_a_poll_that_outlasts_the_call_ends_as_the_calls_timeout(peer: Peer, cli
     assert peer.methods().count("tasks/get") == 1 and "tasks/cancel" in peer.methods()
 
 
+def test_an_answer_round_that_outlasts_the_call_ends_as_the_calls_timeout(peer: Peer, client: MCPClient) -> None:
+    """Input asked for when the call's time runs out: its tasks/update (or, in 2025-11-25, tasks/result) hangs."""
+    schema = {"type": "object", "properties": {"colour": {"type": "string"}}}
+    question = {"method": "elicitation/create", "params": {"message": "Colour?", "requestedSchema": schema}}
+    polled(
+        peer,
+        [task(legacy=peer.legacy), task(status="input_required", legacy=peer.legacy, inputRequests={"q": question})],
+    )
+    peer.answers["tasks/cancel"] = lambda params: {}
+    release = threading.Event()
+    hang = "tasks/result" if peer.legacy else "tasks/update"
+    peer.answers[hang] = lambda params: (release.wait(10), {})[1]
+    try:
+        with pytest.raises(MCPError, match=r"did not end within 0\.3s") as caught:
+            client.call_tool("must", timeout=0.3)
+    finally:
+        release.set()
+    assert caught.value.code == MCP_CODES.TIMEOUT
+    assert hang in peer.methods() and "tasks/cancel" in peer.methods()
+
+
 def test_call_tool_cancelled_by_its_event_cancels_the_task(peer: Peer, client: MCPClient) -> None:
     polled(peer, [task(legacy=peer.legacy)])
     peer.answers["tasks/cancel"] = lambda params: {}

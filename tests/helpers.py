@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -94,3 +95,17 @@ def kernel_spec(directory: Path, name: str, pythonpath: Iterable[str | None]) ->
         "IPYTHONDIR": str(directory / "ipython"),
         "PYTHONPATH": os.pathsep.join(filter(None, pythonpath)),
     }
+
+
+def end_raw_peer(process: subprocess.Popen[str], reader: threading.Thread, timeout: float) -> None:
+    """End a server process a test drives by hand: stdin closed, waited for (killed if it lingers), reader joined."""
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.close()
+    try:
+        process.wait(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=timeout)
+        reader.join(timeout)
+        process.stdout.close()

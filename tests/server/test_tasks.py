@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import requests
-from helpers import connect_pair
+from helpers import connect_pair, end_raw_peer
 from servers.tasks_server import build_server
 
 from mcp_sync import Context, MCPServer
@@ -663,17 +663,7 @@ class Stdio:
         return answer["result"]
 
     def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=TIMEOUT)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait(timeout=TIMEOUT)
-            self._reader.join(TIMEOUT)
-            assert self.process.stdout is not None
-            self.process.stdout.close()
+        end_raw_peer(self.process, self._reader, TIMEOUT)
 
 
 def handshake(capabilities: dict[str, Any]) -> Stdio:

@@ -15,7 +15,7 @@ than a string (a number, a boolean, null, a list, an anchor, a tag), or what
 this reader does not follow (tabs in indentation, deeper nesting, multi-line
 quoted strings), raises ``ValueError``: it refuses rather than guesses, so
 a server and a client that both read a SKILL.md here never read it
-differently from a YAML library (``tests/test_skills.py`` holds it to
+differently from a YAML library (``tests/protocol/test_frontmatter.py`` holds it to
 PyYAML).
 
 >>> parse_frontmatter("---\\nname: x\\ndescription: >-\\n  Fills in\\n  PDF forms.\\nmetadata:\\n  author: me\\n---\\n")

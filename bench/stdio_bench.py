@@ -17,7 +17,9 @@ Two ceilings: a JSON line echoed by a trivial Python child (the pipe
 alone), and a bare JSON-RPC loop between two Python processes (the client
 encodes a ``tools/call`` request, the child decodes it and answers a
 text-only result, the client decodes that and checks the id), which is
-the least any JSON-RPC implementation must do per call.
+the least any JSON-RPC implementation must do per call. And a floor: that
+loop's child with one pydantic model validating the arguments, whose cold
+connect and resident memory no server built on pydantic goes under.
 
 Usage::
 
@@ -168,6 +170,48 @@ def measure_jsonrpc_loop(calls: int) -> float:
     return calls / elapsed
 
 
+PYDANTIC_CHILD = """
+import json, sys
+from pydantic import BaseModel
+class Arguments(BaseModel):
+    text: str
+out = sys.stdout.buffer
+for line in sys.stdin.buffer:
+    request = json.loads(line)
+    text = Arguments.model_validate(request["params"]["arguments"]).text
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    out.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode() + b"\\n")
+    out.flush()
+"""
+
+
+def measure_pydantic_floor(calls: int) -> dict[str, float]:
+    """The least a Python server that validates its arguments with pydantic costs: spawn to first answer, and RSS.
+
+    The child is the bare JSON-RPC loop plus one pydantic model for the
+    arguments. Its cold connect and resident memory are what no pydantic
+    server can go under (here, with this interpreter's startup).
+    """
+    line = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hello"}}}
+    ).encode()
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", PYDANTIC_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(line + b"\n")
+    child.stdin.flush()
+    child.stdout.readline()
+    connect = time.perf_counter() - started
+    for _ in range(calls):
+        child.stdin.write(line + b"\n")
+        child.stdin.flush()
+        child.stdout.readline()
+    rss = rss_kib(child.pid) / 1024
+    child.stdin.close()
+    child.wait(10)
+    return {"connect_s": connect, "calls_rss_mib": rss}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000)
@@ -186,6 +230,7 @@ def main() -> None:
     check_echo_shapes({**shapes, "mcp SDK": sdk.pop("echo_shape")})
     raw = measure_raw_pipe(args.calls * 3)
     loop = measure_jsonrpc_loop(args.calls * 3)
+    floor = measure_pydantic_floor(args.calls)
 
     print(f"stdio, {args.calls} calls; official SDK client mode {args.sdk_mode!r}")
     print(f"workload: {WORKLOAD}")
@@ -201,6 +246,9 @@ def main() -> None:
     for era, column in columns.items():
         share = column["sequential_per_s"] / loop
         print(f"sequential calls/s, {era}: {share:.0%} of the bare JSON-RPC loop")
+    for key, label in (("connect_s", "cold connect (s)"), ("calls_rss_mib", "server RSS after calls (MiB)")):
+        ratio = floor[key] / sdk[key]
+        print(f"floor, a pydantic echo child: {label} {floor[key]:.3f}, {ratio:.2f} of the SDK's")
     gap = columns["stateless"]["sequential_per_s"] / columns["handshake"]["sequential_per_s"]
     print(f"stateless / handshake sequential calls/s: {gap:.2f}")
 

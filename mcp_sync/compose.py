@@ -521,7 +521,8 @@ class ProxyServer(MCPServer):
         if session is None:
             # Between calls on the proxy's own connection: with shared=True it serves every session, and the
             # target gets all their roots; otherwise it serves no client of its own (local calls, mounts).
-            return _union_of_roots(self._on_shared()) if self.shared else []
+            # Its first opening is while the proxy is made: no session yet.
+            return _union_of_roots(self._on_shared()) if self.shared and link.client is not None else []
         if session.client_capabilities.roots is None:
             return []  # a client without roots
         return session.list_roots().roots  # its own client, between calls (a handshake-era one can be asked)

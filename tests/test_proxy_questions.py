@@ -149,3 +149,15 @@ def test_a_question_with_no_call_to_relate_it_to_is_refused_on_a_shared_http_con
         with pytest.raises(MCPError) as refused:
             upstream.create_message(CreateMessageRequestParams(messages=[], max_tokens=5), timeout=WAIT)
         assert "no client call is in flight" in refused.value.message
+
+
+def test_a_roots_change_heard_as_its_session_ends_is_dropped() -> None:
+    target = MCPServer("target")
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as front:
+        client = answering(front, "gone")
+        (session,) = front.sessions
+        key = id(session.transport)
+        client.close()
+        assert wait_for(lambda: not front.sessions)
+        front._roots_changed(key)  # as the worker does when the change was heard just before the end
+        assert len(target.sessions) == 1  # the proxy's own connection only: nothing was opened for it

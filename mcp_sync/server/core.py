@@ -1255,12 +1255,12 @@ class MCPServer:
             tasks.close()
 
     def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
-        """Called as ``session``'s client subscribes to ``uri`` (``subscribed``) or stops; nothing to do here.
+        """Called as ``session``'s client subscribes to ``uri`` (``subscribed``) or stops; the watchers are told.
 
         The session keeps its subscriptions itself; a server that serves
         another one's resources (a proxy) overrides this to subscribe there
         too (see :class:`~mcp_sync.compose.ProxyServer`). Raising refuses a subscription.
-        The watchers of :meth:`on_subscription` are told here.
+        The watchers are those of :meth:`on_subscription`.
         """
         for watcher in self._subscription_watchers:
             watcher(session, uri, subscribed)

@@ -29,8 +29,12 @@ What passes through, and how:
   started again), and the downstream sessions stay open.
 
 * resource subscriptions: a client's subscription is made upstream, and the
-  target's updates reach the clients that subscribed; a client's roots
-  list change is told to the target, which is then given that client's roots.
+  target's updates reach the clients that subscribed (also through a
+  server the proxy is mounted in); a client's roots list change is told to
+  the target, which is then given that client's roots. Between calls, a
+  shared connection gives the target the union of the roots of every
+  handshake-era client that has some (told again as one of them changes;
+  not as sessions come and go).
 
 Each side speaks its own era: the upstream client negotiates with the
 target, the proxy serves both eras to its clients. Each downstream session
@@ -38,9 +42,12 @@ has an upstream connection of its own (opened at its first request, closed
 as it ends); ``shared=True`` has one serve them all. Sessions of a single
 request (a 2026-07-28 request over HTTP) and local calls use the proxy's own
 connection. While several calls are in flight at once on one connection, a
-handshake-era target's question (which does not say which call it belongs
-to) goes to the client of the latest call; with a 2026-07-28 target the
-question travels with its call and always reaches the right one.
+handshake-era target's question goes to the client of the call it belongs
+to when the transport says which (Streamable HTTP sends it on that call's
+response stream); over stdio, where nothing on the wire relates it, and
+during a resource read or a prompt, it goes to the client of the latest
+call. With a 2026-07-28 target the question travels with its call and
+always reaches the right one.
 """
 
 from __future__ import annotations
@@ -79,7 +86,7 @@ from .protocol.types import (
     Root,
     Tool,
 )
-from .runtime.dispatcher import RequestContext, acting_for, current_request
+from .runtime.dispatcher import ProgressCallback, RequestContext, acting_for, current_request
 from .runtime.transport import Transport
 from .server.auth import AuthInfo
 from .server.backend import Notice
@@ -112,13 +119,19 @@ class _Call:
         with acting_for(self.request):
             yield self.ctx
 
+    def progressed(self, params: ProgressNotificationParams) -> None:
+        """The upstream call's progress, for the calling client (also how a question is known to be this call's)."""
+        with self.speaking() as ctx:
+            ctx.progress(params.progress, params.total, params.message)
+
 
 class _InFlight:
     """The downstream calls being forwarded, to relay the target's questions and logs to the right client.
 
     A question asked on the thread making the call (a 2026-07-28 target's
-    input requests are answered there) goes to that call; one asked on a
-    reader thread (a handshake-era target's requests) to the latest call.
+    input requests are answered there) goes to that call; a handshake-era
+    target's request goes to the call it relates to (see :func:`_related`),
+    else, when nothing relates it, to the latest call.
     """
 
     def __init__(self) -> None:
@@ -149,8 +162,11 @@ class _InFlight:
         call: _Call | None = getattr(self._local, "call", None)
         if call is not None:
             return call
+        related = _related()
         with self._lock:
-            return self._calls[-1] if self._calls else None
+            # Compared with ==: a bound method is made anew each time, equal while its call is the same.
+            mine = [call for call in self._calls if call.progressed == related]
+            return mine[0] if mine else self._calls[-1] if self._calls else None
 
     def on_own_thread(self, call: _Call) -> bool:
         return getattr(self._local, "call", None) is call
@@ -301,6 +317,9 @@ class ProxyServer(MCPServer):
         for session in self.sessions:
             if id(session) in wanting:
                 session.resource_updated(uri)
+        if link.session is None:
+            for watcher in self._watchers:  # the servers this proxy is mounted in: their subscribers, by their URI
+                watcher(Notice("resource_updated", uri))
 
     def _read_list(self, client: MCPClient, link: _Link, kind: str) -> None:
         """List ``kind`` of the target again into the snapshot the listings serve."""
@@ -417,7 +436,7 @@ class ProxyServer(MCPServer):
     def _roots_changed(self, key: int) -> None:
         """The downstream client's roots changed: its upstream connection says so to the target (which asks)."""
         with self._proxy_lock:
-            link = self._links.get(key)
+            link = self._shared if self.shared else self._links.get(key)
         client = None if link is None else link.client
         if client is not None:  # none yet: it reads the roots as it connects
             with contextlib.suppress(MCPError):  # the connection ended meanwhile: a new one reads the roots
@@ -499,8 +518,13 @@ class ProxyServer(MCPServer):
         if call is not None:
             return self._relay(link, call, lambda channel: channel.list_roots(None, None)).roots
         session = link.session
-        if session is None or session.client_capabilities.roots is None:
-            return []  # no client to ask: between calls on a shared connection, or a client without roots
+        if session is None:
+            # Between calls on the proxy's own connection: with shared=True it serves every session, and the
+            # target gets all their roots; otherwise it serves no client of its own (local calls, mounts).
+            # Its first opening is while the proxy is made: no session yet.
+            return _union_of_roots(self._on_shared()) if self.shared and link.client is not None else []
+        if session.client_capabilities.roots is None:
+            return []  # a client without roots
         return session.list_roots().roots  # its own client, between calls (a handshake-era one can be asked)
 
     def _log(self, link: _Link, params: LoggingMessageNotificationParams) -> None:
@@ -574,12 +598,7 @@ class ProxyServer(MCPServer):
             return super().invoke_tool(name, arguments, cancel=cancel, progress=progress, context=context)
 
         with self._forwarding(ctx, link) as (call, upstream):
-
-            def forward_progress(params: ProgressNotificationParams) -> None:
-                with call.speaking():
-                    ctx.progress(params.progress, params.total, params.message)
-
-            return upstream.call_tool(name, arguments, cancel=ctx.cancelled, on_progress=forward_progress)
+            return upstream.call_tool(name, arguments, cancel=ctx.cancelled, on_progress=call.progressed)
 
     def read_resource(self, uri: str, *, context: Context | None = None) -> ReadResourceResult:
         """Read ``uri``: one of the proxy's own resources, else the target's."""
@@ -616,6 +635,42 @@ class ProxyServer(MCPServer):
         argument = params.argument
         upstream = self.upstream(context.session if context is not None else None)
         return upstream.complete(params.ref, argument.name, argument.value, context=given)
+
+
+def _union_of_roots(sessions: list[ServerSession]) -> list[Root]:
+    """The roots of every session that can be asked for them (a handshake-era client that has roots), each URI once.
+
+    A client that fails to answer is left out: the others' roots still count.
+    """
+    found: dict[str, Root] = {}
+    for session in sessions:
+        if session.client_capabilities.roots is None:
+            continue
+        try:
+            roots = session.list_roots().roots
+        except MCPError as exc:
+            log.info("a downstream client did not list its roots for the target: %s", exc)
+            continue
+        for root in roots:
+            found.setdefault(str(root.uri), root)
+    return list(found.values())
+
+
+def _related() -> ProgressCallback | None:
+    """In the upstream client's handler of a target's request: the progress callback of the call it relates to.
+
+    Over Streamable HTTP the target sends a request made while answering a
+    call on that call's response stream, and the transport says which; the
+    proxy gives each call a progress callback of its own, which the client's
+    dispatcher keeps with the call. Stdio and memory carry no such relation
+    (the handshake-era wire has no field for it): ``None``.
+    """
+    question = current_request()
+    if question is None:
+        return None
+    find = getattr(question.dispatcher.transport, "related_request", None)  # Streamable HTTP's only
+    related = find(question.request_id) if find is not None else None
+    return None if related is None else question.dispatcher.progress_callback(related)
 
 
 @contextlib.contextmanager

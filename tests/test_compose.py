@@ -675,16 +675,21 @@ def test_the_downstream_client_s_roots_reach_the_target_when_they_change() -> No
         assert heard.empty()
 
 
-def test_roots_changes_of_a_client_on_a_shared_upstream_go_nowhere() -> None:
+def test_roots_changes_of_a_client_on_a_shared_upstream_reach_the_target() -> None:
     target = proxied.build()
+    current = [Root(uri="file:///x")]
     with (
         mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
-        mcp_sync.connect(front, era="handshake", roots_provider=lambda: [Root(uri="file:///x")]) as client,
+        mcp_sync.connect(front, era="handshake", roots_provider=lambda: list(current)) as client,
     ):
-        client.refresh_roots()
-        # Between calls the shared connection knows no client to ask: the target hears no roots.
         (session,) = target.sessions
-        assert session.list_roots().roots == []
+        heard: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        session.dispatcher.on_notification("notifications/roots/list_changed", heard.put)
+        current[:] = [Root(uri="file:///y")]
+        client.refresh_roots()
+        heard.get(timeout=WAIT)
+        # Between calls the shared connection gives the roots of every client it serves (here, one).
+        assert [root.uri for root in session.list_roots().roots] == ["file:///y"]
         assert client.call_tool("echo", {"text": "still here"}).text == "still here"
 
 

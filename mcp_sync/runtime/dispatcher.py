@@ -498,6 +498,21 @@ class JsonRpcDispatcher:
         with self._lock:
             return request_id in self._pending
 
+    def progress_callback(self, request_id: RequestId) -> ProgressCallback | None:
+        """The ``on_progress`` given for the request this side sent as ``request_id``, while it awaits its answer.
+
+        A layer above passes a callback of its own per call, and so learns
+        which of its calls a peer's message relates to (a proxy relaying the
+        target's questions does).
+
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> JsonRpcDispatcher(InMemoryTransport.pair()[0]).progress_callback(1) is None
+        True
+        """
+        with self._lock:
+            pending = self._pending.get(request_id)
+        return None if pending is None else pending.on_progress
+
     def prefix_ids(self, prefix: str) -> None:
         """Send the next requests with ids ``prefix`` + a counter (strings): unique across processes sharing a session.
 

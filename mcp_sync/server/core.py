@@ -348,6 +348,7 @@ class MCPServer:
         self.telemetry = telemetry
         self.events = EventBus()
         self._watchers: tuple[Callable[[Notice], None], ...] = ()
+        self._subscription_watchers: tuple[Callable[[ServerSession, str, bool], None], ...] = ()
         self.backend: Backend = InProcessBackend()
         """What the processes serving this server share (see :mod:`~mcp_sync.server.backend`).
 
@@ -1254,12 +1255,39 @@ class MCPServer:
             tasks.close()
 
     def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
-        """Called as ``session``'s client subscribes to ``uri`` (``subscribed``) or stops; nothing to do here.
+        """Called as ``session``'s client subscribes to ``uri`` (``subscribed``) or stops; the watchers are told.
 
         The session keeps its subscriptions itself; a server that serves
         another one's resources (a proxy) overrides this to subscribe there
         too (see :class:`~mcp_sync.compose.ProxyServer`). Raising refuses a subscription.
+        The watchers are those of :meth:`on_subscription`.
         """
+        for watcher in self._subscription_watchers:
+            watcher(session, uri, subscribed)
+
+    def on_subscription(self, watcher: Callable[[ServerSession, str, bool], None]) -> Callable[[], None]:
+        """Call ``watcher(session, uri, subscribed)`` as a client subscribes here or stops; returns the unsubscriber.
+
+        A mount follows its parent's subscriptions this way, to pass them on
+        to a mounted proxy. A watcher that raises refuses the subscription.
+
+        >>> server = MCPServer("demo")
+        >>> heard = []
+        >>> stop = server.on_subscription(lambda session, uri, subscribed: heard.append((uri, subscribed)))
+        >>> server.subscription_changed(None, "notes://1", True)
+        >>> stop()
+        >>> server.subscription_changed(None, "notes://1", False)
+        >>> heard
+        [('notes://1', True)]
+        """
+        with self._lock:
+            self._subscription_watchers = (*self._subscription_watchers, watcher)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._subscription_watchers = tuple(w for w in self._subscription_watchers if w is not watcher)
+
+        return unsubscribe
 
     def mark_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed.

@@ -13,6 +13,10 @@ mounted server served the call itself. The mounted server's list changes
 (registrations, or a proxy's target changing) update the mount at once and
 reach the mounting server's clients as its own list changes; its
 ``mark_resource_updated`` reaches the clients subscribed to the URI here.
+A client's subscription to a mounted URI is passed on to the mounted
+server (a mounted proxy subscribes at its target, and its target's updates
+come back here), and ended as the client unsubscribes, as its session ends,
+or at :meth:`Mount.unmount`.
 
 >>> from mcp_sync import MCPServer
 >>> weather, app = MCPServer("weather"), MCPServer("app")
@@ -30,15 +34,19 @@ reach the mounting server's clients as its own list changes; its
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.errors import MCPError
 from ..protocol.types import Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
 from .backend import Notice
 
 if TYPE_CHECKING:
     from .context import Context
     from .core import MCPServer
+    from .session import ServerSession
 
 __all__ = ["Mount"]
 
@@ -56,7 +64,10 @@ class Mount:
         self._active = True
         # What this mount registered on the parent, by kind: the parent's key -> the mounted item.
         self._served: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "templates": {}, "prompts": {}}
+        self._subscribed: dict[int, tuple[ServerSession, set[str], Callable[[], None]]] = {}
+        """By id() of a parent's session: it, the mounted server's URIs it subscribed to here, its close unwatcher."""
         self._unwatch = other.on_notice(self._heard)
+        self._unfollow = parent.on_subscription(self._subscription)
         try:
             for kind in ("tools", "resources", "prompts"):
                 self.sync(kind)
@@ -186,11 +197,52 @@ class Mount:
         else:
             self.parent.mark_resource_updated(self.uri(notice.subject))
 
+    def _subscription(self, session: ServerSession, uri: str, subscribed: bool) -> None:
+        """A parent's client subscribed to ``uri`` or stopped: if the URI is this mount's, so does the mounted server.
+
+        On the client's request thread: the mounted server's refusal refuses the subscription.
+        """
+        original = self.original(uri)
+        if self.uri(original) != uri:
+            return  # not under this mount's prefix
+        if subscribed:
+            self.other.subscription_changed(session, original, True)
+            with self._lock:
+                known = self._subscribed.get(id(session))
+                if known is None:
+                    stop = session.transport.on_close(lambda reason: self._session_ended(session))
+                    known = self._subscribed[id(session)] = (session, set(), stop)
+                known[1].add(original)
+        else:
+            with self._lock:
+                known = self._subscribed.get(id(session))
+                (known[1] if known is not None else set()).discard(original)  # none: it subscribed before the mount
+            self.other.subscription_changed(session, original, False)
+
+    def _session_ended(self, session: ServerSession) -> None:
+        """A parent's session ended without unsubscribing: the mounted server stops for it."""
+        with self._lock:
+            known = self._subscribed.pop(id(session), None)
+        self._release(session, known[1] if known is not None else set())  # none: unmounted meanwhile
+
+    def _release(self, session: ServerSession, uris: set[str]) -> None:
+        for original in sorted(uris):
+            with contextlib.suppress(MCPError):  # a mounted proxy closed meanwhile: nothing is left to stop
+                self.other.subscription_changed(session, original, False)
+
     def unmount(self) -> None:
-        """Take the mounted server's items off the parent and stop following its list changes. Idempotent."""
+        """Take the mounted server's items off the parent, stop following it and end the subscriptions passed on.
+
+        Idempotent.
+        """
         with self._lock:
             self._active = False
             self._unwatch()
+            self._unfollow()
             for kind, served in self._served.items():
                 for key in list(served):
                     self._remove(kind, key)
+            subscribed, self._subscribed = self._subscribed, {}
+        for session, uris, stop in subscribed.values():
+            stop()
+            self._release(session, uris)

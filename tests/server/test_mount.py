@@ -6,6 +6,7 @@ import json
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,3 +147,77 @@ def test_mounting_refuses_an_empty_prefix_and_a_clash() -> None:
     assert clash.value.code == MCP_CODES.DUPLICATE_REGISTRATION
     assert other._watchers == ()  # nothing of the failed mount is left
     assert [tool.name for tool in app.list_tools()] == ["x_t"]
+
+
+def upstream_subscribed(target: MCPServer, uri: str) -> bool:
+    """Whether a connection to ``target`` asks for the changes of ``uri`` (either era's way)."""
+    return any(
+        uri in session.subscriptions or any(uri in (f.resource_subscriptions or ()) for _, f in session._listening())
+        for session in target.sessions
+    )
+
+
+def wait_for(condition: Any) -> bool:
+    """Poll ``condition()`` until it holds or WAIT seconds passed."""
+    deadline = threading.Event()
+    timer = threading.Timer(WAIT, deadline.set)
+    timer.start()
+    try:
+        while not condition():
+            if deadline.wait(0.01):
+                return bool(condition())
+        return True
+    finally:
+        timer.cancel()
+
+
+@pytest.mark.parametrize("down_era", ["handshake", "stateless"])
+@pytest.mark.parametrize("up_era", ["handshake", "stateless"])
+def test_a_mounted_proxy_passes_the_parent_s_subscriptions_to_its_target(up_era: str, down_era: str) -> None:
+    target, app = proxied.build(), MCPServer("app")
+    app.register_resource("app://own", lambda uri, ctx: "the parent's own")
+    with mcp_sync.proxy(target, era=up_era, timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        with mcp_sync.connect(app, era=down_era) as client, mcp_sync.connect(app, era=down_era) as bystander:
+            updated: list[str] = []
+            client.events.on(RESOURCE_UPDATED, lambda payload: updated.append(payload.uri))
+            told = threading.Event()
+            bystander.events.on(RESOURCE_UPDATED, lambda payload: told.set())
+            client.subscribe_resource("app://own")  # the parent's own: nothing passed on
+            assert not upstream_subscribed(target, "app://own")
+            client.subscribe_resource("notes://remote/readme")
+            assert upstream_subscribed(target, "notes://readme")
+            target.mark_resource_updated("notes://readme")
+            assert wait_for(lambda: updated == ["notes://remote/readme"])
+            contents = client.subscribed_contents("notes://remote/readme")
+            assert contents is not None and contents.text == "read me"
+            client.unsubscribe_resource("notes://remote/readme")
+            assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
+            # A session that ends without unsubscribing: the target stops being asked for it.
+            leaving = mcp_sync.connect(app, era=down_era)
+            leaving.subscribe_resource("notes://remote/groceries/text")
+            assert upstream_subscribed(target, "notes://groceries/text")
+            leaving.close()
+            assert wait_for(lambda: not upstream_subscribed(target, "notes://groceries/text"))
+            # Unmounting ends what is still subscribed through the mount.
+            client.subscribe_resource("notes://remote/readme")
+            assert upstream_subscribed(target, "notes://readme")
+            mounted.unmount()
+            assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
+            assert not told.is_set()  # subscribed to nothing: told nothing
+    assert app._subscription_watchers == ()
+
+
+def test_a_mounted_server_s_unsubscription_of_a_uri_subscribed_before_the_mount_is_passed_on() -> None:
+    app, weather = MCPServer("app"), proxied.build("weather")
+    weather.register_resource("notes://later", lambda uri, ctx: "later")
+    heard: list[tuple[str, bool]] = []
+    weather.on_subscription(lambda session, uri, subscribed: heard.append((uri, subscribed)))
+    with mcp_sync.connect(app, era="handshake") as client:
+        app.register_resource("notes://w/later", lambda uri, ctx: "the parent's, until the mount")
+        client.subscribe_resource("notes://w/later")
+        app.unregister_resource("notes://w/later")
+        mounted = app.mount(weather, prefix="w")
+        client.unsubscribe_resource("notes://w/later")
+        mounted.unmount()
+    assert heard == [("notes://later", False)]

@@ -261,6 +261,8 @@ class StreamableHTTPClientTransport(BaseTransport):
         self._initialize: JSONRPCRequest | None = None
         self.initialize_status: int | None = None
         self._inflight: dict[RequestId, _InflightRequest] = {}
+        self._related: dict[RequestId, RequestId] = {}
+        """By id of a server request not answered yet: the id of ours whose POST stream carried it."""
         self._streams: set[requests.Response] = set()
         self._workers = ElasticPool("mcp-sync-http-post", idle_timeout=_IDLE_WORKER)
         self._listening = False
@@ -399,6 +401,8 @@ class StreamableHTTPClientTransport(BaseTransport):
             return
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             self._abandon((message.params or {}).get("requestId"))
+        elif isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id is not None:
+            self._related.pop(message.id, None)
         if self._stateless:
             return  # 2026-07-28 defines no notification over HTTP: closing the stream was the cancellation
         self._send_one_way(message, self._state())
@@ -472,6 +476,18 @@ class StreamableHTTPClientTransport(BaseTransport):
             ):
                 answer = self._learn_tools(answer)
             self._deliver(answer)
+
+    def related_request(self, request_id: RequestId) -> RequestId | None:
+        """The id of this client's request on whose response stream the server sent its request ``request_id``.
+
+        ``None`` when the server sent it on the standalone GET stream (it
+        relates it to none of ours) or it was answered already. How a client
+        that makes several calls at once tells which one a server's question
+        (sampling, elicitation, roots) belongs to: :mod:`mcp_sync.compose`
+        routes by it (see :meth:`JsonRpcDispatcher.progress_callback
+        <mcp_sync.runtime.dispatcher.JsonRpcDispatcher.progress_callback>`).
+        """
+        return self._related.get(request_id)
 
     def _failure(self, request: JSONRPCRequest, exc: requests.RequestException) -> JSONRPCMessage | None:
         """What a failed HTTP exchange means: no answer in time fails the call, anything else the transport."""
@@ -568,6 +584,8 @@ class StreamableHTTPClientTransport(BaseTransport):
                     return message
                 if message.id is None and isinstance(message, JSONRPCErrorResponse):
                     return JSONRPCErrorResponse(id=request.id, error=message.error)
+            elif isinstance(message, JSONRPCRequest):
+                self._related[message.id] = request.id  # forgotten as it is answered (_write)
         self._deliver(message)
         return None
 

@@ -1,0 +1,163 @@
+"""A shared proxy connection and the target's questions: each reaches the client whose call it belongs to, and
+between calls the target is given the roots of every client. Real peers: the target served over Streamable HTTP on
+a loopback port (or in memory), our clients connected to the proxy."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import queue
+import threading
+from typing import Any
+
+import pytest
+
+import mcp_sync
+from mcp_sync import MCPClient, MCPError, MCPServer
+from mcp_sync.server.context import Context
+from mcp_sync.server.http.app import start_http
+from mcp_sync.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitResult,
+    Root,
+    TextContent,
+)
+
+WAIT = 10.0
+"""The longest a test waits for something another thread does (seconds)."""
+
+
+def wait_for(condition: Any) -> bool:
+    """Poll ``condition()`` until it holds or WAIT seconds passed."""
+    deadline = threading.Event()
+    timer = threading.Timer(WAIT, deadline.set)
+    timer.start()
+    try:
+        while not condition():
+            if deadline.wait(0.01):
+                return bool(condition())
+        return True
+    finally:
+        timer.cancel()
+
+
+def answering(front: MCPServer, who: str, **options: Any) -> MCPClient:
+    """Our client of ``front`` (handshake era) whose every answer says ``who`` it is."""
+
+    def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+        return CreateMessageResult(role="assistant", content=TextContent(text=f"sampled by {who}"), model="m")
+
+    def elicit(params: ElicitRequestFormParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": who})
+
+    return mcp_sync.connect(
+        front,
+        era="handshake",
+        sampling_provider=sample,
+        elicitation_provider=elicit,
+        roots_provider=lambda: [Root(uri=f"file:///{who}")],
+        **options,
+    )
+
+
+def asking_target() -> MCPServer:
+    """A target whose ``who`` tool asks its client three questions, once two calls are in flight at once."""
+    target = MCPServer("target")
+    both_in = threading.Barrier(2, timeout=WAIT)
+
+    @target.tool
+    def who(ctx: Context) -> str:
+        both_in.wait()  # each call asks only while the other is in flight too
+        sampled = ctx.sample("Who are you?").content
+        named = ctx.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        roots = [root.uri for root in ctx.list_roots()]
+        return json.dumps([getattr(sampled, "text", None), (named.data or {}).get("name"), roots])
+
+    return target
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "isolated"])
+def test_each_question_of_an_http_target_reaches_the_client_whose_call_it_belongs_to(shared: bool) -> None:
+    with (
+        start_http(asking_target()) as running,
+        mcp_sync.proxy(running.url, shared=shared, era="handshake", timeout=WAIT) as front,
+        answering(front, "first") as first,
+        answering(front, "second") as second,
+        concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="test-caller") as callers,
+    ):
+        assert (front.upstream(front.sessions[0]) is front.upstream(front.sessions[1])) is shared
+        calls = {who: callers.submit(client.call_tool, "who") for who, client in (("first", first), ("second", second))}
+        answers = {who: json.loads(call.result(WAIT).text or "") for who, call in calls.items()}
+    assert answers == {
+        "first": ["sampled by first", "first", ["file:///first"]],
+        "second": ["sampled by second", "second", ["file:///second"]],
+    }
+
+
+def test_between_calls_a_shared_connection_gives_the_target_every_client_s_roots() -> None:
+    target = MCPServer("target")
+    target.register_tool("echo", lambda args, ctx: args["text"])
+    second_roots = [Root(uri="file:///second"), Root(uri="file:///first")]
+    failing = threading.Event()
+
+    def flaky_roots() -> list[Root]:
+        if failing.is_set():
+            raise RuntimeError("the roots are not available just now")
+        return [Root(uri="file:///flaky")]
+
+    with (
+        mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
+        answering(front, "first") as first,
+        mcp_sync.connect(front, era="handshake", roots_provider=lambda: list(second_roots)) as second,
+        mcp_sync.connect(front, era="handshake") as rootless,
+        mcp_sync.connect(front, era="handshake", roots_provider=flaky_roots),
+    ):
+        (upstream,) = target.sessions  # one connection serves them all
+        assert rootless.call_tool("echo", {"text": "here"}).text == "here"
+        failing.set()  # a client that fails to answer is left out; the others still count
+        listed = [root.uri for root in upstream.list_roots(timeout=WAIT).roots]
+        assert listed == ["file:///first", "file:///second"]  # each URI once, in the order of the sessions
+        heard: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        upstream.dispatcher.on_notification("notifications/roots/list_changed", heard.put)
+        second_roots[:] = [Root(uri="file:///third")]
+        second.refresh_roots()
+        heard.get(timeout=WAIT)  # a client's change is told to the target
+        assert [root.uri for root in upstream.list_roots(timeout=WAIT).roots] == ["file:///first", "file:///third"]
+        first.close()  # a client gone: its roots are no longer given
+        assert wait_for(lambda: len(front.sessions) == 3)
+        assert [root.uri for root in upstream.list_roots(timeout=WAIT).roots] == ["file:///third"]
+
+
+def test_between_calls_the_proxy_s_own_connection_gives_no_roots_unless_shared() -> None:
+    target = MCPServer("target")
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as front, answering(front, "first"):
+        own, the_client_s = target.sessions  # the proxy's own (local calls, mounts), then the client's
+        assert own.list_roots(timeout=WAIT).roots == []
+        assert [root.uri for root in the_client_s.list_roots(timeout=WAIT).roots] == ["file:///first"]
+
+
+def test_a_question_with_no_call_to_relate_it_to_is_refused_on_a_shared_http_connection() -> None:
+    target = MCPServer("target")
+    with (
+        start_http(target) as running,
+        mcp_sync.proxy(running.url, shared=True, era="handshake", timeout=WAIT) as front,
+        answering(front, "first"),
+    ):
+        (upstream,) = target.sessions
+        with pytest.raises(MCPError) as refused:
+            upstream.create_message(CreateMessageRequestParams(messages=[], max_tokens=5), timeout=WAIT)
+        assert "no client call is in flight" in refused.value.message
+
+
+def test_a_roots_change_heard_as_its_session_ends_is_dropped() -> None:
+    target = MCPServer("target")
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as front:
+        client = answering(front, "gone")
+        (session,) = front.sessions
+        key = id(session.transport)
+        client.close()
+        assert wait_for(lambda: not front.sessions)
+        front._roots_changed(key)  # as the worker does when the change was heard just before the end
+        assert len(target.sessions) == 1  # the proxy's own connection only: nothing was opened for it

@@ -88,7 +88,7 @@ from ..protocol.types import (
 )
 from ..runtime.workers import ElasticPool, PoolClosed
 from .backend import Notice
-from .context import ClientChannel, Context
+from .context import ClientChannel, Context, HandshakeChannel
 from .stateless import ClientRequest, MissingClientCapability, StatelessRequest
 
 if TYPE_CHECKING:
@@ -524,8 +524,14 @@ class TaskRunner:
             owner=_owner(ctx),
         )
         live = _Live()
-        # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection.
-        channel = ctx.channel if legacy else TaskChannel(self, record.task_id, ctx.channel, live)
+        channel: ClientChannel
+        if legacy:
+            # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection,
+            # and a tasks/cancel withdraws the question in flight (notifications/cancelled).
+            assert ctx.session is not None  # such a task starts only from a handshake-era session's request
+            channel = HandshakeChannel(ctx.session, live.cancelled)
+        else:
+            channel = TaskChannel(self, record.task_id, ctx.channel, live)
         context = Context(
             cancelled=live.cancelled,
             server=self.server,

@@ -732,6 +732,27 @@ def test_the_2025_11_25_form_over_stdio() -> None:
         peer.close()
 
 
+@pytest.mark.parametrize(
+    ("tool", "method"), [("ask", "elicitation/create"), ("model", "sampling/createMessage"), ("where", "roots/list")]
+)
+def test_cancelling_a_2025_11_25_task_withdraws_its_question_at_once(tool: str, method: str) -> None:
+    # The server's own timeout for a question is a minute: the withdrawal must come from the cancel, not from it.
+    peer = handshake({"elicitation": {}, "sampling": {}, "roots": {}, "tasks": {"cancel": {}}})
+    try:
+        task = peer.result("tools/call", {"name": tool, "arguments": {}, "task": {}})["task"]
+        question = peer.asked(method)
+        assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "cancelled"
+        withdrawn = peer.asked("notifications/cancelled")
+        assert withdrawn["params"]["requestId"] == question["id"]
+        refused = peer.request("tasks/result", {"taskId": task["taskId"]})  # the handler has ended: no wait
+        assert "was cancelled" in refused["error"]["message"]
+        # A late answer to the withdrawn question changes nothing.
+        peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"roots": [], "action": "decline"}})
+        assert peer.result("tasks/get", {"taskId": task["taskId"]})["status"] == "cancelled"
+    finally:
+        peer.close()
+
+
 def test_the_extension_at_a_handshake_revision_over_stdio() -> None:
     peer = handshake({"extensions": {EXTENSION: {}}, "tasks": {}})
     try:

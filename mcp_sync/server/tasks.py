@@ -581,6 +581,7 @@ class TaskRunner:
         finally:
             with self._lock:
                 self._live.pop(task_id, None)
+            live.poke()  # a tasks/result waiting for the end
 
     def _finish(
         self, task_id: str, status: TaskStatus, result: dict[str, Any] | None, error: dict[str, Any] | None
@@ -735,17 +736,26 @@ class TaskRunner:
         return EmptyResult(result_type="complete")
 
     def result(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
-        """``tasks/result`` (2025-11-25 only): the finished task's result, waiting for it if needed."""
+        """``tasks/result`` (2025-11-25 only): the task's result, once it has ended.
+
+        It waits for the end, as that revision requires, wherever the task
+        runs (a task of another process sharing the store is read again
+        every half second), until the task expires (``-32602``, as for any
+        unknown task) or the request is cancelled.
+        """
         if declares_extension(ctx) or ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/result (not in the tasks extension)")
         record = self._gate(params.task_id, ctx, legacy_ok=True)
         while not is_terminal(record.status):
+            if ctx.cancelled.is_set():  # the client gave up on this tasks/result, or went away
+                raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"tasks/result for task {record.task_id} was cancelled")
             with self._lock:
                 live = self._live.get(record.task_id)
-            if live is None:
-                break
-            with live.wake:
-                live.wake.wait(_WAKE_S)
+            if live is None:  # run elsewhere, or ending just now: its record tells
+                ctx.cancelled.wait(_WAKE_S)
+            else:
+                with live.wake:
+                    live.wake.wait(_WAKE_S)
             record = self._lookup(params.task_id, ctx)
         if record.status == "failed" and record.error is not None:
             raise MCPError(

@@ -9,6 +9,7 @@ what the server reports (``tasks/get``, the task store), or Events.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from helpers import connect_pair, end_raw_peer
 from servers.tasks_server import build_server
 
 from mcp_sync import Context, MCPServer
-from mcp_sync.errors import MCPError
+from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import EXTENSION, is_terminal, legacy_task
 from mcp_sync.runtime.workers import ElasticPool
@@ -545,13 +546,60 @@ def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
     assert runner.cancel(CancelTaskRequestParams(task_id="ext"), declared).to_wire() == {"resultType": "complete"}
     assert runner.store.get("ext").cancel_requested  # type: ignore[union-attr]
     runner.update(UpdateTaskRequestParams(task_id="ext", input_responses={}), declared)
-    with pytest.raises(MCPError, match="was working"):
-        runner.result(GetTaskRequestParams(task_id="old"), plain)
+    assert_result_waits_for_a_task_run_elsewhere(runner, "old")
     with pytest.raises(MCPError) as refused:
         runner.get(GetTaskRequestParams(task_id="ext"), plain)  # an extension task, asked without it
     assert refused.value.jsonrpc_code == -32021
     without_interval = TaskRecord("x", "tool").task().model_copy(update={"poll_interval_ms": None})
     assert "pollInterval" not in legacy_task(without_interval)
+    server.stop()
+
+
+def assert_result_waits_for_a_task_run_elsewhere(runner: TaskRunner, task_id: str) -> None:
+    """``tasks/result`` for a 2025-11-25 task this process does not run waits for its end, then answers it."""
+    from mcp_sync.protocol.tasks import GetTaskRequestParams
+
+    answered: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    plain = Context(server=runner.server)
+
+    def ask() -> None:
+        try:
+            answered.set_result(runner.result(GetTaskRequestParams(task_id=task_id), plain).to_wire())
+        except MCPError as exc:
+            answered.set_exception(exc)
+
+    waiter = threading.Thread(target=ask, name="test-tasks-result", daemon=True)
+    waiter.start()
+    try:
+        assert not answered.done()  # the task still works (elsewhere): the answer waits
+
+        def finish(record: TaskRecord) -> None:  # as the process running it does
+            record.status = "completed"
+            record.result = {"content": [{"type": "text", "text": "done elsewhere"}]}
+
+        runner.store.update(task_id, finish)
+        result = answered.result(TIMEOUT)
+        assert result["content"][0]["text"] == "done elsewhere"
+        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    finally:
+        waiter.join(TIMEOUT)
+
+
+def test_tasks_result_ends_with_its_request_or_with_the_task() -> None:
+    from mcp_sync.protocol.tasks import GetTaskRequestParams
+
+    server = MCPServer("ending")
+    runner = server.tasks
+    runner.store.create(TaskRecord("stuck", "tool", legacy=True))
+    given_up = Context(server=server, cancelled=threading.Event())
+    given_up.cancelled.set()  # the client cancelled its tasks/result (or went away)
+    with pytest.raises(MCPError) as cancelled:
+        runner.result(GetTaskRequestParams(task_id="stuck"), given_up)
+    assert cancelled.value.code == MCP_CODES.REQUEST_CANCELLED
+    runner.store.create(TaskRecord("brief", "tool", legacy=True, ttl_ms=100))
+    with pytest.raises(MCPError) as expired:  # never ended, and forgotten at its TTL: unknown now
+        runner.result(GetTaskRequestParams(task_id="brief"), Context(server=server))
+    assert expired.value.jsonrpc_code == -32602
     server.stop()
 
 

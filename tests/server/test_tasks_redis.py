@@ -25,7 +25,7 @@ import pytest
 import requests
 from redisserver import RedisServer, running_redis
 from test_hosting import gunicorn, hosting
-from test_tasks import ASKING, REVISION, Wire, _next_message, start
+from test_tasks import ASKING, REVISION, Wire, _next_message, assert_result_waits_for_a_task_run_elsewhere, start
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
@@ -126,6 +126,15 @@ def test_a_record_without_ttl_is_kept(two: tuple[Wire, Wire, list[MCPServer]]) -
     store.create(TaskRecord("forever", "wait", ttl_ms=None))
     kept = store.get("forever")
     assert kept is not None and kept.ttl_ms is None
+
+
+def test_tasks_result_waits_for_a_2025_11_25_task_of_another_process(
+    two: tuple[Wire, Wire, list[MCPServer]],
+) -> None:
+    """The process asked holds no thread of the task: only Redis tells when it ends (it used to answer at once)."""
+    runner = two[2][1].tasks
+    runner.store.create(TaskRecord("theirs", "wait", legacy=True))
+    assert_result_waits_for_a_task_run_elsewhere(runner, "theirs")
 
 
 def test_a_server_without_task_tools_keeps_no_task_store(redis_server: RedisServer) -> None:

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from .era import ClientEra
 
 __all__ = [
+    "CANCEL_TIMEOUT",
     "DEFAULT_POLL_INTERVAL",
     "EXTENSION",
     "TERMINAL",
@@ -87,6 +88,11 @@ MIN_POLL_INTERVAL = 0.01
 """The shortest wait between two polls, whatever the server suggests (a zero would spin)."""
 MAX_POLL_INTERVAL = 300.0
 """The longest wait between two polls, whatever the server suggests (a huge one would overflow a wait)."""
+CANCEL_TIMEOUT = 2.0
+"""The longest ``call_tool`` waits for the answer to its ``tasks/cancel`` once its time is up or it was cancelled.
+
+Cancelling is best effort: the call ends within its timeout plus this, whatever the server does.
+"""
 
 
 class UnknownTaskError(MCPError):
@@ -314,17 +320,23 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
 
         Cancelling is cooperative on the server: the work may still finish there.
         """
+        return self._cancel(bounded=False)
+
+    def _cancel(self, *, bounded: bool) -> bool:
         if self.done():
             return False
-        self._send_cancel()
+        self._send_cancel(bounded=bounded)
         return super().cancel()
 
-    def _send_cancel(self) -> None:
-        """``tasks/cancel`` to the server; a failure is logged (cancelling is best effort)."""
+    def _send_cancel(self, *, bounded: bool) -> None:
+        """``tasks/cancel`` to the server, waited for :data:`CANCEL_TIMEOUT` (``bounded``) or the client's timeout.
+
+        A failure is logged (cancelling is best effort).
+        """
         form = self._form
         if form is not None:
             try:
-                form.cancel(self._last.task_id, form.client.timeout)
+                form.cancel(self._last.task_id, CANCEL_TIMEOUT if bounded else form.client.timeout)
             except MCPError as exc:
                 log.warning("tasks/cancel for %s failed: %s", self._last.task_id, exc)
 
@@ -452,9 +464,10 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
 def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threading.Event | None) -> CallToolResult:
     """Poll ``task`` in this thread until it ends, within ``timeout``; return its result (what call_tool does).
 
-    Running out of time, or ``cancel`` being set, sends ``tasks/cancel`` and
-    raises ``TIMEOUT`` or ``REQUEST_CANCELLED``; a task the server cancelled
-    raises ``REQUEST_CANCELLED``.
+    Running out of time, or ``cancel`` being set, sends ``tasks/cancel``
+    (waited for :data:`CANCEL_TIMEOUT` at most) and raises ``TIMEOUT`` or
+    ``REQUEST_CANCELLED``; a task the server cancelled raises
+    ``REQUEST_CANCELLED``.
     """
     limit = default if timeout is USE_DEFAULT else timeout
     deadline = None if limit is None else time.monotonic() + limit
@@ -472,7 +485,7 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
         if delay is None:
             break
         if waiter.wait(delay if remaining is None else min(delay, remaining)):
-            task.cancel()
+            task._cancel(bounded=True)
             raise MCPError(
                 MCP_CODES.REQUEST_CANCELLED,
                 f"the call to {task.name!r} was cancelled (tasks/cancel sent for {task.task_id})",
@@ -495,8 +508,8 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
 
 def _timed_out(task: ToolTask, limit: float | None) -> MCPError:
     """The call's TIMEOUT, once the server was sent ``tasks/cancel`` (also when the future has ended already)."""
-    if not task.cancel():
-        task._send_cancel()
+    if not task._cancel(bounded=True):
+        task._send_cancel(bounded=True)
     return MCPError(
         MCP_CODES.TIMEOUT,
         f"task {task.task_id} of tool {task.name!r} did not end within {limit}s (tasks/cancel sent)",

@@ -587,3 +587,36 @@ def test_closing_the_client_with_a_legacy_tasks_result_in_flight(waiting: Waitin
     error = asking.exception(WAIT)
     assert isinstance(error, MCPError) and error.code == MCP_CODES.TRANSPORT_CLOSED
     assert not [t for t in threading.enumerate() if t.name == "mcp-sync-client-tasks"]
+
+
+@pytest.mark.parametrize("ending", ["timeout", "cancel"])
+def test_a_hanging_tasks_cancel_holds_call_tool_only_briefly(peer: Peer, ending: str) -> None:
+    """The call's tasks/cancel is waited for CANCEL_TIMEOUT, not the client's (hour-long) timeout."""
+    polled(peer, [task(legacy=peer.legacy)])
+    release = threading.Event()
+    peer.answers["tasks/cancel"] = lambda params: (release.wait(WAIT * 6), task(status="cancelled"))[1]
+    withdrawn: list[Any] = []
+    peer.dispatcher.on_notification("notifications/cancelled", withdrawn.append)
+    stop = threading.Event()
+    if ending == "cancel":
+        peer.answers["tasks/get"] = lambda params: (stop.set(), task(legacy=peer.legacy))[1]
+    outcome: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    with MCPClient(era="handshake" if peer.legacy else "stateless", timeout=3600) as c:
+        c.connect(peer.client_end)
+
+        def call() -> None:
+            try:
+                c.call_tool("must", timeout=0.2 if ending == "timeout" else None, cancel=stop)
+            except MCPError as exc:
+                outcome.set_result(exc.code)
+
+        caller = threading.Thread(target=call, name="test-call-tool", daemon=True)
+        caller.start()
+        try:
+            expected = MCP_CODES.TIMEOUT if ending == "timeout" else MCP_CODES.REQUEST_CANCELLED
+            assert outcome.result(WAIT) == expected  # well before the client's own timeout
+            assert "tasks/cancel" in peer.methods()
+            assert wait_for(lambda: bool(withdrawn), WAIT)  # given up, and the server told so
+        finally:
+            release.set()
+            caller.join(WAIT)

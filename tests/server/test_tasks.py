@@ -354,13 +354,83 @@ def test_a_thousand_tasks_run_on_bounded_threads_and_none_is_lost(
     assert wire.result("tasks/get", {"taskId": ids[-1]})["result"]["content"][0]["text"] == "through"
 
 
-def test_a_full_store_refuses_new_tasks(served: tuple[MCPServer, RunningHTTPServer]) -> None:
+def test_a_store_full_of_running_tasks_refuses_new_ones(served: tuple[MCPServer, RunningHTTPServer]) -> None:
     server, running = served
-    server.tasks.store = MemoryTaskStore(max_tasks=1)
+    server.tasks.store = MemoryTaskStore(max_tasks=5, max_running=1)
     wire = Wire(running.url)
-    start(wire, "slow", {"seconds": 0})
+    first = start(wire, "slow", {"seconds": 60})
     error = wire.error("tools/call", {"name": "slow", "arguments": {"seconds": 0}})
-    assert error["code"] == -32603 and "too many tasks" in error["message"]
+    assert error["code"] == -32603 and "too many tasks running (at most 1)" in error["message"]
+    assert error["data"] == {"maxRunningTasks": 1}
+    wire.result("tasks/cancel", {"taskId": first})
+    assert wire.finished(first)["status"] == "cancelled"
+    assert wire.finished(start(wire, "slow", {"seconds": 0}))["status"] == "completed"  # room again
+
+
+class Clock:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def finish(store: MemoryTaskStore, task_id: str) -> None:
+    def done(record: TaskRecord) -> None:
+        record.status = "completed"
+
+    store.update(task_id, done)
+
+
+def test_a_store_without_ttls_forgets_the_tasks_that_finished_first() -> None:
+    store = MemoryTaskStore(max_tasks=3, max_running=2)
+    for task_id in ("a", "b", "c"):
+        store.create(TaskRecord(task_id, "tool", ttl_ms=None))
+        if task_id != "b":
+            finish(store, task_id)
+    # Full: "a" (finished first) makes room, then "c"; "b" still runs and is kept.
+    store.create(TaskRecord("d", "tool", ttl_ms=None))
+    assert [record.task_id for record in store.records()] == ["b", "c", "d"]
+    with pytest.raises(MCPError) as refused:  # "b" and "d" run: no third
+        store.create(TaskRecord("e", "tool", ttl_ms=None))
+    assert refused.value.jsonrpc_code == -32603
+    finish(store, "b")
+    store.create(TaskRecord("e", "tool", ttl_ms=None))
+    assert [record.task_id for record in store.records()] == ["b", "d", "e"]  # "c" finished before "b"
+    assert store.next_expiry() is None and store.sweep() == []
+
+
+def test_the_running_cap_is_never_above_the_cap_of_tasks_kept() -> None:
+    store = MemoryTaskStore(max_tasks=1, max_running=5)
+    store.create(TaskRecord("a", "tool"))
+    with pytest.raises(MCPError, match=r"at most 1\)"):
+        store.create(TaskRecord("b", "tool"))
+
+
+def test_tasks_forgotten_to_make_room_leave_nothing_behind() -> None:
+    clock = Clock()
+    store = MemoryTaskStore(max_tasks=2, clock=clock)
+    for number in range(19):  # each with a TTL: forgotten for room long before it expires
+        store.create(TaskRecord(f"t{number}", "tool", created_at=clock.now, ttl_ms=60_000))
+        finish(store, f"t{number}")
+    assert len(store) == 2 and len(store._expiry) <= 4  # the forgotten tasks' expiries are dropped in time
+    clock.now += 61
+    assert sorted(store.sweep()) == ["t17", "t18"] and len(store) == 0 and not store._expiry
+
+
+def test_a_task_taken_back_from_finished_runs_again_in_the_count() -> None:
+    store = MemoryTaskStore(max_tasks=3, max_running=1)
+    store.create(TaskRecord("a", "tool"))
+    finish(store, "a")
+
+    def reopen(record: TaskRecord) -> None:  # no runner does it; a store stays consistent anyway
+        record.status = "working"
+
+    store.update("a", reopen)
+    with pytest.raises(MCPError, match="too many tasks running"):
+        store.create(TaskRecord("b", "tool"))
 
 
 # ------------------------------------------------------------ notifications

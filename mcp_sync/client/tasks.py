@@ -349,7 +349,7 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         """
         return self._step(timeout, None)
 
-    def advance(self, timeout: float | None, wake: Callable[[], None]) -> float | None:
+    def _advance(self, timeout: float | None, wake: Callable[[], None]) -> float | None:
         """The poller's :meth:`step`, which never waits for a 2025-11-25 ``tasks/result``.
 
         That request (which the server answers only once the task has ended)
@@ -562,7 +562,7 @@ class TaskPoller:
         while (ready := self._next()) is not None:
             for task in ready:
                 try:
-                    delay = task.advance(self._timeout(), functools.partial(self._wake, task))
+                    delay = task._advance(self._timeout(), functools.partial(self._wake, task))
                 except Exception as exc:
                     # An MCPError of the poll, or a provider's own error: it ends this handle, never the
                     # poller (whose death would leave every other handle of the client unpolled).
@@ -578,8 +578,9 @@ class TaskPoller:
     def _wake(self, task: ToolTask) -> None:
         """Have ``task`` polled at once (its ``tasks/result`` was answered; called on the connection's thread)."""
         with self._condition:
-            self._woken.add(task)
-            self._condition.notify()
+            if task in self._due:  # still followed (a handle stays there while it is polled)
+                self._woken.add(task)
+                self._condition.notify()
 
     def stop(self, failure: MCPError) -> None:
         """Stop polling: each unfinished handle ends with ``failure`` now; :meth:`join` waits for the thread."""

@@ -33,9 +33,11 @@ wants the result never sees the task.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import html
 import importlib
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -53,7 +55,7 @@ from ..protocol.tasks import (
     UpdateTaskRequestParams,
 )
 from ..protocol.types import CallToolRequestParams, CallToolResult, WireModel
-from ..runtime.dispatcher import USE_DEFAULT, Timeout
+from ..runtime.dispatcher import USE_DEFAULT, PendingRequest, Timeout
 from .era import StatelessEra
 from .rounds import answer_inputs, validated
 
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from .era import ClientEra
 
 __all__ = [
+    "CANCEL_TIMEOUT",
     "DEFAULT_POLL_INTERVAL",
     "EXTENSION",
     "TERMINAL",
@@ -85,6 +88,11 @@ MIN_POLL_INTERVAL = 0.01
 """The shortest wait between two polls, whatever the server suggests (a zero would spin)."""
 MAX_POLL_INTERVAL = 300.0
 """The longest wait between two polls, whatever the server suggests (a huge one would overflow a wait)."""
+CANCEL_TIMEOUT = 2.0
+"""The longest ``call_tool`` waits for the answer to its ``tasks/cancel`` once its time is up or it was cancelled.
+
+Cancelling is best effort: the call ends within its timeout plus this, whatever the server does.
+"""
 
 
 class UnknownTaskError(MCPError):
@@ -228,6 +236,14 @@ class TaskForm:
     def cancel(self, task_id: str, timeout: Timeout) -> None:
         self.request("tasks/cancel", CancelTaskRequestParams(task_id=task_id), timeout)
 
+    def send_result(self, task_id: str) -> PendingRequest:
+        """A 2025-11-25 ``tasks/result`` sent without waiting for its answer (the poller's way)."""
+        return self.era.dispatcher.send_request("tasks/result", GetTaskRequestParams(task_id=task_id))
+
+    def withdraw(self, pending: PendingRequest, reason: str) -> None:
+        """Give up on a request :meth:`send_result` sent: the server is sent ``notifications/cancelled``."""
+        self.era.dispatcher.cancel(pending, reason)
+
 
 def task_params(client: MCPClient, era: ClientEra, params: CallToolRequestParams, *, prefer: bool) -> None:
     """Ask for a 2025-11-25 task on ``params`` when the server and the tool allow it (``prefer``: also when optional).
@@ -273,6 +289,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         self._form = form
         self._answered: set[str] = set()
         self._displays: list[Any] = []
+        self._fetching: PendingRequest | None = None
+        """The poller's 2025-11-25 ``tasks/result`` in flight."""
         self.add_done_callback(lambda _: self._redraw())
 
     @classmethod
@@ -302,17 +320,23 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
 
         Cancelling is cooperative on the server: the work may still finish there.
         """
+        return self._cancel(bounded=False)
+
+    def _cancel(self, *, bounded: bool) -> bool:
         if self.done():
             return False
-        self._send_cancel()
+        self._send_cancel(bounded=bounded)
         return super().cancel()
 
-    def _send_cancel(self) -> None:
-        """``tasks/cancel`` to the server; a failure is logged (cancelling is best effort)."""
+    def _send_cancel(self, *, bounded: bool) -> None:
+        """``tasks/cancel`` to the server, waited for :data:`CANCEL_TIMEOUT` (``bounded``) or the client's timeout.
+
+        A failure is logged (cancelling is best effort).
+        """
         form = self._form
         if form is not None:
             try:
-                form.cancel(self._last.task_id, form.client.timeout)
+                form.cancel(self._last.task_id, CANCEL_TIMEOUT if bounded else form.client.timeout)
             except MCPError as exc:
                 log.warning("tasks/cancel for %s failed: %s", self._last.task_id, exc)
 
@@ -320,8 +344,30 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         """Poll once: update the status, answer input requests, end the future when the task has ended.
 
         Returns the seconds to wait before the next poll, or ``None`` once the
-        future is done. Errors of the poll itself raise.
+        future is done. Errors of the poll itself raise. A 2025-11-25 task's
+        ``tasks/result`` is waited for here, within ``timeout``.
         """
+        return self._step(timeout, None)
+
+    def _advance(self, timeout: float | None, wake: Callable[[], None]) -> float | None:
+        """The poller's :meth:`step`, which never waits for a 2025-11-25 ``tasks/result``.
+
+        That request (which the server answers only once the task has ended)
+        is sent and left in flight, and the delay returned is ``timeout``
+        (infinite for none): the poller comes back when ``wake`` tells it the
+        answer arrived, or when that time is up, and this call then collects
+        the answer or gives up on the request (``TIMEOUT``). So one task
+        waiting for input never holds up the poller's other handles.
+        """
+        pending = self._fetching
+        if pending is None or self.done():
+            return self._step(timeout, lambda form, state: self._fetch(form, state, timeout, wake))
+        self._fetching = None
+        self._collect(pending)
+        return None
+
+    def _step(self, timeout: Timeout, fetch: Callable[[TaskForm, TaskState], float] | None) -> float | None:
+        """One poll; ``fetch`` (the poller's) sends a 2025-11-25 ``tasks/result`` instead of waiting for it."""
         form = self._form
         if self.done() or form is None:
             return None
@@ -330,6 +376,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         if (seen.status, seen.status_message) != (state.status, state.status_message):
             self._redraw()
         if state.terminal or (form.legacy and state.status == "input_required"):
+            if fetch is not None and form.legacy and state.status != "cancelled":
+                return fetch(form, state)
             self._settle(form, state, timeout)
             return None
         if state.status == "input_required":
@@ -337,12 +385,41 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         suggested = DEFAULT_POLL_INTERVAL if state.poll_interval is None else state.poll_interval
         return min(MAX_POLL_INTERVAL, max(MIN_POLL_INTERVAL, suggested))
 
-    def _settle(self, form: TaskForm, state: TaskState, timeout: Timeout) -> None:
+    def _fetch(self, form: TaskForm, state: TaskState, limit: float | None, wake: Callable[[], None]) -> float:
+        """Send the 2025-11-25 ``tasks/result`` and leave it in flight; the seconds until it is given up."""
+        pending = self._fetching = form.send_result(state.task_id)
+        pending.future.add_done_callback(lambda _: wake())
+        return math.inf if limit is None else limit
+
+    def _collect(self, pending: PendingRequest) -> None:
+        """End the future with what the ``tasks/result`` in flight answered, or ``TIMEOUT`` if it never did."""
+        form = self._form
+        assert form is not None  # only a handle with a connection sends one
+
+        def answered(state: TaskState, timeout: Timeout) -> CallToolResult:
+            if not pending.future.done():
+                form.withdraw(pending, "timed out")
+                raise MCPError(
+                    MCP_CODES.TIMEOUT,
+                    f"tasks/result for task {self._last.task_id} timed out",
+                    context={"task_id": self._last.task_id, "method": "tasks/result"},
+                )
+            return validated(CallToolResult, pending.future.result(), "tasks/result")
+
+        self._settle(form, self._last, None, answered)
+
+    def _settle(
+        self,
+        form: TaskForm,
+        state: TaskState,
+        timeout: Timeout,
+        outcome: Callable[[TaskState, Timeout], CallToolResult] | None = None,
+    ) -> None:
         if state.status == "cancelled":
             super().cancel()
             return
         try:
-            result = form.outcome(state, timeout)
+            result = (outcome or form.outcome)(state, timeout)
         except MCPError as exc:
             self._end(exc)
             return
@@ -387,9 +464,10 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
 def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threading.Event | None) -> CallToolResult:
     """Poll ``task`` in this thread until it ends, within ``timeout``; return its result (what call_tool does).
 
-    Running out of time, or ``cancel`` being set, sends ``tasks/cancel`` and
-    raises ``TIMEOUT`` or ``REQUEST_CANCELLED``; a task the server cancelled
-    raises ``REQUEST_CANCELLED``.
+    Running out of time, or ``cancel`` being set, sends ``tasks/cancel``
+    (waited for :data:`CANCEL_TIMEOUT` at most) and raises ``TIMEOUT`` or
+    ``REQUEST_CANCELLED``; a task the server cancelled raises
+    ``REQUEST_CANCELLED``.
     """
     limit = default if timeout is USE_DEFAULT else timeout
     deadline = None if limit is None else time.monotonic() + limit
@@ -407,7 +485,7 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
         if delay is None:
             break
         if waiter.wait(delay if remaining is None else min(delay, remaining)):
-            task.cancel()
+            task._cancel(bounded=True)
             raise MCPError(
                 MCP_CODES.REQUEST_CANCELLED,
                 f"the call to {task.name!r} was cancelled (tasks/cancel sent for {task.task_id})",
@@ -430,8 +508,8 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
 
 def _timed_out(task: ToolTask, limit: float | None) -> MCPError:
     """The call's TIMEOUT, once the server was sent ``tasks/cancel`` (also when the future has ended already)."""
-    if not task.cancel():
-        task._send_cancel()
+    if not task._cancel(bounded=True):
+        task._send_cancel(bounded=True)
     return MCPError(
         MCP_CODES.TIMEOUT,
         f"task {task.task_id} of tool {task.name!r} did not end within {limit}s (tasks/cancel sent)",
@@ -449,6 +527,8 @@ class TaskPoller:
     def __init__(self, timeout: Callable[[], float | None]) -> None:
         self._timeout = timeout
         self._due: dict[ToolTask, float] = {}
+        self._woken: set[ToolTask] = set()
+        """Handles whose ``tasks/result`` in flight was answered: due at once, whatever their time."""
         self._condition = threading.Condition()
         self._stopped = False
         self._thread: threading.Thread | None = None
@@ -469,18 +549,20 @@ class TaskPoller:
         with self._condition:
             while not self._stopped:
                 now = time.monotonic()
-                ready = [task for task, due in self._due.items() if due <= now]
+                ready = [task for task, due in self._due.items() if due <= now or task in self._woken]
+                self._woken.difference_update(ready)
                 if ready:
                     return ready
                 soonest = min(self._due.values(), default=None)
-                self._condition.wait(IDLE_WAIT if soonest is None else soonest - now)
+                # At most IDLE_WAIT: a handle whose tasks/result has no time limit is due at infinity.
+                self._condition.wait(IDLE_WAIT if soonest is None else min(IDLE_WAIT, soonest - now))
             return None
 
     def _run(self) -> None:
         while (ready := self._next()) is not None:
             for task in ready:
                 try:
-                    delay = task.step(self._timeout())
+                    delay = task._advance(self._timeout(), functools.partial(self._wake, task))
                 except Exception as exc:
                     # An MCPError of the poll, or a provider's own error: it ends this handle, never the
                     # poller (whose death would leave every other handle of the client unpolled).
@@ -491,6 +573,14 @@ class TaskPoller:
                         self._due[task] = time.monotonic() + delay
                     else:  # ended, or stop() let go of it meanwhile
                         self._due.pop(task, None)
+                        self._woken.discard(task)
+
+    def _wake(self, task: ToolTask) -> None:
+        """Have ``task`` polled at once (its ``tasks/result`` was answered; called on the connection's thread)."""
+        with self._condition:
+            if task in self._due:  # still followed (a handle stays there while it is polled)
+                self._woken.add(task)
+                self._condition.notify()
 
     def stop(self, failure: MCPError) -> None:
         """Stop polling: each unfinished handle ends with ``failure`` now; :meth:`join` waits for the thread."""
@@ -498,6 +588,7 @@ class TaskPoller:
             self._stopped = True
             left = list(self._due)
             self._due.clear()
+            self._woken.clear()
             self._condition.notify()
         for task in left:
             task._end(failure)

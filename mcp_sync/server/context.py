@@ -210,7 +210,9 @@ class HandshakeChannel:
     """The handshake era (2024-11-05 to 2025-11-25): real requests to the client, through its session.
 
     The session knows what the client declared at ``initialize`` and refuses
-    (``MISSING_CAPABILITY``) what it did not.
+    (``MISSING_CAPABILITY``) what it did not. A channel given ``cancelled``
+    (a task's) withdraws a question in flight when it is set: the client is
+    sent ``notifications/cancelled`` and the handler gets ``REQUEST_CANCELLED``.
 
     >>> from mcp_sync import MCPServer
     >>> from mcp_sync.transports.memory import InMemoryTransport
@@ -221,8 +223,9 @@ class HandshakeChannel:
     >>> server.stop()
     """
 
-    def __init__(self, session: ServerSession) -> None:
+    def __init__(self, session: ServerSession, cancelled: threading.Event | None = None) -> None:
         self.session = session
+        self.cancelled = cancelled
 
     @property
     def client_info(self) -> Implementation | None:
@@ -248,26 +251,26 @@ class HandshakeChannel:
         answers: dict[str, Any] = {}
         for name, request in requests.items():
             if isinstance(request, CreateMessageRequest):
-                answers[name] = self.session.create_message(request.params).to_wire()
+                answers[name] = self.session.create_message(request.params, cancel=self.cancelled).to_wire()
             elif isinstance(request, ElicitRequest):
-                answers[name] = self.session.elicit(request.params).to_wire()
+                answers[name] = self.session.elicit(request.params, cancel=self.cancelled).to_wire()
             else:
-                answers[name] = self.session.list_roots().to_wire()
+                answers[name] = self.session.list_roots(cancel=self.cancelled).to_wire()
         return answers
 
     def create_message(
         self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
     ) -> CreateMessageResult:
         """``sampling/createMessage``, or the server's own sampling provider when the client cannot sample."""
-        return self.session.create_message(params, timeout=timeout)
+        return self.session.create_message(params, timeout=timeout, cancel=self.cancelled)
 
     def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
         """``elicitation/create`` sent to the client."""
-        return self.session.elicit(params, timeout=timeout)
+        return self.session.elicit(params, timeout=timeout, cancel=self.cancelled)
 
     def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
         """``roots/list`` sent to the client."""
-        return self.session.list_roots(timeout=timeout)
+        return self.session.list_roots(timeout=timeout, cancel=self.cancelled)
 
 
 class StatelessChannel:

@@ -651,10 +651,17 @@ class ServerSession:
 
     # ------------------------------------------------- requests to the client
 
-    def _request(self, method: str, params: WireModel | None, result_type: type[Any], timeout: float | None) -> Any:
+    def _request(
+        self,
+        method: str,
+        params: WireModel | None,
+        result_type: type[Any],
+        timeout: float | None,
+        cancel: threading.Event | None = None,
+    ) -> Any:
         # None here means "the server's default", which the dispatcher spells USE_DEFAULT (its None is "no limit").
         limit: Timeout = USE_DEFAULT if timeout is None else timeout
-        result = self.dispatcher.request(method, params, timeout=limit)
+        result = self.dispatcher.request(method, params, timeout=limit, cancel=cancel)
         try:
             return result_type.model_validate(result)
         except ValidationError as exc:
@@ -665,30 +672,43 @@ class ServerSession:
             ) from exc
 
     def create_message(
-        self, params: CreateMessageRequestParams, *, timeout: float | None = None
+        self,
+        params: CreateMessageRequestParams,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
     ) -> CreateMessageResult:
         """Ask the client's LLM for a message (``sampling/createMessage``).
 
         When the client cannot sample, the server's own sampling provider
-        answers; without one, ``MISSING_CAPABILITY`` is raised.
+        answers; without one, ``MISSING_CAPABILITY`` is raised. Setting
+        ``cancel`` (here and in the other requests to the client) withdraws
+        the question: the client is sent ``notifications/cancelled`` and
+        ``REQUEST_CANCELLED`` is raised.
         """
         if self.client_capabilities.sampling is None:
             provider = self.server.sampling_provider
             if provider is None:
                 raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support sampling")
             return provider(params, Context(session=self, channel=self._handshake_channel))
-        result: CreateMessageResult = self._request("sampling/createMessage", params, CreateMessageResult, timeout)
+        result: CreateMessageResult = self._request(
+            "sampling/createMessage", params, CreateMessageResult, timeout, cancel
+        )
         return result
 
-    def list_roots(self, *, timeout: float | None = None) -> ListRootsResult:
+    def list_roots(self, *, timeout: float | None = None, cancel: threading.Event | None = None) -> ListRootsResult:
         """Ask the client for its roots (``roots/list``)."""
         if self.client_capabilities.roots is None:
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support roots")
-        result: ListRootsResult = self._request("roots/list", None, ListRootsResult, timeout)
+        result: ListRootsResult = self._request("roots/list", None, ListRootsResult, timeout, cancel)
         return result
 
     def elicit(
-        self, params: ElicitRequestFormParams | ElicitRequestURLParams, *, timeout: float | None = None
+        self,
+        params: ElicitRequestFormParams | ElicitRequestURLParams,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
     ) -> ElicitResult:
         """Ask the user, through the client, for input (``elicitation/create``).
 
@@ -706,7 +726,7 @@ class ServerSession:
             supported = declared is not None and (declared.form is not None or declared.url is None)
         if not supported or not at_least(self.revision or "", since):
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"the client does not support {mode} elicitation")
-        result: ElicitResult = self._request("elicitation/create", params, ElicitResult, timeout)
+        result: ElicitResult = self._request("elicitation/create", params, ElicitResult, timeout, cancel)
         return result
 
     def ping(self, *, timeout: float | None = None) -> None:

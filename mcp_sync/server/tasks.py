@@ -19,9 +19,12 @@ sets ``ctx.cancelled``. A tool error completes the task with
 the handler) fails it with that error.
 
 Task state lives in a :class:`TaskStore`: :class:`MemoryTaskStore` by
-default (bounded; a task is forgotten when its TTL has passed, polled or
-not), or a shared one such as
-:class:`~mcp_sync.server.http.redis_tasks.RedisTaskStore`.
+default (a task is forgotten when its TTL has passed, polled or not), or a
+shared one such as :class:`~mcp_sync.server.http.redis_tasks.RedisTaskStore`.
+Either is bounded, with or without TTLs: it keeps at most
+:data:`DEFAULT_MAX_TASKS` tasks (the tasks that finished first are forgotten
+to make room) and refuses a new task (``-32603``) while
+:data:`DEFAULT_MAX_RUNNING` are unfinished.
 
 >>> from mcp_sync import Context, MCPServer
 >>> server = MCPServer("demo")
@@ -88,13 +91,15 @@ from ..protocol.types import (
 )
 from ..runtime.workers import ElasticPool, PoolClosed
 from .backend import Notice
-from .context import ClientChannel, Context
+from .context import ClientChannel, Context, HandshakeChannel
 from .stateless import ClientRequest, MissingClientCapability, StatelessRequest
 
 if TYPE_CHECKING:
     from .core import MCPServer
 
 __all__ = [
+    "DEFAULT_MAX_RUNNING",
+    "DEFAULT_MAX_TASKS",
     "DEFAULT_POLL_INTERVAL_MS",
     "DEFAULT_TTL_MS",
     "MemoryTaskStore",
@@ -188,7 +193,7 @@ class TaskStore(Protocol):
     """Where tasks are kept. Every method is atomic; an expired task is as good as unknown."""
 
     def create(self, record: TaskRecord) -> None:
-        """Keep a new task; ``-32603`` when the store is full."""
+        """Keep a new task, forgetting the tasks that finished first when full; ``-32603`` when too many run."""
         ...
 
     def get(self, task_id: str) -> TaskRecord | None:
@@ -212,8 +217,27 @@ class TaskStore(Protocol):
         ...
 
 
+DEFAULT_MAX_TASKS = 10_000
+"""How many tasks a store keeps at most, running or finished (the finished go first to make room)."""
+DEFAULT_MAX_RUNNING = 1_000
+"""How many unfinished tasks a store keeps at most: a new task beyond them is refused (``-32603``)."""
+
+
+def too_many_running(most: int) -> MCPError:
+    return MCPError(
+        MCP_CODES.INTERNAL_ERROR,
+        f"Internal error: too many tasks running (at most {most}); try again once some have ended",
+        data={"maxRunningTasks": most},
+    )
+
+
 class MemoryTaskStore:
-    """Tasks in this process's memory: at most ``max_tasks``, each forgotten once its TTL passed.
+    """Tasks in this process's memory, each forgotten once its TTL passed; bounded even without TTLs.
+
+    At most ``max_tasks`` are kept: a new task beyond them makes the task
+    that finished first be forgotten (a task with no TTL too). At most
+    ``max_running`` (never more than ``max_tasks``) are unfinished: a new
+    task beyond them is refused with ``-32603``.
 
     >>> store = MemoryTaskStore(max_tasks=1)
     >>> store.create(TaskRecord("t1", "tool", created_at=0.0, ttl_ms=1000))
@@ -221,11 +245,20 @@ class MemoryTaskStore:
     (['t1'], True, 0)
     """
 
-    def __init__(self, *, max_tasks: int = 10_000, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        max_tasks: int = DEFAULT_MAX_TASKS,
+        max_running: int = DEFAULT_MAX_RUNNING,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.max_tasks = max_tasks
+        self.max_running = max_running
         self._clock = clock
         self._tasks: dict[str, TaskRecord] = {}
-        self._expiry: list[tuple[float, str]] = []
+        self._running: set[str] = set()
+        self._finished: dict[str, None] = {}  # in the order they finished
+        self._expiry: list[tuple[float, str]] = []  # tasks with a TTL (and some already forgotten)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -237,9 +270,23 @@ class MemoryTaskStore:
         gone: list[str] = []
         while self._expiry and self._expiry[0][0] <= now:
             _, task_id = heapq.heappop(self._expiry)
-            del self._tasks[task_id]  # each task has one entry in the heap, popped here only
-            gone.append(task_id)
+            if self._forget(task_id):  # not forgotten already to make room
+                gone.append(task_id)
         return gone
+
+    def _forget(self, task_id: str) -> bool:
+        self._running.discard(task_id)
+        self._finished.pop(task_id, None)
+        return self._tasks.pop(task_id, None) is not None
+
+    def _track(self, record: TaskRecord) -> None:
+        """Note whether ``record`` runs or has finished (a finished task keeps its place in line)."""
+        if is_terminal(record.status):
+            self._running.discard(record.task_id)
+            self._finished[record.task_id] = None
+        else:
+            self._finished.pop(record.task_id, None)
+            self._running.add(record.task_id)
 
     def sweep(self) -> list[str]:
         """Forget the expired tasks; their ids."""
@@ -249,17 +296,27 @@ class MemoryTaskStore:
     def next_expiry(self) -> float | None:
         """When the next kept task expires, or ``None`` when none does."""
         with self._lock:
-            soonest = self._expiry[0][0] if self._expiry else float("inf")
-            return None if soonest == float("inf") else soonest
+            return self._expiry[0][0] if self._expiry else None
 
     def create(self, record: TaskRecord) -> None:
-        """Keep ``record``; ``-32603`` when ``max_tasks`` live tasks are kept already."""
+        """Keep ``record``, forgetting the tasks that finished first to stay within ``max_tasks``.
+
+        ``-32603`` when ``max_running`` tasks (or ``max_tasks``) are unfinished already.
+        """
         with self._lock:
             self._sweep()
-            if len(self._tasks) >= self.max_tasks:
-                raise MCPError(MCP_CODES.INTERNAL_ERROR, f"too many tasks (at most {self.max_tasks} are kept)")
+            most = min(self.max_running, self.max_tasks)
+            if len(self._running) >= most:
+                raise too_many_running(most)
+            while len(self._tasks) >= self.max_tasks:  # some have finished: fewer than max_tasks run
+                self._forget(next(iter(self._finished)))
             self._tasks[record.task_id] = replace(record)
-            heapq.heappush(self._expiry, (record.expires_at, record.task_id))
+            self._track(record)
+            if record.ttl_ms is not None:
+                heapq.heappush(self._expiry, (record.expires_at, record.task_id))
+                if len(self._expiry) > 2 * self.max_tasks:  # entries of tasks forgotten to make room
+                    self._expiry = [(at, task_id) for at, task_id in self._expiry if task_id in self._tasks]
+                    heapq.heapify(self._expiry)
 
     def get(self, task_id: str) -> TaskRecord | None:
         """A copy of the task, or ``None``."""
@@ -276,6 +333,7 @@ class MemoryTaskStore:
             if record is None:
                 return None
             change(record)
+            self._track(record)
             return _copy(record)
 
     def records(self) -> list[TaskRecord]:
@@ -524,8 +582,14 @@ class TaskRunner:
             owner=_owner(ctx),
         )
         live = _Live()
-        # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection.
-        channel = ctx.channel if legacy else TaskChannel(self, record.task_id, ctx.channel, live)
+        channel: ClientChannel
+        if legacy:
+            # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection,
+            # and a tasks/cancel withdraws the question in flight (notifications/cancelled).
+            assert ctx.session is not None  # such a task starts only from a handshake-era session's request
+            channel = HandshakeChannel(ctx.session, live.cancelled)
+        else:
+            channel = TaskChannel(self, record.task_id, ctx.channel, live)
         context = Context(
             cancelled=live.cancelled,
             server=self.server,
@@ -575,6 +639,7 @@ class TaskRunner:
         finally:
             with self._lock:
                 self._live.pop(task_id, None)
+            live.poke()  # a tasks/result waiting for the end
 
     def _finish(
         self, task_id: str, status: TaskStatus, result: dict[str, Any] | None, error: dict[str, Any] | None
@@ -729,17 +794,26 @@ class TaskRunner:
         return EmptyResult(result_type="complete")
 
     def result(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
-        """``tasks/result`` (2025-11-25 only): the finished task's result, waiting for it if needed."""
+        """``tasks/result`` (2025-11-25 only): the task's result, once it has ended.
+
+        It waits for the end, as that revision requires, wherever the task
+        runs (a task of another process sharing the store is read again
+        every half second), until the task expires (``-32602``, as for any
+        unknown task) or the request is cancelled.
+        """
         if declares_extension(ctx) or ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/result (not in the tasks extension)")
         record = self._gate(params.task_id, ctx, legacy_ok=True)
         while not is_terminal(record.status):
+            if ctx.cancelled.is_set():  # the client gave up on this tasks/result, or went away
+                raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"tasks/result for task {record.task_id} was cancelled")
             with self._lock:
                 live = self._live.get(record.task_id)
-            if live is None:
-                break
-            with live.wake:
-                live.wake.wait(_WAKE_S)
+            if live is None:  # run elsewhere, or ending just now: its record tells
+                ctx.cancelled.wait(_WAKE_S)
+            else:
+                with live.wake:
+                    live.wake.wait(_WAKE_S)
             record = self._lookup(params.task_id, ctx)
         if record.status == "failed" and record.error is not None:
             raise MCPError(

@@ -500,3 +500,123 @@ def test_a_handshake_server_without_task_support_is_not_asked_for_one() -> None:
         assert all("task" not in params for method, params in scripted.seen if method == "tools/call")
     finally:
         scripted.close()
+
+
+# ------------------------------------------- 2025-11-25 tasks/result and the poller
+
+
+class Waiting:
+    """A 2025-11-25 peer whose task ``asks`` waits for input (its ``tasks/result`` held until ``release``),
+    while a second task, ``quick``, completes at once."""
+
+    def __init__(self) -> None:
+        self.peer = Peer(True, TOOLS)
+        self.release = threading.Event()
+        ids = iter(["asks", "quick"])
+        self.peer.answers["tools/call"] = lambda params: {"task": task(next(ids), legacy=True)}
+        self.peer.answers["tasks/get"] = lambda params: task(
+            params["taskId"], "input_required" if params["taskId"] == "asks" else "completed", legacy=True
+        )
+        self.peer.answers["tasks/result"] = self.result
+        self.peer.answers["tasks/cancel"] = lambda params: task(params["taskId"], "cancelled", legacy=True)
+        self.withdrawn: list[Any] = []
+        self.peer.dispatcher.on_notification("notifications/cancelled", lambda params: self.withdrawn.append(params))
+
+    def result(self, params: dict[str, Any]) -> Any:
+        if params["taskId"] == "asks":
+            self.release.wait(WAIT)
+            return text_result("answered")
+        return text_result("quick one")
+
+    def asked(self) -> bool:
+        return ("tasks/result", {"taskId": "asks"}) in self.peer.seen
+
+    def close(self) -> None:
+        self.release.set()
+        self.peer.close()
+
+
+@pytest.fixture
+def waiting() -> Iterator[Waiting]:
+    scripted = Waiting()
+    yield scripted
+    scripted.close()
+
+
+def test_a_legacy_task_waiting_for_input_holds_up_no_other_handle(waiting: Waiting) -> None:
+    # No timeout at all: the task waiting for input is followed until it ends, however long that takes.
+    with MCPClient(era="handshake", timeout=None) as c:
+        c.connect(waiting.peer.client_end)
+        asking = c.start_tool("job")
+        assert wait_for(waiting.asked, WAIT)  # its tasks/result is in flight, unanswered
+        quick = c.start_tool("job")
+        assert quick.result(WAIT).text == "quick one"  # polled, and ended, meanwhile
+        assert not asking.done() and asking.status == "input_required"
+        waiting.release.set()
+        assert asking.result(WAIT).text == "answered" and asking.status == "completed"
+        assert waiting.peer.methods().count("tasks/result") == 2  # one each: the answer was awaited, not asked again
+
+
+def test_a_legacy_tasks_result_in_flight_gives_up_at_the_clients_timeout(waiting: Waiting) -> None:
+    with MCPClient(era="handshake", timeout=0.3) as c:
+        c.connect(waiting.peer.client_end)
+        asking = c.start_tool("job")
+        error = asking.exception(WAIT)
+        assert isinstance(error, MCPError) and error.code == MCP_CODES.TIMEOUT
+        assert "tasks/result for task asks timed out" in error.message
+        assert wait_for(lambda: len(waiting.withdrawn) == 1, WAIT)  # the server is told the client gave up
+
+
+def test_a_legacy_task_cancelled_while_its_tasks_result_is_in_flight(waiting: Waiting) -> None:
+    with MCPClient(era="handshake", timeout=WAIT) as c:
+        c.connect(waiting.peer.client_end)
+        asking = c.start_tool("job")
+        assert wait_for(waiting.asked, WAIT)
+        assert asking.cancel() and asking.cancelled()
+        waiting.release.set()  # the answer comes, to a handle that has ended: nothing changes
+        assert wait_for(lambda: "tasks/cancel" in waiting.peer.methods(), WAIT)
+        assert asking.cancelled() and asking.status == "cancelled"
+
+
+def test_closing_the_client_with_a_legacy_tasks_result_in_flight(waiting: Waiting) -> None:
+    c = MCPClient(era="handshake", timeout=WAIT)
+    c.connect(waiting.peer.client_end)
+    asking = c.start_tool("job")
+    assert wait_for(waiting.asked, WAIT)
+    c.close()
+    error = asking.exception(WAIT)
+    assert isinstance(error, MCPError) and error.code == MCP_CODES.TRANSPORT_CLOSED
+    assert not [t for t in threading.enumerate() if t.name == "mcp-sync-client-tasks"]
+
+
+@pytest.mark.parametrize("ending", ["timeout", "cancel"])
+def test_a_hanging_tasks_cancel_holds_call_tool_only_briefly(peer: Peer, ending: str) -> None:
+    """The call's tasks/cancel is waited for CANCEL_TIMEOUT, not the client's (hour-long) timeout."""
+    polled(peer, [task(legacy=peer.legacy)])
+    release = threading.Event()
+    peer.answers["tasks/cancel"] = lambda params: (release.wait(WAIT * 6), task(status="cancelled"))[1]
+    withdrawn: list[Any] = []
+    peer.dispatcher.on_notification("notifications/cancelled", withdrawn.append)
+    stop = threading.Event()
+    if ending == "cancel":
+        peer.answers["tasks/get"] = lambda params: (stop.set(), task(legacy=peer.legacy))[1]
+    outcome: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    with MCPClient(era="handshake" if peer.legacy else "stateless", timeout=3600) as c:
+        c.connect(peer.client_end)
+
+        def call() -> None:
+            try:
+                c.call_tool("must", timeout=0.2 if ending == "timeout" else None, cancel=stop)
+            except MCPError as exc:
+                outcome.set_result(exc.code)
+
+        caller = threading.Thread(target=call, name="test-call-tool", daemon=True)
+        caller.start()
+        try:
+            expected = MCP_CODES.TIMEOUT if ending == "timeout" else MCP_CODES.REQUEST_CANCELLED
+            assert outcome.result(WAIT) == expected  # well before the client's own timeout
+            assert "tasks/cancel" in peer.methods()
+            assert wait_for(lambda: bool(withdrawn), WAIT)  # given up, and the server told so
+        finally:
+            release.set()
+            caller.join(WAIT)

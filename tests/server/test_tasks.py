@@ -9,6 +9,7 @@ what the server reports (``tasks/get``, the task store), or Events.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from helpers import connect_pair, end_raw_peer
 from servers.tasks_server import build_server
 
 from mcp_sync import Context, MCPServer
-from mcp_sync.errors import MCPError
+from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import EXTENSION, is_terminal, legacy_task
 from mcp_sync.runtime.workers import ElasticPool
@@ -353,13 +354,83 @@ def test_a_thousand_tasks_run_on_bounded_threads_and_none_is_lost(
     assert wire.result("tasks/get", {"taskId": ids[-1]})["result"]["content"][0]["text"] == "through"
 
 
-def test_a_full_store_refuses_new_tasks(served: tuple[MCPServer, RunningHTTPServer]) -> None:
+def test_a_store_full_of_running_tasks_refuses_new_ones(served: tuple[MCPServer, RunningHTTPServer]) -> None:
     server, running = served
-    server.tasks.store = MemoryTaskStore(max_tasks=1)
+    server.tasks.store = MemoryTaskStore(max_tasks=5, max_running=1)
     wire = Wire(running.url)
-    start(wire, "slow", {"seconds": 0})
+    first = start(wire, "slow", {"seconds": 60})
     error = wire.error("tools/call", {"name": "slow", "arguments": {"seconds": 0}})
-    assert error["code"] == -32603 and "too many tasks" in error["message"]
+    assert error["code"] == -32603 and "too many tasks running (at most 1)" in error["message"]
+    assert error["data"] == {"maxRunningTasks": 1}
+    wire.result("tasks/cancel", {"taskId": first})
+    assert wire.finished(first)["status"] == "cancelled"
+    assert wire.finished(start(wire, "slow", {"seconds": 0}))["status"] == "completed"  # room again
+
+
+class Clock:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def finish(store: MemoryTaskStore, task_id: str) -> None:
+    def done(record: TaskRecord) -> None:
+        record.status = "completed"
+
+    store.update(task_id, done)
+
+
+def test_a_store_without_ttls_forgets_the_tasks_that_finished_first() -> None:
+    store = MemoryTaskStore(max_tasks=3, max_running=2)
+    for task_id in ("a", "b", "c"):
+        store.create(TaskRecord(task_id, "tool", ttl_ms=None))
+        if task_id != "b":
+            finish(store, task_id)
+    # Full: "a" (finished first) makes room, then "c"; "b" still runs and is kept.
+    store.create(TaskRecord("d", "tool", ttl_ms=None))
+    assert [record.task_id for record in store.records()] == ["b", "c", "d"]
+    with pytest.raises(MCPError) as refused:  # "b" and "d" run: no third
+        store.create(TaskRecord("e", "tool", ttl_ms=None))
+    assert refused.value.jsonrpc_code == -32603
+    finish(store, "b")
+    store.create(TaskRecord("e", "tool", ttl_ms=None))
+    assert [record.task_id for record in store.records()] == ["b", "d", "e"]  # "c" finished before "b"
+    assert store.next_expiry() is None and store.sweep() == []
+
+
+def test_the_running_cap_is_never_above_the_cap_of_tasks_kept() -> None:
+    store = MemoryTaskStore(max_tasks=1, max_running=5)
+    store.create(TaskRecord("a", "tool"))
+    with pytest.raises(MCPError, match=r"at most 1\)"):
+        store.create(TaskRecord("b", "tool"))
+
+
+def test_tasks_forgotten_to_make_room_leave_nothing_behind() -> None:
+    clock = Clock()
+    store = MemoryTaskStore(max_tasks=2, clock=clock)
+    for number in range(19):  # each with a TTL: forgotten for room long before it expires
+        store.create(TaskRecord(f"t{number}", "tool", created_at=clock.now, ttl_ms=60_000))
+        finish(store, f"t{number}")
+    assert len(store) == 2 and len(store._expiry) <= 4  # the forgotten tasks' expiries are dropped in time
+    clock.now += 61
+    assert sorted(store.sweep()) == ["t17", "t18"] and len(store) == 0 and not store._expiry
+
+
+def test_a_task_taken_back_from_finished_runs_again_in_the_count() -> None:
+    store = MemoryTaskStore(max_tasks=3, max_running=1)
+    store.create(TaskRecord("a", "tool"))
+    finish(store, "a")
+
+    def reopen(record: TaskRecord) -> None:  # no runner does it; a store stays consistent anyway
+        record.status = "working"
+
+    store.update("a", reopen)
+    with pytest.raises(MCPError, match="too many tasks running"):
+        store.create(TaskRecord("b", "tool"))
 
 
 # ------------------------------------------------------------ notifications
@@ -545,13 +616,60 @@ def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
     assert runner.cancel(CancelTaskRequestParams(task_id="ext"), declared).to_wire() == {"resultType": "complete"}
     assert runner.store.get("ext").cancel_requested  # type: ignore[union-attr]
     runner.update(UpdateTaskRequestParams(task_id="ext", input_responses={}), declared)
-    with pytest.raises(MCPError, match="was working"):
-        runner.result(GetTaskRequestParams(task_id="old"), plain)
+    assert_result_waits_for_a_task_run_elsewhere(runner, "old")
     with pytest.raises(MCPError) as refused:
         runner.get(GetTaskRequestParams(task_id="ext"), plain)  # an extension task, asked without it
     assert refused.value.jsonrpc_code == -32021
     without_interval = TaskRecord("x", "tool").task().model_copy(update={"poll_interval_ms": None})
     assert "pollInterval" not in legacy_task(without_interval)
+    server.stop()
+
+
+def assert_result_waits_for_a_task_run_elsewhere(runner: TaskRunner, task_id: str) -> None:
+    """``tasks/result`` for a 2025-11-25 task this process does not run waits for its end, then answers it."""
+    from mcp_sync.protocol.tasks import GetTaskRequestParams
+
+    answered: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    plain = Context(server=runner.server)
+
+    def ask() -> None:
+        try:
+            answered.set_result(runner.result(GetTaskRequestParams(task_id=task_id), plain).to_wire())
+        except MCPError as exc:
+            answered.set_exception(exc)
+
+    waiter = threading.Thread(target=ask, name="test-tasks-result", daemon=True)
+    waiter.start()
+    try:
+        assert not answered.done()  # the task still works (elsewhere): the answer waits
+
+        def finish(record: TaskRecord) -> None:  # as the process running it does
+            record.status = "completed"
+            record.result = {"content": [{"type": "text", "text": "done elsewhere"}]}
+
+        runner.store.update(task_id, finish)
+        result = answered.result(TIMEOUT)
+        assert result["content"][0]["text"] == "done elsewhere"
+        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    finally:
+        waiter.join(TIMEOUT)
+
+
+def test_tasks_result_ends_with_its_request_or_with_the_task() -> None:
+    from mcp_sync.protocol.tasks import GetTaskRequestParams
+
+    server = MCPServer("ending")
+    runner = server.tasks
+    runner.store.create(TaskRecord("stuck", "tool", legacy=True))
+    given_up = Context(server=server, cancelled=threading.Event())
+    given_up.cancelled.set()  # the client cancelled its tasks/result (or went away)
+    with pytest.raises(MCPError) as cancelled:
+        runner.result(GetTaskRequestParams(task_id="stuck"), given_up)
+    assert cancelled.value.code == MCP_CODES.REQUEST_CANCELLED
+    runner.store.create(TaskRecord("brief", "tool", legacy=True, ttl_ms=100))
+    with pytest.raises(MCPError) as expired:  # never ended, and forgotten at its TTL: unknown now
+        runner.result(GetTaskRequestParams(task_id="brief"), Context(server=server))
+    assert expired.value.jsonrpc_code == -32602
     server.stop()
 
 
@@ -728,6 +846,27 @@ def test_the_2025_11_25_form_over_stdio() -> None:
         assert plain["content"][0]["text"] == "done" and "resultType" not in plain
         assert peer.request("tools/call", {"name": "must", "arguments": {}})["error"]["code"] == -32021
         assert peer.request("tasks/update", {"taskId": task["taskId"], "inputResponses": {}})["error"]["code"] == -32021
+    finally:
+        peer.close()
+
+
+@pytest.mark.parametrize(
+    ("tool", "method"), [("ask", "elicitation/create"), ("model", "sampling/createMessage"), ("where", "roots/list")]
+)
+def test_cancelling_a_2025_11_25_task_withdraws_its_question_at_once(tool: str, method: str) -> None:
+    # The server's own timeout for a question is a minute: the withdrawal must come from the cancel, not from it.
+    peer = handshake({"elicitation": {}, "sampling": {}, "roots": {}, "tasks": {"cancel": {}}})
+    try:
+        task = peer.result("tools/call", {"name": tool, "arguments": {}, "task": {}})["task"]
+        question = peer.asked(method)
+        assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "cancelled"
+        withdrawn = peer.asked("notifications/cancelled")
+        assert withdrawn["params"]["requestId"] == question["id"]
+        refused = peer.request("tasks/result", {"taskId": task["taskId"]})  # the handler has ended: no wait
+        assert "was cancelled" in refused["error"]["message"]
+        # A late answer to the withdrawn question changes nothing.
+        peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"roots": [], "action": "decline"}})
+        assert peer.result("tasks/get", {"taskId": task["taskId"]})["status"] == "cancelled"
     finally:
         peer.close()
 

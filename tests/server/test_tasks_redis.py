@@ -25,9 +25,10 @@ import pytest
 import requests
 from redisserver import RedisServer, running_redis
 from test_hosting import gunicorn, hosting
-from test_tasks import ASKING, REVISION, Wire, _next_message, start
+from test_tasks import ASKING, REVISION, Wire, _next_message, assert_result_waits_for_a_task_run_elsewhere, start
 
 from mcp_sync import Context, MCPServer
+from mcp_sync.errors import MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import is_terminal
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
@@ -126,6 +127,56 @@ def test_a_record_without_ttl_is_kept(two: tuple[Wire, Wire, list[MCPServer]]) -
     store.create(TaskRecord("forever", "wait", ttl_ms=None))
     kept = store.get("forever")
     assert kept is not None and kept.ttl_ms is None
+
+
+def test_tasks_result_waits_for_a_2025_11_25_task_of_another_process(
+    two: tuple[Wire, Wire, list[MCPServer]],
+) -> None:
+    """The process asked holds no thread of the task: only Redis tells when it ends (it used to answer at once)."""
+    runner = two[2][1].tasks
+    runner.store.create(TaskRecord("theirs", "wait", legacy=True))
+    assert_result_waits_for_a_task_run_elsewhere(runner, "theirs")
+
+
+def finish(store: Any, task_id: str) -> None:
+    def done(record: TaskRecord) -> None:
+        record.status = "completed"
+
+    store.update(task_id, done)
+
+
+def test_the_shared_store_is_bounded_across_its_processes(two: tuple[Wire, Wire, list[MCPServer]]) -> None:
+    first, second = (server.tasks.store for server in two[2])  # two processes' stores on one Redis
+    for store in (first, second):
+        assert isinstance(store, RedisTaskStore)
+        store.max_tasks, store.max_running = 3, 2
+    first.create(TaskRecord("a", "tool", ttl_ms=None))
+    finish(second, "a")
+    second.create(TaskRecord("b", "tool", ttl_ms=None))
+    first.create(TaskRecord("c", "tool", ttl_ms=60_000))
+    finish(first, "c")
+    second.create(TaskRecord("d", "tool", ttl_ms=None))  # full: "a", which finished first, makes room
+    assert {record.task_id for record in first.records()} == {"b", "c", "d"}
+    with pytest.raises(MCPError) as refused:  # "b" and "d" run, whichever process asks
+        first.create(TaskRecord("e", "tool"))
+    assert refused.value.jsonrpc_code == -32603 and refused.value.data == {"maxRunningTasks": 2}
+    finish(second, "b")
+    first.create(TaskRecord("e", "tool", ttl_ms=None))  # "c" finished before "b": it goes
+    assert {record.task_id for record in second.records()} == {"b", "d", "e"}
+
+
+def test_a_running_task_of_the_shared_store_stops_counting_at_its_ttl(
+    two: tuple[Wire, Wire, list[MCPServer]],
+) -> None:
+    store = two[2][0].tasks.store
+    assert isinstance(store, RedisTaskStore)
+    store.max_running = 1
+    store.create(TaskRecord("brief", "tool", ttl_ms=200))
+    with pytest.raises(MCPError, match="too many tasks running"):
+        store.create(TaskRecord("next", "tool"))
+    assert _poll(lambda: store.get("brief") is None)  # Redis forgot it: it no longer counts
+    store.create(TaskRecord("next", "tool"))
+    assert [record.task_id for record in store.records()] == ["next"]
 
 
 def test_a_server_without_task_tools_keeps_no_task_store(redis_server: RedisServer) -> None:

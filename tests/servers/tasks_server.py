@@ -40,6 +40,10 @@ def build_server(gate: threading.Event) -> MCPServer:
         return f"model said: {getattr(reply.content, 'text', '')}"
 
     @server.tool(task="optional")
+    def where(ctx: Context) -> str:
+        return " ".join(str(root.uri) for root in ctx.list_roots())
+
+    @server.tool(task="optional")
     def crash() -> str:
         raise RuntimeError("the tool broke")
 

@@ -14,15 +14,26 @@ cancel found there into ``ctx.cancelled``.
 A task's status changes (``notifications/tasks``) go out on the backend's
 channel like the server's other notifications: a ``subscriptions/listen``
 stream open on any process hears those of the tasks it asked for.
+
+The store is bounded as the in-memory one is, across all its processes: it
+keeps at most ``max_tasks`` tasks (those that finished first are deleted to
+make room, tasks without TTL too) and refuses a new task (``-32603``) while
+``max_running`` are unfinished. Three sorted sets beside the records keep the
+count (``<prefix>:tasks:running``, ``:finished`` and ``:expiry``); a new task
+is counted and kept in one Lua script, so two processes never both take the
+last place. A task left unfinished by a process that died counts until its
+TTL passes.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..tasks import TaskRecord
+from ...protocol.tasks import is_terminal
+from ..tasks import DEFAULT_MAX_RUNNING, DEFAULT_MAX_TASKS, TaskRecord, too_many_running
 
 if TYPE_CHECKING:
     from ..core import MCPServer
@@ -30,28 +41,80 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisTaskStore", "share_tasks"]
 
+# KEYS: the running, finished and expiry sorted sets, the new task's key.
+# ARGV: now (ms), max tasks, max running, task id, created (ms), expiry (ms, "" for none), record, tasks' key prefix.
+# Returns 0 once kept, else the cap of running tasks that refused it.
+_CREATE = """
+local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+for _, id in ipairs(gone) do
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
+end
+local most = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]))
+if redis.call('ZCARD', KEYS[1]) >= most then
+  return most
+end
+while redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) do
+  local oldest = redis.call('ZPOPMIN', KEYS[2])[1]
+  redis.call('DEL', ARGV[8] .. oldest)
+  redis.call('ZREM', KEYS[3], oldest)
+end
+if ARGV[6] == '' then
+  redis.call('SET', KEYS[4], ARGV[7], 'NX')
+else
+  redis.call('SET', KEYS[4], ARGV[7], 'NX', 'PXAT', ARGV[6])
+  redis.call('ZADD', KEYS[3], ARGV[6], ARGV[4])
+end
+redis.call('ZADD', KEYS[1], ARGV[5], ARGV[4])
+return 0
+"""
+
 
 class RedisTaskStore:
     """The :class:`~mcp_sync.server.tasks.TaskStore` of the processes sharing ``backend``'s Redis.
 
-    Redis unreachable: :class:`~mcp_sync.server.backend.BackendUnavailable`
-    (``-32603``), from the backend's own bounded calls.
+    ``max_tasks`` and ``max_running`` bound it as they do a
+    :class:`~mcp_sync.server.tasks.MemoryTaskStore` (every process sharing
+    it should give the same). Redis unreachable:
+    :class:`~mcp_sync.server.backend.BackendUnavailable` (``-32603``), from
+    the backend's own bounded calls.
     """
 
-    def __init__(self, backend: RedisBackend) -> None:
+    def __init__(
+        self, backend: RedisBackend, *, max_tasks: int = DEFAULT_MAX_TASKS, max_running: int = DEFAULT_MAX_RUNNING
+    ) -> None:
         self.backend = backend
+        self.max_tasks = max_tasks
+        self.max_running = max_running
+        self._create = self._client().register_script(_CREATE)  # sent to Redis at its first use
 
     def _key(self, task_id: str) -> str:
         return f"{self.backend._prefix()}:task:{task_id}"
+
+    def _set(self, name: str) -> str:
+        return f"{self.backend._prefix()}:tasks:{name}"
 
     def _client(self) -> Any:
         return self.backend._client
 
     def create(self, record: TaskRecord) -> None:
-        """Keep ``record`` until its TTL passes."""
-        expires = None if record.ttl_ms is None else int(record.expires_at * 1000)
-        data = json.dumps(record.to_json())
-        self.backend._call(self._client().set, self._key(record.task_id), data, nx=True, pxat=expires)
+        """Keep ``record`` until its TTL passes (or it makes room, once finished); ``-32603`` when too many run."""
+        expires = "" if record.ttl_ms is None else int(record.expires_at * 1000)
+        keys = [self._set("running"), self._set("finished"), self._set("expiry"), self._key(record.task_id)]
+        args = [
+            int(time.time() * 1000),
+            self.max_tasks,
+            self.max_running,
+            record.task_id,
+            int(record.created_at * 1000),
+            expires,
+            json.dumps(record.to_json()),
+            self._key(""),
+        ]
+        refused = self.backend._call(self._create, keys=keys, args=args)
+        if refused:
+            raise too_many_running(int(refused))
 
     def get(self, task_id: str) -> TaskRecord | None:
         """The task as kept, or ``None`` (unknown, or expired)."""
@@ -73,6 +136,9 @@ class RedisTaskStore:
             change(record)
             pipe.multi()
             pipe.set(key, json.dumps(record.to_json()), keepttl=True)
+            if is_terminal(record.status):  # finished: it no longer counts as running, and may make room
+                pipe.zrem(self._set("running"), task_id)
+                pipe.zadd(self._set("finished"), {task_id: time.time()}, nx=True)  # in the order they finish
             changed.append(record)
 
         # redis-py runs the function again whenever another process changed the key meanwhile.

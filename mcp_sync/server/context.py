@@ -211,7 +211,7 @@ class HandshakeChannel:
 
     The session knows what the client declared at ``initialize`` and refuses
     (``MISSING_CAPABILITY``) what it did not. A channel given ``cancelled``
-    (a task's) withdraws a question in flight when it is set: the client is
+    (the request's, or a task's) withdraws a question in flight when it is set: the client is
     sent ``notifications/cancelled`` and the handler gets ``REQUEST_CANCELLED``.
 
     >>> from mcp_sync import MCPServer

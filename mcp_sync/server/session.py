@@ -326,7 +326,8 @@ class ServerSession:
         # The one place the era of a request is decided; its channel goes with it to the handler's Context.
         if is_stateless_request(method, ctx.params):
             return self._serve_stateless(method, validated, params, ctx)
-        ctx.state[_CHANNEL] = self._handshake_channel
+        # A channel of the request's own: cancelling the request withdraws a question its handler has in flight.
+        ctx.state[_CHANNEL] = HandshakeChannel(self, ctx.cancelled)
         if method in STATELESS_ONLY:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
         if self.revision is None and method not in _BEFORE_INITIALIZE:

@@ -1295,7 +1295,9 @@ def test_the_channel_is_chosen_where_the_context_is_built(server: MCPServer, lin
     conn.client.get_prompt("who")
     channels = [ctx.channel for ctx in contexts]
     assert all(isinstance(c, HandshakeChannel) and c.session is conn.session for c in channels)
-    assert len({id(c) for c in channels}) == 1  # the session's one channel: it holds nothing but the session
+    # One channel per request: cancelling a request withdraws the question it has in flight, and no other.
+    assert [c.cancelled for c in channels] == [ctx.cancelled for ctx in contexts]
+    assert len({id(c) for c in channels}) == 3
     assert all(ctx.stateless is None and ctx.modern is None for ctx in contexts)
 
 

@@ -871,6 +871,25 @@ def test_cancelling_a_2025_11_25_task_withdraws_its_question_at_once(tool: str, 
         peer.close()
 
 
+@pytest.mark.parametrize(
+    ("tool", "method"), [("ask", "elicitation/create"), ("model", "sampling/createMessage"), ("where", "roots/list")]
+)
+def test_cancelling_a_plain_call_withdraws_its_question_at_once(tool: str, method: str) -> None:
+    # The same as for a task, without one: the client's notifications/cancelled for its tools/call ends the question.
+    peer = handshake({"elicitation": {}, "sampling": {}, "roots": {}})
+    try:
+        peer.send({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": {"name": tool, "arguments": {}}})
+        question = peer.asked(method)
+        peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "call"}})
+        withdrawn = peer.asked("notifications/cancelled")
+        assert withdrawn["params"]["requestId"] == question["id"]
+        # A late answer to the withdrawn question changes nothing, and the connection serves on.
+        peer.send({"jsonrpc": "2.0", "id": question["id"], "result": {"roots": [], "action": "decline"}})
+        assert peer.result("ping") == {}
+    finally:
+        peer.close()
+
+
 def test_the_extension_at_a_handshake_revision_over_stdio() -> None:
     peer = handshake({"extensions": {EXTENSION: {}}, "tasks": {}})
     try:

@@ -284,3 +284,31 @@ def test_a_copy_that_ends_stops_watching_its_stream(pair: Pair) -> None:
     assert post(a, {}, session, method="DELETE")[0] == 204
     for store in stores:
         wait_until(lambda store=store: f"{session}.get" not in store._watchers, "the copy stopped watching")  # type: ignore[attr-defined]
+
+
+def test_streams_watched_here_read_again_once_subscribed_even_if_one_fails(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    backend = RedisBackend(redis_server.url, prefix="t", timeout=0.5)
+    store = backend.event_store()
+    woken = threading.Event()
+
+    def broken() -> None:
+        raise RuntimeError("the consumer broke")
+
+    store.watch("first", broken)
+    store.watch("second", woken.set)
+    try:
+        backend.start()
+        assert woken.wait(TIMEOUT)  # the first subscription wakes them too (nothing to read then)
+        woken.clear()
+        caplog.clear()
+        with (
+            caplog.at_level(logging.ERROR, "mcp_sync.http"),
+            redis.Redis.from_url(redis_server.url, socket_timeout=TIMEOUT) as keys,
+        ):
+            keys.client_kill_filter(_type="pubsub")
+            assert woken.wait(TIMEOUT)  # subscribed again: each stream reads what it missed, the broken one aside
+        assert "reading the events a stream missed failed" in caplog.text
+    finally:
+        backend.close()

@@ -202,9 +202,10 @@ class StreamableSessionTransport(BaseTransport):
             del self._streams[private]
             stream.stream_id, stream.shared = stream_id, True
             self._streams[stream_id] = stream
+            # Watched before a connection already here moves on (below): what is stored after its start wakes it.
+            store.watch(stream_id, self._wake)
             if stream.consumer is not None:
                 self._move_to_shared(stream, store, private)
-        store.watch(stream_id, self._wake)
 
     def _move_to_shared(self, stream: SSEStream, store: SharedEventStore, private: str) -> None:
         """A GET found this copy of a shared session before it was shared (the request that made the copy had
@@ -215,7 +216,10 @@ class StreamableSessionTransport(BaseTransport):
         try:
             stream.sent = store.store_once(stream.stream_id or "", None, None)
         except BackendUnavailable as error:
-            log.warning("the GET stream ends: its session could not be shared (%s)", error.message)
+            log.warning(
+                "a GET stream opened before its session's copy was shared ends (the client opens it again): %s",
+                error.message,
+            )
             stream.put(Signal.END)
             stream.consumer = stream.sent = None
         else:

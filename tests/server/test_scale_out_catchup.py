@@ -13,7 +13,8 @@ sleeps):
   shared stream, which every process writes;
 - the process's receiver loses its connection (``CLIENT KILL``) and the
   doorbell of an event is rung before it subscribes again (held back): once
-  subscribed, every stream it watches reads what it missed.
+  subscribed, every stream it watches reads what it missed (a stream that
+  fails to is logged, and the others read all the same).
 
 And a copy that ends stops watching its stream.
 """

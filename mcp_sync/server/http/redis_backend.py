@@ -37,7 +37,8 @@ that raises a notification fails with ``BackendUnavailable`` (``-32603``)
 instead of hanging; the receiving thread reconnects, backing off from 0.1 s
 to 5 s, and resubscribes when Redis is back (notifications published while it
 was away are not replayed: pub/sub keeps nothing; but the copies of sessions
-held here read their records again, so that no change to a session is lost).
+held here read their records again, so that no change to a session is lost,
+and the GET streams held here read what other processes stored on them).
 A copy of a session is made only while the receiving thread is subscribed
 (else the request gets 503), for the same reason.
 """
@@ -373,14 +374,17 @@ class RedisBackend:
             self._client.set(key, self._secret, nx=True)
 
     def _resync(self) -> None:
-        """Subscribed again: the listener's copies of sessions take their records again (changes were missed)."""
+        """Subscribed again: what was published meanwhile is lost, so the listener's copies of sessions take their
+        records again, and the streams watched here read what was stored on them (their doorbells rang unheard)."""
         listener = self._listener
-        if listener is None:
-            return
-        try:
-            listener.sessions_missed()
-        except Exception:
-            log.exception("refreshing the copies of sessions from Redis failed")
+        if listener is not None:
+            try:
+                listener.sessions_missed()
+            except Exception:
+                log.exception("refreshing the copies of sessions from Redis failed")
+        events = self._events
+        if events is not None:
+            events.ring_all()
 
     def _dispatch(self, data: bytes) -> None:
         """Deliver one published notice to this process's sessions, unless this process published it."""

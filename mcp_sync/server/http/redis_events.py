@@ -155,7 +155,8 @@ class RedisEventStore(SharedEventStore):
 
     def unwatch(self, stream_id: str, wake: Callable[[], None]) -> None:
         with self._lock:
-            if self._watchers.get(stream_id) is wake:
+            # ``==``, not ``is``: a bound method (a transport's ``_wake``) is a new object each time it is named.
+            if self._watchers.get(stream_id) == wake:
                 del self._watchers[stream_id]
 
     def ring(self, stream_id: str) -> None:
@@ -165,3 +166,15 @@ class RedisEventStore(SharedEventStore):
             wake = self._watchers.get(stream_id)
         if wake is not None:
             wake()
+
+    def ring_all(self) -> None:
+        """Wake every stream watched here, as if each doorbell rang: the receiving thread calls this once subscribed
+        again, as the doorbells rung while it was not were lost (an event stored meanwhile would wait for the next).
+        """
+        with self._lock:
+            wakes = list(self._watchers.values())
+        for wake in wakes:
+            try:
+                wake()
+            except Exception:
+                log.exception("reading the events a stream missed failed")

@@ -59,6 +59,7 @@ from ..protocol.types import (
     RequestId,
     WireModel,
 )
+from .cancellation import CancelEvent
 from .events import (
     CONNECTION_CLOSED,
     CONNECTION_OPENED,
@@ -145,7 +146,7 @@ def acting_for(context: RequestContext | None) -> Iterator[None]:
 
 
 _CANCEL_POLL = 0.02
-"""How often a waiting call looks at the caller's cancel event, in seconds."""
+"""How often a waiting call looks at the caller's cancel event, in seconds (a :class:`CancelEvent` tells it instead)."""
 
 Params = WireModel | Mapping[str, Any] | None
 ProgressCallback = Callable[[ProgressNotificationParams], None]
@@ -246,7 +247,7 @@ class RequestContext:
     request_id: RequestId
     method: str
     params: dict[str, Any]
-    cancelled: threading.Event = field(default_factory=threading.Event)
+    cancelled: threading.Event = field(default_factory=CancelEvent)
     answered: bool = False
     """Whether the request has had its answer (then nothing more is sent)."""
     state: dict[str, Any] = field(default_factory=dict)
@@ -458,27 +459,38 @@ class JsonRpcDispatcher:
         for ever) and ``MCPError(REQUEST_CANCELLED)`` when ``cancel`` is set;
         either way the peer is sent ``notifications/cancelled``.
         """
+        forget_cancel = None
+        if isinstance(cancel, CancelEvent):
+            # One of ours (a handler's or a task's): it calls back when set, so the wait below need not poll it.
+            forget_cancel = cancel.call_when_set(functools.partial(self.cancel, pending, "cancelled by the caller"))
+            cancel = None
         deadline = None if timeout is None else self._clock.monotonic() + timeout
-        while True:
-            remaining = None if deadline is None else max(0.0, deadline - self._clock.monotonic())
-            step = remaining if cancel is None else min(_CANCEL_POLL, _CANCEL_POLL if remaining is None else remaining)
-            if self._clock.wait(pending.future, step):
-                break
-            if cancel is not None and cancel.is_set():
-                self.cancel(pending, "cancelled by the caller")
-                break
-            if deadline is not None and self._clock.monotonic() >= deadline:
-                self._abandon(
-                    pending,
-                    "timed out",
-                    MCPError(
-                        MCP_CODES.TIMEOUT,
-                        f"{pending.method} timed out after {timeout:g} s",
-                        context={"method": pending.method, "timeout": timeout},
-                    ),
-                    "error",
-                )
-                break
+        try:
+            while True:
+                remaining = None if deadline is None else max(0.0, deadline - self._clock.monotonic())
+                step = remaining
+                if cancel is not None:  # a caller's plain Event: looked at every _CANCEL_POLL seconds
+                    step = _CANCEL_POLL if remaining is None else min(_CANCEL_POLL, remaining)
+                if self._clock.wait(pending.future, step):
+                    break
+                if cancel is not None and cancel.is_set():
+                    self.cancel(pending, "cancelled by the caller")
+                    break
+                if deadline is not None and self._clock.monotonic() >= deadline:
+                    self._abandon(
+                        pending,
+                        "timed out",
+                        MCPError(
+                            MCP_CODES.TIMEOUT,
+                            f"{pending.method} timed out after {timeout:g} s",
+                            context={"method": pending.method, "timeout": timeout},
+                        ),
+                        "error",
+                    )
+                    break
+        finally:
+            if forget_cancel is not None:
+                forget_cancel()
         return pending.future.result()
 
     def cancel(self, pending: PendingRequest, reason: str = "cancelled") -> None:

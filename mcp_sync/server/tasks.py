@@ -89,6 +89,7 @@ from ..protocol.types import (
     ServerCapabilities,
     WireModel,
 )
+from ..runtime.cancellation import CancelEvent
 from ..runtime.workers import ElasticPool, PoolClosed
 from .backend import Notice
 from .context import ClientChannel, Context, HandshakeChannel
@@ -380,7 +381,7 @@ class _Live:
     """What only the process running a task has: its cancel event and wake-up condition."""
 
     def __init__(self) -> None:
-        self.cancelled = threading.Event()
+        self.cancelled = CancelEvent()
         self.wake = threading.Condition()
         self.started = False  # set by the worker thread that runs it (a task still in line is not)
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
 from mcp_sync.protocol.errors import format_validation_error
 from mcp_sync.protocol.jsonrpc import InvalidMessage, decode_message, encode_message
+from mcp_sync.runtime.cancellation import CancelEvent
 from mcp_sync.runtime.dispatcher import (
     DEFAULT_TIMEOUT,
     JsonRpcDispatcher,
@@ -579,6 +580,35 @@ def test_cancel_event_without_timeout_polls(connect: Connect) -> None:
     err = raised(lambda: client.request("slow", timeout=None, cancel=cancel))
     assert err.code == MCP_CODES.REQUEST_CANCELLED
     assert clock.waits == [0.02, 0.02]
+
+
+def test_a_cancel_event_of_ours_is_not_polled_it_calls_back(connect: Connect) -> None:
+    # A handler's ctx.cancelled (a CancelEvent) ends the wait when set: one wait for the whole timeout, no 20 ms looks.
+    cancel = CancelEvent()
+    clock = FakeClock(on_wait=lambda n: cancel.set())
+    client, server = connect(client={"clock": clock})
+    blocker = Blocker()
+    server.register_handler("slow", blocker)
+    seen = Collector()
+    server.on_notification("notifications/cancelled", seen)
+    err = raised(lambda: client.request("slow", timeout=10, cancel=cancel))
+    assert err.code == MCP_CODES.REQUEST_CANCELLED
+    assert err.message == "slow was cancelled: cancelled by the caller"
+    assert clock.waits == [10]
+    assert seen.take()["reason"] == "cancelled by the caller"
+    blocker.wait_finished()
+    assert blocker.saw_cancel == [True]
+    assert cancel._callbacks is None  # called once, then dropped
+
+
+def test_a_wait_answered_in_time_forgets_its_cancel_callback(connect: Connect) -> None:
+    client, server = connect()
+    server.register_handler("echo", lambda params, ctx: params)
+    cancel = CancelEvent()
+    assert client.request("echo", {"a": 1}, timeout=WAIT, cancel=cancel) == {"a": 1}
+    assert cancel._callbacks == []  # nothing left to call (and nothing is sent) when it is set later
+    cancel.set()
+    assert cancel._callbacks is None
 
 
 def test_caller_cancellation_with_the_real_clock_reaches_the_handler(connect: Connect) -> None:

@@ -231,6 +231,28 @@ def fastmcp_tasks_python() -> str:
     return str(python)
 
 
+FASTMCP_VERSION = "4.1.4"
+"""fastmcp itself (its ``fastmcp-slim`` distribution, which ``fastmcp-tasks`` pins): client and server."""
+
+
+def fastmcp_python() -> str:
+    """The python of a virtualenv holding fastmcp :data:`FASTMCP_VERSION`: the ``fastmcp-tasks`` one, reused.
+
+    That virtualenv already holds fastmcp's client and server (and uvicorn for
+    its HTTP transport); a second install of the same release would only cost
+    time and disk. The version is checked, so a change of pins fails loudly.
+    """
+    python = fastmcp_tasks_python()
+    check = "import importlib.metadata as m; print(m.version('fastmcp-slim'))"
+    try:
+        version = run([python, "-c", check], timeout=CHECK_TIMEOUT).strip()
+    except PeerUnavailable as exc:
+        unavailable(f"fastmcp is not in {python}: {exc}")
+    if version != FASTMCP_VERSION:
+        unavailable(f"the fastmcp virtualenv has fastmcp {version}, not {FASTMCP_VERSION}")
+    return python
+
+
 # --------------------------------------------------------------------- npm
 
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import time
 import warnings
 from typing import Any
 
@@ -42,7 +44,7 @@ async def attempt(call: Any) -> Any:
     """What ``call`` returned, or the error it raised (its type and message)."""
     try:
         return await call
-    except Exception as exc:  # noqa: BLE001 - the report says which error it was
+    except Exception as exc:  # the report says which error it was
         return f"{type(exc).__name__}: {exc}"
 
 
@@ -120,9 +122,18 @@ async def main() -> None:
         report["prompts"] = dump(await client.list_prompts())
         report["greet"] = dump(await client.get_prompt("greet", {"name": "Ada", "style": "warm"}))
         report["missing"] = await attempt(client.read_resource("target://missing"))
-        report["slow"] = await attempt(client.call_tool("slow", {"marker": "timed-out"}, timeout=0.5))
+        # A call that times out is cancelled: the server's handler sees it (it records the marker).
+        marker = f"timed-out-{os.getpid()}"
+        report["marker"] = marker
+        report["slow"] = await attempt(client.call_tool("slow", {"marker": marker}, timeout=0.5))
         report["echo_after_timeout"] = dump((await client.call_tool("echo", {"text": "still here"})).content)
-        report["cancelled_calls"] = dump((await client.call_tool("cancelled_calls", {})).content)
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # the handler records the marker on its own thread, soon after the cancellation
+            cancelled = json.loads((await client.call_tool("cancelled_calls", {})).content[0].text)
+            if marker in cancelled or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        report["cancelled_calls"] = cancelled
     print(json.dumps(report), flush=True)
 
 

@@ -102,7 +102,8 @@ async def ask_guarded(question: str, ctx: Context) -> str | mcp_types.InputRequi
     answer = (ctx.input_responses or {}).get("colour")
     if answer is None:
         params = {"mode": "form", "message": question, "requestedSchema": COLOUR_SCHEMA}
-        return mcp_types.InputRequiredResult(input_requests={"colour": {"method": "elicitation/create", "params": params}})
+        request = {"method": "elicitation/create", "params": params}
+        return mcp_types.InputRequiredResult(input_requests={"colour": request})
     reply = answer if isinstance(answer, dict) else answer.model_dump()
     if reply.get("action") != "accept":
         return f"the user chose {reply.get('action')}"

@@ -310,6 +310,27 @@ def node_entry(package: Path) -> Path:
     return package / script
 
 
+TYPESCRIPT_SDK_VERSION = "1.32.2"
+"""npm ``@modelcontextprotocol/sdk``, as :data:`EVERYTHING_SERVER` brings it along (its exact dependency)."""
+
+
+def typescript_sdk_modules() -> Path:
+    """The ``node_modules`` directory holding the TypeScript SDK :data:`TYPESCRIPT_SDK_VERSION` (set it as ``NODE_PATH``).
+
+    The SDK comes with :data:`EVERYTHING_SERVER`, installed on first use; its
+    version is checked, so a new release of that server fails loudly here.
+    """
+    modules = npm_package_dir(EVERYTHING_SERVER).parent.parent
+    manifest = modules / "@modelcontextprotocol" / "sdk" / "package.json"
+    try:
+        found = json.loads(manifest.read_text()).get("version")
+    except (OSError, ValueError) as exc:
+        unavailable(f"no TypeScript SDK beside {EVERYTHING_SERVER}: {exc}")
+    if found != TYPESCRIPT_SDK_VERSION:
+        unavailable(f"{EVERYTHING_SERVER} brought the TypeScript SDK {found}, not {TYPESCRIPT_SDK_VERSION}")
+    return modules
+
+
 # ----------------------------------------------------------- oidc-provider
 
 OIDC_PROVIDER = "oidc-provider@9.13.3"

@@ -315,7 +315,7 @@ TYPESCRIPT_SDK_VERSION = "1.32.2"
 
 
 def typescript_sdk_modules() -> Path:
-    """The ``node_modules`` directory holding the TypeScript SDK :data:`TYPESCRIPT_SDK_VERSION` (set it as ``NODE_PATH``).
+    """The ``node_modules`` holding the TypeScript SDK :data:`TYPESCRIPT_SDK_VERSION` (to set as ``NODE_PATH``).
 
     The SDK comes with :data:`EVERYTHING_SERVER`, installed on first use; its
     version is checked, so a new release of that server fails loudly here.

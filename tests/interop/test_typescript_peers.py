@@ -111,7 +111,9 @@ def our_http_url() -> Iterator[str]:
 
 def late_progress(errors: list[str]) -> list[list[Any]]:
     """The progress notifications the SDK got after it had settled their request (it reports them as errors)."""
-    late = [json.loads(error.removeprefix(UNKNOWN_TOKEN))["params"] for error in errors if error.startswith(UNKNOWN_TOKEN)]
+    late = [
+        json.loads(error.removeprefix(UNKNOWN_TOKEN))["params"] for error in errors if error.startswith(UNKNOWN_TOKEN)
+    ]
     return [[params["progress"], params["total"], params["message"]] for params in late]
 
 
@@ -295,7 +297,11 @@ def test_our_client_drives_server_everything_over_http(everything: str) -> None:
         assert [(p.progress, p.total) for p in progress] == [(1, 3), (2, 3), (3, 3)]
 
         sampled = client.call_tool("trigger-sampling-request", {"prompt": "hello", "maxTokens": 10}).text or ""
-        assert "ours: hello" in sampled and "our-model" in sampled
+        assert json.loads(sampled.split("\n", 1)[1]) == {
+            "model": "our-model",
+            "role": "assistant",
+            "content": {"type": "text", "text": "ours: Resource trigger-sampling-request context: hello"},
+        }
         declined = client.call_tool("trigger-elicitation-request", {}).text or ""
         assert "declined" in declined
         assert len(asked) == 1 and asked[0].requested_schema.properties
@@ -321,3 +327,13 @@ def test_our_client_drives_server_everything_over_http(everything: str) -> None:
             client.call_tool("trigger-long-running-operation", {"duration": 20, "steps": 2}, timeout=0.5)
         assert timed_out.value.code == MCP_CODES.TIMEOUT
         assert client.call_tool("echo", {"message": "still here"}).text == "Echo: still here"
+
+
+def test_our_client_held_to_2026_07_28_gets_a_clear_error_from_server_everything(everything: str) -> None:
+    # server-everything has no server/discover and no stateless requests: held to that era, our
+    # client fails at once with the server's own answer, rather than hanging or guessing.
+    with pytest.raises(MCPError, match=f"could not connect to the MCP server at {everything}") as refused:
+        mcp_sync.connect(everything, era="stateless", timeout=TIMEOUT)
+    reason = str(refused.value)
+    expected = "Server not initialized" if everything.endswith("/mcp") else "answered server/discover with HTTP 404"
+    assert expected in reason

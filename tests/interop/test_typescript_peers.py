@@ -194,7 +194,8 @@ def test_the_typescript_client_drives_our_server(
     assert len(tokens) >= 3 and len({token.rsplit(":", 1)[0] for token in tokens}) == 1
     assert text_of(report["streamed"]) == ["counted to 2"]
     assert text_of(report["replayed"]) == ["counted to 2"]
-    assert [item for item in late_progress(seen["errors"]) if item[1] == 2] == [
+    # (the first call's own progress may have come late too, before the replayed copies)
+    assert [item for item in late_progress(seen["errors"]) if item[1] == 2][-2:] == [
         [1, 2, "step 1 of 2"],
         [2, 2, "step 2 of 2"],
     ]

@@ -107,7 +107,7 @@ async def main() -> None:
             report["broken"] = str(exc)
         raw = await client.call_tool_mcp("broken", {})
         report["broken_raw"] = dump(raw)
-        if options.mode == "legacy":  # a 2026-07-28 request names its log level itself
+        if client.protocol_version != "2026-07-28":  # a 2026-07-28 request names its log level itself
             await client.set_logging_level("debug")
         report["shout"] = dump((await client.call_tool("shout", {"text": "quiet"})).content)
         counted = await client.call_tool("count", {"steps": 3}, progress_handler=on_progress)

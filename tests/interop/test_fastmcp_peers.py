@@ -148,7 +148,18 @@ def test_the_fastmcp_client_drives_our_server(
     else:  # ping is not a 2026-07-28 method: a clear JSON-RPC error, not a hang
         assert report["ping"] == f"MCPError: Method not found: ping (not in {STATELESS})"
     tools = {tool["name"]: tool for tool in report["tools"]}
-    assert set(tools) == {"echo", "weather", "broken", "count", "shout", "sample", "ask", "slow", "cancelled_calls"}
+    assert set(tools) == {
+        "echo",
+        "weather",
+        "broken",
+        "count",
+        "shout",
+        "sample",
+        "ask",
+        "slow",
+        "cancelled_calls",
+        "roots",
+    }
     assert tools["weather"]["outputSchema"]["required"] == ["city", "celsius"]
     assert tools["echo"]["inputSchema"]["required"] == ["text"]
 
@@ -178,6 +189,10 @@ def test_the_fastmcp_client_drives_our_server(
             "schema": {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]},
         }
     ]
+
+    # Roots (asked of fastmcp's client by our server) and completions.
+    assert json.loads(report["roots"]) == [["file:///srv/project", "project"]]
+    assert report["completion"] == {"values": ["Ada", "Alan"], "total": 2, "hasMore": False}
 
     assert [(r["uri"], r["name"], r["mimeType"]) for r in report["resources"]] == [
         ("target://readme", "readme", "text/plain"),

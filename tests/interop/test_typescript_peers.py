@@ -135,7 +135,18 @@ def test_the_typescript_client_drives_our_server(
     assert report["server_info"] == {"name": "mcp-sync-target", "version": "1.0"}
     assert report["ping"] == {}
     tools = {tool["name"]: tool for tool in report["tools"]}
-    assert set(tools) == {"echo", "weather", "broken", "count", "shout", "sample", "ask", "slow", "cancelled_calls"}
+    assert set(tools) == {
+        "echo",
+        "weather",
+        "broken",
+        "count",
+        "shout",
+        "sample",
+        "ask",
+        "slow",
+        "cancelled_calls",
+        "roots",
+    }
     assert text_of(report["echo"]) == ["hello"]
     assert report["weather"]["structuredContent"] == {"city": "Oslo", "celsius": 21.5}
     assert json.loads(text_of(report["weather"]["content"])[0]) == {"city": "Oslo", "celsius": 21.5}
@@ -164,6 +175,9 @@ def test_the_typescript_client_drives_our_server(
         }
     ]
     assert text_of(report["ask"]) == ["the user likes teal"]
+
+    assert json.loads(report["roots"]) == [["file:///srv/project", "project"]]
+    assert report["completion"] == {"values": ["Ada", "Alan"], "total": 2, "hasMore": False}
 
     assert [(r["uri"], r["mimeType"]) for r in report["resources"]] == [
         ("target://readme", "text/plain"),

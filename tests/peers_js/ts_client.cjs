@@ -18,6 +18,7 @@ const {
   CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
 } = require("@modelcontextprotocol/sdk/types.js");
 
@@ -37,7 +38,7 @@ async function main() {
   const report = { seen };
   const client = new Client(
     { name: "ts-interop", version: "1.0.0" },
-    { capabilities: { sampling: {}, elicitation: { form: {} } } },
+    { capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } } },
   );
   client.onerror = (error) => seen.errors.push(error.message);
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
@@ -52,6 +53,10 @@ async function main() {
     seen.elicited.push({ message: request.params.message, schema: request.params.requestedSchema });
     return { action: "accept", content: { colour: "teal" } };
   });
+
+  client.setRequestHandler(ListRootsRequestSchema, () => ({
+    roots: [{ uri: "file:///srv/project", name: "project" }],
+  }));
 
   let transport;
   if (kind === "--http") {
@@ -81,6 +86,10 @@ async function main() {
   report.readme = (await client.readResource({ uri: "target://readme" }, options)).contents;
   report.logo = (await client.readResource({ uri: "target://logo" }, options)).contents;
   report.note = (await client.readResource({ uri: "target://notes/todo" }, options)).contents;
+  report.roots = (await client.callTool({ name: "roots", arguments: {} }, undefined, options)).content[0].text;
+  const reference = { type: "ref/prompt", name: "greet" };
+  report.completion = (await client.complete({ ref: reference, argument: { name: "name", value: "A" } }, options))
+    .completion;
   report.missing = await attempt(client.readResource({ uri: "target://missing" }, options));
   report.prompts = (await client.listPrompts({}, options)).prompts;
   report.greet = await client.getPrompt({ name: "greet", arguments: { name: "Ada", style: "warm" } }, options);

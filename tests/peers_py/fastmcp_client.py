@@ -83,6 +83,7 @@ async def main() -> None:
     client = Client(
         transport,
         name="fastmcp-interop",
+        roots=[mcp_types.Root(uri="file:///srv/project", name="project")],
         log_handler=on_log,
         sampling_handler=on_sample,
         elicitation_handler=on_elicit,
@@ -121,6 +122,9 @@ async def main() -> None:
         report["note"] = dump(await client.read_resource("target://notes/todo"))
         report["prompts"] = dump(await client.list_prompts())
         report["greet"] = dump(await client.get_prompt("greet", {"name": "Ada", "style": "warm"}))
+        report["roots"] = (await client.call_tool("roots", {})).content[0].text
+        reference = mcp_types.PromptReference(type="ref/prompt", name="greet")
+        report["completion"] = dump(await client.complete(reference, {"name": "name", "value": "A"}))
         report["missing"] = await attempt(client.read_resource("target://missing"))
         # A call that times out is cancelled: the server's handler sees it (it records the marker).
         marker = f"timed-out-{os.getpid()}"

@@ -11,10 +11,12 @@ in-process HTTP (Streamable HTTP and legacy SSE). Tools:
 - ``sample(prompt)``: asks the client's model (sampling) and says what it answered;
 - ``ask(question)``: asks the user for a colour (form elicitation);
 - ``slow(marker)``: waits until cancelled (at most :data:`SLOW_LIMIT`), then
-  ``cancelled_calls()`` lists the markers of the calls that saw their cancellation.
+  ``cancelled_calls()`` lists the markers of the calls that saw their cancellation;
+- ``roots()``: the client's roots, as ``[uri, name]`` pairs.
 
 Resources ``target://readme`` (text) and ``target://logo`` (binary), the
-template ``target://notes/{name}``, and the prompt ``greet(name, style?)``.
+template ``target://notes/{name}``, and the prompt ``greet(name, style?)``,
+whose ``name`` completes from :data:`NAMES`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ from typing import Any
 from mcp_sync import MCPServer
 from mcp_sync.server.context import Context
 from mcp_sync.server.stdio import serve_stdio
-from mcp_sync.types import CallToolResult, PromptArgument, PromptMessage, TextContent
+from mcp_sync.types import CallToolResult, CompleteRequestParams, PromptArgument, PromptMessage, TextContent
 
 SLOW_LIMIT = 20.0
 """How long ``slow`` waits for its cancellation before giving up (seconds)."""
 LOGO = b"\x89PNG\r\n\x1a\n\x00\xff"
 
+NAMES = ("Ada", "Alan", "Barbara", "Grace")
+"""The completions of the prompt argument ``greet(name)``."""
 COLOUR_SCHEMA = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
 
 
@@ -84,6 +88,9 @@ def build() -> MCPServer:
         with lock:
             return json.dumps(cancelled)
 
+    def roots(args: dict[str, Any], ctx: Context) -> str:
+        return json.dumps([[str(root.uri), root.name] for root in ctx.list_roots(key="roots")])
+
     def text_input(*names: str) -> dict[str, Any]:
         return {"type": "object", "properties": {n: {"type": "string"} for n in names}, "required": list(names)}
 
@@ -111,6 +118,7 @@ def build() -> MCPServer:
     server.register_tool("ask", ask, description="Ask the user for a colour.", input_schema=text_input("question"))
     server.register_tool("slow", slow, description="Wait until cancelled.", input_schema=text_input("marker"))
     server.register_tool("cancelled_calls", cancelled_calls, description="The markers of the cancelled slow calls.")
+    server.register_tool("roots", roots, description="The client's roots, as [uri, name] pairs.")
     server.register_resource(
         "target://readme", lambda uri, ctx: "Read me first.", name="readme", mime_type="text/plain"
     )
@@ -135,6 +143,13 @@ def build() -> MCPServer:
             PromptArgument(name="style", description="How", required=False),
         ],
     )
+
+    def complete(params: CompleteRequestParams, ctx: Context) -> list[str]:
+        if params.argument.name != "name":
+            return []
+        return [name for name in NAMES if name.startswith(params.argument.value)]
+
+    server.set_completion_provider(complete)
     return server
 
 

@@ -45,6 +45,8 @@ from mcp_sync.types import (
     ElicitResult,
     LoggingMessageNotificationParams,
     ProgressNotificationParams,
+    PromptReference,
+    Root,
     TextContent,
     TextResourceContents,
 )
@@ -271,6 +273,7 @@ def connect_to_fastmcp(transport: str, python: str, url: str, era: str, logs: li
         timeout=TIMEOUT,
         sampling_provider=sample,
         elicitation_provider=elicit,
+        roots_provider=lambda: [Root(uri="file:///srv/project", name="project")],
         log_handler=logs.append,
         **stdio,
     )
@@ -343,6 +346,11 @@ def test_our_client_drives_a_fastmcp_server(
             assert refused.value.code == MCP_CODES.INVALID_PARAMS
         assert sampled.text == "the model (our-model) said: ours: hi"
         assert asked.text == "the user likes teal"
+
+        if not stateless:
+            assert json.loads(client.call_tool("roots", {}).text or "") == [["file:///srv/project", "project"]]
+        completion = client.complete(PromptReference(name="greet"), "name", "A").completion
+        assert completion.values == ["Ada", "Alan"]
 
         assert [(r.uri, r.mime_type) for r in client.list_resources().resources] == [
             ("fm://readme", "text/plain"),

@@ -6,7 +6,7 @@
 //     node ts_client.cjs --http http://127.0.0.1:8000/mcp
 //     node ts_client.cjs --stdio python mcp_sync_target.py
 //
-// The script answers the server's sampling and elicitation requests itself, records the log and
+// The script answers the server's sampling, elicitation and roots requests itself, records the log and
 // progress notifications it gets, lets one call time out (the SDK then sends notifications/cancelled),
 // and, over HTTP, resumes a stream from a resumption token, then ends the session with a DELETE.
 "use strict";

@@ -12,9 +12,10 @@ return); ``broken()`` (a tool error); ``count(steps)`` (progress);
 that in the 2026-07-28 era, which has no back-channel); ``ask_guarded(question)``
 and ``sample_guarded(prompt)``, fastmcp's 2026-07-28 guard pattern (return an
 ``InputRequiredResult``, read the answer when called again); ``slow(marker)``
-(waits until cancelled, at most 20 s) and ``cancelled_calls()``. Resources
+(waits until cancelled, at most 20 s) and ``cancelled_calls()``; ``roots()``
+(the client's roots, handshake era). Resources
 ``fm://readme``, ``fm://logo`` (binary), the template ``fm://notes/{name}``,
-and the prompt ``greet(name, style)``.
+and the prompt ``greet(name, style)``, whose ``name`` completes.
 """
 
 from __future__ import annotations
@@ -138,6 +139,21 @@ async def slow(marker: str) -> str:
 def cancelled_calls() -> str:
     """The markers of the cancelled slow calls."""
     return json.dumps(cancelled)
+
+
+@mcp.tool
+async def roots(ctx: Context) -> str:
+    """The client's roots, as [uri, name] pairs (handshake era)."""
+    listed = await ctx.session.list_roots()
+    return json.dumps([[str(root.uri), root.name] for root in listed.roots])
+
+
+@mcp.completion
+def complete(reference: object, argument: mcp_types.CompletionArgument, context: object) -> list[str]:
+    """Completions of the prompt argument `greet(name)`."""
+    if argument.name != "name":
+        return []
+    return [name for name in ("Ada", "Alan", "Barbara", "Grace") if name.startswith(argument.value)]
 
 
 @mcp.resource("fm://readme", mime_type="text/plain")

@@ -44,6 +44,7 @@ from mcp_sync.types import (
     ElicitRequestFormParams,
     ElicitResult,
     ImageContent,
+    LoggingMessageNotificationParams,
     ProgressNotificationParams,
     TextContent,
     TextResourceContents,
@@ -284,7 +285,10 @@ def test_our_client_drives_server_everything_over_http(everything: str) -> None:
         asked.append(params)
         return ElicitResult(action="decline")
 
-    with mcp_sync.connect(everything, timeout=TIMEOUT, sampling_provider=sample, elicitation_provider=elicit) as client:
+    logs: list[LoggingMessageNotificationParams] = []
+    with mcp_sync.connect(
+        everything, timeout=TIMEOUT, sampling_provider=sample, elicitation_provider=elicit, log_handler=logs.append
+    ) as client:
         # It speaks only the handshake era: "auto" settles on it.
         assert (client.negotiated_era, client.negotiated_version) == ("handshake", HANDSHAKE)
         assert client.server_info.name == "mcp-servers/everything"
@@ -336,6 +340,17 @@ def test_our_client_drives_server_everything_over_http(everything: str) -> None:
         assert {"simple-prompt", "args-prompt"} <= prompts
         messages = client.get_prompt("args-prompt", {"city": "Oslo", "state": "Oslo"}).messages
         assert any(isinstance(m.content, TextContent) and "Oslo" in m.content.text for m in messages)
+
+        # Log messages that belong to no request (they come on the session's own stream, once at
+        # once and then every 5 s, at a random level: "debug" lets every one through).
+        client.set_log_level("debug")
+        assert "Started" in (client.call_tool("toggle-simulated-logging", {}).text or "")
+        try:
+            assert wait_until(lambda: logs)
+            assert str(logs[0].data).split(" - ")[0].endswith("message")
+            assert logs[0].data.lower().startswith(logs[0].level.split("-")[0])
+        finally:
+            client.call_tool("toggle-simulated-logging", {})
 
         # A call that times out is given up (and cancelled); the connection goes on.
         with pytest.raises(MCPError) as timed_out:

@@ -1,9 +1,10 @@
 """Interoperability with the official TypeScript SDK, as a client of our server and as the "everything" server.
 
 - The SDK's ``Client`` (``tests/peers_js/ts_client.cjs``, on node) drives
-  ``tests/peers_py/mcp_sync_target.py`` with ``StreamableHTTPClientTransport``
-  and ``StdioClientTransport``: tools, resources, prompts, progress, logging,
-  sampling and elicitation answered by the script, a timed-out call being
+  ``tests/peers_py/mcp_sync_target.py`` with ``StreamableHTTPClientTransport``,
+  ``SSEClientTransport`` and ``StdioClientTransport``: tools, resources, prompts,
+  completions, progress, logging, sampling, elicitation and roots answered by
+  the script, a timed-out call being
   cancelled, and over HTTP the resumption of a stream from a resumption token
   and the end of the session (DELETE).
 - Our client drives ``@modelcontextprotocol/server-everything`` (built on that
@@ -118,13 +119,15 @@ def late_progress(errors: list[str]) -> list[list[Any]]:
     return [[params["progress"], params["total"], params["message"]] for params in late]
 
 
-@pytest.mark.parametrize("transport", ["http", "stdio"])
+@pytest.mark.parametrize("transport", ["http", "sse", "stdio"])
 def test_the_typescript_client_drives_our_server(
     request: pytest.FixtureRequest, node: str, sdk_modules: Path, transport: str
 ) -> None:
     if transport == "http":
         url = request.getfixturevalue("our_http_url")
         target = ["--http", url]
+    elif transport == "sse":
+        target = ["--sse", request.getfixturevalue("our_http_url").removesuffix("/mcp") + "/sse"]
     else:
         # The SDK gives a stdio server only a few safe variables: name our checkout explicitly.
         target = ["--stdio", "env", f"PYTHONPATH={ROOT}", sys.executable, str(TARGET_SCRIPT)]
@@ -197,8 +200,7 @@ def test_the_typescript_client_drives_our_server(
     assert report["slow"] == "McpError: MCP error -32001: Request timed out"
     assert report["marker"] in report["cancelled_calls"]
 
-    if transport == "stdio":
-        assert report["session_id"] is None
+    if transport != "http":
         return
     assert report["protocol_version"] == HANDSHAKE
     assert report["session_id"]

@@ -4,6 +4,7 @@
 // Run it with NODE_PATH set to the node_modules holding @modelcontextprotocol/sdk (tests/peers.py):
 //
 //     node ts_client.cjs --http http://127.0.0.1:8000/mcp
+//     node ts_client.cjs --sse http://127.0.0.1:8000/sse
 //     node ts_client.cjs --stdio python mcp_sync_target.py
 //
 // The script answers the server's sampling, elicitation and roots requests itself, records the log and
@@ -12,6 +13,7 @@
 "use strict";
 
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { SSEClientTransport } = require("@modelcontextprotocol/sdk/client/sse.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const {
@@ -61,6 +63,8 @@ async function main() {
   let transport;
   if (kind === "--http") {
     transport = new StreamableHTTPClientTransport(new URL(target[0]));
+  } else if (kind === "--sse") {
+    transport = new SSEClientTransport(new URL(target[0]));
   } else {
     transport = new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: "inherit" });
   }

@@ -139,6 +139,7 @@ def test_the_typescript_client_drives_our_server(
     assert report["server_info"] == {"name": "mcp-sync-target", "version": "1.0"}
     assert report["ping"] == {}
     tools = {tool["name"]: tool for tool in report["tools"]}
+    assert report["tool_pages"] == 4  # ten tools, three a page
     assert set(tools) == {
         "echo",
         "weather",

@@ -34,6 +34,20 @@ async function attempt(promise) {
   }
 }
 
+// Every page of a listing (the SDK gives one page per call): the items under `key`, and the page count.
+async function everyPage(list, key) {
+  const items = [];
+  let cursor;
+  let pages = 0;
+  do {
+    const page = await list(cursor === undefined ? {} : { cursor });
+    items.push(...page[key]);
+    cursor = page.nextCursor;
+    pages += 1;
+  } while (cursor !== undefined);
+  return { items, pages };
+}
+
 async function main() {
   const [kind, ...target] = process.argv.slice(2);
   const seen = { logs: [], progress: [], sampled: [], elicited: [], errors: [] };
@@ -74,7 +88,9 @@ async function main() {
   report.server_info = client.getServerVersion();
   report.session_id = transport.sessionId ?? null;
   report.ping = await attempt(client.ping(options));
-  report.tools = (await client.listTools({}, options)).tools;
+  const tools = await everyPage((params) => client.listTools(params, options), "tools");
+  report.tools = tools.items;
+  report.tool_pages = tools.pages;
   report.echo = (await client.callTool({ name: "echo", arguments: { text: "hello" } }, undefined, options)).content;
   report.weather = await client.callTool({ name: "weather", arguments: { city: "Oslo" } }, undefined, options);
   report.broken = await client.callTool({ name: "broken", arguments: {} }, undefined, options);

@@ -32,6 +32,8 @@ from mcp_sync.types import CallToolResult, CompleteRequestParams, PromptArgument
 
 SLOW_LIMIT = 20.0
 """How long ``slow`` waits for its cancellation before giving up (seconds)."""
+PAGE_SIZE = 3
+"""Listings come in pages of this many items: clients must follow the cursors."""
 LOGO = b"\x89PNG\r\n\x1a\n\x00\xff"
 
 NAMES = ("Ada", "Alan", "Barbara", "Grace")
@@ -43,7 +45,7 @@ def build() -> MCPServer:
     """A fresh target server (its own record of cancelled calls)."""
     cancelled: list[str] = []
     lock = threading.Lock()
-    server = MCPServer("mcp-sync-target", "1.0")
+    server = MCPServer("mcp-sync-target", "1.0", page_size=PAGE_SIZE)
 
     def echo(args: dict[str, Any], ctx: Context) -> str:
         return str(args["text"])

@@ -115,8 +115,17 @@ def our_http_url() -> Iterator[str]:
 
 def run_fastmcp_client(python: str, *arguments: str) -> dict[str, Any]:
     """Run the fastmcp client script with ``arguments``; its report."""
-    output = peers.run([python, str(CLIENT_SCRIPT), *arguments], timeout=SCRIPT_TIMEOUT)
-    report: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    done = subprocess.run(
+        [python, str(CLIENT_SCRIPT), *arguments],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=SCRIPT_TIMEOUT,
+        env=peers.peer_environment(),
+        check=False,
+    )
+    assert done.returncode == 0, f"the fastmcp client failed:\n{done.stderr[-6000:]}"
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return report
 
 

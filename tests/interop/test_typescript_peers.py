@@ -132,8 +132,17 @@ def test_the_typescript_client_drives_our_server(
         # The SDK gives a stdio server only a few safe variables: name our checkout explicitly.
         target = ["--stdio", "env", f"PYTHONPATH={ROOT}", sys.executable, str(TARGET_SCRIPT)]
     environment = peers.peer_environment({"NODE_PATH": str(sdk_modules)})
-    output = peers.run([node, str(TS_CLIENT), *target], timeout=SCRIPT_TIMEOUT, env=environment)
-    report = json.loads(output.strip().splitlines()[-1])
+    done = subprocess.run(
+        [node, str(TS_CLIENT), *target],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=SCRIPT_TIMEOUT,
+        env=environment,
+        check=False,
+    )
+    assert done.returncode == 0, f"the TypeScript client failed:\n{done.stderr[-6000:]}"
+    report = json.loads(done.stdout.strip().splitlines()[-1])
     seen = report["seen"]
 
     assert report["server_info"] == {"name": "mcp-sync-target", "version": "1.0"}

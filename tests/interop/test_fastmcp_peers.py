@@ -219,7 +219,8 @@ def test_the_fastmcp_client_drives_our_server(
     assert [(a["name"], a["required"]) for a in prompt["arguments"]] == [("name", True), ("style", False)]
     assert [m["content"]["text"] for m in report["greet"]["messages"]] == ["Greet Ada in a warm style."]
 
-    # A call that times out: fastmcp gives up, tells the server, and the handler sees its cancellation.
+    # A call that times out: fastmcp gives up and tells the server (notifications/cancelled, or in
+    # 2026-07-28 over HTTP by closing the request's stream), and the handler sees its cancellation.
     assert report["slow"] == "MCPError: Request 'tools/call' timed out"
     assert text_of(report["echo_after_timeout"]) == ["still here"]
     assert report["marker"] in report["cancelled_calls"]
@@ -249,7 +250,7 @@ def fastmcp_http_url(fastmcp_python: str, tmp_path_factory: pytest.TempPathFacto
             return sock.connect_ex(("127.0.0.1", port)) == 0
 
     try:
-        wait_until(listening, timeout=60.0)
+        assert wait_until(listening, timeout=60.0), f"nothing listens on port {port}:\n{log.read_text()}"
         assert process.poll() is None, f"the fastmcp server ended:\n{log.read_text()}"
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

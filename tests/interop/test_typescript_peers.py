@@ -266,7 +266,7 @@ def everything_url(node: str, mode: str, log: Path) -> Iterator[str]:
             return sock.connect_ex(("127.0.0.1", port)) == 0
 
     try:
-        wait_until(listening, timeout=60.0)
+        assert wait_until(listening, timeout=60.0), f"nothing listens on port {port}:\n{log.read_text()}"
         assert process.poll() is None, f"server-everything ended:\n{log.read_text()}"
         yield f"http://127.0.0.1:{port}/" + ("mcp" if mode == "streamableHttp" else "sse")
     finally:

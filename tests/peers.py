@@ -231,6 +231,28 @@ def fastmcp_tasks_python() -> str:
     return str(python)
 
 
+FASTMCP_VERSION = "4.1.4"
+"""fastmcp itself (its ``fastmcp-slim`` distribution, which ``fastmcp-tasks`` pins): client and server."""
+
+
+def fastmcp_python() -> str:
+    """The python of a virtualenv holding fastmcp :data:`FASTMCP_VERSION`: the ``fastmcp-tasks`` one, reused.
+
+    That virtualenv already holds fastmcp's client and server (and uvicorn for
+    its HTTP transport); a second install of the same release would only cost
+    time and disk. The version is checked, so a change of pins fails loudly.
+    """
+    python = fastmcp_tasks_python()
+    check = "import importlib.metadata as m; print(m.version('fastmcp-slim'))"
+    try:
+        version = run([python, "-c", check], timeout=CHECK_TIMEOUT).strip()
+    except PeerUnavailable as exc:
+        unavailable(f"fastmcp is not in {python}: {exc}")
+    if version != FASTMCP_VERSION:
+        unavailable(f"the fastmcp virtualenv has fastmcp {version}, not {FASTMCP_VERSION}")
+    return python
+
+
 # --------------------------------------------------------------------- npm
 
 
@@ -286,6 +308,27 @@ def node_entry(package: Path) -> Path:
     bin_entry = manifest.get("bin")
     script = bin_entry if isinstance(bin_entry, str) else next(iter(bin_entry.values()))
     return package / script
+
+
+TYPESCRIPT_SDK_VERSION = "1.32.2"
+"""npm ``@modelcontextprotocol/sdk``, as :data:`EVERYTHING_SERVER` brings it along (its exact dependency)."""
+
+
+def typescript_sdk_modules() -> Path:
+    """The ``node_modules`` holding the TypeScript SDK :data:`TYPESCRIPT_SDK_VERSION` (to set as ``NODE_PATH``).
+
+    The SDK comes with :data:`EVERYTHING_SERVER`, installed on first use; its
+    version is checked, so a new release of that server fails loudly here.
+    """
+    modules = npm_package_dir(EVERYTHING_SERVER).parent.parent
+    manifest = modules / "@modelcontextprotocol" / "sdk" / "package.json"
+    try:
+        found = json.loads(manifest.read_text()).get("version")
+    except (OSError, ValueError) as exc:
+        unavailable(f"no TypeScript SDK beside {EVERYTHING_SERVER}: {exc}")
+    if found != TYPESCRIPT_SDK_VERSION:
+        unavailable(f"{EVERYTHING_SERVER} brought the TypeScript SDK {found}, not {TYPESCRIPT_SDK_VERSION}")
+    return modules
 
 
 # ----------------------------------------------------------- oidc-provider

@@ -1456,6 +1456,35 @@ def test_our_server_forgetting_the_session_is_transparent(ours: RunningHTTPServe
     assert len(ours.app.sessions) == 0  # closing deleted the new session
 
 
+def test_a_question_the_server_withdraws_is_forgotten_by_the_client_transport() -> None:
+    # The transport relates each server question to the call whose stream carried it, until it is answered; a
+    # question the server withdraws (its own timeout here) is never answered, so notifications/cancelled ends it.
+    server = MCPServer("asks", "1.0")
+    release = threading.Event()
+
+    def impatient(args: dict[str, Any], ctx: Context) -> str:
+        try:
+            ctx.sample("?", timeout=0.2)
+        except MCPError as error:
+            return error.code
+        return "answered"
+
+    def slow_sampler(params: CreateMessageRequestParams) -> CreateMessageResult:
+        release.wait(CALL_TIMEOUT)
+        return sampler(params)
+
+    server.register_tool("impatient", impatient)
+    with start_http(server) as running:
+        client, transport = open_client(running.url, sampling_provider=slow_sampler)
+        with client:
+            try:
+                for _ in range(3):
+                    assert client.call_tool("impatient").content[0].text == MCP_CODES.TIMEOUT  # type: ignore[union-attr]
+                assert transport._related == {}
+            finally:
+                release.set()
+
+
 def test_http_client_falls_back_to_our_legacy_endpoint() -> None:
     with start_http(our_server()) as running:
         legacy_url = running.url.replace("/mcp", "/sse")

@@ -85,6 +85,7 @@ __all__ = [
 ProgressReporter = Callable[[float, "float | None", "str | None"], None]
 """``(progress, total, message)``: sends one progress notification for the current request."""
 T = TypeVar("T")
+_Params = TypeVar("_Params", bound=RequestParams)
 
 
 @dataclass(frozen=True)
@@ -223,9 +224,18 @@ class HandshakeChannel:
     >>> server.stop()
     """
 
-    def __init__(self, session: ServerSession, cancelled: threading.Event | None = None) -> None:
+    def __init__(
+        self, session: ServerSession, cancelled: threading.Event | None = None, meta: dict[str, Any] | None = None
+    ) -> None:
         self.session = session
         self.cancelled = cancelled
+        self.meta = meta
+        """Keys added to the ``_meta`` of every question sent (a 2025-11-25 task's ``related-task``)."""
+
+    def _marked(self, params: _Params) -> _Params:
+        if self.meta is None:
+            return params
+        return params.model_copy(update={"meta": {**(params.meta or {}), **self.meta}})
 
     @property
     def client_info(self) -> Implementation | None:
@@ -251,26 +261,26 @@ class HandshakeChannel:
         answers: dict[str, Any] = {}
         for name, request in requests.items():
             if isinstance(request, CreateMessageRequest):
-                answers[name] = self.session.create_message(request.params, cancel=self.cancelled).to_wire()
+                answers[name] = self.create_message(request.params, None, None).to_wire()
             elif isinstance(request, ElicitRequest):
-                answers[name] = self.session.elicit(request.params, cancel=self.cancelled).to_wire()
+                answers[name] = self.session.elicit(self._marked(request.params), cancel=self.cancelled).to_wire()
             else:
-                answers[name] = self.session.list_roots(cancel=self.cancelled).to_wire()
+                answers[name] = self.list_roots(None, None).to_wire()
         return answers
 
     def create_message(
         self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
     ) -> CreateMessageResult:
         """``sampling/createMessage``, or the server's own sampling provider when the client cannot sample."""
-        return self.session.create_message(params, timeout=timeout, cancel=self.cancelled)
+        return self.session.create_message(self._marked(params), timeout=timeout, cancel=self.cancelled)
 
     def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
         """``elicitation/create`` sent to the client."""
-        return self.session.elicit(params, timeout=timeout, cancel=self.cancelled)
+        return self.session.elicit(self._marked(params), timeout=timeout, cancel=self.cancelled)
 
     def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
         """``roots/list`` sent to the client."""
-        return self.session.list_roots(timeout=timeout, cancel=self.cancelled)
+        return self.session.list_roots(timeout=timeout, cancel=self.cancelled, meta=self.meta)
 
 
 class StatelessChannel:

@@ -76,6 +76,7 @@ from ..protocol.types import (
     ReadResourceRequestParams,
     ReadResourceResult,
     RequestId,
+    RequestParams,
     ResourcesCapability,
     ResourceUpdatedNotificationParams,
     ServerCapabilities,
@@ -697,11 +698,18 @@ class ServerSession:
         )
         return result
 
-    def list_roots(self, *, timeout: float | None = None, cancel: threading.Event | None = None) -> ListRootsResult:
-        """Ask the client for its roots (``roots/list``)."""
+    def list_roots(
+        self,
+        *,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ListRootsResult:
+        """Ask the client for its roots (``roots/list``), with ``meta`` as the request's ``_meta`` if given."""
         if self.client_capabilities.roots is None:
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support roots")
-        result: ListRootsResult = self._request("roots/list", None, ListRootsResult, timeout, cancel)
+        params = None if meta is None else RequestParams(meta=meta)
+        result: ListRootsResult = self._request("roots/list", params, ListRootsResult, timeout, cancel)
         return result
 
     def elicit(

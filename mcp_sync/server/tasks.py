@@ -586,9 +586,10 @@ class TaskRunner:
         channel: ClientChannel
         if legacy:
             # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection,
-            # and a tasks/cancel withdraws the question in flight (notifications/cancelled).
+            # each question marked as the task's (related-task), and a tasks/cancel withdraws the question in
+            # flight (notifications/cancelled).
             assert ctx.session is not None  # such a task starts only from a handshake-era session's request
-            channel = HandshakeChannel(ctx.session, live.cancelled)
+            channel = HandshakeChannel(ctx.session, live.cancelled, {RELATED_TASK: {"taskId": record.task_id}})
         else:
             channel = TaskChannel(self, record.task_id, ctx.channel, live)
         context = Context(

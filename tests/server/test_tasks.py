@@ -859,6 +859,8 @@ def test_cancelling_a_2025_11_25_task_withdraws_its_question_at_once(tool: str, 
     try:
         task = peer.result("tools/call", {"name": tool, "arguments": {}, "task": {}})["task"]
         question = peer.asked(method)
+        # The task's questions say whose they are (2025-11-25: "MUST include the related-task metadata").
+        assert question["params"]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task["taskId"]}}
         assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "cancelled"
         withdrawn = peer.asked("notifications/cancelled")
         assert withdrawn["params"]["requestId"] == question["id"]
@@ -880,6 +882,7 @@ def test_cancelling_a_plain_call_withdraws_its_question_at_once(tool: str, metho
     try:
         peer.send({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": {"name": tool, "arguments": {}}})
         question = peer.asked(method)
+        assert "_meta" not in question.get("params", {})  # no task: nothing to relate it to
         peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "call"}})
         withdrawn = peer.asked("notifications/cancelled")
         assert withdrawn["params"]["requestId"] == question["id"]

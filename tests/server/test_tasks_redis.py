@@ -34,7 +34,7 @@ from mcp_sync.protocol.tasks import is_terminal
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
 from mcp_sync.server.http.redis_backend import RedisBackend
 from mcp_sync.server.http.redis_tasks import RedisTaskStore, share_tasks
-from mcp_sync.server.tasks import TaskRecord
+from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord
 
 TIMEOUT = 10.0
 
@@ -185,6 +185,21 @@ def test_a_server_without_task_tools_keeps_no_task_store(redis_server: RedisServ
     try:
         share_tasks(server, backend)
         assert server.task_runner is None
+    finally:
+        backend.close()
+
+
+def test_the_redis_store_takes_the_bounds_of_the_store_it_replaces(redis_server: RedisServer) -> None:
+    server = MCPServer("bounded")
+    server.tool(task="optional")(lambda: "done")
+    runner = server.task_runner
+    assert runner is not None
+    runner.store = MemoryTaskStore(max_tasks=50, max_running=7)
+    backend = RedisBackend(redis_server.url, timeout=2.0)
+    try:
+        share_tasks(server, backend)
+        store = runner.store
+        assert isinstance(store, RedisTaskStore) and (store.max_tasks, store.max_running) == (50, 7)
     finally:
         backend.close()
 

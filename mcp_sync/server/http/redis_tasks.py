@@ -163,7 +163,16 @@ class RedisTaskStore:
 
 
 def share_tasks(server: MCPServer, backend: RedisBackend) -> None:
-    """Keep ``server``'s tasks in ``backend``'s Redis, if it has task tools (called by the app)."""
+    """Keep ``server``'s tasks in ``backend``'s Redis, if it has task tools (called by the app).
+
+    The Redis store takes the bounds of the store it replaces: set them with
+    ``server.tasks.store = MemoryTaskStore(max_tasks=..., max_running=...)``.
+    """
     runner = server.task_runner
     if runner is not None:
-        runner.store = RedisTaskStore(backend)
+        replaced = runner.store  # (a store of the user's own may have no bounds: the defaults then)
+        runner.store = RedisTaskStore(
+            backend,
+            max_tasks=getattr(replaced, "max_tasks", DEFAULT_MAX_TASKS),
+            max_running=getattr(replaced, "max_running", DEFAULT_MAX_RUNNING),
+        )

@@ -853,7 +853,8 @@ class MCPClient:
             result = validated(CallToolResult, raw, "tools/call")
         else:
             state, legacy = created
-            result = drive(ToolTask(name, state, TaskForm(self, era, legacy=legacy)), timeout, self.timeout, cancel)
+            form = TaskForm(self, era, legacy=legacy, call_cancel=cancel)
+            result = drive(ToolTask(name, state, form), timeout, self.timeout, cancel)
         if raise_on_error and result.is_error:
             raise MCPError(
                 MCP_CODES.HANDLER_FAILED,

@@ -174,11 +174,15 @@ def _raised(error: dict[str, Any], task_id: str) -> MCPError:
 class TaskForm:
     """How one connection speaks tasks: the extension (stateless era) or 2025-11-25's (handshake era)."""
 
-    def __init__(self, client: MCPClient, era: ClientEra, *, legacy: bool) -> None:
+    def __init__(
+        self, client: MCPClient, era: ClientEra, *, legacy: bool, call_cancel: threading.Event | None = None
+    ) -> None:
         self.client = client
         self.era = era
         self.legacy = legacy
         """Whether the task is of the 2025-11-25 form (else the extension's, in either era)."""
+        self.call_cancel = call_cancel
+        """Set, it withdraws a 2025-11-25 ``tasks/result`` waited for (``call_tool``'s ``cancel``)."""
 
     @classmethod
     def of(cls, client: MCPClient, era: ClientEra) -> TaskForm:
@@ -186,8 +190,10 @@ class TaskForm:
         extensions = era.peer.capabilities.extensions or {}
         return cls(client, era, legacy=era.name == "handshake" and EXTENSION not in extensions)
 
-    def request(self, method: str, params: WireModel, timeout: Timeout) -> dict[str, Any]:
-        return self.era.request(method, params, timeout=timeout, cancel=None, on_progress=None, fresh=True)
+    def request(
+        self, method: str, params: WireModel, timeout: Timeout, cancel: threading.Event | None = None
+    ) -> dict[str, Any]:
+        return self.era.request(method, params, timeout=timeout, cancel=cancel, on_progress=None, fresh=True)
 
     def get(self, task_id: str, timeout: Timeout) -> TaskState:
         """``tasks/get``; the server's -32602 raises :class:`UnknownTaskError`."""
@@ -224,7 +230,7 @@ class TaskForm:
             # tasks/result blocks until the task ends; the server asks its questions over the session meanwhile.
             return validated(
                 CallToolResult,
-                self.request("tasks/result", GetTaskRequestParams(task_id=state.task_id), timeout),
+                self.request("tasks/result", GetTaskRequestParams(task_id=state.task_id), timeout, self.call_cancel),
                 "tasks/result",
             )
         if state.status == "failed":
@@ -500,6 +506,14 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
     try:
         return task.result(0)
     except MCPError as exc:
+        if exc.code == MCP_CODES.REQUEST_CANCELLED and waiter.is_set():
+            # The call was cancelled while its 2025-11-25 tasks/result waited (withdrawn): the task is cancelled too.
+            task._send_cancel(bounded=True)
+            raise MCPError(
+                MCP_CODES.REQUEST_CANCELLED,
+                f"the call to {task.name!r} was cancelled (tasks/cancel sent for {task.task_id})",
+                context={"task_id": task.task_id, "tool": task.name},
+            ) from exc
         # A 2025-11-25 tasks/result that ran out of the call's time ended the future: the call's own timeout.
         if exc.code != MCP_CODES.TIMEOUT or deadline is None or time.monotonic() < deadline:
             raise

@@ -578,6 +578,20 @@ def test_a_legacy_task_cancelled_while_its_tasks_result_is_in_flight(waiting: Wa
         assert asking.cancelled() and asking.status == "cancelled"
 
 
+def test_call_tool_cancelled_while_its_legacy_tasks_result_waits(waiting: Waiting) -> None:
+    # call_tool waits in tasks/result itself (no poller): its cancel event withdraws that request and cancels the task.
+    cancel = threading.Event()
+    with MCPClient(era="handshake", timeout=WAIT) as c:
+        c.connect(waiting.peer.client_end)
+        threading.Thread(target=lambda: wait_for(waiting.asked, WAIT) and cancel.set(), daemon=True).start()
+        with pytest.raises(MCPError) as caught:
+            c.call_tool("job", cancel=cancel)
+        assert caught.value.code == MCP_CODES.REQUEST_CANCELLED
+        assert caught.value.message == "the call to 'job' was cancelled (tasks/cancel sent for asks)"
+        assert wait_for(lambda: len(waiting.withdrawn) == 1, WAIT)  # the tasks/result, withdrawn
+        assert waiting.peer.methods()[-1] == "tasks/cancel"
+
+
 def test_closing_the_client_with_a_legacy_tasks_result_in_flight(waiting: Waiting) -> None:
     c = MCPClient(era="handshake", timeout=WAIT)
     c.connect(waiting.peer.client_end)

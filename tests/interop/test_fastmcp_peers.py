@@ -386,9 +386,9 @@ def test_our_client_drives_a_fastmcp_server(
             "Greet Ada in a warm style."
         ]
 
-        # A call that times out is cancelled: fastmcp cancels the handler, which records its marker.
-        # (In 2026-07-28 over HTTP that takes about 15 s: our transport can close the request's stream
-        # only once the response headers came, and fastmcp sends them with its first ping.)
+        # A call that times out is cancelled: fastmcp cancels the handler, which records its marker. (In
+        # 2026-07-28 over HTTP, fastmcp sends no headers before its first ping, 15 s on: our transport shuts the
+        # request's connection down, and fastmcp hears the cancellation at once.)
         marker = f"{transport}-{era}"
         with pytest.raises(MCPError) as timed_out:
             client.call_tool("slow", {"marker": marker}, timeout=0.5)

@@ -37,7 +37,7 @@ from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportErro
 from mcp_sync.client import http_client
 from mcp_sync.server.context import Context
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
-from mcp_sync.transports.http._common import EventSource, default_sse_client
+from mcp_sync.transports.http._common import EventSource, default_sse_client, new_session
 from mcp_sync.transports.http.sse import SSEClientTransport
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.types import (
@@ -695,6 +695,63 @@ def test_a_server_that_does_not_answer_in_time_fails_the_call_not_the_connection
         assert echo(client) == "hi"
 
 
+@pytest.mark.parametrize("era", ["legacy", "stateless"])
+def test_a_call_given_up_before_its_response_came_closes_its_connection(mini: Mini, era: str) -> None:
+    # A server that sends its headers only with its answer: the client has no response to close, so it shuts down
+    # the connection the request went on. That is how the server hears of it (in 2026-07-28, the cancellation).
+    hung_up = threading.Event()
+
+    def silent(request: Request) -> None:
+        connection = request.handler.connection
+        connection.settimeout(CALL_TIMEOUT)
+        with contextlib.suppress(OSError):
+            if connection.recv(1) == b"":
+                hung_up.set()
+        request.handler.close_connection = True
+
+    mini.on["tools/call"] = silent
+    discovered = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+    mini.on["server/discover"] = lambda r: r.result(discovered)
+    tools = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "resultType": "complete"}
+    mini.on["tools/list"] = lambda r: r.result(tools)
+    transport = StreamableHTTPClientTransport(mini.url, reconnect_delay=0.05)
+    with MCPClient(era=era, timeout=CALL_TIMEOUT) as client:
+        client.connect(transport)
+        with pytest.raises(MCPError) as caught:
+            client.call_tool("echo", {"text": "hi"}, timeout=0.3)
+        assert caught.value.code == MCP_CODES.TIMEOUT
+        assert hung_up.wait(CALL_TIMEOUT)  # while the client is still open
+
+
+def test_a_call_given_up_before_it_was_sent_is_not_sent(mini: Mini) -> None:
+    # The worker is held before it takes a connection; the caller gives up meanwhile. The connection the worker then
+    # takes (the idle keep-alive one) is shut down at once: the server never gets the call.
+    session = new_session()
+    gate, held = threading.Event(), threading.Event()
+    send = session.request
+
+    def gated(method: str, url: str, **options: Any) -> requests.Response:
+        if b'"tools/call"' in (options.get("data") or b""):
+            held.set()
+            gate.wait(CALL_TIMEOUT)
+        return send(method, url, **options)
+
+    session.request = gated  # type: ignore[method-assign]
+    transport = StreamableHTTPClientTransport(mini.url, session=session, reconnect_delay=0.05)
+    try:
+        with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
+            client.connect(transport)
+            with pytest.raises(MCPError) as caught:
+                client.call_tool("echo", {"text": "hi"}, timeout=0.3)
+            assert caught.value.code == MCP_CODES.TIMEOUT and held.is_set()
+            gate.set()
+            assert wait_for(lambda: not transport._inflight)
+            assert mini.requests_for("tools/call") == []
+    finally:
+        gate.set()
+        session.close()
+
+
 def test_a_call_the_caller_gives_up_on_stops_being_read(mini: Mini) -> None:
     def hold(request: Request) -> None:
         request.open_stream()
@@ -717,9 +774,10 @@ def test_a_call_given_up_before_its_answer_began_is_dropped_when_it_comes(mini: 
     answered = threading.Event()
 
     def late(request: Request) -> None:
-        # The answer begins only once the client said it gave up.
+        # The answer begins only once the client said it gave up (and shut the connection down: the write may fail).
         if wait_for(lambda: mini.requests_for("notifications/cancelled") != []):
-            request.result({"content": [{"type": "text", "text": "late"}]})
+            with contextlib.suppress(OSError):
+                request.result({"content": [{"type": "text", "text": "late"}]})
             answered.set()
 
     mini.on["tools/call"] = late

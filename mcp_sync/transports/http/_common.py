@@ -147,7 +147,15 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
                 note(connection)
                 return connection
 
-            subclass = type(f"Closable{pool_class.__name__}", (pool_class,), {"_new_conn": new_conn})
+            def get_conn(pool: Any, timeout: Any = None, base: Any = pool_class) -> Any:
+                connection = base._get_conn(pool, timeout)
+                holder = getattr(_taker, "note", None)
+                if holder is not None:
+                    holder(connection)
+                return connection
+
+            members = {"_new_conn": new_conn, "_get_conn": get_conn}
+            subclass = type(f"Closable{pool_class.__name__}", (pool_class,), members)
             tracked[scheme] = cast("type[urllib3.HTTPConnectionPool]", subclass)
         manager.pool_classes_by_scheme = tracked
 
@@ -160,9 +168,33 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
         with self._connections_lock:
             connections = list(self._connections)
         for connection in connections:
-            # AttributeError: no socket (not connected yet, or closed already).
-            with contextlib.suppress(OSError, AttributeError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
+            shut_down(connection)
+
+
+_taker = threading.local()
+"""``note``: what is told of each connection this thread takes from a ClosableAdapter's pools (see :func:`taking`)."""
+
+
+@contextlib.contextmanager
+def taking(note: Callable[[Any], None]) -> Iterator[None]:
+    """Within the block, each connection this thread takes from a :class:`ClosableAdapter`'s pools goes to ``note``.
+
+    How a request can be stopped from another thread before its response
+    has come (there is no response to :func:`abort` yet): the connection
+    it was sent on is :func:`shut_down`.
+    """
+    _taker.note = note
+    try:
+        yield
+    finally:
+        _taker.note = None
+
+
+def shut_down(connection: Any) -> None:
+    """Shut down ``connection``'s socket: a read blocked on it returns at once (no socket yet: nothing to do)."""
+    # AttributeError: no socket (not connected yet, or closed already).
+    with contextlib.suppress(OSError, AttributeError):
+        connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 def new_session() -> requests.Session:

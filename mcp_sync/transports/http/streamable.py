@@ -75,7 +75,9 @@ from ._common import (
     http_error_answer,
     lost_connection,
     new_session,
+    shut_down,
     snippet,
+    taking,
 )
 
 __all__ = [
@@ -148,6 +150,8 @@ class _InflightRequest:
         self.request = request
         self.abandoned = False
         self.response: requests.Response | None = None
+        self.connection: Any = None
+        """The connection it was last sent on: shut down to abandon it while no response has come."""
 
 
 class _SessionState:
@@ -439,9 +443,21 @@ class StreamableHTTPClientTransport(BaseTransport):
             if inflight is None:
                 return
             inflight.abandoned = True
-            response = inflight.response
+            response, connection = inflight.response, inflight.connection
         if response is not None:
             abort(response)
+        elif connection is not None:
+            # No response yet (a server that sends its headers with its answer): closing the connection
+            # is how the server learns of it, and the 2026-07-28 cancellation.
+            shut_down(connection)
+
+    def _took(self, inflight: _InflightRequest, connection: Any) -> None:
+        """``inflight`` is sent on ``connection`` (see :func:`taking`); abandoned already, it is shut down."""
+        with self._state_lock:
+            inflight.connection = connection
+            abandoned = inflight.abandoned
+        if abandoned:
+            shut_down(connection)
 
     # ------------------------------------------------------------ requests
 
@@ -455,7 +471,8 @@ class StreamableHTTPClientTransport(BaseTransport):
                 self._inflight.pop(request.id, None)
             return
         try:
-            answer = self._answer(inflight)
+            with taking(functools.partial(self._took, inflight)):
+                answer = self._answer(inflight)
         except requests.RequestException as exc:
             answer = None if inflight.abandoned or self.closed else self._failure(request, exc)
         except MCPTransportError:

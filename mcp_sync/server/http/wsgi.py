@@ -70,6 +70,8 @@ _TOKEN = TOKEN.pattern.encode("ascii")
 """A field-name token, as bytes: the request line and headers are parsed before any decoding."""
 _REQUEST_LINE = re.compile(rb"(%s) ([^\x00-\x20\x7f]+) (HTTP/[0-9]\.[0-9])\r?\n" % _TOKEN)
 _HEADER_LINE = re.compile(rb"(%s):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r?\n" % _TOKEN)
+_HEADER_BLOCK_LINE = re.compile(rb"^(%s):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r\n" % _TOKEN, re.MULTILINE)
+"""A whole CRLF header line, found at a line start of a header block (a value holds no CR or LF)."""
 _CHUNK_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,15})[ \t]*(?:;[^\r\n]*)?\r?\n")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _STATUS = re.compile(r"[1-9][0-9][0-9] [^\x00-\x08\x0a-\x1f\x7f]*")
@@ -482,6 +484,39 @@ class _Connection:
         self.sock.sendall(_error_response(code, detail))
         return False
 
+    @staticmethod
+    def _header_block(rfile: Any) -> list[tuple[bytes, bytes]] | None:
+        """The header fields, read at once when the whole header block is buffered already; else ``None``.
+
+        A client usually sends its request head in one segment: one search of
+        the buffer and one regular expression over the block replace a read
+        and a match per line. Anything unusual (a bare LF, a malformed or
+        overlong line, too many fields, a block not yet received) is left in
+        the buffer for the line-by-line reading, which answers it exactly.
+        """
+        buffered: bytes = rfile.peek()
+        end = buffered.find(b"\r\n\r\n", 0, _MAX_LINE)
+        if end < 0:
+            return None
+        block = buffered[: end + 2]
+        fields: list[tuple[bytes, bytes]] = _HEADER_BLOCK_LINE.findall(block)
+        # Each found line starts a line and ends with its CRLF: as many as LFs means every line is well formed.
+        if len(fields) != block.count(b"\n") or len(fields) > _MAX_HEADERS:
+            return None
+        rfile.read(end + 4)
+        return fields
+
+    @staticmethod
+    def _header(environ: dict[str, Any], raw_name: bytes, raw_value: bytes) -> None:
+        """Put one header field in ``environ`` (a repeated field joins the earlier ones)."""
+        if b"_" in raw_name:
+            return  # it would be confused with its dashed twin in environ
+        key = _environ_key(raw_name)
+        value = raw_value.decode("latin-1")
+        if key in environ:
+            value = environ[key] + ("; " if key == "HTTP_COOKIE" else ",") + value
+        environ[key] = value
+
     def _handle_one(self) -> bool:
         """Serve one request; whether to keep the connection open for another."""
         rfile = self.rfile
@@ -504,8 +539,12 @@ class _Connection:
             return self._reject(505, "only HTTP/1.0 and HTTP/1.1 are supported")
 
         environ = self.base.copy()
+        fields = self._header_block(rfile)
+        if fields is not None:
+            for raw_name, raw_value in fields:
+                self._header(environ, raw_name, raw_value)
         count = 0
-        while (line := rfile.readline(_MAX_LINE + 1)) not in _BLANK_LINES:
+        while fields is None and (line := rfile.readline(_MAX_LINE + 1)) not in _BLANK_LINES:
             if len(line) > _MAX_LINE:
                 return self._reject(431, "header line too long")
             if not line.endswith(b"\n"):
@@ -516,14 +555,7 @@ class _Connection:
             header = _HEADER_LINE.fullmatch(line)
             if header is None:
                 return self._reject(400, "malformed header line")
-            raw_name, raw_value = header.groups()
-            if b"_" in raw_name:
-                continue  # it would be confused with its dashed twin in environ
-            key = _environ_key(raw_name)
-            value = raw_value.decode("latin-1")
-            if key in environ:
-                value = environ[key] + ("; " if key == "HTTP_COOKIE" else ",") + value
-            environ[key] = value
+            self._header(environ, *header.groups())
 
         if http11 and "HTTP_HOST" not in environ:
             return self._reject(400, "an HTTP/1.1 request needs a Host header")

@@ -372,8 +372,7 @@ class _Lent:
         self._trigger = trigger = _StreamTrigger()
         trigger.lent = self
         taken, post.queue = post.queue, trigger
-        if post.consumer is taken:
-            post.consumer = trigger
+        post.consumer = trigger  # (a new POST's consumer is its queue)
         while not taken.empty():  # put there before the swap: the session ending already
             trigger.put(taken.get_nowait())
 

@@ -88,7 +88,7 @@ def one_run(tree: Path, era: str, calls: int, clients: int, profile: Path | None
         if profile is not None:
             out = profile / f"{tree.name}-{era}-{time.time_ns()}.txt"
             spy = subprocess.Popen(
-                ["py-spy", "record", "-p", str(server.pid), "-r", "500", "-f", "raw", "--gil", "-o", str(out), "--nonblocking"],
+                ["py-spy", "record", "-p", str(server.pid), "-r", "500", "-f", "raw", "-o", str(out), "--nonblocking"],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )

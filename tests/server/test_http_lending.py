@@ -12,7 +12,7 @@ import requests
 from mcp_sync import Context, MCPServer
 from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
-from mcp_sync.server.http.app import StreamableHTTPApp, _Answer, _Lent, _LendWatch, _Once, start_http
+from mcp_sync.server.http.app import StreamableHTTPApp, _Answer, _LendWatch, _Lent, _Once, start_http
 from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
 
 REVISION = "2026-07-28"
@@ -128,3 +128,32 @@ def test_a_stream_asked_for_once_the_handler_is_done_is_not_started() -> None:
     finally:
         transport.close()
         app.close()
+
+
+def test_an_answer_given_elsewhere_while_the_handler_runs_is_written_at_once() -> None:
+    """The app closes while a lent handler ignores being told to stop: the request is answered for it, and the POST
+    gets that answer from another thread at once (as JSON), not once the handler lets go of the connection's thread."""
+    server = MCPServer("lending")
+    started, release = threading.Event(), threading.Event()
+
+    @server.tool
+    def stubborn() -> str:
+        """Runs until released, whatever it is told."""
+        started.set()
+        release.wait(WAIT)
+        return "late"
+
+    answers: list[requests.Response] = []
+    with start_http(server) as running:
+        caller = threading.Thread(target=lambda: answers.append(stateless_call(running.url, "stubborn")))
+        caller.start()
+        try:
+            assert started.wait(WAIT)
+            running.app.close(timeout=0.2)
+            caller.join(WAIT)
+            assert answers and answers[0].headers["Content-Type"] == "application/json"
+            assert answers[0].json()["error"]["message"] == "The server is shutting down"
+            assert not release.is_set()  # answered while the handler still ran
+        finally:
+            release.set()
+            caller.join(WAIT)

@@ -328,7 +328,9 @@ class _SSEBody:
 
 
 class _StreamTrigger(queue.SimpleQueue[Item]):
-    """The queue of a lent request's POST: an item that finds the POST streaming starts the stream."""
+    """The queue of a lent request's POST: an item that finds the POST streaming, or that another thread puts
+    while the handler still runs (an answer meant for this POST: the response to an id another POST reused,
+    a cancellation, the session's end), has a handler thread write the answer (see :meth:`_Lent.stream`)."""
 
     lent: _Lent | None
     """Let go of once the handler is done (a cycle otherwise: the request's objects would wait for the collector)."""
@@ -336,7 +338,7 @@ class _StreamTrigger(queue.SimpleQueue[Item]):
     def put(self, item: Item, block: bool = True, timeout: float | None = None) -> None:
         super().put(item)
         lent = self.lent
-        if lent is not None and lent.post.mode == "sse":
+        if lent is not None and (lent.post.mode == "sse" or threading.get_ident() != lent.thread):
             lent.stream()
 
 
@@ -350,7 +352,19 @@ class _Lent:
     that thread, which only a server setting ``WRITE_FROM_ANY_THREAD`` allows.
     """
 
-    __slots__ = ("_lock", "_settled", "_trigger", "answer", "app", "deadline", "done", "post", "streamed", "transport")
+    __slots__ = (
+        "_lock",
+        "_settled",
+        "_trigger",
+        "answer",
+        "app",
+        "deadline",
+        "done",
+        "post",
+        "streamed",
+        "thread",
+        "transport",
+    )
 
     def __init__(
         self,
@@ -366,6 +380,8 @@ class _Lent:
         self.answer = answer
         self.done = done
         self.deadline = time.monotonic() + app.ping_interval
+        self.thread = threading.get_ident()
+        """The thread lent to the handler (the one making this)."""
         self.streamed: threading.Event | None = None
         self._settled = False
         self._lock = threading.Lock()
@@ -377,7 +393,7 @@ class _Lent:
             trigger.put(taken.get_nowait())
 
     def stream(self) -> None:
-        """Have a handler thread stream the answer from now on, unless the handler is done (once)."""
+        """Have a handler thread write the answer (a stream, mostly) from now on, unless the handler is done (once)."""
         with self._lock:
             if self._settled or self.streamed is not None:
                 return
@@ -1116,11 +1132,11 @@ class StreamableHTTPApp:
         return _Response(200, body=iter(()), started=True)
 
     def _stream_lent(self, lent: _Lent) -> None:
-        """Stream the answer of a lent request (on a handler thread) while its handler still runs."""
+        """Write the answer of a lent request (on a handler thread) while its handler still runs."""
         response = self._await_answer(lent.transport, lent.post, lent.answer, lent.done)
         body = response.body
-        assert isinstance(body, _SSEBody) and lent.answer.lend_to is not None  # its POST turned into a stream
         request = lent.answer.lend_to
+        assert request is not None
         headers = response.headers
         if self.cors is not None:
             headers = self.cors.apply(headers, request.header("Origin"))
@@ -1129,10 +1145,11 @@ class StreamableHTTPApp:
             write = request.start_response(_status_line(response.status), headers)
             for chunk in body:
                 write(chunk)
-        except OSError as error:  # the client went away: closing the body ends the request's session
-            log.debug("the stream of request %r ended: %s", lent.post.request_id, error)
+        except OSError as error:  # the client went away: closing a stream's body ends what it waits for
+            log.debug("the answer to request %r was cut short: %s", lent.post.request_id, error)
         finally:
-            body.close()
+            if isinstance(body, _SSEBody):
+                body.close()
 
     @staticmethod
     def _deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: _Once) -> None:

@@ -39,6 +39,13 @@ the server sends for it; when a handler first emits a notification or a
 request of its own (progress, logging, sampling), the answer becomes an SSE
 stream that carries those and ends with the response.
 
+A request served by a session of its own (every 2026-07-28 request, and
+stateless mode) runs its handler on the thread that read it when the
+embedded server hosts the app: no hand-off to another thread and back. Should
+its answer turn into a stream while the handler runs, a handler thread
+writes it meanwhile (the embedded server allows that; other servers get the
+hand-off).
+
 A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
 whose body's ``_meta`` names a revision, or which calls ``server/discover``)
 is served the stateless way: no session id is issued or read, and the
@@ -1153,7 +1160,7 @@ class StreamableHTTPApp:
 
     @staticmethod
     def _deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: _Once) -> None:
-        """Pass a request to the session serving it alone, on a handler thread."""
+        """Pass a request to the session serving it alone, on a handler thread (or the connection's, lent)."""
         try:
             transport.receive(message)
         except Exception:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -38,18 +37,6 @@ from benchlib import cpu_seconds, percentile  # noqa: E402
 from http_bench import OUR_SERVER, free_port, wait_accepting  # noqa: E402
 
 from mcp_sync.client import http_client  # noqa: E402
-
-
-def context_switches(pid: int) -> int:
-    """Context switches of a process's threads alive now (voluntary and not), from /proc."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            text = (task / "status").read_text()
-        except OSError:  # a thread that ended meanwhile
-            continue
-        total += sum(int(n) for n in re.findall(r"ctxt_switches:\s+(\d+)", text))
-    return total
 
 
 def one_run(tree: Path, era: str, calls: int, clients: int, profile: Path | None) -> dict[str, float]:
@@ -92,12 +79,11 @@ def one_run(tree: Path, era: str, calls: int, clients: int, profile: Path | None
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-        cpu, switches = cpu_seconds(server.pid), context_switches(server.pid)
+        cpu = cpu_seconds(server.pid)
         t = time.perf_counter()
         through.wait()
         elapsed = time.perf_counter() - t
         used = cpu_seconds(server.pid) - cpu
-        switched = context_switches(server.pid) - switches
         for thread in threads:
             thread.join()
         done = per_client * clients
@@ -106,7 +92,6 @@ def one_run(tree: Path, era: str, calls: int, clients: int, profile: Path | None
             "p50 ms": percentile(latencies, 50) * 1000,
             "p99 ms": percentile(latencies, 99) * 1000,
             "server CPU us/call": used / done * 1e6,
-            "switches/call": switched / done,
         }
     finally:
         if spy is not None:

@@ -904,12 +904,15 @@ def test_a_session_per_request_is_freed_without_the_cycle_collector(
 
 
 def test_closing_the_app_ends_its_handler_threads(running: RunningHTTPServer, client: Client) -> None:
-    """The threads kept for 2026-07-28 requests do not outlive the server's close()."""
-    client.call("tools/list")
-    handlers = [thread for thread in threading.enumerate() if thread.name == "mcp-sync-http-handler"]
-    assert handlers
+    """The threads kept for 2026-07-28 requests do not outlive the server's close(): the handler thread that
+    streamed an answer while its handler ran on the connection's thread, and the thread watching such handlers."""
+    params = {"name": "steps", "arguments": {}, "_meta": {**meta(), "progressToken": "threads-1"}}
+    assert client.post("tools/call", params).headers["Content-Type"] == "text/event-stream"
+    names = ("mcp-sync-http-handler", "mcp-sync-http-lend-watch")
+    kept = {name: [thread for thread in threading.enumerate() if thread.name == name] for name in names}
+    assert all(kept.values())
     running.close()
-    assert not [thread for thread in handlers if thread.is_alive()]
+    assert not [thread for threads in kept.values() for thread in threads if thread.is_alive()]
 
 
 def test_a_session_per_request_builds_no_handshake_parts(

@@ -185,6 +185,33 @@ def test_idle_connections_are_closed_after_the_timeout() -> None:
         assert time.monotonic() - started < WAIT - 1
 
 
+def test_a_connection_reset_by_the_client_ends_its_thread(caplog: pytest.LogCaptureFixture) -> None:
+    """A reset (not a close) reaches the connection's blocked read as an error: the connection ends there."""
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.wsgi_server")
+    with serving(ok_app) as server:
+        client = Raw(server)
+        assert client.request(GET)[2] == b"ok"
+        client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close() resets
+        client.close()
+        deadline = time.monotonic() + WAIT
+        while "ended: ConnectionResetError" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "ended: ConnectionResetError" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "head",
+    [b"Content-Length: 10\r\n\r\nabc", b"Transfer-Encoding: chunked\r\n\r\na\r\nabc"],
+    ids=["length", "chunked"],
+)
+def test_a_body_that_stops_coming_is_a_client_error(head: bytes) -> None:
+    """A read of the body that runs out of time (idle_timeout) fails it: 400, and the connection closes."""
+    with serving(echo_app, idle_timeout=0.2) as server, raw(server) as client:
+        code, headers, body = client.request(b"POST / HTTP/1.1\r\nHost: t\r\n" + head)
+        assert code == 400 and headers["connection"] == "close" and b"ended" in body
+        assert client.at_eof()
+
+
 def test_empty_lines_before_a_request_are_ignored() -> None:
     with serving(ok_app) as server, raw(server) as client:
         assert client.request(b"\r\n\n" + GET)[0] == 200

@@ -39,6 +39,13 @@ the server sends for it; when a handler first emits a notification or a
 request of its own (progress, logging, sampling), the answer becomes an SSE
 stream that carries those and ends with the response.
 
+A request served by a session of its own (every 2026-07-28 request, and
+stateless mode) runs its handler on the thread that read it when the
+embedded server hosts the app: no hand-off to another thread and back. Should
+its answer turn into a stream while the handler runs, a handler thread
+writes it meanwhile (the embedded server allows that; other servers get the
+hand-off).
+
 A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
 whose body's ``_meta`` names a revision, or which calls ``server/discover``)
 is served the stateless way: no session id is issued or read, and the
@@ -139,7 +146,7 @@ from .sessions import (
     StreamEvent,
     close_sessions,
 )
-from .wsgi import MAX_CONNECTIONS, WSGIServer
+from .wsgi import MAX_CONNECTIONS, WRITE_FROM_ANY_THREAD, WSGIServer
 
 __all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
 
@@ -174,6 +181,8 @@ class _Response:
     body: Iterable[bytes] = ()
     message: JSONRPCMessage | None = None
     """The JSON-RPC message of a JSON answer, for the app's own bookkeeping."""
+    started: bool = False
+    """Whether the head went out already (another thread streamed the whole answer; see :class:`_Lent`)."""
 
 
 @functools.lru_cache(maxsize=64)  # clients send the same Content-Type with every request
@@ -230,6 +239,8 @@ class _Request:
         self.path = str(environ.get("PATH_INFO", "")) or "/"
         self.auth: AuthInfo | None = None
         """The facts of the request's verified bearer token (set by authentication)."""
+        self.start_response: StartResponse | None = None
+        """The server's ``start_response``, for an answer streamed from another thread (see :class:`_Lent`)."""
 
     def header(self, name: str) -> str | None:
         value = self.environ.get(_environ_key(name))
@@ -321,6 +332,148 @@ class _SSEBody:
 
     def close(self) -> None:
         self._on_close()
+
+
+class _StreamTrigger(queue.SimpleQueue[Item]):
+    """The queue of a lent request's POST: an item that finds the POST streaming, or that another thread puts
+    while the handler still runs (an answer meant for this POST: the response to an id another POST reused,
+    a cancellation, the session's end), has a handler thread write the answer (see :meth:`_Lent.stream`)."""
+
+    lent: _Lent | None
+    """Let go of once the handler is done (a cycle otherwise: the request's objects would wait for the collector)."""
+
+    def put(self, item: Item, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item)
+        lent = self.lent
+        if lent is not None and (lent.post.mode == "sse" or threading.get_ident() != lent.thread):
+            lent.stream()
+
+
+class _Lent:
+    """A request served alone on the thread that brought it (its handler is lent that thread).
+
+    Its answer is JSON unless the POST turns into a stream while the handler
+    runs: the handler sends something first, or runs past the ping interval
+    (:class:`_LendWatch` sees to that). A handler thread then streams it
+    (:meth:`stream`), writing through the server's ``start_response`` from
+    that thread, which only a server setting ``WRITE_FROM_ANY_THREAD`` allows.
+    """
+
+    __slots__ = (
+        "_lock",
+        "_settled",
+        "_trigger",
+        "answer",
+        "app",
+        "deadline",
+        "done",
+        "post",
+        "streamed",
+        "thread",
+        "transport",
+    )
+
+    def __init__(
+        self,
+        app: StreamableHTTPApp,
+        transport: StreamableSessionTransport,
+        post: PostedRequest,
+        answer: _Answer,
+        done: _Once,
+    ) -> None:
+        self.app = app
+        self.transport = transport
+        self.post = post
+        self.answer = answer
+        self.done = done
+        self.deadline = time.monotonic() + app.ping_interval
+        self.thread = threading.get_ident()
+        """The thread lent to the handler (the one making this)."""
+        self.streamed: threading.Event | None = None
+        self._settled = False
+        self._lock = threading.Lock()
+        self._trigger = trigger = _StreamTrigger()
+        trigger.lent = self
+        taken, post.queue = post.queue, trigger
+        post.consumer = trigger  # (a new POST's consumer is its queue)
+        while not taken.empty():  # put there before the swap: the session ending already
+            trigger.put(taken.get_nowait())
+
+    def stream(self) -> None:
+        """Have a handler thread write the answer (a stream, mostly) from now on, unless the handler is done (once)."""
+        with self._lock:
+            if self._settled or self.streamed is not None:
+                return
+            self.streamed = threading.Event()
+        self.app._handlers.submit(self._stream)
+
+    def settle(self) -> threading.Event | None:
+        """The handler is done: no stream starts from now on; the one started meanwhile, if any."""
+        with self._lock:
+            self._settled = True
+            self._trigger.lent = None
+            return self.streamed
+
+    def _stream(self) -> None:
+        try:
+            self.app._stream_lent(self)
+        finally:
+            assert self.streamed is not None
+            self.streamed.set()
+
+
+class _LendWatch:
+    """Turns the answer of a lent request whose handler runs past the ping interval into a stream, so that
+    pings keep its connection alive (as a request served on a handler thread would).
+
+    One thread per app (``mcp-sync-http-lend-watch``), started with the first
+    lent request and looking twice per ping interval, so that serving a
+    request costs no thread wake-up here.
+    """
+
+    def __init__(self, interval: float) -> None:
+        self._interval = interval
+        self._cond = threading.Condition()
+        self._lent: dict[_Lent, None] = {}  # in the order of their deadlines: each is its start plus the interval
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def add(self, lent: _Lent) -> None:
+        with self._cond:
+            self._lent[lent] = None
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._run, name="mcp-sync-http-lend-watch", daemon=True)
+                self._thread.start()
+
+    def discard(self, lent: _Lent) -> None:
+        with self._cond:
+            self._lent.pop(lent, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if self._cond.wait_for(lambda: self._closed, self._interval / 2):
+                    return
+                now = time.monotonic()
+                due = []
+                for lent in self._lent:
+                    if lent.deadline > now:
+                        break
+                    due.append(lent)
+                for lent in due:
+                    del self._lent[lent]
+            for lent in due:
+                lent.transport.start_streaming(lent.post)
+                if lent.post.mode == "sse":  # not when the response came first
+                    lent.stream()
+
+    def close(self, timeout: float) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
 
 
 class StreamableHTTPApp:
@@ -454,6 +607,7 @@ class StreamableHTTPApp:
         # Threads for requests served alone; a request arriving while the app closes
         # still gets its thread (and so its "shutting down" answer).
         self._handlers = ElasticPool("mcp-sync-http-handler", run_after_close=True)
+        self._lend_watch = _LendWatch(ping_interval)
         # Each tool's x-mcp-header declarations, worked out once per tool object (a 2026-07-28 call checks them).
         self._declarations: dict[str, tuple[Tool, dict[str, tuple[str, ...]]]] = {}
         self._closed = False
@@ -467,11 +621,14 @@ class StreamableHTTPApp:
         if not self._host_checked:
             self._check_host()
         request = _Request(environ)
+        request.start_response = start_response
         try:
             response = self._handle(request)
         except Exception:
             log.exception("the MCP HTTP app failed on %s %s", request.method, request.path)
             response = _http_error(500, "Internal server error", JsonRpcCode.INTERNAL_ERROR)
+        if response.started:
+            return response.body
         if self.cors is not None:
             response.headers = self.cors.apply(response.headers, request.header("Origin"))
         start_response(_status_line(response.status), response.headers)
@@ -502,6 +659,7 @@ class StreamableHTTPApp:
             self._alone_done.wait_for(lambda: not self._throwaway, max(0.0, deadline - time.monotonic()))
             throwaway, self._throwaway = self._throwaway, set()
         close_sessions([*self.sessions.take_all(), *throwaway], max(0.0, deadline - time.monotonic()))
+        self._lend_watch.close(max(0.0, deadline - time.monotonic()))
         self._handlers.close(max(0.0, deadline - time.monotonic()))
         self.backend.close()
 
@@ -756,15 +914,16 @@ class StreamableHTTPApp:
         refused = self._scope_refusal(request, message)
         if refused is not None:
             return refused
+        lend_to = request if request.environ.get(WRITE_FROM_ANY_THREAD) else None
         if _is_stateless(version, message):
-            return self._post_stateless_era(
-                request, message, version, _Answer(json_ok, sse_ok, priming=False, stateless=True, auth=request.auth)
-            )
+            answer = _Answer(json_ok, sse_ok, priming=False, stateless=True, auth=request.auth, lend_to=lend_to)
+            return self._post_stateless_era(request, message, version, answer)
         if not (json_ok or sse_ok) or (self.json_response and not json_ok):
             return _http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
         revision = version or DEFAULT_REVISION
         answer = _Answer(json_ok, sse_ok and not self.json_response, priming=at_least(revision, PRIMING_SINCE))
         answer.auth = request.auth
+        answer.lend_to = lend_to
         if self.stateless:
             return self._post_stateless(message, answer, revision)
         session_id = request.header(SESSION_HEADER)
@@ -951,15 +1110,57 @@ class StreamableHTTPApp:
         if not answer.json_ok:
             transport.start_streaming(post)
         if transport.handoff_reading is not None:
+            if answer.lend_to is not None and answer.json_ok:
+                return self._serve_lent(_Lent(self, transport, post, answer, done), message)
             # A session of this request only: its handler runs on a thread kept for the purpose.
             self._handlers.submit(functools.partial(self._deliver, transport, message, done))
         else:
             transport.receive(message)
         return self._await_answer(transport, post, answer, done)
 
+    def _serve_lent(self, lent: _Lent, message: JSONRPCRequest) -> _Response:
+        """Serve a request of a session of its own on the thread that brought it: no hand-off to a handler thread
+        and back. Should its answer turn into a stream while the handler runs, a handler thread streams it
+        meanwhile, and this one waits for that stream to end (which the response ends) once its handler is done.
+        """
+        watched = not lent.post.json_only  # a JSON-only answer never streams, and so has no pings to send
+        if watched:
+            self._lend_watch.add(lent)
+        try:
+            self._deliver(lent.transport, message, lent.done)
+        finally:
+            if watched:
+                self._lend_watch.discard(lent)
+        streamed = lent.settle()
+        if streamed is None:
+            return self._await_answer(lent.transport, lent.post, lent.answer, lent.done)
+        # Bounded: the response (or the session's end) is queued, and each write has the server's timeout.
+        streamed.wait()
+        return _Response(200, body=iter(()), started=True)
+
+    def _stream_lent(self, lent: _Lent) -> None:
+        """Write the answer of a lent request (on a handler thread) while its handler still runs."""
+        response = self._await_answer(lent.transport, lent.post, lent.answer, lent.done)
+        body = response.body
+        request = lent.answer.lend_to
+        assert request is not None
+        headers = response.headers
+        if self.cors is not None:
+            headers = self.cors.apply(headers, request.header("Origin"))
+        try:
+            assert request.start_response is not None
+            write = request.start_response(_status_line(response.status), headers)
+            for chunk in body:
+                write(chunk)
+        except OSError as error:  # the client went away: closing a stream's body ends what it waits for
+            log.debug("the answer to request %r was cut short: %s", lent.post.request_id, error)
+        finally:
+            if isinstance(body, _SSEBody):
+                body.close()
+
     @staticmethod
     def _deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: _Once) -> None:
-        """Pass a request to the session serving it alone, on a handler thread."""
+        """Pass a request to the session serving it alone, on a handler thread (or the connection's, lent)."""
         try:
             transport.receive(message)
         except Exception:
@@ -1314,6 +1515,8 @@ class _Answer:
     """A 2026-07-28 request: some errors have their own HTTP status."""
     auth: AuthInfo | None = None
     """The facts of the request's bearer token, for its handler's ``ctx.auth``."""
+    lend_to: _Request | None = None
+    """The request, when its server lets another thread write its answer (see :class:`_Lent`)."""
 
     def status(self, message: JSONRPCMessage) -> int:
         """The HTTP status of a JSON answer carrying ``message``."""

@@ -31,6 +31,7 @@ import logging
 import re
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
@@ -46,10 +47,14 @@ if TYPE_CHECKING:
     from _typeshed import OptExcInfo
     from _typeshed.wsgi import WSGIApplication
 
-__all__ = ["MAX_CONNECTIONS", "ClientDisconnected", "RequestBodyError", "WSGIServer", "serve"]
+__all__ = ["MAX_CONNECTIONS", "WRITE_FROM_ANY_THREAD", "ClientDisconnected", "RequestBodyError", "WSGIServer", "serve"]
 
 log = logging.getLogger("mcp_sync.wsgi_server")
 
+WRITE_FROM_ANY_THREAD = "mcp_sync.write_from_any_thread"
+"""An environ key this server sets (``True``): the application may call ``start_response`` and its ``write()``
+from another thread while the application call is still running, provided the calls do not overlap and end
+before it returns. PEP 3333 neither grants nor forbids it; an application that relies on it checks for the key."""
 MAX_CONNECTIONS = 256
 """Connections served at once by default; each holds a thread (an open stream holds its connection)."""
 _MAX_LINE = 65536
@@ -70,6 +75,8 @@ _TOKEN = TOKEN.pattern.encode("ascii")
 """A field-name token, as bytes: the request line and headers are parsed before any decoding."""
 _REQUEST_LINE = re.compile(rb"(%s) ([^\x00-\x20\x7f]+) (HTTP/[0-9]\.[0-9])\r?\n" % _TOKEN)
 _HEADER_LINE = re.compile(rb"(%s):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r?\n" % _TOKEN)
+_HEADER_BLOCK_LINE = re.compile(rb"^(%s):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r\n" % _TOKEN, re.MULTILINE)
+"""A whole CRLF header line, found at a line start of a header block (a value holds no CR or LF)."""
 _CHUNK_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,15})[ \t]*(?:;[^\r\n]*)?\r?\n")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _STATUS = re.compile(r"[1-9][0-9][0-9] [^\x00-\x08\x0a-\x1f\x7f]*")
@@ -234,8 +241,8 @@ class _LengthInput(_Input):
         count = min(limit, self._left)
         if count == 0:
             return b""
-        data: bytes = self._rfile.readline(count) if line else self._rfile.read(count)
-        if not data:
+        data: bytes | None = self._rfile.readline(count) if line else self._rfile.read(count)
+        if not data:  # None: the read ran out of time
             raise self._fail(f"the connection ended {self._left} bytes before the end of the request body")
         self._left -= len(data)
         return data
@@ -279,8 +286,8 @@ class _ChunkedInput(_Input):
         count = min(limit, self._left)
         if count == 0:
             return b""
-        data: bytes = self._rfile.readline(count) if line else self._rfile.read(count)
-        if len(data) == 0:
+        data: bytes | None = self._rfile.readline(count) if line else self._rfile.read(count)
+        if not data:  # None: the read ran out of time
             raise self._fail("the connection ended inside a chunk of the request body")
         self._left -= len(data)
         return data
@@ -437,7 +444,13 @@ class _Connection:
     def run(self) -> None:
         server = self.server
         try:
-            self.sock.settimeout(server.idle_timeout)
+            # A socket left blocking, its reads and writes bounded by the kernel: Python's own timeout would
+            # poll() before each recv() and send(), two more system calls (and GIL hand-offs) per request.
+            # A read that runs out of time then reads as the end of the input, a write as a failure.
+            seconds = server.idle_timeout
+            bound = struct.pack("ll", int(seconds), int(seconds % 1 * 1_000_000))  # struct timeval
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, bound)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, bound)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.base = {
                 "SCRIPT_NAME": "",
@@ -453,6 +466,7 @@ class _Connection:
                 "wsgi.multiprocess": False,
                 "wsgi.run_once": False,
                 "wsgi.input_terminated": True,
+                WRITE_FROM_ANY_THREAD: True,
             }
             while self._handle_one():
                 pass
@@ -482,6 +496,39 @@ class _Connection:
         self.sock.sendall(_error_response(code, detail))
         return False
 
+    @staticmethod
+    def _header_block(rfile: Any) -> list[tuple[bytes, bytes]] | None:
+        """The header fields, read at once when the whole header block is buffered already; else ``None``.
+
+        A client usually sends its request head in one segment: one search of
+        the buffer and one regular expression over the block replace a read
+        and a match per line. Anything unusual (a bare LF, a malformed or
+        overlong line, too many fields, a block not yet received) is left in
+        the buffer for the line-by-line reading, which answers it exactly.
+        """
+        buffered: bytes = rfile.peek()
+        end = buffered.find(b"\r\n\r\n", 0, _MAX_LINE)
+        if end < 0:
+            return None
+        block = buffered[: end + 2]
+        fields: list[tuple[bytes, bytes]] = _HEADER_BLOCK_LINE.findall(block)
+        # Each found line starts a line and ends with its CRLF: as many as LFs means every line is well formed.
+        if len(fields) != block.count(b"\n") or len(fields) > _MAX_HEADERS:
+            return None
+        rfile.read(end + 4)
+        return fields
+
+    @staticmethod
+    def _header(environ: dict[str, Any], raw_name: bytes, raw_value: bytes) -> None:
+        """Put one header field in ``environ`` (a repeated field joins the earlier ones)."""
+        if b"_" in raw_name:
+            return  # it would be confused with its dashed twin in environ
+        key = _environ_key(raw_name)
+        value = raw_value.decode("latin-1")
+        if key in environ:
+            value = environ[key] + ("; " if key == "HTTP_COOKIE" else ",") + value
+        environ[key] = value
+
     def _handle_one(self) -> bool:
         """Serve one request; whether to keep the connection open for another."""
         rfile = self.rfile
@@ -504,8 +551,12 @@ class _Connection:
             return self._reject(505, "only HTTP/1.0 and HTTP/1.1 are supported")
 
         environ = self.base.copy()
+        fields = self._header_block(rfile)
+        if fields is not None:
+            for raw_name, raw_value in fields:
+                self._header(environ, raw_name, raw_value)
         count = 0
-        while (line := rfile.readline(_MAX_LINE + 1)) not in _BLANK_LINES:
+        while fields is None and (line := rfile.readline(_MAX_LINE + 1)) not in _BLANK_LINES:
             if len(line) > _MAX_LINE:
                 return self._reject(431, "header line too long")
             if not line.endswith(b"\n"):
@@ -516,14 +567,7 @@ class _Connection:
             header = _HEADER_LINE.fullmatch(line)
             if header is None:
                 return self._reject(400, "malformed header line")
-            raw_name, raw_value = header.groups()
-            if b"_" in raw_name:
-                continue  # it would be confused with its dashed twin in environ
-            key = _environ_key(raw_name)
-            value = raw_value.decode("latin-1")
-            if key in environ:
-                value = environ[key] + ("; " if key == "HTTP_COOKIE" else ",") + value
-            environ[key] = value
+            self._header(environ, *header.groups())
 
         if http11 and "HTTP_HOST" not in environ:
             return self._reject(400, "an HTTP/1.1 request needs a Host header")

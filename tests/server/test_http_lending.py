@@ -1,0 +1,159 @@
+"""A request served alone runs on the thread that brought it (the embedded server's), its answer streamed by a
+handler thread only when it turns into a stream while the handler runs (mcp_sync/server/http/app.py: _Lent)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import requests
+
+from mcp_sync import Context, MCPServer
+from mcp_sync.protocol.jsonrpc import error_response
+from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
+from mcp_sync.server.http.app import StreamableHTTPApp, _Answer, _LendWatch, _Lent, _Once, start_http
+from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
+
+REVISION = "2026-07-28"
+WAIT = 10.0
+PAGE = "http://page.example"
+
+
+def stateless_call(url: str, tool: str, *, origin: str | None = None, token: str | None = None) -> requests.Response:
+    meta: dict[str, Any] = {
+        PROTOCOL_VERSION: REVISION,
+        CLIENT_INFO: {"name": "lending-test", "version": "1"},
+        CLIENT_CAPABILITIES: {},
+    }
+    if token is not None:
+        meta["progressToken"] = token
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": {}, "_meta": meta}}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": REVISION,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+    }
+    if origin is not None:
+        headers["Origin"] = origin
+    with requests.Session() as http:
+        http.trust_env = False  # loopback only
+        return http.post(url, json=body, headers=headers, timeout=WAIT)
+
+
+def build() -> MCPServer:
+    server = MCPServer("lending")
+
+    @server.tool
+    def quick() -> str:
+        """Answers at once."""
+        return "quick"
+
+    @server.tool
+    def steps(ctx: Context) -> str:
+        """Reports progress, so that its answer streams while it runs."""
+        ctx.progress(1, 2)
+        ctx.progress(2, 2)
+        return "stepped"
+
+    return server
+
+
+def test_a_quick_answer_is_json_and_a_chatty_one_streams_with_its_cors_headers() -> None:
+    with start_http(build(), cors_origins=[PAGE]) as running:
+        quick = stateless_call(running.url, "quick", origin=PAGE)
+        assert quick.headers["Content-Type"] == "application/json"
+        assert quick.json()["result"]["content"][0]["text"] == "quick"
+        streamed = stateless_call(running.url, "steps", origin=PAGE, token="t-1")
+        assert streamed.headers["Content-Type"] == "text/event-stream"
+        assert streamed.headers["Access-Control-Allow-Origin"] == PAGE
+        assert streamed.text.count("notifications/progress") == 2 and '"text":"stepped"' in streamed.text
+
+
+def lent_request(app: StreamableHTTPApp, transport: StreamableSessionTransport, request_id: int) -> _Lent:
+    post = transport.open_post(request_id, priming=False)
+    answer = _Answer(json_ok=True, sse_ok=True, priming=False, stateless=True)
+    return _Lent(app, transport, post, answer, _Once(lambda: None))
+
+
+def test_what_a_post_got_before_it_was_lent_is_kept() -> None:
+    """A session that ended before its request was lent: the POST's queue already says so, and still does."""
+    app = StreamableHTTPApp(MCPServer("lending"))
+    transport = StreamableSessionTransport(event_store=None, inline=True)
+    transport.close()
+    try:
+        lent = lent_request(app, transport, 1)
+        assert lent.post.queue.get_nowait() is Signal.CLOSED
+        assert lent.post.consumer is lent.post.queue
+    finally:
+        app.close()
+
+
+def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> None:
+    """The watch finds a lent request past its deadline whose response came first: it stays a JSON answer."""
+    app = StreamableHTTPApp(MCPServer("lending"))
+    transport = StreamableSessionTransport(event_store=None, inline=True)
+    watch = _LendWatch(0.02)
+    try:
+        lent = lent_request(app, transport, 7)
+        transport.send(error_response(7, -32601, "Method not found: nope"))  # the response: the answer is JSON
+        lent.deadline = time.monotonic() - 1
+        watch.add(lent)
+        deadline = time.monotonic() + WAIT
+        while lent in watch._lent and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert lent not in watch._lent  # looked at, and let go
+        assert lent.post.mode == "json" and lent.settle() is None
+        item = lent.post.queue.get_nowait()
+        assert isinstance(item, StreamEvent) and item.message is not None
+    finally:
+        watch.close(WAIT)
+        transport.close()
+        app.close()
+    assert not [thread for thread in threading.enumerate() if thread.name == "mcp-sync-http-lend-watch"]
+
+
+def test_a_stream_asked_for_once_the_handler_is_done_is_not_started() -> None:
+    app = StreamableHTTPApp(MCPServer("lending"))
+    transport = StreamableSessionTransport(event_store=None, inline=True)
+    try:
+        lent = lent_request(app, transport, 3)
+        assert lent.settle() is None
+        transport.start_streaming(lent.post)
+        lent.post.queue.put(Signal.END)  # after the handler is done: nothing starts a stream any more
+        lent.stream()
+        assert lent.streamed is None
+    finally:
+        transport.close()
+        app.close()
+
+
+def test_an_answer_given_elsewhere_while_the_handler_runs_is_written_at_once() -> None:
+    """The app closes while a lent handler ignores being told to stop: the request is answered for it, and the POST
+    gets that answer from another thread at once (as JSON), not once the handler lets go of the connection's thread."""
+    server = MCPServer("lending")
+    started, release = threading.Event(), threading.Event()
+
+    @server.tool
+    def stubborn() -> str:
+        """Runs until released, whatever it is told."""
+        started.set()
+        release.wait(WAIT)
+        return "late"
+
+    answers: list[requests.Response] = []
+    with start_http(server) as running:
+        caller = threading.Thread(target=lambda: answers.append(stateless_call(running.url, "stubborn")))
+        caller.start()
+        try:
+            assert started.wait(WAIT)
+            running.app.close(timeout=0.2)
+            caller.join(WAIT)
+            assert answers and answers[0].headers["Content-Type"] == "application/json"
+            assert answers[0].json()["error"]["message"] == "The server is shutting down"
+            assert not release.is_set()  # answered while the handler still ran
+        finally:
+            release.set()
+            caller.join(WAIT)

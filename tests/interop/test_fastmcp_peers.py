@@ -63,8 +63,6 @@ TIMEOUT = 30.0
 """The longest one request may take (seconds)."""
 SCRIPT_TIMEOUT = 120.0
 """The longest a fastmcp client script may run (seconds)."""
-PING_INTERVAL = 0.5
-"""How often our HTTP server pings an open response stream (seconds); see ``our_http_url``."""
 HANDSHAKE = "2025-11-25"
 STATELESS = "2026-07-28"
 
@@ -102,14 +100,11 @@ def our_http_url() -> Iterator[str]:
     """Our target server over HTTP (Streamable HTTP at ``/mcp``, legacy SSE at ``/sse``), for one test.
 
     One per test: the embedded server's pooled worker threads end with it, and
-    it starts in a moment, in this process.
-
-    In 2026-07-28 a client cancels a request over HTTP by closing its
-    response stream, and our server notices only when a ping to that stream
-    fails (the second one after the disconnect): a short ping interval lets the
-    timed-out call's handler see its cancellation within the test.
+    it starts in a moment, in this process. (In 2026-07-28 a client cancels
+    a request over HTTP by closing its connection, which the server notices
+    within half a second: the timed-out call's handler sees its cancellation.)
     """
-    with start_http(load_target().build(), ping_interval=PING_INTERVAL) as running:
+    with start_http(load_target().build()) as running:
         yield running.url
 
 

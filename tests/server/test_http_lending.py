@@ -3,10 +3,15 @@ handler thread only when it turns into a stream while the handler runs (mcp_sync
 
 from __future__ import annotations
 
+import json
+import socket
+import struct
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
+import pytest
 import requests
 
 from mcp_sync import Context, MCPServer
@@ -157,3 +162,64 @@ def test_an_answer_given_elsewhere_while_the_handler_runs_is_written_at_once() -
         finally:
             release.set()
             caller.join(WAIT)
+
+
+def raw_post(port: int, body: dict[str, Any], headers: dict[str, str]) -> socket.socket:
+    """A POST sent on a raw connection, left open for the test to close."""
+    data = json.dumps(body).encode()
+    head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Content-Length: {len(data)}"]
+    head += [f"{name}: {value}" for name, value in headers.items()]
+    connection = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    connection.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+    return connection
+
+
+@pytest.mark.parametrize(("revision", "reset"), [(REVISION, False), (REVISION, True), ("2025-11-25", False)])
+def test_a_2026_07_28_client_hanging_up_cancels_its_request(revision: str, reset: bool) -> None:
+    # 2026-07-28: closing the connection is the cancellation. Before it, a disconnection is none (the handler runs on).
+    server = MCPServer("hang-up")
+    started, ended = threading.Event(), threading.Event()
+    outcome: list[bool] = []
+
+    @server.tool
+    def wait(ctx: Context) -> str:
+        """Waits to be cancelled, up to a bound."""
+        started.set()
+        outcome.append(ctx.cancelled.wait(1.5 if revision != REVISION else WAIT))  # (the watch looks every 0.5 s)
+        ended.set()
+        return "waited"
+
+    with start_http(server, stateless=True) as running:
+        meta = {PROTOCOL_VERSION: revision, CLIENT_INFO: {"name": "t", "version": "1"}, CLIENT_CAPABILITIES: {}}
+        params: dict[str, Any] = {"name": "wait", "arguments": {}}
+        if revision == REVISION:
+            params["_meta"] = meta
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": revision,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "wait",
+        }
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+        connection = raw_post(urlsplit(running.url).port or 0, call, headers)
+        assert started.wait(WAIT)
+        if reset:  # an abortive close: the server's next look sees a reset, not an end of file
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        connection.close()
+        assert ended.wait(WAIT)
+    assert outcome == [revision == REVISION]
+
+
+def test_a_2026_07_28_client_that_waits_is_not_taken_for_gone() -> None:
+    # The watch looks at the connection (twice, here) and finds the client waiting: the handler runs to its end.
+    server = MCPServer("patient")
+
+    @server.tool
+    def linger(ctx: Context) -> str:
+        """Works for a second and a bit, unless cancelled."""
+        return "cancelled" if ctx.cancelled.wait(1.2) else "done"
+
+    with start_http(server) as running:
+        answer = stateless_call(running.url, "linger")
+        assert answer.json()["result"]["content"][0]["text"] == "done"

@@ -76,6 +76,7 @@ import math
 import os
 import queue
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -146,7 +147,7 @@ from .sessions import (
     StreamEvent,
     close_sessions,
 )
-from .wsgi import MAX_CONNECTIONS, WRITE_FROM_ANY_THREAD, WSGIServer
+from .wsgi import CONNECTION_SOCKET, MAX_CONNECTIONS, WRITE_FROM_ANY_THREAD, WSGIServer
 
 __all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
 
@@ -368,6 +369,7 @@ class _Lent:
         "deadline",
         "done",
         "post",
+        "socket",
         "streamed",
         "thread",
         "transport",
@@ -389,6 +391,9 @@ class _Lent:
         self.deadline = time.monotonic() + app.ping_interval
         self.thread = threading.get_ident()
         """The thread lent to the handler (the one making this)."""
+        request = answer.lend_to
+        self.socket: socket.socket | None = None if request is None else request.environ.get(CONNECTION_SOCKET)
+        """The connection's socket, if the server gives it: watched for the client hanging up (2026-07-28)."""
         self.streamed: threading.Event | None = None
         self._settled = False
         self._lock = threading.Lock()
@@ -414,6 +419,27 @@ class _Lent:
             self._trigger.lent = None
             return self.streamed
 
+    def hung_up(self) -> bool:
+        """Whether a 2026-07-28 client closed the connection it sent this request on (read nothing: peek)."""
+        sock = self.socket
+        if sock is None or not self.answer.stateless:
+            return False  # (before 2026-07-28 a disconnection is no cancellation)
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False  # nothing to read: the client waits
+        except OSError:
+            return True  # reset
+
+    def cancel(self) -> None:
+        """The client hung up: in 2026-07-28 that is the request's cancellation (its handler is told; no answer)."""
+        request_id = self.post.request_id
+        reason = "the client closed its connection"
+        self.transport.receive(
+            JSONRPCNotification(method="notifications/cancelled", params={"requestId": request_id, "reason": reason})
+        )
+        self.transport.cancel(request_id)
+
     def _stream(self) -> None:
         try:
             self.app._stream_lent(self)
@@ -422,19 +448,25 @@ class _Lent:
             self.streamed.set()
 
 
+_HANG_UP_LOOK = 0.5
+"""How often, in seconds, the lend watch looks whether the clients of lent requests still hold their connections."""
+
+
 class _LendWatch:
     """Turns the answer of a lent request whose handler runs past the ping interval into a stream, so that
-    pings keep its connection alive (as a request served on a handler thread would).
+    pings keep its connection alive (as a request served on a handler thread would); and cancels a lent
+    2026-07-28 request whose client hung up (closing the connection is that era's cancellation).
 
     One thread per app (``mcp-sync-http-lend-watch``), started with the first
-    lent request and looking twice per ping interval, so that serving a
-    request costs no thread wake-up here.
+    lent request and looking every :data:`_HANG_UP_LOOK` seconds (at least
+    twice per ping interval), so that serving a request costs no thread
+    wake-up here.
     """
 
     def __init__(self, interval: float) -> None:
         self._interval = interval
         self._cond = threading.Condition()
-        self._lent: dict[_Lent, None] = {}  # in the order of their deadlines: each is its start plus the interval
+        self._lent: dict[_Lent, None] = {}
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -452,20 +484,19 @@ class _LendWatch:
     def _run(self) -> None:
         while True:
             with self._cond:
-                if self._cond.wait_for(lambda: self._closed, self._interval / 2):
+                if self._cond.wait_for(lambda: self._closed, min(self._interval / 2, _HANG_UP_LOOK)):
                     return
                 now = time.monotonic()
-                due = []
-                for lent in self._lent:
-                    if lent.deadline > now:
-                        break
-                    due.append(lent)
-                for lent in due:
-                    del self._lent[lent]
-            for lent in due:
-                lent.transport.start_streaming(lent.post)
-                if lent.post.mode == "sse":  # not when the response came first
-                    lent.stream()
+                lent_now = list(self._lent)
+            for lent in lent_now:
+                if lent.hung_up():
+                    self.discard(lent)
+                    lent.cancel()
+                elif lent.deadline <= now and not lent.post.json_only:  # (a JSON-only answer never streams)
+                    self.discard(lent)
+                    lent.transport.start_streaming(lent.post)
+                    if lent.post.mode == "sse":  # not when the response came first
+                        lent.stream()
 
     def close(self, timeout: float) -> None:
         with self._cond:
@@ -1123,14 +1154,11 @@ class StreamableHTTPApp:
         and back. Should its answer turn into a stream while the handler runs, a handler thread streams it
         meanwhile, and this one waits for that stream to end (which the response ends) once its handler is done.
         """
-        watched = not lent.post.json_only  # a JSON-only answer never streams, and so has no pings to send
-        if watched:
-            self._lend_watch.add(lent)
+        self._lend_watch.add(lent)
         try:
             self._deliver(lent.transport, message, lent.done)
         finally:
-            if watched:
-                self._lend_watch.discard(lent)
+            self._lend_watch.discard(lent)
         streamed = lent.settle()
         if streamed is None:
             return self._await_answer(lent.transport, lent.post, lent.answer, lent.done)

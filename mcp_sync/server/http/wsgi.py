@@ -47,7 +47,15 @@ if TYPE_CHECKING:
     from _typeshed import OptExcInfo
     from _typeshed.wsgi import WSGIApplication
 
-__all__ = ["MAX_CONNECTIONS", "WRITE_FROM_ANY_THREAD", "ClientDisconnected", "RequestBodyError", "WSGIServer", "serve"]
+__all__ = [
+    "CONNECTION_SOCKET",
+    "MAX_CONNECTIONS",
+    "WRITE_FROM_ANY_THREAD",
+    "ClientDisconnected",
+    "RequestBodyError",
+    "WSGIServer",
+    "serve",
+]
 
 log = logging.getLogger("mcp_sync.wsgi_server")
 
@@ -55,6 +63,9 @@ WRITE_FROM_ANY_THREAD = "mcp_sync.write_from_any_thread"
 """An environ key this server sets (``True``): the application may call ``start_response`` and its ``write()``
 from another thread while the application call is still running, provided the calls do not overlap and end
 before it returns. PEP 3333 neither grants nor forbids it; an application that relies on it checks for the key."""
+CONNECTION_SOCKET = "mcp_sync.connection_socket"
+"""An environ key this server sets: the socket of the request's connection, which the application may watch (with
+``MSG_PEEK``, never reading or writing it) to learn that the client hung up while it works on the answer."""
 MAX_CONNECTIONS = 256
 """Connections served at once by default; each holds a thread (an open stream holds its connection)."""
 _MAX_LINE = 65536
@@ -467,6 +478,7 @@ class _Connection:
                 "wsgi.run_once": False,
                 "wsgi.input_terminated": True,
                 WRITE_FROM_ANY_THREAD: True,
+                CONNECTION_SOCKET: self.sock,
             }
             while self._handle_one():
                 pass

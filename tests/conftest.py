@@ -23,8 +23,8 @@ import pytest
 import mcp_sync
 from mcp_sync.errors import MCPError
 
-# Server scripts run as subprocesses (some with another project's packages): not test modules.
-collect_ignore_glob = ["servers/*"]
+# Server and peer scripts run as subprocesses (some with another project's packages): not test modules.
+collect_ignore_glob = ["servers/*", "peers_py/*"]
 
 # No interactive defaults (prompts for the server's questions), even under ``pytest -s`` in a terminal:
 # the tests of those defaults turn them on where they need them.

@@ -231,6 +231,8 @@ class PendingRequest:
     on_progress: ProgressCallback | None = None
     span: Any = None
     """Its OpenTelemetry span, while a tracer provider is configured."""
+    waiter: threading.Thread | None = None
+    """The thread waiting for it that may read the response itself (see ``StdioTransport.wait_reading``)."""
 
 
 @dataclass(eq=False)
@@ -322,6 +324,12 @@ class JsonRpcDispatcher:
         # Declared on the Transport protocol; a transport written before it was (duck-typed,
         # not a BaseTransport) may lack it, and the public protocol must keep serving it.
         self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
+        # Transports whose callers may read their own responses (stdio pipes) say so with these two;
+        # not with a clock of the tests' own, which must see every wait.
+        self._pass_reading: Callable[[threading.Thread], None] | None = getattr(transport, "pass_reading", None)
+        self._wait_reading: Callable[..., bool] | None = (
+            getattr(transport, "wait_reading", None) if type(self._clock) is SystemClock else None
+        )
         self._handlers: dict[str, _HandlerEntry] = {}
         self._fallback: _HandlerEntry | None = None
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
@@ -459,10 +467,17 @@ class JsonRpcDispatcher:
         either way the peer is sent ``notifications/cancelled``.
         """
         deadline = None if timeout is None else self._clock.monotonic() + timeout
+        # A caller outside any handler may read its response itself; a handler's thread waits.
+        read_wait = self._wait_reading if getattr(_current, "context", None) is None else None
+        if read_wait is not None:
+            pending.waiter = threading.current_thread()
         while True:
             remaining = None if deadline is None else max(0.0, deadline - self._clock.monotonic())
             step = remaining if cancel is None else min(_CANCEL_POLL, _CANCEL_POLL if remaining is None else remaining)
-            if self._clock.wait(pending.future, step):
+            if read_wait is not None:
+                if read_wait(pending.future, step, self._no_call_waits):
+                    break
+            elif self._clock.wait(pending.future, step):
                 break
             if cancel is not None and cancel.is_set():
                 self.cancel(pending, "cancelled by the caller")
@@ -609,14 +624,22 @@ class JsonRpcDispatcher:
         )
         return True
 
+    def _no_call_waits(self) -> bool:
+        return not self._pending
+
     def _on_response(self, message: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
         with self._lock:
             pending = self._pending.pop(message.id, None) if message.id is not None else None
             if pending is not None:
                 self._progress.pop(pending.id, None)
+            alone = not self._pending
         if pending is None:
             log.debug("dropped a response to unknown request %r", message.id)
             return
+        if alone and pending.waiter is not None and self._pass_reading is not None:
+            # The only call in flight: its caller reads on from here (before it is woken, so
+            # that it finds the turn lent to it).
+            self._pass_reading(pending.waiter)
         if isinstance(message, JSONRPCResultResponse):
             failed = None if pending.span is None else result_error(pending.method, message.result)
             self._finish(pending, "success", failed)

@@ -251,7 +251,7 @@ class StdioTransport(BaseTransport):
                 if kept:
                     self._lend(threading.current_thread())
                 else:
-                    self._release_turn()
+                    self._reading.release()  # a reader thread (the one that lent it, at least) stands by
             return future.done()
         try:
             future.exception(timeout)
@@ -261,13 +261,10 @@ class StdioTransport(BaseTransport):
 
     def _reclaim_lend(self) -> bool:
         """Whether this thread, not a reader, was lent the turn and has it back (the watcher then leaves it)."""
-        me = threading.current_thread()
-        if self._lent_by is not me or getattr(self._turn, "held", False):
-            return False
         with self._lock:
-            if self._lent_by is not me:
-                return False  # the watcher took it back meanwhile
-            self._lent_by = None
+            if self._lent_by is not threading.current_thread() or getattr(self._turn, "held", False):
+                return False
+            self._lent_by = None  # (taken back under the lock: the watcher can no longer hand it off)
         self._turn.held = True
         return True
 
@@ -278,7 +275,7 @@ class StdioTransport(BaseTransport):
         input, or closing, or for a request or an oversized line.
         """
         assert self._wakeup is not None
-        fd, wakeup = self._readable.fileno(), self._wakeup[0]
+        wakeup = self._wakeup[0]
         deadline = None if timeout is None else time.monotonic() + timeout
         items = self._items
         while not future.done():
@@ -297,6 +294,7 @@ class StdioTransport(BaseTransport):
             if wait <= 0:
                 return True
             try:
+                fd = self._readable.fileno()
                 ready, _, _ = select.select([fd, wakeup], [], [], wait)
                 chunk = os.read(fd, _READ_SIZE) if fd in ready and wakeup not in ready else None
             except (OSError, ValueError):
@@ -308,14 +306,6 @@ class StdioTransport(BaseTransport):
             elif ready:
                 return False  # closing
         return True
-
-    def _release_turn(self) -> None:
-        """Give the turn (held by this thread, which no longer reads) to the reader threads."""
-        with self._lock:
-            reader = self._new_reader() if self._standby == 0 and not self._closed.is_set() else None
-        self._reading.release()
-        if reader is not None:
-            reader.start()
 
     def _revoke_lend(self) -> None:
         """On close: take back a lent turn, so that the reader threads can read to the end and stop."""

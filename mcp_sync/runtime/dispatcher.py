@@ -800,7 +800,8 @@ class JsonRpcDispatcher:
             running.remove(ctx)
             if not running:
                 del self._inflight[ctx.request_id]
-            self._idle.notify_all()
+            if self._draining:  # (only drain() waits for this; it sets the flag under this lock first)
+                self._idle.notify_all()
         if span is not None:
             end_span(span, "cancelled" if outcome == "cancelled" else error_type)
         duration_ms = (self._clock.monotonic() - started) * 1000.0

@@ -119,6 +119,7 @@ class StdioTransport(BaseTransport):
         # Lending (see handoff_reading): the thread running a handler with the turn, how many
         # times the turn was lent, and the watcher that hands reading off for a slow handler.
         self._lent_by: threading.Thread | None = None
+        self._lent_to_caller = False  # lent to a caller between its calls (not to a reader running a handler)
         self._lends = 0
         self._watch = threading.Condition(self._lock)
         self._watcher: threading.Thread | None = None
@@ -195,12 +196,13 @@ class StdioTransport(BaseTransport):
                 reader.start()
             return
         self._turn.lent = True
-        self._lend(threading.current_thread())
+        self._lend(threading.current_thread(), caller=False)
 
-    def _lend(self, thread: threading.Thread) -> None:
+    def _lend(self, thread: threading.Thread, *, caller: bool) -> None:
         """Lend the turn (held by this thread) to ``thread``, for the watcher to take back if it is kept too long."""
         with self._lock:
             self._lent_by = thread
+            self._lent_to_caller = caller
             self._lends += 1
             if self._watcher_idle:
                 self._watch.notify()
@@ -230,7 +232,7 @@ class StdioTransport(BaseTransport):
         if self._wakeup is None or self._items or not getattr(turn, "reader", False) or turn.lent:
             return
         turn.held = False  # this thread stands by once the response is delivered
-        self._lend(to)
+        self._lend(to, caller=True)
 
     def wait_reading(
         self, future: concurrent.futures.Future[Any], timeout: float | None, keep: Callable[[], bool]
@@ -249,7 +251,7 @@ class StdioTransport(BaseTransport):
             finally:
                 self._turn.held = False
                 if kept:
-                    self._lend(threading.current_thread())
+                    self._lend(threading.current_thread(), caller=True)
                 else:
                     self._reading.release()  # a reader thread (the one that lent it, at least) stands by
             return future.done()
@@ -260,11 +262,24 @@ class StdioTransport(BaseTransport):
         return True
 
     def _reclaim_lend(self) -> bool:
-        """Whether this thread, not a reader, was lent the turn and has it back (the watcher then leaves it)."""
+        """Whether this thread, not a reader, now holds the turn: lent to it, or to another caller that is idle.
+
+        A caller between two calls does not read: the next caller, whichever
+        thread it is, takes the turn over (taken under the lock, the watcher
+        can no longer hand it off). A turn lent to a reader running a handler
+        stays with it.
+        """
+        if self._lent_by is None:
+            return False  # (the common case of a caller whose turn it is not: no lock taken)
         with self._lock:
-            if self._lent_by is not threading.current_thread() or getattr(self._turn, "held", False):
+            lent = self._lent_by
+            if (
+                lent is None
+                or getattr(self._turn, "held", False)
+                or (lent is not threading.current_thread() and not self._lent_to_caller)
+            ):
                 return False
-            self._lent_by = None  # (taken back under the lock: the watcher can no longer hand it off)
+            self._lent_by = None
         self._turn.held = True
         return True
 

@@ -283,3 +283,18 @@ def test_a_server_process_answers_its_caller_directly() -> None:
             assert client.call_tool("echo", {"text": f"hello {n}"}).text == f"hello {n}"
     finally:
         client.close()
+
+
+def test_the_next_caller_takes_over_a_turn_lent_to_an_idle_one(peer: Peer) -> None:
+    """Threads calling one after the other (a pool, say) each read their own response."""
+    peer.scripts["call"] = lambda request: note(str(request["id"])) + answer(request)
+    peer.lend_to_caller()
+    callers: list[threading.Thread] = []
+    for n in range(20):
+        thread = threading.Thread(target=peer.call, args=("call",), name=f"test-caller-{n}")
+        callers.append(thread)
+        thread.start()
+        thread.join(5.0)
+    readers = {thread for _, thread in peer.notes}
+    assert readers & set(callers)  # some read on the caller's own thread (the watcher may take the turn back)
+    assert all(thread in callers or thread.name == READER for thread in readers)

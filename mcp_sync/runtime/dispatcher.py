@@ -74,7 +74,7 @@ from .events import (
 )
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
-from .transport import Transport
+from .transport import ReadingWait, Transport
 from .workers import ElasticPool
 
 __all__ = [
@@ -327,7 +327,7 @@ class JsonRpcDispatcher:
         # Transports whose callers may read their own responses (stdio pipes) say so with these two;
         # not with a clock of the tests' own, which must see every wait.
         self._pass_reading: Callable[[threading.Thread], None] | None = getattr(transport, "pass_reading", None)
-        self._wait_reading: Callable[..., bool] | None = (
+        self._wait_reading: ReadingWait | None = (
             getattr(transport, "wait_reading", None) if type(self._clock) is SystemClock else None
         )
         self._handlers: dict[str, _HandlerEntry] = {}

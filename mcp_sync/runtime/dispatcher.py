@@ -6,7 +6,8 @@ completes; the caller blocks on it with a timeout. Incoming requests run on a
 bounded thread pool, never on the transport's reader thread, so a handler may
 itself call the peer and wait. Notifications go to listeners in arrival
 order, on the reader thread: listeners must be quick and must not wait for
-the peer.
+the peer. (On stdio a caller waiting for its response may be the one reading,
+and then it is the thread that delivers what arrives meanwhile.)
 
 >>> from mcp_sync.transports.memory import InMemoryTransport
 >>> a, b = InMemoryTransport.pair()

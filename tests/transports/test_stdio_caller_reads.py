@@ -290,7 +290,7 @@ def test_the_next_caller_takes_over_a_turn_lent_to_an_idle_one(peer: Peer) -> No
     peer.scripts["call"] = lambda request: note(str(request["id"])) + answer(request)
     peer.lend_to_caller()
     callers: list[threading.Thread] = []
-    for n in range(20):
+    for n in range(50):  # (each caller must come within the watcher's look of the last: most do)
         thread = threading.Thread(target=peer.call, args=("call",), name=f"test-caller-{n}")
         callers.append(thread)
         thread.start()

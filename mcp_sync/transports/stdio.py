@@ -269,19 +269,18 @@ class StdioTransport(BaseTransport):
         can no longer hand it off). A turn lent to a reader running a handler
         stays with it.
         """
-        if self._lent_by is None:
-            return False  # (the common case of a caller whose turn it is not: no lock taken)
         with self._lock:
             lent = self._lent_by
-            if (
-                lent is None
-                or getattr(self._turn, "held", False)
-                or (lent is not threading.current_thread() and not self._lent_to_caller)
-            ):
-                return False
-            self._lent_by = None
-        self._turn.held = True
-        return True
+            claim = (
+                lent is not None
+                and not getattr(self._turn, "held", False)
+                and (lent is threading.current_thread() or self._lent_to_caller)
+            )
+            if claim:
+                self._lent_by = None
+        if claim:
+            self._turn.held = True
+        return claim
 
     def _read_for(self, future: concurrent.futures.Future[Any], timeout: float | None) -> bool:
         """Read and deliver on this thread until ``future`` is done or ``timeout`` passes.

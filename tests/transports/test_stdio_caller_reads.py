@@ -266,9 +266,10 @@ def test_closing_while_the_turn_is_lent_ends_the_readers(peer: Peer) -> None:
 
 
 def test_a_stream_closed_under_the_caller_fails_its_call(peer: Peer) -> None:
+    """A listener closes the input stream (on the thread reading it): the call fails, and the transport closes."""
+    peer.dispatcher.on_notification("shut", lambda params: peer.readable.close())
+    peer.scripts["call"] = lambda request: line({"jsonrpc": "2.0", "method": "shut"})
     peer.lend_to_caller()
-    peer.scripts["call"] = lambda request: None
-    peer.readable.close()
     with pytest.raises(MCPTransportError):
         peer.call("call")
     assert peer.transport.wait_closed(5.0)

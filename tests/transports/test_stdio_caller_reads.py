@@ -66,6 +66,8 @@ class Peer:
         self.pending: dict[str, PendingRequest] = {}
         self.notes: list[tuple[str, threading.Thread]] = []
         self.dispatcher.on_notification("note", lambda params: self.notes.append((params["text"], current())))
+        self.probes: list[threading.Thread] = []
+        self.dispatcher.on_notification("probe", lambda params: self.probes.append(current()))
         self.dispatcher.start()
         self._thread = threading.Thread(target=self._serve, name="test-stdio-peer", daemon=True)
         self._thread.start()
@@ -98,14 +100,23 @@ class Peer:
         return self.pending[method]
 
     def lend_to_caller(self) -> None:
-        """A first call, answered once its caller waits: the reader thread lends it the turn."""
+        """Calls answered once their caller waits, until one is read on the caller's own thread.
+
+        The reader thread that delivers the first lends the turn to its
+        caller; a call read by the caller itself ends with the turn lent to
+        it, so that its next call, made at once, reads too.
+        """
 
         def answered_once_waited(request: dict[str, Any]) -> bytes:
             self.when_waited("first")
-            return answer(request)
+            return line({"jsonrpc": "2.0", "method": "probe"}) + answer(request)
 
         self.scripts["first"] = answered_once_waited
-        assert self.call("first") == {"method": "first"}
+        for _ in range(50):  # (the watcher takes the turn back from a caller slow to wake, now and then)
+            assert self.call("first") == {"method": "first"}
+            if self.probes[-1] is current():
+                return
+        raise AssertionError("no call was read by its caller")
 
     def close(self) -> None:
         self.dispatcher.close()

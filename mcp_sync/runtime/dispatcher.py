@@ -6,7 +6,8 @@ completes; the caller blocks on it with a timeout. Incoming requests run on a
 bounded thread pool, never on the transport's reader thread, so a handler may
 itself call the peer and wait. Notifications go to listeners in arrival
 order, on the reader thread: listeners must be quick and must not wait for
-the peer.
+the peer. (On stdio a caller waiting for its response may be the one reading,
+and then it is the thread that delivers what arrives meanwhile.)
 
 >>> from mcp_sync.transports.memory import InMemoryTransport
 >>> a, b = InMemoryTransport.pair()
@@ -75,7 +76,7 @@ from .events import (
 )
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
-from .transport import Transport
+from .transport import ReadingWait, Transport
 from .workers import ElasticPool
 
 __all__ = [
@@ -232,6 +233,8 @@ class PendingRequest:
     on_progress: ProgressCallback | None = None
     span: Any = None
     """Its OpenTelemetry span, while a tracer provider is configured."""
+    waiter: threading.Thread | None = None
+    """The thread waiting for it that may read the response itself (see ``StdioTransport.wait_reading``)."""
 
 
 @dataclass(eq=False)
@@ -323,6 +326,12 @@ class JsonRpcDispatcher:
         # Declared on the Transport protocol; a transport written before it was (duck-typed,
         # not a BaseTransport) may lack it, and the public protocol must keep serving it.
         self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
+        # Transports whose callers may read their own responses (stdio pipes) say so with these two;
+        # not with a clock of the tests' own, which must see every wait.
+        self._pass_reading: Callable[[threading.Thread], None] | None = getattr(transport, "pass_reading", None)
+        self._wait_reading: ReadingWait | None = (
+            getattr(transport, "wait_reading", None) if type(self._clock) is SystemClock else None
+        )
         self._handlers: dict[str, _HandlerEntry] = {}
         self._fallback: _HandlerEntry | None = None
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
@@ -465,13 +474,20 @@ class JsonRpcDispatcher:
             forget_cancel = cancel.call_when_set(functools.partial(self.cancel, pending, "cancelled by the caller"))
             cancel = None
         deadline = None if timeout is None else self._clock.monotonic() + timeout
+        # A caller outside any handler may read its response itself; a handler's thread waits.
+        read_wait = self._wait_reading if getattr(_current, "context", None) is None else None
+        if read_wait is not None:
+            pending.waiter = threading.current_thread()
         try:
             while True:
                 remaining = None if deadline is None else max(0.0, deadline - self._clock.monotonic())
                 step = remaining
                 if cancel is not None:  # a caller's plain Event: looked at every _CANCEL_POLL seconds
                     step = _CANCEL_POLL if remaining is None else min(_CANCEL_POLL, remaining)
-                if self._clock.wait(pending.future, step):
+                if read_wait is not None:
+                    if read_wait(pending.future, step, self._no_call_waits):
+                        break
+                elif self._clock.wait(pending.future, step):
                     break
                 if cancel is not None and cancel.is_set():
                     self.cancel(pending, "cancelled by the caller")
@@ -636,14 +652,22 @@ class JsonRpcDispatcher:
         )
         return True
 
+    def _no_call_waits(self) -> bool:
+        return not self._pending
+
     def _on_response(self, message: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
         with self._lock:
             pending = self._pending.pop(message.id, None) if message.id is not None else None
             if pending is not None:
                 self._progress.pop(pending.id, None)
+            alone = not self._pending
         if pending is None:
             log.debug("dropped a response to unknown request %r", message.id)
             return
+        if alone and pending.waiter is not None and self._pass_reading is not None:
+            # The only call in flight: its caller reads on from here (before it is woken, so
+            # that it finds the turn lent to it).
+            self._pass_reading(pending.waiter)
         if isinstance(message, JSONRPCResultResponse):
             failed = None if pending.span is None else result_error(pending.method, message.result)
             self._finish(pending, "success", failed)
@@ -804,7 +828,8 @@ class JsonRpcDispatcher:
             running.remove(ctx)
             if not running:
                 del self._inflight[ctx.request_id]
-            self._idle.notify_all()
+            if self._draining:  # (only drain() waits for this; it sets the flag under this lock first)
+                self._idle.notify_all()
         if span is not None:
             end_span(span, "cancelled" if outcome == "cancelled" else error_type)
         duration_ms = (self._clock.monotonic() - started) * 1000.0

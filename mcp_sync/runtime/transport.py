@@ -22,11 +22,12 @@ True
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..protocol.errors import MCP_CODES, MCPTransportError
 from ..protocol.jsonrpc import InvalidMessage
@@ -49,6 +50,9 @@ MessageHandler = Callable[[JSONRPCMessage | InvalidMessage], None]
 
 CloseHandler = Callable[[BaseException | None], None]
 """Called once when the transport closes, with the error that closed it, if any."""
+
+ReadingWait = Callable[[concurrent.futures.Future[Any], float | None, Callable[[], bool]], bool]
+"""``(future, timeout, keep) -> done``: see :attr:`BaseTransport.wait_reading`."""
 
 
 @runtime_checkable
@@ -104,6 +108,10 @@ class BaseTransport(ABC):
 
     handoff_reading: Callable[[], None] | None = None
     """See :attr:`Transport.handoff_reading`; ``None``: handlers run on the dispatcher's pool."""
+    pass_reading: Callable[[threading.Thread], None] | None = None
+    """How a reader thread lends reading to the caller whose response it delivers (stdio); ``None``: it cannot."""
+    wait_reading: ReadingWait | None = None
+    """How a caller waits for its response, reading it itself when reading was lent to it; ``None``: on the future."""
     handshake_only: bool = False
     """See :attr:`Transport.handshake_only`."""
     network_transport: str | None = None

@@ -941,6 +941,33 @@ class MCPServer:
         ``is_error=True``; a call whose ``cancel`` event was set raises
         ``REQUEST_CANCELLED``.
         """
+        # A local call has no client: its context gets the channel that says so.
+        ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
+        result = self._run_registered(name, arguments, ctx, keep_text=False)
+        assert not isinstance(result, str)  # (keep_text=False: always a model)
+        return result
+
+    def _tool_result_wire(self, name: str, arguments: Mapping[str, Any] | None, context: Context) -> dict[str, Any]:
+        """``invoke_tool(name, arguments, context=context).to_wire()``, made without a model for a plain string.
+
+        What a session sends for ``tools/call``: a tool returning text (the
+        common case) has its wire form built at once, with no
+        :class:`CallToolResult` made and dumped again.
+
+        >>> server = MCPServer("demo")
+        >>> _ = server.register_tool("hi", lambda arguments, ctx: "hello")
+        >>> server._tool_result_wire("hi", {}, Context(server=server))
+        {'content': [{'type': 'text', 'text': 'hello'}]}
+        """
+        result = self._run_registered(name, arguments, context, keep_text=True)
+        if isinstance(result, str):
+            return {"content": [{"type": "text", "text": result}]}
+        return result.to_wire()
+
+    def _run_registered(
+        self, name: str, arguments: Mapping[str, Any] | None, ctx: Context, *, keep_text: bool
+    ) -> CallToolResult | str:
+        """Run tool ``name``; with ``keep_text``, a plain string it returns is returned as it is."""
         registered = self._tools.get(name)
         if registered is None:
             raise MCPError(
@@ -949,12 +976,12 @@ class MCPServer:
                 context={"tool": name},
                 jsonrpc_code=JsonRpcCode.INVALID_PARAMS,
             )
-        # A local call has no client: its context gets the channel that says so.
-        ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
         _check_scopes(registered.scopes, ctx.auth, f"tool {name}")
         args = _validated(registered, name, arguments)
+        result: CallToolResult | str
         try:
-            result = _to_call_tool_result(registered.handler(args, ctx))
+            value = registered.handler(args, ctx)
+            result = value if keep_text and type(value) is str else _to_call_tool_result(value)
         except (InputRequired, MissingClientCapability):
             raise  # the protocol answers these (2026-07-28), not the tool
         except BackendUnavailable:
@@ -1163,6 +1190,15 @@ class MCPServer:
                 self._tasks = TaskRunner(self)
                 install(self, self._tasks)
             return self._tasks
+
+    @functools.cached_property
+    def _runs_own_tools(self) -> bool:
+        """Whether :meth:`invoke_tool` is this class's own (a session may then take its fast path for tools).
+
+        >>> MCPServer("demo")._runs_own_tools
+        True
+        """
+        return type(self).invoke_tool is MCPServer.invoke_tool
 
     @property
     def task_runner(self) -> TaskRunner | None:

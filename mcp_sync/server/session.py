@@ -116,7 +116,16 @@ _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
 _CHANNEL = "channel"
 """The key of ``RequestContext.state`` under which a request's :class:`ClientChannel` is kept."""
 
-Handler = Callable[[Any, RequestContext], WireModel]
+Handler = Callable[[Any, RequestContext], WireModel | dict[str, Any]]
+"""A request's handler: its result as a model, or already in its wire form."""
+
+
+def _wire(result: WireModel | dict[str, Any]) -> dict[str, Any]:
+    return result if isinstance(result, dict) else result.to_wire()
+
+
+_PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
+"""The members of a ``tools/call`` request's params that its fast path knows (see ``_call_plain_tool``)."""
 
 
 _JSON_KINDS = {
@@ -302,26 +311,11 @@ class ServerSession:
     def _serve_request(self, params: Any, ctx: RequestContext) -> Any:
         """Every request of this connection: its route looked up, its era decided, its gate passed."""
         method = ctx.method
-        route = _ROUTES.get(method)
-        model: type[WireModel] | None
-        if route is not None:
-            name, model = route
-            bound: Handler = getattr(self, name)
+        validated: Handler
+        if method == "tools/call" and self._plain_tool_call(ctx.params):
+            validated = self._call_plain_tool
         else:
-            bound, model = self._extension_route(method)
-
-        # Params are validated here, not by the dispatcher: which era a request
-        # belongs to decides first whether the method exists at all.
-        def validated(params: dict[str, Any], ctx: RequestContext) -> WireModel:
-            if model is None:
-                return bound(params, ctx)
-            try:
-                typed = model.model_validate(params)
-            except ValidationError as exc:
-                raise MCPError(
-                    MCP_CODES.INVALID_PARAMS, f"Invalid params: {format_validation_error(exc)}", cause=exc
-                ) from exc
-            return bound(typed, ctx)
+            validated = self._validating(method)
 
         _check_progress_token(ctx)
         # The one place the era of a request is decided; its channel goes with it to the handler's Context.
@@ -338,6 +332,55 @@ class ServerSession:
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
         wire = self._respond(validated, params, ctx)
         return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
+
+    def _validating(self, method: str) -> Handler:
+        """The handler of ``method``, validating its params into the method's model first."""
+        route = _ROUTES.get(method)
+        model: type[WireModel] | None
+        if route is not None:
+            name, model = route
+            bound: Handler = getattr(self, name)
+        else:
+            bound, model = self._extension_route(method)
+
+        # Params are validated here, not by the dispatcher: which era a request
+        # belongs to decides first whether the method exists at all.
+        def validated(params: dict[str, Any], ctx: RequestContext) -> WireModel | dict[str, Any]:
+            if model is None:
+                return bound(params, ctx)
+            try:
+                typed = model.model_validate(params)
+            except ValidationError as exc:
+                raise MCPError(
+                    MCP_CODES.INVALID_PARAMS, f"Invalid params: {format_validation_error(exc)}", cause=exc
+                ) from exc
+            return bound(typed, ctx)
+
+        return validated
+
+    def _plain_tool_call(self, params: dict[str, Any]) -> bool:
+        """Whether a ``tools/call`` may skip the params and result models: see :meth:`_call_plain_tool`."""
+        server = self.server
+        arguments, meta = params.get("arguments"), params.get("_meta")
+        return (
+            server._runs_own_tools
+            and not server.middlewares
+            and server.task_runner is None
+            and type(params.get("name")) is str
+            and (arguments is None or type(arguments) is dict)
+            and (meta is None or type(meta) is dict)
+            and params.keys() <= _PLAIN_CALL_KEYS
+        )
+
+    def _call_plain_tool(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        """The fast path of ``tools/call``: what :meth:`_call_tool` answers, without the models on the way.
+
+        Taken when the server has no middleware and no tasks, does not
+        override :meth:`MCPServer.invoke_tool`, and the params hold nothing
+        but a name, an arguments object and a ``_meta`` object, which
+        :class:`CallToolRequestParams` would accept as they are.
+        """
+        return self.server._tool_result_wire(params["name"], params.get("arguments"), self._context(ctx))
 
     def _extension_route(self, method: str) -> tuple[Handler, type[WireModel]]:
         """The handler and params model of an extension's ``method``; ``METHOD_NOT_FOUND`` when none is."""
@@ -551,11 +594,11 @@ class ServerSession:
     def _respond(self, handler: Handler, params: Any, ctx: RequestContext) -> dict[str, Any]:
         """The handler's result as sent, through the server's middleware when it has some."""
         if not self.server.middlewares:
-            return handler(params, ctx).to_wire()
+            return _wire(handler(params, ctx))
 
         def respond(call: Call) -> dict[str, Any]:
             ctx.params = call.params  # what the middleware let through is what the handlers read
-            return handler(call.params, ctx).to_wire()
+            return _wire(handler(call.params, ctx))
 
         return self._intercept("request", ctx, respond)
 

@@ -18,6 +18,7 @@ b'{"jsonrpc":"2.0","method":"notifications/initialized"}\\n'
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import io
 import logging
@@ -31,12 +32,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
 from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
 from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, recover_id
-from ..protocol.types import Error, JSONRPCMessage
+from ..protocol.types import Error, JSONRPCMessage, JSONRPCRequest
 from ..runtime.transport import BaseTransport
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ _HANDOFF_AFTER = 0.002
 """Seconds a handler may run on the reading thread before another thread takes over reading."""
 _WATCHER_IDLE_WAIT = 5.0
 """How long the watcher sleeps at a time while no handler runs (it is woken when one starts)."""
+_CALLER_POLL = 0.02
+"""How often a caller reading for its own response looks whether another thread settled it, in seconds."""
 
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """Variables a server process inherits by default; everything else must be passed."""
@@ -116,6 +119,7 @@ class StdioTransport(BaseTransport):
         # Lending (see handoff_reading): the thread running a handler with the turn, how many
         # times the turn was lent, and the watcher that hands reading off for a slow handler.
         self._lent_by: threading.Thread | None = None
+        self._lent_to_caller = False  # lent to a caller between its calls (not to a reader running a handler)
         self._lends = 0
         self._watch = threading.Condition(self._lock)
         self._watcher: threading.Thread | None = None
@@ -192,8 +196,13 @@ class StdioTransport(BaseTransport):
                 reader.start()
             return
         self._turn.lent = True
+        self._lend(threading.current_thread(), caller=False)
+
+    def _lend(self, thread: threading.Thread, *, caller: bool) -> None:
+        """Lend the turn (held by this thread) to ``thread``, for the watcher to take back if it is kept too long."""
         with self._lock:
-            self._lent_by = threading.current_thread()
+            self._lent_by = thread
+            self._lent_to_caller = caller
             self._lends += 1
             if self._watcher_idle:
                 self._watch.notify()
@@ -204,6 +213,120 @@ class StdioTransport(BaseTransport):
                 )
         if watcher is not None:
             watcher.start()
+
+    # A caller waiting for a response (a client's call_tool, say) reads it itself when it can:
+    # a reader thread that delivers the response of the only call in flight lends the turn to
+    # its caller instead of reading on (pass_reading), and the caller's next wait (wait_reading)
+    # reads on its own thread, without a reader thread woken to hand each response over. The
+    # caller keeps the turn lent between its calls; the watcher takes it back after
+    # _HANDOFF_AFTER seconds without a call, and a reader thread reads on. A request from the
+    # peer is left to the reader threads, so that no handler ever runs on a caller's thread.
+
+    def pass_reading(self, to: threading.Thread) -> None:
+        """On a reader thread delivering the response ``to`` waits for: lend ``to`` the reading turn.
+
+        Only when nothing more is read and waiting, and ``to`` can read
+        itself (a pipe); otherwise this thread reads on.
+        """
+        turn = self._turn
+        if self._wakeup is None or self._items or not getattr(turn, "reader", False) or turn.lent:
+            return
+        turn.held = False  # this thread stands by once the response is delivered
+        self._lend(to, caller=True)
+
+    def wait_reading(
+        self, future: concurrent.futures.Future[Any], timeout: float | None, keep: Callable[[], bool]
+    ) -> bool:
+        """Wait up to ``timeout`` seconds for ``future``; ``True`` if it is done.
+
+        A thread lent the turn (see :meth:`pass_reading`) reads and delivers
+        messages meanwhile; when it is done it keeps the turn lent if ``keep()``
+        says so (no other call waits), and gives it back to the reader threads
+        otherwise.
+        """
+        if self._reclaim_lend():
+            kept = False
+            try:
+                kept = self._read_for(future, timeout) and not self._items and keep()
+            finally:
+                self._turn.held = False
+                if kept:
+                    self._lend(threading.current_thread(), caller=True)
+                else:
+                    self._reading.release()  # a reader thread (the one that lent it, at least) stands by
+            return future.done()
+        try:
+            future.exception(timeout)
+        except concurrent.futures.TimeoutError:
+            return False
+        return True
+
+    def _reclaim_lend(self) -> bool:
+        """Whether this thread, not a reader, now holds the turn: lent to it, or to another caller that is idle.
+
+        A caller between two calls does not read: the next caller, whichever
+        thread it is, takes the turn over (taken under the lock, the watcher
+        can no longer hand it off). A turn lent to a reader running a handler
+        stays with it.
+        """
+        with self._lock:
+            lent = self._lent_by
+            claim = (
+                lent is not None
+                and not getattr(self._turn, "held", False)
+                and (lent is threading.current_thread() or self._lent_to_caller)
+            )
+            if claim:
+                self._lent_by = None
+        if claim:
+            self._turn.held = True
+        return claim
+
+    def _read_for(self, future: concurrent.futures.Future[Any], timeout: float | None) -> bool:
+        """Read and deliver on this thread until ``future`` is done or ``timeout`` passes.
+
+        ``False`` when the reader threads must take over: at the end of the
+        input, or closing, or for a request or an oversized line.
+        """
+        assert self._wakeup is not None
+        wakeup = self._wakeup[0]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        items = self._items
+        while not future.done():
+            if items:
+                item = items[0]
+                if not isinstance(item, bytes):
+                    return False
+                message = self._decode(item)
+                if isinstance(message, JSONRPCRequest):
+                    return False  # left in line for a reader thread, where its handler runs
+                items.popleft()
+                if message is not None:
+                    self._deliver(message)
+                continue
+            wait = _CALLER_POLL if deadline is None else min(_CALLER_POLL, deadline - time.monotonic())
+            if wait <= 0:
+                return True
+            try:
+                fd = self._readable.fileno()
+                ready, _, _ = select.select([fd, wakeup], [], [], wait)
+                chunk = os.read(fd, _READ_SIZE) if fd in ready and wakeup not in ready else None
+            except (OSError, ValueError):
+                return False  # the reader threads meet the failure too, and report it
+            if chunk is not None:
+                if not chunk:
+                    return False  # the end of the input: a reader thread meets it and closes
+                self._split(chunk)
+            elif ready:
+                return False  # closing
+        return True
+
+    def _revoke_lend(self) -> None:
+        """On close: take back a lent turn, so that the reader threads can read to the end and stop."""
+        with self._lock:
+            lent, self._lent_by = self._lent_by, None
+        if lent is not None:
+            self._reading.release()
 
     def _reclaim(self) -> None:
         """After a handler ran on this thread: keep reading, unless the watcher handed reading off meanwhile."""
@@ -250,6 +373,7 @@ class StdioTransport(BaseTransport):
 
     def _read_loop(self) -> None:
         read = self._chunk_reader()
+        self._turn.reader = True
         while self._take_turn():
             reason: BaseException | None = None
             try:
@@ -333,18 +457,24 @@ class StdioTransport(BaseTransport):
             self._partial.clear()
 
     def _line(self, line: bytes) -> None:
+        message = self._decode(line)
+        if message is not None:
+            self._deliver(message)
+
+    def _decode(self, line: bytes) -> JSONRPCMessage | InvalidMessage | None:
+        """The message a line holds; ``None`` for a blank line or a stray one (see :meth:`_stray`)."""
         if line.endswith(b"\r"):
             line = line[:-1]
         if not line or line.isspace():  # (what strip() would empty, without copying the line)
-            return
+            return None
         message = decode_message(line)
         if isinstance(message, InvalidMessage):
             self.last_invalid_line = line[:200]
             if message.id is None and message.error.code == JsonRpcCode.PARSE_ERROR:
                 message = InvalidMessage(message.error, recover_id(line), message.reply)
             if message.id is None and self._stray(line):
-                return
-        self._deliver(message)
+                return None
+        return message
 
     def _stray(self, line: bytes) -> bool:
         """Hook: a line that is no JSON-RPC message and names no id came in; whether it is dealt with.
@@ -371,6 +501,7 @@ class StdioTransport(BaseTransport):
         return thread in self._readers
 
     def _shutdown(self) -> None:
+        self._revoke_lend()
         if self._wakeup is not None:
             os.write(self._wakeup[1], b"x")
         with contextlib.suppress(OSError, ValueError):
@@ -553,6 +684,7 @@ class ProcessTransport(StdioTransport):
     def _shutdown(self) -> None:
         process = self.process
         half = self.shutdown_timeout / 2
+        self._revoke_lend()  # (the output is read on while the process ends)
         with contextlib.suppress(OSError, ValueError):
             self._writable.close()
         if not self._exited.wait(half):

@@ -1,0 +1,312 @@
+"""A caller waiting on a stdio pipe reads its own response, once a reader thread lent it the reading turn.
+
+The far end is a peer thread of the test speaking raw JSON lines over two
+OS pipes, so that each test decides exactly what arrives, and in which write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import MCP_CODES, MCPError, MCPTransportError
+from mcp_sync.client import stdio_client
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest
+from mcp_sync.transports.stdio import StdioTransport
+
+ROOT = Path(__file__).parent.parent.parent
+READER = "mcp-sync-stdio-reader"
+
+Script = Callable[[dict[str, Any]], bytes | None]
+
+
+def line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def answer(request: dict[str, Any]) -> bytes:
+    return line({"jsonrpc": "2.0", "id": request["id"], "result": {"method": request["method"]}})
+
+
+def note(text: str) -> bytes:
+    return line({"jsonrpc": "2.0", "method": "note", "params": {"text": text}})
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        time.sleep(0.001)
+
+
+class Peer:
+    """A client dispatcher on a StdioTransport over OS pipes, and the test's peer thread at the far end.
+
+    The peer answers each request with what ``scripts[method](request)``
+    returns (one write; ``None``: nothing), by default a plain result.
+    """
+
+    def __init__(self, max_line_bytes: int = 1 << 20) -> None:
+        in_r, self.in_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        self.readable = os.fdopen(in_r, "rb", buffering=0)
+        self.transport = StdioTransport(
+            self.readable, os.fdopen(out_w, "wb", buffering=0), max_line_bytes=max_line_bytes
+        )
+        self.dispatcher = JsonRpcDispatcher(self.transport, side="client", timeout=5.0)
+        self.scripts: dict[str, Script] = {}
+        self.pending: dict[str, PendingRequest] = {}
+        self.notes: list[tuple[str, threading.Thread]] = []
+        self.dispatcher.on_notification("note", lambda params: self.notes.append((params["text"], current())))
+        self.probes: list[threading.Thread] = []
+        self.dispatcher.on_notification("probe", lambda params: self.probes.append(current()))
+        self.dispatcher.start()
+        self._thread = threading.Thread(target=self._serve, name="test-stdio-peer", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        with os.fdopen(self.out_r, "rb", buffering=0) as stream:
+            for raw in iter(stream.readline, b""):
+                message = json.loads(raw)
+                if "method" not in message or "id" not in message:
+                    continue  # the client's answers to our requests, and its notifications
+                script = self.scripts.get(message["method"], answer)
+                data = script(message)
+                if data:
+                    self.write(data)
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.in_w, view) :]
+
+    def call(self, method: str, timeout: float | None = 5.0) -> dict[str, Any]:
+        """``method``, recorded in :attr:`pending` before its caller waits."""
+        pending = self.dispatcher.send_request(method)
+        self.pending[method] = pending
+        return self.dispatcher.wait(pending, timeout)
+
+    def when_waited(self, method: str) -> PendingRequest:
+        """On the peer's thread: the call of ``method``, once its caller waits for it."""
+        wait_until(lambda: method in self.pending and self.pending[method].waiter is not None)
+        return self.pending[method]
+
+    def lend_to_caller(self) -> None:
+        """Calls answered once their caller waits, until one is read on the caller's own thread.
+
+        The reader thread that delivers the first lends the turn to its
+        caller; a call read by the caller itself ends with the turn lent to
+        it, so that its next call, made at once, reads too.
+        """
+
+        def answered_once_waited(request: dict[str, Any]) -> bytes:
+            self.when_waited("first")
+            return line({"jsonrpc": "2.0", "method": "probe"}) + answer(request)
+
+        self.scripts["first"] = answered_once_waited
+        for _ in range(50):  # (the watcher takes the turn back from a caller slow to wake, now and then)
+            assert self.call("first") == {"method": "first"}
+            if self.probes[-1] is current():
+                return
+        raise AssertionError("no call was read by its caller")
+
+    def close(self) -> None:
+        self.dispatcher.close()
+        os.close(self.in_w)
+        self._thread.join(5.0)
+
+
+def current() -> threading.Thread:
+    return threading.current_thread()
+
+
+@pytest.fixture
+def peer() -> Iterator[Peer]:
+    peer = Peer()
+    yield peer
+    peer.close()
+
+
+def test_after_a_first_call_the_caller_reads_its_responses_on_its_own_thread(peer: Peer) -> None:
+    def first(request: dict[str, Any]) -> bytes:
+        peer.when_waited("first")
+        return note("first") + answer(request)
+
+    peer.scripts["first"] = first
+    peer.scripts["call"] = lambda request: note(str(request["id"])) + b"\n" + answer(request)  # and a blank line
+    assert peer.call("first") == {"method": "first"}
+    for _ in range(20):
+        assert peer.call("call") == {"method": "call"}
+    threads = [thread for _, thread in peer.notes]
+    assert threads[0].name == READER  # delivered before the turn was lent
+    assert current() in threads[1:]  # read here, by the caller (the watcher may take the turn back now and then)
+    assert all(thread is current() or thread.name == READER for thread in threads)
+
+
+def test_a_caller_that_stops_calling_has_the_turn_taken_back(peer: Peer) -> None:
+    peer.lend_to_caller()
+    peer.write(note("unprompted"))
+    wait_until(lambda: len(peer.notes) == 1)
+    assert peer.notes[0][1].name == READER
+
+
+def test_requests_from_the_peer_run_on_reader_threads_never_on_the_caller(peer: Peer) -> None:
+    asked: list[threading.Thread] = []
+    peer.dispatcher.register_handler("ask", lambda params, ctx: asked.append(current()) or {})
+    ask = {"jsonrpc": "2.0", "id": "q", "method": "ask"}
+    peer.scripts["call"] = lambda request: line(ask) + answer(request)
+    peer.lend_to_caller()
+    for _ in range(10):
+        assert peer.call("call") == {"method": "call"}
+    wait_until(lambda: len(asked) == 10)
+    assert {thread.name for thread in asked} == {READER}
+
+
+def test_a_line_over_the_limit_is_left_to_the_reader_threads() -> None:
+    peer = Peer(max_line_bytes=64)
+    try:
+        peer.scripts["call"] = lambda request: note("x" * 100) + answer(request)
+        peer.lend_to_caller()
+        assert peer.call("call") == {"method": "call"}
+        assert peer.notes == []  # the oversized note was refused, not delivered
+        assert peer.call("call") == {"method": "call"}
+    finally:
+        peer.close()
+
+
+def test_what_arrives_after_the_response_is_delivered_by_a_reader_thread(peer: Peer) -> None:
+    peer.scripts["call"] = lambda request: answer(request) + note("after")
+    peer.lend_to_caller()
+    assert peer.call("call") == {"method": "call"}
+    wait_until(lambda: len(peer.notes) == 1)
+    assert peer.notes[0][1].name == READER
+    assert peer.call("plain") == {"method": "plain"}
+
+
+def test_a_call_that_times_out_while_its_caller_reads(peer: Peer) -> None:
+    peer.scripts["slow"] = lambda request: None
+    with pytest.raises(MCPError) as before:
+        peer.call("slow", timeout=0.05)  # not lent yet: waited for on its future
+    assert before.value.code == MCP_CODES.TIMEOUT
+    peer.lend_to_caller()
+    with pytest.raises(MCPError) as reading:
+        peer.call("slow", timeout=0.05)
+    assert reading.value.code == MCP_CODES.TIMEOUT
+    assert peer.call("next") == {"method": "next"}
+
+
+def test_a_call_without_a_timeout_is_cancelled_by_another_thread(peer: Peer) -> None:
+    peer.scripts["never"] = lambda request: None
+    peer.lend_to_caller()
+
+    def cancel() -> None:
+        peer.dispatcher.cancel(peer.when_waited("never"))
+
+    canceller = threading.Thread(target=cancel, name="test-canceller")
+    canceller.start()
+    with pytest.raises(MCPError) as cancelled:
+        peer.call("never", timeout=None)
+    canceller.join(5.0)
+    assert cancelled.value.code == MCP_CODES.REQUEST_CANCELLED
+
+
+def test_two_calls_in_flight_both_answered(peer: Peer) -> None:
+    """The caller that reads both answers gives the turn back: the other call is still waited for."""
+    peer.lend_to_caller()
+    held: list[dict[str, Any]] = []
+    peer.scripts["other"] = lambda request: held.append(request)
+
+    def mine(request: dict[str, Any]) -> bytes:
+        peer.write(answer(request))
+        return answer(held[0])
+
+    peer.scripts["mine"] = mine
+    other: list[dict[str, Any]] = []
+    thread = threading.Thread(target=lambda: other.append(peer.call("other")), name="test-other-caller")
+    thread.start()
+    wait_until(lambda: len(held) == 1)
+    # The peer answers "other" only after "mine", in a write of its own.
+    assert peer.call("mine") == {"method": "mine"}
+    thread.join(5.0)
+    assert other == [{"method": "other"}]
+
+
+def test_the_end_of_the_input_while_the_caller_reads(peer: Peer) -> None:
+    peer.lend_to_caller()
+
+    def end(request: dict[str, Any]) -> bytes | None:
+        os.close(peer.in_w)
+        peer.in_w = os.open(os.devnull, os.O_WRONLY)  # (closed again by the fixture)
+        return None
+
+    peer.scripts["last"] = end
+    with pytest.raises(MCPTransportError) as ended:
+        peer.call("last")
+    assert ended.value.code == MCP_CODES.TRANSPORT_CLOSED
+    assert peer.transport.wait_closed(5.0)
+
+
+def test_closing_while_the_caller_reads(peer: Peer) -> None:
+    peer.scripts["never"] = lambda request: None
+    peer.lend_to_caller()
+
+    def close() -> None:
+        peer.when_waited("never")
+        peer.dispatcher.close()
+
+    closer = threading.Thread(target=close, name="test-closer")
+    closer.start()
+    with pytest.raises(MCPTransportError) as closed:
+        peer.call("never", timeout=None)
+    closer.join(5.0)
+    assert closed.value.code == MCP_CODES.TRANSPORT_CLOSED
+
+
+def test_closing_while_the_turn_is_lent_ends_the_readers(peer: Peer) -> None:
+    peer.lend_to_caller()
+    peer.dispatcher.close()  # the turn lent to this thread is taken back: the reader threads end (see conftest)
+    assert peer.transport.closed
+
+
+def test_a_stream_closed_under_the_caller_fails_its_call(peer: Peer) -> None:
+    """A listener closes the input stream (on the thread reading it): the call fails, and the transport closes."""
+    peer.dispatcher.on_notification("shut", lambda params: peer.readable.close())
+    peer.scripts["call"] = lambda request: line({"jsonrpc": "2.0", "method": "shut"})
+    peer.lend_to_caller()
+    with pytest.raises(MCPTransportError):
+        peer.call("call")
+    assert peer.transport.wait_closed(5.0)
+
+
+def test_a_server_process_answers_its_caller_directly() -> None:
+    """With a real server process: many calls, a notification between them, and a prompt close."""
+    env = {"PYTHONPATH": str(ROOT)}
+    client = stdio_client([sys.executable, str(ROOT / "examples" / "echo_server.py")], env=env, inherit_env=True)
+    try:
+        for n in range(50):
+            assert client.call_tool("echo", {"text": f"hello {n}"}).text == f"hello {n}"
+    finally:
+        client.close()
+
+
+def test_the_next_caller_takes_over_a_turn_lent_to_an_idle_one(peer: Peer) -> None:
+    """Threads calling one after the other (a pool, say) each read their own response."""
+    peer.scripts["call"] = lambda request: note(str(request["id"])) + answer(request)
+    peer.lend_to_caller()
+    callers: list[threading.Thread] = []
+    for n in range(50):  # (each caller must come within the watcher's look of the last: most do)
+        thread = threading.Thread(target=peer.call, args=("call",), name=f"test-caller-{n}")
+        callers.append(thread)
+        thread.start()
+        thread.join(5.0)
+    readers = {thread for _, thread in peer.notes}
+    assert readers & set(callers)  # some read on the caller's own thread (the watcher may take the turn back)
+    assert all(thread in callers or thread.name == READER for thread in readers)

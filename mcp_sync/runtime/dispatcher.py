@@ -469,9 +469,15 @@ class JsonRpcDispatcher:
         either way the peer is sent ``notifications/cancelled``.
         """
         forget_cancel = None
+        failed: list[bool] = []
+        reason = "cancelled by the caller"
         if isinstance(cancel, CancelEvent):
-            # One of ours (a handler's or a task's): it calls back when set, so the wait below need not poll it.
-            forget_cancel = cancel.call_when_set(functools.partial(self.cancel, pending, "cancelled by the caller"))
+            # One of ours (a handler's or a task's): it calls back when set, so the wait below need not poll it. The
+            # callback fails the call at once on the setting thread (a reader delivering the peer's cancellation,
+            # say) and sends nothing: this thread, woken by it, tells the peer below.
+            forget_cancel = cancel.call_when_set(
+                lambda: failed.append(self._fail(pending, self._cancellation(pending, reason), "cancelled"))
+            )
             cancel = None
         deadline = None if timeout is None else self._clock.monotonic() + timeout
         # A caller outside any handler may read its response itself; a handler's thread waits.
@@ -490,7 +496,7 @@ class JsonRpcDispatcher:
                 elif self._clock.wait(pending.future, step):
                     break
                 if cancel is not None and cancel.is_set():
-                    self.cancel(pending, "cancelled by the caller")
+                    self.cancel(pending, reason)
                     break
                 if deadline is not None and self._clock.monotonic() >= deadline:
                     self._abandon(
@@ -507,14 +513,19 @@ class JsonRpcDispatcher:
         finally:
             if forget_cancel is not None:
                 forget_cancel()
+            if any(failed):
+                self._tell_cancelled(pending, reason)
         return pending.future.result()
 
     def cancel(self, pending: PendingRequest, reason: str = "cancelled") -> None:
         """Give up on ``pending``: tell the peer and fail the call with REQUEST_CANCELLED."""
-        error = MCPError(
+        self._abandon(pending, reason, self._cancellation(pending, reason), "cancelled")
+
+    @staticmethod
+    def _cancellation(pending: PendingRequest, reason: str) -> MCPError:
+        return MCPError(
             MCP_CODES.REQUEST_CANCELLED, f"{pending.method} was cancelled: {reason}", context={"method": pending.method}
         )
-        self._abandon(pending, reason, error, "cancelled")
 
     def awaits(self, request_id: RequestId) -> bool:
         """Whether a request this side sent as ``request_id`` still waits for its response.
@@ -572,10 +583,18 @@ class JsonRpcDispatcher:
         return self.wait(pending, self.timeout if timeout is USE_DEFAULT else timeout, cancel)
 
     def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:
+        if self._fail(pending, error, status):
+            self._tell_cancelled(pending, reason)
+
+    def _fail(self, pending: PendingRequest, error: MCPError, status: str) -> bool:
+        """End ``pending`` with ``error`` here, sending nothing; whether it was still awaited."""
         if not self._forget(pending):
-            return
+            return False
         self._finish(pending, status, error.code)
         pending.future.set_exception(error)
+        return True
+
+    def _tell_cancelled(self, pending: PendingRequest, reason: str) -> None:
         try:
             self.notify("notifications/cancelled", CancelledNotificationParams(request_id=pending.id, reason=reason))
         except MCPError:

@@ -11,6 +11,7 @@ import json
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -599,6 +600,45 @@ def test_a_cancel_event_of_ours_is_not_polled_it_calls_back(connect: Connect) ->
     blocker.wait_finished()
     assert blocker.saw_cancel == [True]
     assert cancel._callbacks is None  # called once, then dropped
+
+
+class ThreadNoting(WireTransport):
+    """A WireTransport that notes which thread sent each message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.senders: list[tuple[str, str]] = []
+
+    def _write(self, message: JSONRPCMessage) -> None:
+        self.senders.append((getattr(message, "method", "?"), threading.current_thread().name))
+        super()._write(message)
+
+
+def test_the_thread_that_sets_a_cancel_event_sends_nothing() -> None:
+    # The setter may be a reader delivering the peer's cancellation: it must not wait on a write. The waiting
+    # thread, woken, sends notifications/cancelled.
+    wire = ThreadNoting()
+    client = JsonRpcDispatcher(wire)
+    client.start()
+    try:
+        cancel = CancelEvent()
+        pending = client.send_request("slow")
+
+        def set_once_waited() -> None:
+            deadline = time.monotonic() + WAIT
+            while not cancel._callbacks and time.monotonic() < deadline:  # the waiting thread has registered
+                time.sleep(0.001)
+            cancel.set()
+
+        setter = threading.Thread(target=set_once_waited, name="test-setter")
+        setter.start()
+        err = raised(lambda: client.wait(pending, WAIT, cancel))
+        setter.join(WAIT)
+        assert err.code == MCP_CODES.REQUEST_CANCELLED
+        assert wire.senders == [("slow", "MainThread"), ("notifications/cancelled", "MainThread")]
+    finally:
+        client.close()
+        wire.close()
 
 
 def test_a_wait_answered_in_time_forgets_its_cancel_callback(connect: Connect) -> None:

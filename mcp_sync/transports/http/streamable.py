@@ -588,7 +588,9 @@ class StreamableHTTPClientTransport(BaseTransport):
         """Deliver ``message``, unless it answers ``request``: then return it."""
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             # The server withdrew a question of its own: it gets no answer, so it is forgotten here.
-            self._related.pop((message.params or {}).get("requestId", ""), None)
+            withdrawn = (message.params or {}).get("requestId")
+            if isinstance(withdrawn, (str, int)):  # (a malformed id, a list say, cannot be a key: nothing to forget)
+                self._related.pop(withdrawn, None)
         if request is not None:
             if isinstance(message, InvalidMessage):
                 if message.id == request.id:

@@ -1543,6 +1543,29 @@ def test_a_question_the_server_withdraws_is_forgotten_by_the_client_transport() 
                 release.set()
 
 
+def test_a_withdrawal_with_a_malformed_id_changes_nothing(mini: Mini) -> None:
+    def withdraw_nonsense(request: Request) -> None:
+        request.open_stream()
+        request.event({"jsonrpc": "2.0", "id": "q-1", "method": "roots/list"})  # a question related to the call
+        request.event({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}})
+        request.event({"jsonrpc": "2.0", "id": request.message["id"], "result": {"content": []}})
+
+    mini.on["tools/call"] = withdraw_nonsense
+    release = threading.Event()
+
+    def held_roots() -> list[Root]:
+        release.wait(CALL_TIMEOUT)  # the question stays related to the call while the withdrawal comes
+        return []
+
+    client, transport = open_client(mini.url, roots_provider=held_roots)
+    with client:
+        try:
+            assert client.call_tool("echo", {"text": "x"}).content == []
+            assert transport.related_request("q-1") is not None  # (the malformed withdrawal forgot nothing)
+        finally:
+            release.set()
+
+
 def test_http_client_falls_back_to_our_legacy_endpoint() -> None:
     with start_http(our_server()) as running:
         legacy_url = running.url.replace("/mcp", "/sse")

@@ -752,6 +752,37 @@ def test_a_call_given_up_before_it_was_sent_is_not_sent(mini: Mini) -> None:
         session.close()
 
 
+def test_a_call_given_up_while_the_session_is_renewed_leaves_the_renewal_alone(mini: Mini) -> None:
+    # The call's session expired (404): the transport starts a new one, and the caller gives up meanwhile. What the
+    # call gave up is its own POST; the renewal's connection is not its own to shut down.
+    given_up, renewed = threading.Event(), threading.Event()
+
+    def expired(request: Request) -> None:
+        if request.headers.get("mcp-session-id") == "s1":
+            mini.session = "s2"
+            request.reply(404)
+        else:
+            request.result({"content": []})
+
+    def initialize(request: Request) -> None:
+        if mini.session == "s2":
+            given_up.wait(CALL_TIMEOUT)  # the renewal answers once the caller has given up
+        request.result(INIT_RESULT, Mcp_Session_Id=mini.session)
+        renewed.set()
+
+    mini.on["tools/call"] = expired
+    mini.on["initialize"] = initialize
+    client, transport = open_client(mini.url)
+    with client:
+        with pytest.raises(MCPError) as caught:
+            client.call_tool("echo", {"text": "x"}, timeout=0.3)
+        assert caught.value.code == MCP_CODES.TIMEOUT
+        given_up.set()
+        assert renewed.wait(CALL_TIMEOUT)
+        assert wait_for(lambda: transport.session_id == "s2")  # the renewal got its answer
+        assert client.call_tool("echo", {"text": "x"}).content == []
+
+
 def test_a_call_the_caller_gives_up_on_stops_being_read(mini: Mini) -> None:
     def hold(request: Request) -> None:
         request.open_stream()

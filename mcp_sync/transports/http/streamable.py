@@ -376,6 +376,8 @@ class StreamableHTTPClientTransport(BaseTransport):
         finally:
             with self._state_lock:
                 self._streams.discard(response)
+                if inflight is not None:
+                    inflight.connection = None  # going back to the pool, where another request may take it
             response.close()
 
     def _lose(self, error: MCPTransportError) -> NoReturn:
@@ -451,12 +453,17 @@ class StreamableHTTPClientTransport(BaseTransport):
             # is how the server learns of it, and the 2026-07-28 cancellation.
             shut_down(connection)
 
+    def _post_noted(self, inflight: _InflightRequest, state: _SessionState) -> requests.Response:
+        """POST ``inflight``'s request, noting the connection it goes on (see :meth:`_abandon`)."""
+        with taking(functools.partial(self._took, inflight)):
+            return self._post(inflight.request, state, stream=True)
+
     def _took(self, inflight: _InflightRequest, connection: Any) -> None:
-        """``inflight`` is sent on ``connection`` (see :func:`taking`); abandoned already, it is shut down."""
+        """``inflight`` is sent on ``connection`` (``None``: on none now); abandoned already, it is shut down."""
         with self._state_lock:
             inflight.connection = connection
             abandoned = inflight.abandoned
-        if abandoned:
+        if abandoned and connection is not None:
             shut_down(connection)
 
     # ------------------------------------------------------------ requests
@@ -471,8 +478,7 @@ class StreamableHTTPClientTransport(BaseTransport):
                 self._inflight.pop(request.id, None)
             return
         try:
-            with taking(functools.partial(self._took, inflight)):
-                answer = self._answer(inflight)
+            answer = self._answer(inflight)
         except requests.RequestException as exc:
             answer = None if inflight.abandoned or self.closed else self._failure(request, exc)
         except MCPTransportError:
@@ -522,7 +528,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         """The answer to ``inflight``'s request (``None`` when it was abandoned)."""
         request = inflight.request
         state = self._state()
-        response = self._post(request, state, stream=True)
+        response = self._post_noted(inflight, state)
         if (
             response.status_code == 404
             and state.id is not None
@@ -530,6 +536,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             and not stateless_revision(request)
         ):
             response.close()
+            self._took(inflight, None)  # back in the pool: no longer this request's to shut down
             if not self._renew(state):
                 return error_answer(
                     request.id,
@@ -537,7 +544,7 @@ class StreamableHTTPClientTransport(BaseTransport):
                     f"the session with the MCP server at {self.url} expired and a new one could not be started",
                     {"url": self.url},
                 )
-            response = self._post(request, self._state(), stream=True)
+            response = self._post_noted(inflight, self._state())
         with self._open(response, inflight):
             if request.method == "initialize":
                 self.initialize_status = response.status_code

@@ -318,7 +318,7 @@ def test_a_server_that_dies_mid_call_fails_the_call_quickly_naming_the_url(
         # Mid-call: the call's worker sent it and reads the answer (its head in JSON mode, the SSE stream otherwise).
         assert wait_for(
             lambda: (
-                a_thread_waits_in("socket.py", "_post", "_answer")
+                a_thread_waits_in("socket.py", "_post", "_post_noted", "_answer")
                 or a_thread_waits_in("socket.py", "_pump", "_read_once", "_stream_answer")
             )
         )

@@ -201,6 +201,11 @@ class StdioTransport(BaseTransport):
     def _lend(self, thread: threading.Thread, *, caller: bool) -> None:
         """Lend the turn (held by this thread) to ``thread``, for the watcher to take back if it is kept too long."""
         with self._lock:
+            if caller and self._closed.is_set():
+                # Closing: nothing would take the turn back (the watcher has stopped, and the close's revoke
+                # came first, or sees it lent): the reader threads get it, to read to the end and stop.
+                self._reading.release()
+                return
             self._lent_by = thread
             self._lent_to_caller = caller
             self._lends += 1
@@ -249,11 +254,12 @@ class StdioTransport(BaseTransport):
             try:
                 kept = self._read_for(future, timeout) and not self._items and keep()
             finally:
-                self._turn.held = False
-                if kept:
-                    self._lend(threading.current_thread(), caller=True)
-                else:
-                    self._reading.release()  # a reader thread (the one that lent it, at least) stands by
+                if self._turn.held:  # (a close on this thread, from a listener say, gave the turn back already)
+                    self._turn.held = False
+                    if kept:
+                        self._lend(threading.current_thread(), caller=True)
+                    else:
+                        self._reading.release()  # a reader thread (the one that lent it, at least) stands by
             return future.done()
         try:
             future.exception(timeout)
@@ -292,7 +298,8 @@ class StdioTransport(BaseTransport):
         wakeup = self._wakeup[0]
         deadline = None if timeout is None else time.monotonic() + timeout
         items = self._items
-        while not future.done():
+        turn = self._turn
+        while not future.done() and turn.held:
             if items:
                 item = items[0]
                 if not isinstance(item, bytes):
@@ -326,6 +333,12 @@ class StdioTransport(BaseTransport):
         with self._lock:
             lent, self._lent_by = self._lent_by, None
         if lent is not None:
+            self._reading.release()
+        turn = self._turn
+        if getattr(turn, "held", False) and not getattr(turn, "reader", False):
+            # Closed on a caller's thread that reads for itself (by a listener of its, say): the turn it holds
+            # goes back to the reader threads now, or the close would wait for them, and they for it.
+            turn.held = False
             self._reading.release()
 
     def _reclaim(self) -> None:

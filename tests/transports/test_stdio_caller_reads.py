@@ -310,3 +310,58 @@ def test_the_next_caller_takes_over_a_turn_lent_to_an_idle_one(peer: Peer) -> No
     readers = {thread for _, thread in peer.notes}
     assert readers & set(callers)  # some read on the caller's own thread (the watcher may take the turn back)
     assert all(thread in callers or thread.name == READER for thread in readers)
+
+
+def in_frame(thread: threading.Thread, function: str) -> bool:
+    """Whether ``thread`` is running ``function`` now (somewhere on its stack)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == function:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def test_closing_from_a_listener_on_the_callers_own_thread(peer: Peer) -> None:
+    # The caller holds the reading turn while it delivers: its close gives the turn back to the reader threads
+    # at once (they read to the end and stop), instead of waiting for them while they wait for it.
+    outcome: dict[str, Any] = {}
+
+    def close_here(params: dict[str, Any]) -> None:
+        outcome["thread"] = current()
+        peer.transport.close()
+
+    peer.dispatcher.on_notification("shut", close_here)
+    peer.lend_to_caller()
+    peer.scripts["call"] = lambda request: line({"jsonrpc": "2.0", "method": "shut"})  # and no answer
+    with pytest.raises(MCPTransportError):
+        peer.call("call", timeout=5.0)
+    assert outcome["thread"] is current()
+    for reader in [*peer.transport._readers]:
+        reader.join(5.0)
+        assert not reader.is_alive()
+    assert peer.transport._lent_by is None and not peer.transport._reading.locked()
+
+
+def test_closing_from_another_thread_while_the_caller_delivers(peer: Peer) -> None:
+    # The close has taken back what was lent and waits for the readers when the caller, done delivering, would lend
+    # the turn to itself again: closing, it goes to the readers instead, which end.
+    closer: list[threading.Thread] = []
+
+    def close_elsewhere(params: dict[str, Any]) -> None:
+        thread = threading.Thread(target=peer.transport.close, name="test-closer")
+        closer.append(thread)
+        thread.start()
+        wait_until(lambda: in_frame(thread, "join"))  # past the revoke, waiting for the reader threads
+
+    peer.dispatcher.on_notification("slow", close_elsewhere)
+    peer.lend_to_caller()
+    peer.scripts["call"] = lambda request: line({"jsonrpc": "2.0", "method": "slow"})  # and no answer
+    with pytest.raises(MCPTransportError):
+        peer.call("call", timeout=5.0)
+    closer[0].join(5.0)
+    assert not closer[0].is_alive()
+    for reader in [*peer.transport._readers]:
+        reader.join(5.0)
+        assert not reader.is_alive()
+    assert peer.transport._lent_by is None

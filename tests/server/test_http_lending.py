@@ -120,6 +120,34 @@ def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> No
     assert not [thread for thread in threading.enumerate() if thread.name == "mcp-sync-http-lend-watch"]
 
 
+def test_a_lent_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    app = StreamableHTTPApp(MCPServer("lending"))
+    transport = StreamableSessionTransport(event_store=None, inline=True)
+    watch = _LendWatch(0.02)
+    try:
+        broken, fine = lent_request(app, transport, 1), lent_request(app, transport, 2)
+
+        class Exploding:
+            def recv(self, size: int, flags: int) -> bytes:
+                raise RuntimeError("a socket gone wrong")
+
+        broken.socket = Exploding()  # type: ignore[assignment]
+        transport.send(error_response(2, -32601, "Method not found: nope"))  # fine's response came first
+        fine.deadline = time.monotonic() - 1
+        watch.add(broken)
+        watch.add(fine)
+        deadline = time.monotonic() + WAIT
+        while watch._lent and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not watch._lent  # both looked at: the failing one let go, the other handled
+        assert fine.post.mode == "json"
+        assert "the lend watch failed on request 1" in caplog.text
+    finally:
+        watch.close(WAIT)
+        transport.close()
+        app.close()
+
+
 def test_a_stream_asked_for_once_the_handler_is_done_is_not_started() -> None:
     app = StreamableHTTPApp(MCPServer("lending"))
     transport = StreamableSessionTransport(event_store=None, inline=True)

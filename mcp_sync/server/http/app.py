@@ -489,14 +489,21 @@ class _LendWatch:
                 now = time.monotonic()
                 lent_now = list(self._lent)
             for lent in lent_now:
-                if lent.hung_up():
+                try:
+                    self._look(lent, now)
+                except Exception:  # one request's failure must not end the watch of all the others
+                    log.exception("the lend watch failed on request %r", lent.post.request_id)
                     self.discard(lent)
-                    lent.cancel()
-                elif lent.deadline <= now and not lent.post.json_only:  # (a JSON-only answer never streams)
-                    self.discard(lent)
-                    lent.transport.start_streaming(lent.post)
-                    if lent.post.mode == "sse":  # not when the response came first
-                        lent.stream()
+
+    def _look(self, lent: _Lent, now: float) -> None:
+        if lent.hung_up():
+            self.discard(lent)
+            lent.cancel()
+        elif lent.deadline <= now and not lent.post.json_only:  # (a JSON-only answer never streams)
+            self.discard(lent)
+            lent.transport.start_streaming(lent.post)
+            if lent.post.mode == "sse":  # not when the response came first
+                lent.stream()
 
     def close(self, timeout: float) -> None:
         with self._cond:

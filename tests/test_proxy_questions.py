@@ -204,3 +204,19 @@ def test_a_roots_change_heard_as_its_session_ends_is_dropped() -> None:
         assert wait_for(lambda: not front.sessions)
         front._roots_changed(key)  # as the worker does when the change was heard just before the end
         assert len(target.sessions) == 1  # the proxy's own connection only: nothing was opened for it
+
+
+def test_roots_heard_from_a_session_that_ended_or_after_the_close_ask_nobody() -> None:
+    target = MCPServer("target")
+    with mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front:
+        client = answering(front, "gone")
+        (session,) = front.sessions
+        key = id(session.transport)
+        client.close()
+        assert wait_for(lambda: not front.sessions)
+        # As the pool and the reader threads do when the change was heard just before the end: nothing is kept.
+        front._read_roots(key, session, True)
+        front._roots_heard(key, {})
+        assert front._roots_kept == {}
+    front._ask_roots(key, session, tell=True)  # after the close: nothing is asked
+    assert front._roots_kept == {}

@@ -297,14 +297,23 @@ def test_a_parent_s_session_closes_without_waiting_for_the_mounted_proxy_s_targe
     held, release, released = held_subscriptions(target, subscribing=False)
     with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote:
         mounted = app.mount(remote, prefix="remote")
-        client = mcp_sync.connect(app, era="handshake")
-        client.subscribe_resource("notes://remote/readme")
-        client.close()  # returns while the target still holds the unsubscription, ended on the mount's thread
-        release.set()
+        first, second = mcp_sync.connect(app, era="handshake"), mcp_sync.connect(app, era="handshake")
+        first.subscribe_resource("notes://remote/readme")
+        second.subscribe_resource("notes://remote/groceries/text")
+        first.close()  # returns while the target still holds the unsubscription, ended on the mount's thread
         assert wait_for(held.is_set)
-        assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
-        assert released == [True]  # the target was let go, not given up on: the close did not wait for it
-        mounted.unmount()  # waits for the mount's thread
+        second.close()  # its subscription waits its turn on that thread
+        unmounting = threading.Thread(target=mounted.unmount, name="test-unmount")
+        unmounting.start()
+        assert wait_for(lambda: not mounted._active)
+        with mounted._lock:  # the unmount has seen the mount's thread at work: it waits for it
+            pass
+        release.set()
+        unmounting.join(WAIT)
+        assert mounted._releaser is None
+        assert not upstream_subscribed(target, "notes://readme")
+        assert not upstream_subscribed(target, "notes://groceries/text")
+        assert released == [True, True]  # the target was let go, not given up on: no close waited for it
 
 
 def test_a_proxy_that_is_the_parent_passes_a_mounted_uri_s_subscription_to_the_mount() -> None:
@@ -330,3 +339,28 @@ def test_a_proxy_that_is_the_parent_passes_a_mounted_uri_s_subscription_to_the_m
             client.unsubscribe_resource("notes://one")
             assert wait_for(lambda: not upstream_subscribed(outer, "notes://one"))
         mounted.unmount()
+
+
+def test_a_subscription_the_mounted_server_refuses_or_of_a_closed_session_is_not_kept() -> None:
+    target, app = proxied.build(), MCPServer("app")
+
+    def refuse(session: Any, uri: str, subscribed: bool) -> None:
+        if subscribed and uri == "notes://groceries/text":
+            raise MCPError(MCP_CODES.NOT_FOUND, "no updates for the groceries")
+
+    target.on_subscription(refuse)
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        with mcp_sync.connect(app, era="handshake") as client:
+            with pytest.raises(MCPError):  # the target's refusal refuses the parent's subscription
+                client.subscribe_resource("notes://remote/groceries/text")
+            ((_, uris, _),) = mounted._subscribed.values()
+            assert uris == set()
+            (session,) = app.sessions
+        assert wait_for(lambda: not app.sessions)
+        assert mounted._subscribed == {}
+        # A subscription handled after its session's transport closed (whose close handlers have run): ended at once.
+        mounted._subscription(session, "notes://remote/readme", True)
+        assert not upstream_subscribed(target, "notes://readme") and mounted._subscribed == {}
+        mounted.unmount()
+        mounted._session_ended(session)  # a close heard as the unmount ran: nothing is left to end

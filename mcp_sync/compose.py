@@ -33,8 +33,11 @@ What passes through, and how:
   server the proxy is mounted in); a client's roots list change is told to
   the target, which is then given that client's roots. Between calls, a
   shared connection gives the target the union of the roots of every
-  handshake-era client that has some (told again as one of them changes;
-  not as sessions come and go).
+  handshake-era client that has some, as last asked: each client is asked
+  on its own as it connects and as its roots change (see
+  :data:`ROOTS_TIMEOUT`), and the target told of the change (not of
+  sessions coming and going). A URI the proxy serves itself (a server
+  mounted in it) stays with the proxy: its mounts hear of the subscription.
 
 Each side speaks its own era: the upstream client negotiates with the
 target, the proxy serves both eras to its clients. Each downstream session

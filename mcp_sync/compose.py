@@ -491,16 +491,20 @@ class ProxyServer(MCPServer):
         return list(found.values())
 
     def _roots_changed(self, key: int) -> None:
-        """A downstream client's roots changed: its upstream connection says so to the target (which asks).
+        """On the worker: a downstream client's roots changed; its upstream connection tells the target (which asks).
 
-        With shared=True the roots given are those kept: telling asks no client.
+        Only the notification: the roots are not read here (``refresh_roots()``
+        would), since asking a client on the worker would hold every other
+        session's work for as long as that client takes. The target's
+        ``roots/list`` is answered on the upstream client's own threads.
         """
         with self._proxy_lock:
             link = self._shared if self.shared else self._links.get(key)
         client = None if link is None else link.client
-        if client is not None:  # none yet: it reads the roots as it connects
+        era = None if client is None else client._era  # the client's own way to say it, in the era it speaks
+        if era is not None:  # none: not connected yet, or no longer (a new connection reads the roots as it opens)
             with contextlib.suppress(MCPError):  # the connection ended meanwhile: a new one reads the roots
-                client.refresh_roots()
+                era.roots_changed()
 
     def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
         """Subscribe to ``uri`` upstream as a downstream client does (the last one to leave unsubscribes).

@@ -218,5 +218,38 @@ def test_roots_heard_from_a_session_that_ended_or_after_the_close_ask_nobody() -
         front._read_roots(key, session, True)
         front._roots_heard(key, {})
         assert front._roots_kept == {}
+        front.upstream().close()  # the shared connection closed meanwhile: the change is told to no one
+        front._roots_changed(key)
     front._ask_roots(key, session, tell=True)  # after the close: nothing is asked
     assert front._roots_kept == {}
+
+
+def test_a_roots_change_is_told_to_the_target_without_asking_the_client_on_the_proxy_s_worker() -> None:
+    target = MCPServer("target")
+    target.register_tool("echo", lambda args, ctx: args["text"])
+    connecting, silent_now, answer = threading.current_thread(), threading.Event(), threading.Event()
+
+    def silent_roots() -> list[Root]:
+        if silent_now.is_set() and threading.current_thread() is not connecting:
+            answer.wait(2 * WAIT)  # silent while the test runs (read by the client itself at once)
+        return [Root(uri="file:///silent")]
+
+    with (
+        mcp_sync.proxy(target, era="handshake", timeout=WAIT) as front,
+        mcp_sync.connect(front, era="handshake", roots_provider=silent_roots) as silent,
+        answering(front, "other") as other,
+        contextlib.ExitStack() as leaving,
+    ):
+        leaving.callback(answer.set)
+        assert silent.call_tool("echo", {"text": "hi"}).text == "hi"  # its own upstream connection is open
+        silent_now.set()
+        heard = threading.Event()
+        for session in target.sessions:
+            session.dispatcher.on_notification("notifications/roots/list_changed", lambda params: heard.set())
+        silent.refresh_roots()
+        assert heard.wait(WAIT)  # told at once: the proxy's worker did not wait for the silent client's roots
+        told = threading.Event()
+        other.on_notification("notifications/tools/list_changed", lambda params: told.set())
+        target.register_tool("later", lambda args, ctx: "later")
+        assert told.wait(WAIT)  # and the worker is free for the other sessions' work
+        assert not answer.is_set()

@@ -58,6 +58,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import itertools
 import json
 import logging
 import os
@@ -236,6 +237,9 @@ class ProxyServer(MCPServer):
         self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._roots_kept: dict[int, list[Root]] = {}
         """With shared=True: each downstream session's roots as last asked, by id() of its transport."""
+        self._roots_asked: dict[int, int] = {}
+        """With shared=True: by id() of a session's transport, the number of its latest ask (only that one is kept)."""
+        self._asks = itertools.count()
         # Asks the downstream clients for their roots (shared=True), side by side: a slow one delays no other.
         self._asking = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="mcp-sync-proxy-roots")
         self._shared = _Link(None)
@@ -408,6 +412,7 @@ class ProxyServer(MCPServer):
             session = self._downstream.pop(key, None)
             link = self._links.pop(key, None)
             self._roots_kept.pop(key, None)
+            self._roots_asked.pop(key, None)
             if link is not None:
                 link.ended = True
                 idle = link.calls == 0
@@ -462,20 +467,24 @@ class ProxyServer(MCPServer):
         if session.client_capabilities.roots is None or session.serves_one_request:
             return  # it has none, or cannot be asked (a request of its own, 2026-07-28): it gives none
         with self._proxy_lock:
-            if self._closed:
-                return
-            self._asking.submit(self._read_roots, key, session, tell)
+            if self._closed or key not in self._downstream:
+                return  # nothing to ask for: the proxy closed, or the session ended
+            asked = self._roots_asked[key] = next(self._asks)
+            self._asking.submit(self._read_roots, key, session, tell, asked)
 
-    def _read_roots(self, key: int, session: ServerSession, tell: bool) -> None:
-        """On the asking pool: keep ``session``'s roots for the union (none if it fails or is slow)."""
+    def _read_roots(self, key: int, session: ServerSession, tell: bool, asked: int) -> None:
+        """On the asking pool: keep ``session``'s roots for the union (none if it fails or is slow).
+
+        Two asks of one session may answer out of order: only the latest one asked is kept (and tells).
+        """
         try:
             roots = session.list_roots(timeout=ROOTS_TIMEOUT).roots
         except MCPError as exc:
             log.info("a downstream client did not list its roots for the target: %s", exc)
             roots = []
         with self._proxy_lock:
-            if key not in self._downstream:
-                return  # it ended meanwhile: its roots are no longer given
+            if self._roots_asked.get(key) != asked:
+                return  # it ended meanwhile (its roots are no longer given), or was asked again since
             self._roots_kept[key] = roots
         if tell:
             self._work.put(functools.partial(self._roots_changed, key))

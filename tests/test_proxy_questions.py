@@ -217,7 +217,7 @@ def test_roots_heard_from_a_session_that_ended_or_after_the_close_ask_nobody() -
         client.close()
         assert wait_for(lambda: not front.sessions)
         # As the pool and the reader threads do when the change was heard just before the end: nothing is kept.
-        front._read_roots(key, session, True)
+        front._read_roots(key, session, True, 0)
         front._roots_heard(key, {})
         assert front._roots_kept == {}
         front.upstream().close()  # the shared connection closed meanwhile: the change is told to no one

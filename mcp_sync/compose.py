@@ -33,8 +33,11 @@ What passes through, and how:
   server the proxy is mounted in); a client's roots list change is told to
   the target, which is then given that client's roots. Between calls, a
   shared connection gives the target the union of the roots of every
-  handshake-era client that has some (told again as one of them changes;
-  not as sessions come and go).
+  handshake-era client that has some, as last asked: each client is asked
+  on its own as it connects and as its roots change (see
+  :data:`ROOTS_TIMEOUT`), and the target told of the change (not of
+  sessions coming and going). A URI the proxy serves itself (a server
+  mounted in it) stays with the proxy: its mounts hear of the subscription.
 
 Each side speaks its own era: the upstream client negotiates with the
 target, the proxy serves both eras to its clients. Each downstream session
@@ -55,6 +58,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import itertools
 import json
 import logging
 import os
@@ -104,6 +108,12 @@ _KINDS = ("tools", "resources", "prompts")
 _CHANGES = {f"notifications/{kind}/list_changed": kind for kind in _KINDS}
 _JOIN_TIMEOUT = 10.0
 """The longest close() waits for the worker to finish its current task (seconds)."""
+ROOTS_TIMEOUT = 5.0
+"""With ``shared=True``: the longest the proxy waits for one downstream client's roots (seconds).
+
+Each client is asked on its own, off every lock, as it connects and as its
+roots change; one that fails or does not answer in time gives no roots.
+"""
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,6 +235,13 @@ class ProxyServer(MCPServer):
         self._downstream: dict[int, ServerSession] = {}
         """This proxy's open downstream sessions, by id() of their transport (how a listing finds its session)."""
         self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._roots_kept: dict[int, list[Root]] = {}
+        """With shared=True: each downstream session's roots as last asked, by id() of its transport."""
+        self._roots_asked: dict[int, int] = {}
+        """With shared=True: by id() of a session's transport, the number of its latest ask (only that one is kept)."""
+        self._asks = itertools.count()
+        # Asks the downstream clients for their roots (shared=True), side by side: a slow one delays no other.
+        self._asking = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="mcp-sync-proxy-roots")
         self._shared = _Link(None)
         # Opened at once: a target that cannot be reached fails here, before anything is served. This
         # connection serves local calls, mounts and the sessions of one request each (2026-07-28 over
@@ -383,6 +400,10 @@ class ProxyServer(MCPServer):
         session.dispatcher.on_notification(
             "notifications/roots/list_changed", functools.partial(self._roots_heard, key)
         )
+        if self.shared:  # the union the shared connection gives between calls: this client's part, once it can ask
+            session.dispatcher.on_notification(
+                "notifications/initialized", lambda params: self._ask_roots(key, session, tell=False)
+            )
         return session
 
     def _session_ended(self, key: int, reason: BaseException | None = None) -> None:
@@ -390,6 +411,8 @@ class ProxyServer(MCPServer):
         with self._proxy_lock:
             session = self._downstream.pop(key, None)
             link = self._links.pop(key, None)
+            self._roots_kept.pop(key, None)
+            self._roots_asked.pop(key, None)
             if link is not None:
                 link.ended = True
                 idle = link.calls == 0
@@ -430,27 +453,106 @@ class ProxyServer(MCPServer):
         return link.snapshot
 
     def _roots_heard(self, key: int, params: dict[str, Any]) -> None:
-        """On the downstream reader thread: the worker asks the client (the answer comes on this thread)."""
-        self._work.put(functools.partial(self._roots_changed, key))
+        """On the downstream reader thread: the client is asked elsewhere (the answer comes on this thread)."""
+        if not self.shared:
+            self._work.put(functools.partial(self._roots_changed, key))
+            return
+        with self._proxy_lock:
+            session = self._downstream.get(key)
+        if session is not None:  # none: it ended meanwhile
+            self._ask_roots(key, session, tell=True)
+
+    def _ask_roots(self, key: int, session: ServerSession, *, tell: bool) -> None:
+        """With shared=True: ask ``session``'s client for its roots on the pool, then (``tell``) tell the target."""
+        if session.client_capabilities.roots is None or session.serves_one_request:
+            return  # it has none, or cannot be asked (a request of its own, 2026-07-28): it gives none
+        with self._proxy_lock:
+            if self._closed or key not in self._downstream:
+                return  # nothing to ask for: the proxy closed, or the session ended
+            asked = self._roots_asked[key] = next(self._asks)
+            self._asking.submit(self._read_roots, key, session, tell, asked)
+
+    def _read_roots(self, key: int, session: ServerSession, tell: bool, asked: int) -> None:
+        """On the asking pool: keep ``session``'s roots for the union (none if it fails or is slow).
+
+        Two asks of one session may answer out of order: only the latest one asked is kept (and tells).
+        """
+        try:
+            roots = session.list_roots(timeout=ROOTS_TIMEOUT).roots
+        except MCPError as exc:
+            log.info("a downstream client did not list its roots for the target: %s", exc)
+            roots = []
+        with self._proxy_lock:
+            if self._roots_asked.get(key) != asked:
+                return  # it ended meanwhile (its roots are no longer given), or was asked again since
+            self._roots_kept[key] = roots
+        if tell:
+            self._work.put(functools.partial(self._roots_changed, key))
+
+    def _union_of_roots(self) -> list[Root]:
+        """The roots of every session on the shared connection, as last asked, each URI once (no client is asked)."""
+        with self._proxy_lock:
+            known = [self._roots_kept.get(id(session.transport), []) for session in self._downstream.values()]
+        found: dict[str, Root] = {}
+        for roots in known:
+            for root in roots:
+                found.setdefault(str(root.uri), root)
+        return list(found.values())
 
     def _roots_changed(self, key: int) -> None:
-        """The downstream client's roots changed: its upstream connection says so to the target (which asks)."""
+        """On the worker: a downstream client's roots changed; its upstream connection tells the target (which asks).
+
+        Only the notification: the roots are not read here (``refresh_roots()``
+        would), since asking a client on the worker would hold every other
+        session's work for as long as that client takes. The target's
+        ``roots/list`` is answered on the upstream client's own threads.
+        """
         with self._proxy_lock:
             link = self._shared if self.shared else self._links.get(key)
         client = None if link is None else link.client
-        if client is not None:  # none yet: it reads the roots as it connects
+        era = None if client is None else client._era  # the client's own way to say it, in the era it speaks
+        if era is not None:  # none: not connected yet, or no longer (a new connection reads the roots as it opens)
             with contextlib.suppress(MCPError):  # the connection ended meanwhile: a new one reads the roots
-                client.refresh_roots()
+                era.roots_changed()
 
     def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
-        """Subscribe to ``uri`` upstream as a downstream client does (the last one to leave unsubscribes)."""
+        """Subscribe to ``uri`` upstream as a downstream client does (the last one to leave unsubscribes).
+
+        A URI the proxy serves itself (its own registrations, or a server
+        mounted in it) is not the target's: only the watchers are told.
+        """
+        super().subscription_changed(session, uri, subscribed)  # the mounts: a refusal there refuses here
+        if self._serves_itself(uri):
+            return
         link = self._link_for(session)
-        if subscribed:
-            self._connection(link).subscribe_resource(uri)  # a refusal reaches the downstream client
-            with self._proxy_lock:
-                link.subscribers.setdefault(uri, set()).add(id(session))
-        else:
+        if not subscribed:
             self._unsubscribe(link, id(session), [uri])
+            return
+        # Known before the round trip: a session that ends meanwhile has it ended (see below).
+        with self._proxy_lock:
+            link.subscribers.setdefault(uri, set()).add(id(session))
+        try:
+            self._connection(link).subscribe_resource(uri)  # a refusal reaches the downstream client
+        except BaseException:
+            self._drop_subscriber(link, id(session), uri)
+            raise
+        with self._proxy_lock:
+            kept = id(session) in link.subscribers.get(uri, ())
+        if session.closed or not kept:
+            # The session ended (or unsubscribed) during the round trip: its end may have reached the target first.
+            self._unsubscribe(link, id(session), [uri])
+
+    def _serves_itself(self, uri: str) -> bool:
+        """Whether ``uri`` is one of the proxy's own resources or matches one of its own templates."""
+        return uri in self._resources or any(t.parsed.match(uri) is not None for t in list(self._templates.values()))
+
+    def _drop_subscriber(self, link: _Link, subscriber: int, uri: str) -> None:
+        """``subscriber``'s subscription to ``uri`` was refused: it no longer counts (nothing to end upstream)."""
+        with self._proxy_lock:
+            wanting = link.subscribers.get(uri, set())
+            wanting.discard(subscriber)
+            if not wanting:
+                link.subscribers.pop(uri, None)
 
     def _unsubscribe(self, link: _Link, subscriber: int, uris: list[str]) -> None:
         with self._proxy_lock:
@@ -477,6 +579,8 @@ class ProxyServer(MCPServer):
                 self._close_link(link)  # first: a listing in progress fails at once, and the worker is free
             self._work.put(None)
             self._worker.join(_JOIN_TIMEOUT)
+            # The sessions are closed (stop()): an ask still waiting fails at once.
+            self._asking.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> ProxyServer:
         return self
@@ -520,9 +624,9 @@ class ProxyServer(MCPServer):
         session = link.session
         if session is None:
             # Between calls on the proxy's own connection: with shared=True it serves every session, and the
-            # target gets all their roots; otherwise it serves no client of its own (local calls, mounts).
-            # Its first opening is while the proxy is made: no session yet.
-            return _union_of_roots(self._on_shared()) if self.shared and link.client is not None else []
+            # target gets all their roots as last asked (never asked here: this may run with the link's lock
+            # held, as the connection opens again); otherwise it serves no client of its own (local calls, mounts).
+            return self._union_of_roots() if self.shared else []
         if session.client_capabilities.roots is None:
             return []  # a client without roots
         return session.list_roots().roots  # its own client, between calls (a handshake-era one can be asked)
@@ -635,25 +739,6 @@ class ProxyServer(MCPServer):
         argument = params.argument
         upstream = self.upstream(context.session if context is not None else None)
         return upstream.complete(params.ref, argument.name, argument.value, context=given)
-
-
-def _union_of_roots(sessions: list[ServerSession]) -> list[Root]:
-    """The roots of every session that can be asked for them (a handshake-era client that has roots), each URI once.
-
-    A client that fails to answer is left out: the others' roots still count.
-    """
-    found: dict[str, Root] = {}
-    for session in sessions:
-        if session.client_capabilities.roots is None:
-            continue
-        try:
-            roots = session.list_roots().roots
-        except MCPError as exc:
-            log.info("a downstream client did not list its roots for the target: %s", exc)
-            continue
-        for root in roots:
-            found.setdefault(str(root.uri), root)
-    return list(found.values())
 
 
 def _related() -> ProgressCallback | None:

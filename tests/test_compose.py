@@ -655,6 +655,30 @@ def test_a_shared_upstream_subscription_lasts_while_a_downstream_session_wants_i
         assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
 
 
+def test_a_subscription_the_target_refuses_is_not_counted() -> None:
+    target = proxied.build()
+    refusing = threading.Event()
+
+    def refuse(session: Any, uri: str, subscribed: bool) -> None:
+        if subscribed and refusing.is_set():
+            raise MCPError(MCP_CODES.NOT_FOUND, f"no updates for {uri}")
+
+    target.on_subscription(refuse)
+    with (
+        mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
+        downstream(front, era="handshake") as first,
+        downstream(front, era="handshake") as second,
+    ):
+        first.subscribe_resource("notes://readme")
+        refusing.set()
+        with pytest.raises(MCPError):  # the target's refusal reaches the client
+            second.subscribe_resource("notes://readme")
+        with pytest.raises(MCPError):
+            second.subscribe_resource("notes://groceries/text")
+        (first_session, _) = front.sessions
+        assert front._shared.subscribers == {"notes://readme": {id(first_session)}}  # the refused count for nothing
+
+
 def test_the_downstream_client_s_roots_reach_the_target_when_they_change() -> None:
     target = proxied.build()
     current = [Root(uri="file:///first")]

@@ -5,6 +5,7 @@ a loopback port (or in memory), our clients connected to the proxy."""
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
 import queue
 import threading
@@ -100,34 +101,76 @@ def test_between_calls_a_shared_connection_gives_the_target_every_client_s_roots
     target = MCPServer("target")
     target.register_tool("echo", lambda args, ctx: args["text"])
     second_roots = [Root(uri="file:///second"), Root(uri="file:///first")]
-    failing = threading.Event()
 
-    def flaky_roots() -> list[Root]:
-        if failing.is_set():
+    connecting = threading.current_thread()
+
+    def failing_roots() -> list[Root]:
+        if threading.current_thread() is not connecting:  # read as it connects; fails when asked (roots/list)
             raise RuntimeError("the roots are not available just now")
-        return [Root(uri="file:///flaky")]
+        return [Root(uri="file:///failing")]
 
     with (
         mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
         answering(front, "first") as first,
         mcp_sync.connect(front, era="handshake", roots_provider=lambda: list(second_roots)) as second,
         mcp_sync.connect(front, era="handshake") as rootless,
-        mcp_sync.connect(front, era="handshake", roots_provider=flaky_roots),
+        mcp_sync.connect(front, era="handshake", roots_provider=failing_roots),  # left out; the others count
     ):
         (upstream,) = target.sessions  # one connection serves them all
         assert rootless.call_tool("echo", {"text": "here"}).text == "here"
-        failing.set()  # a client that fails to answer is left out; the others still count
-        listed = [root.uri for root in upstream.list_roots(timeout=WAIT).roots]
-        assert listed == ["file:///first", "file:///second"]  # each URI once, in the order of the sessions
+
+        def given() -> list[str]:
+            return [root.uri for root in upstream.list_roots(timeout=WAIT).roots]
+
+        # Each client is asked as it connects; each URI once, in the order of the sessions.
+        assert wait_for(lambda: given() == ["file:///first", "file:///second"])
         heard: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         upstream.dispatcher.on_notification("notifications/roots/list_changed", heard.put)
         second_roots[:] = [Root(uri="file:///third")]
         second.refresh_roots()
-        heard.get(timeout=WAIT)  # a client's change is told to the target
-        assert [root.uri for root in upstream.list_roots(timeout=WAIT).roots] == ["file:///first", "file:///third"]
+        heard.get(timeout=WAIT)  # a client's change is told to the target, once the proxy has the new roots
+        assert given() == ["file:///first", "file:///third"]
         first.close()  # a client gone: its roots are no longer given
-        assert wait_for(lambda: len(front.sessions) == 3)
-        assert [root.uri for root in upstream.list_roots(timeout=WAIT).roots] == ["file:///third"]
+        assert wait_for(lambda: given() == ["file:///third"])
+
+
+def test_a_silent_client_holds_no_other_client_s_calls_on_a_shared_connection() -> None:
+    target = MCPServer("target")
+    target.register_tool("echo", lambda args, ctx: args["text"])
+    asked, answer = threading.Event(), threading.Event()
+
+    connecting = threading.current_thread()
+
+    def silent_roots() -> list[Root]:
+        if threading.current_thread() is not connecting:  # read as it connects; silent when asked (roots/list)
+            asked.set()
+            answer.wait(WAIT)  # until the test ends
+        return [Root(uri="file:///silent")]
+
+    with (
+        mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
+        answering(front, "first") as first,
+        mcp_sync.connect(front, era="handshake", roots_provider=silent_roots),
+        # 2026-07-28: its roots cannot be asked between calls; it is not waited for either.
+        mcp_sync.connect(front, era="stateless", roots_provider=lambda: [Root(uri="file:///new")]),
+        contextlib.ExitStack() as leaving,
+    ):
+        leaving.callback(answer.set)  # first thing on the way out: the silent client can close
+        (upstream,) = target.sessions
+
+        def given() -> list[str]:
+            return [root.uri for root in upstream.list_roots(timeout=WAIT).roots]
+
+        # The target is answered from what the proxy has, without waiting for the silent client.
+        assert wait_for(lambda: given() == ["file:///first"])
+        dropped = front.upstream()
+        upstream.transport.close()  # the shared connection drops: the next call connects again
+        assert wait_for(lambda: not dropped.initialized)
+        assert first.call_tool("echo", {"text": "still served"}).text == "still served"
+        (again,) = target.sessions
+        assert [root.uri for root in again.list_roots(timeout=WAIT).roots] == ["file:///first"]
+        assert asked.wait(WAIT)  # it was asked (as it connected) ...
+        assert not answer.is_set()  # ... and all of the above happened while it had not answered
 
 
 def test_between_calls_the_proxy_s_own_connection_gives_no_roots_unless_shared() -> None:
@@ -160,4 +203,55 @@ def test_a_roots_change_heard_as_its_session_ends_is_dropped() -> None:
         client.close()
         assert wait_for(lambda: not front.sessions)
         front._roots_changed(key)  # as the worker does when the change was heard just before the end
-        assert len(target.sessions) == 1  # the proxy's own connection only: nothing was opened for it
+        # The proxy's own connection only: nothing was opened for it (its own, opened as it listed, closes on the
+        # proxy's worker once it ended).
+        assert wait_for(lambda: len(target.sessions) == 1)
+
+
+def test_roots_heard_from_a_session_that_ended_or_after_the_close_ask_nobody() -> None:
+    target = MCPServer("target")
+    with mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front:
+        client = answering(front, "gone")
+        (session,) = front.sessions
+        key = id(session.transport)
+        client.close()
+        assert wait_for(lambda: not front.sessions)
+        # As the pool and the reader threads do when the change was heard just before the end: nothing is kept.
+        front._read_roots(key, session, True, 0)
+        front._roots_heard(key, {})
+        assert front._roots_kept == {}
+        front.upstream().close()  # the shared connection closed meanwhile: the change is told to no one
+        front._roots_changed(key)
+    front._ask_roots(key, session, tell=True)  # after the close: nothing is asked
+    assert front._roots_kept == {}
+
+
+def test_a_roots_change_is_told_to_the_target_without_asking_the_client_on_the_proxy_s_worker() -> None:
+    target = MCPServer("target")
+    target.register_tool("echo", lambda args, ctx: args["text"])
+    connecting, silent_now, answer = threading.current_thread(), threading.Event(), threading.Event()
+
+    def silent_roots() -> list[Root]:
+        if silent_now.is_set() and threading.current_thread() is not connecting:
+            answer.wait(2 * WAIT)  # silent while the test runs (read by the client itself at once)
+        return [Root(uri="file:///silent")]
+
+    with (
+        mcp_sync.proxy(target, era="handshake", timeout=WAIT) as front,
+        mcp_sync.connect(front, era="handshake", roots_provider=silent_roots) as silent,
+        answering(front, "other") as other,
+        contextlib.ExitStack() as leaving,
+    ):
+        leaving.callback(answer.set)
+        assert silent.call_tool("echo", {"text": "hi"}).text == "hi"  # its own upstream connection is open
+        silent_now.set()
+        heard = threading.Event()
+        for session in target.sessions:
+            session.dispatcher.on_notification("notifications/roots/list_changed", lambda params: heard.set())
+        silent.refresh_roots()
+        assert heard.wait(WAIT)  # told at once: the proxy's worker did not wait for the silent client's roots
+        told = threading.Event()
+        other.on_notification("notifications/tools/list_changed", lambda params: told.set())
+        target.register_tool("later", lambda args, ctx: "later")
+        assert told.wait(WAIT)  # and the worker is free for the other sessions' work
+        assert not answer.is_set()

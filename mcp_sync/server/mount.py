@@ -15,8 +15,10 @@ reach the mounting server's clients as its own list changes; its
 ``mark_resource_updated`` reaches the clients subscribed to the URI here.
 A client's subscription to a mounted URI is passed on to the mounted
 server (a mounted proxy subscribes at its target, and its target's updates
-come back here), and ended as the client unsubscribes, as its session ends,
-or at :meth:`Mount.unmount`.
+come back here), and ended as the client unsubscribes, as its session ends
+(on a thread of the mount's, so that the session's close never waits for a
+mounted proxy's target), or at :meth:`Mount.unmount`, which waits for that
+thread.
 
 >>> from mcp_sync import MCPServer
 >>> weather, app = MCPServer("weather"), MCPServer("app")
@@ -50,6 +52,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Mount"]
 
+_JOIN_TIMEOUT = 10.0
+"""The longest :meth:`Mount.unmount` waits for the subscriptions of ended sessions to be ended (seconds)."""
+
 
 class Mount:
     """``other`` served by ``parent`` under ``prefix`` (see the module's description); :meth:`unmount` ends it."""
@@ -66,6 +71,9 @@ class Mount:
         self._served: dict[str, dict[str, Any]] = {"tools": {}, "resources": {}, "templates": {}, "prompts": {}}
         self._subscribed: dict[int, tuple[ServerSession, set[str], Callable[[], None]]] = {}
         """By id() of a parent's session: it, the mounted server's URIs it subscribed to here, its close unwatcher."""
+        self._ending: list[tuple[ServerSession, set[str]]] = []
+        """The subscriptions of parent's sessions that ended, for the releaser thread to end in the mounted server."""
+        self._releaser: threading.Thread | None = None
         self._unwatch = other.on_notice(self._heard)
         self._unfollow = parent.on_subscription(self._subscription)
         try:
@@ -206,24 +214,66 @@ class Mount:
         if self.uri(original) != uri:
             return  # not under this mount's prefix
         if subscribed:
-            self.other.subscription_changed(session, original, True)
+            # Known before the round trip, so that a session ending during it is heard.
             with self._lock:
+                if not self._active:
+                    return  # unmounted meanwhile: nothing is passed on
                 known = self._subscribed.get(id(session))
                 if known is None:
                     stop = session.transport.on_close(lambda reason: self._session_ended(session))
                     known = self._subscribed[id(session)] = (session, set(), stop)
                 known[1].add(original)
+            try:
+                self.other.subscription_changed(session, original, True)
+            except BaseException:
+                with self._lock:
+                    known[1].discard(original)
+                raise
+            self._kept(session, original, known)
         else:
             with self._lock:
                 known = self._subscribed.get(id(session))
                 (known[1] if known is not None else set()).discard(original)  # none: it subscribed before the mount
             self.other.subscription_changed(session, original, False)
 
+    def _kept(self, session: ServerSession, original: str, known: tuple[ServerSession, set[str], Any]) -> None:
+        """After subscribing to ``original``: end it at once if the session ended or the mount went meanwhile.
+
+        Their own ending of it may have reached the mounted server before the subscription did.
+        """
+        with self._lock:
+            mine = self._subscribed.get(id(session)) is known
+            if mine and not session.transport.closed:
+                return
+            if mine:  # closed before its close handler was registered: that handler never runs
+                del self._subscribed[id(session)]
+                known[2]()
+            left = set(known[1]) if mine else {original}
+        self._release(session, left)
+
     def _session_ended(self, session: ServerSession) -> None:
-        """A parent's session ended without unsubscribing: the mounted server stops for it."""
+        """As a parent's session closes without unsubscribing: the releaser thread stops the mounted server for it.
+
+        Not here: a mounted proxy unsubscribes at its target, and the session's close would wait for that.
+        """
         with self._lock:
             known = self._subscribed.pop(id(session), None)
-        self._release(session, known[1] if known is not None else set())  # none: unmounted meanwhile
+            if known is None:
+                return  # unmounted meanwhile
+            self._ending.append((session, known[1]))
+            if self._releaser is None:
+                self._releaser = threading.Thread(target=self._run_releaser, name="mcp-sync-mount-release", daemon=True)
+                self._releaser.start()
+
+    def _run_releaser(self) -> None:
+        """The releaser thread: ends the ended sessions' subscriptions, then ends itself."""
+        while True:
+            with self._lock:
+                if not self._ending:
+                    self._releaser = None
+                    return
+                session, uris = self._ending.pop(0)
+            self._release(session, uris)
 
     def _release(self, session: ServerSession, uris: set[str]) -> None:
         for original in sorted(uris):
@@ -243,6 +293,9 @@ class Mount:
                 for key in list(served):
                     self._remove(kind, key)
             subscribed, self._subscribed = self._subscribed, {}
+            releaser = self._releaser
         for session, uris, stop in subscribed.values():
             stop()
             self._release(session, uris)
+        if releaser is not None:
+            releaser.join(_JOIN_TIMEOUT)

@@ -221,3 +221,146 @@ def test_a_mounted_server_s_unsubscription_of_a_uri_subscribed_before_the_mount_
         client.unsubscribe_resource("notes://w/later")
         mounted.unmount()
     assert heard == [("notes://later", False)]
+
+
+def held_subscriptions(target: MCPServer, subscribing: bool) -> tuple[threading.Event, threading.Event, list[bool]]:
+    """Make ``target`` hold each subscription (``subscribing``) or unsubscription until released.
+
+    Returns the event set as one is held, the event that releases it, and for each held one whether it
+    was released (``False``: it gave up after WAIT seconds).
+    """
+    held, release, released = threading.Event(), threading.Event(), []
+
+    def hold(session: Any, uri: str, subscribed: bool) -> None:
+        if subscribed is subscribing:
+            held.set()
+            released.append(release.wait(WAIT))
+
+    target.on_subscription(hold)
+    return held, release, released
+
+
+def test_a_session_that_ends_while_its_subscription_is_made_upstream_does_not_keep_it() -> None:
+    target, app = proxied.build(), MCPServer("app")
+    held, release, _ = held_subscriptions(target, subscribing=True)
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        client = mcp_sync.connect(app, era="handshake")
+        refused: list[BaseException] = []
+
+        def subscribe() -> None:
+            try:
+                client.subscribe_resource("notes://remote/readme")
+            except MCPError as exc:
+                refused.append(exc)
+
+        subscribing = threading.Thread(target=subscribe, name="test-subscriber")
+        subscribing.start()
+        assert held.wait(WAIT)  # the mounted proxy is subscribing at its target
+        client.close()  # the parent's session ends meanwhile
+        assert wait_for(lambda: not app.sessions)
+        release.set()
+        subscribing.join(WAIT)
+        assert refused and refused[0].code == MCP_CODES.TRANSPORT_CLOSED  # type: ignore[attr-defined]
+        # The subscription made after the session ended is ended at once: nothing is left of it.
+        assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
+        assert mounted._subscribed == {}
+        mounted.unmount()
+
+
+def test_a_subscription_made_while_the_mount_goes_is_not_kept() -> None:
+    target, app = proxied.build(), MCPServer("app")
+    held, release, _ = held_subscriptions(target, subscribing=True)
+    with (
+        mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote,
+        mcp_sync.connect(app, era="handshake") as client,
+    ):
+        mounted = app.mount(remote, prefix="remote")
+        subscribing = threading.Thread(
+            target=client.subscribe_resource, args=("notes://remote/readme",), name="test-subscriber"
+        )
+        subscribing.start()
+        assert held.wait(WAIT)
+        mounted.unmount()  # while the mounted proxy subscribes at its target
+        release.set()
+        subscribing.join(WAIT)
+        assert wait_for(lambda: not upstream_subscribed(target, "notes://readme"))
+        assert mounted._subscribed == {}
+        # A subscription heard after the unmount (the parent told its watchers just before it): not passed on.
+        (session,) = app.sessions
+        mounted._subscription(session, "notes://remote/readme", True)
+        assert not upstream_subscribed(target, "notes://readme") and mounted._subscribed == {}
+
+
+def test_a_parent_s_session_closes_without_waiting_for_the_mounted_proxy_s_target() -> None:
+    target, app = proxied.build(), MCPServer("app")
+    held, release, released = held_subscriptions(target, subscribing=False)
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        first, second = mcp_sync.connect(app, era="handshake"), mcp_sync.connect(app, era="handshake")
+        first.subscribe_resource("notes://remote/readme")
+        second.subscribe_resource("notes://remote/groceries/text")
+        first.close()  # returns while the target still holds the unsubscription, ended on the mount's thread
+        assert wait_for(held.is_set)
+        second.close()  # its subscription waits its turn on that thread
+        unmounting = threading.Thread(target=mounted.unmount, name="test-unmount")
+        unmounting.start()
+        assert wait_for(lambda: not mounted._active)
+        with mounted._lock:  # the unmount has seen the mount's thread at work: it waits for it
+            pass
+        release.set()
+        unmounting.join(WAIT)
+        assert mounted._releaser is None
+        assert not upstream_subscribed(target, "notes://readme")
+        assert not upstream_subscribed(target, "notes://groceries/text")
+        assert released == [True, True]  # the target was let go, not given up on: no close waited for it
+
+
+def test_a_proxy_that_is_the_parent_passes_a_mounted_uri_s_subscription_to_the_mount() -> None:
+    outer, inner = MCPServer("outer"), proxied.build("inner")
+    outer.register_resource("notes://one", lambda uri, ctx: "one")
+    with (
+        mcp_sync.proxy(outer, era="handshake", timeout=WAIT) as front,
+        mcp_sync.proxy(inner, era="handshake", timeout=WAIT) as remote,
+    ):
+        mounted = front.mount(remote, prefix="w")
+        with mcp_sync.connect(front, era="handshake") as client:
+            updated: list[str] = []
+            client.events.on(RESOURCE_UPDATED, lambda payload: updated.append(payload.uri))
+            client.subscribe_resource("notes://w/readme")
+            assert upstream_subscribed(inner, "notes://readme")  # the mounted proxy's target
+            assert not upstream_subscribed(outer, "notes://w/readme")  # not the parent proxy's own
+            inner.mark_resource_updated("notes://readme")
+            assert wait_for(lambda: updated == ["notes://w/readme"])
+            client.subscribe_resource("notes://one")  # the parent proxy's target's own: subscribed there
+            assert upstream_subscribed(outer, "notes://one")
+            client.unsubscribe_resource("notes://w/readme")
+            assert wait_for(lambda: not upstream_subscribed(inner, "notes://readme"))
+            client.unsubscribe_resource("notes://one")
+            assert wait_for(lambda: not upstream_subscribed(outer, "notes://one"))
+        mounted.unmount()
+
+
+def test_a_subscription_the_mounted_server_refuses_or_of_a_closed_session_is_not_kept() -> None:
+    target, app = proxied.build(), MCPServer("app")
+
+    def refuse(session: Any, uri: str, subscribed: bool) -> None:
+        if subscribed and uri == "notes://groceries/text":
+            raise MCPError(MCP_CODES.NOT_FOUND, "no updates for the groceries")
+
+    target.on_subscription(refuse)
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        with mcp_sync.connect(app, era="handshake") as client:
+            with pytest.raises(MCPError):  # the target's refusal refuses the parent's subscription
+                client.subscribe_resource("notes://remote/groceries/text")
+            ((_, uris, _),) = mounted._subscribed.values()
+            assert uris == set()
+            (session,) = app.sessions
+        assert wait_for(lambda: not app.sessions)
+        assert mounted._subscribed == {}
+        # A subscription handled after its session's transport closed (whose close handlers have run): ended at once.
+        mounted._subscription(session, "notes://remote/readme", True)
+        assert not upstream_subscribed(target, "notes://readme") and mounted._subscribed == {}
+        mounted.unmount()
+        mounted._session_ended(session)  # a close heard as the unmount ran: nothing is left to end

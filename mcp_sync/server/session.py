@@ -190,9 +190,6 @@ class ServerSession:
     def __init__(self, server: MCPServer, transport: Transport) -> None:
         self.server = server
         self.transport = transport
-        # It holds nothing but this session, so every handshake-era request shares one, made
-        # at the first (a session per 2026-07-28 request never needs it: no cycle to collect).
-        self._channel: HandshakeChannel | None = None
         self.revision: str | None = None
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
@@ -257,12 +254,6 @@ class ServerSession:
             with self._lock:  # two threads asking at once get the same one
                 event = self._initialized = self._initialized or threading.Event()
         return event
-
-    @property
-    def _handshake_channel(self) -> HandshakeChannel:
-        if self._channel is None:
-            self._channel = HandshakeChannel(self)
-        return self._channel
 
     def assume_initialized(self, revision: str) -> None:
         """Serve requests without an ``initialize`` first, as at ``revision``.
@@ -735,7 +726,7 @@ class ServerSession:
             provider = self.server.sampling_provider
             if provider is None:
                 raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support sampling")
-            return provider(params, Context(session=self, channel=self._handshake_channel))
+            return provider(params, Context(session=self, channel=HandshakeChannel(self, cancel)))
         result: CreateMessageResult = self._request(
             "sampling/createMessage", params, CreateMessageResult, timeout, cancel
         )

@@ -349,6 +349,7 @@ class MCPServer:
         self.events = EventBus()
         self._watchers: tuple[Callable[[Notice], None], ...] = ()
         self._subscription_watchers: tuple[Callable[[ServerSession, str, bool], None], ...] = ()
+        self._stop_waiters: tuple[Callable[[], None], ...] = ()
         self.backend: Backend = InProcessBackend()
         """What the processes serving this server share (see :mod:`~mcp_sync.server.backend`).
 
@@ -1289,6 +1290,8 @@ class MCPServer:
             session.close()
         if tasks is not None:
             tasks.close()
+        for wait in self._stop_waiters:
+            wait()  # (what the sessions' ends started: a mount's release of their subscriptions)
 
     def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
         """Called as ``session``'s client subscribes to ``uri`` (``subscribed``) or stops; the watchers are told.
@@ -1324,6 +1327,28 @@ class MCPServer:
                 self._subscription_watchers = tuple(w for w in self._subscription_watchers if w is not watcher)
 
         return unsubscribe
+
+    def on_stop(self, wait: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wait()`` at the end of :meth:`stop`, once the sessions are closed; returns the remover.
+
+        For work a session's end starts on a thread of its own (a mount
+        ending subscriptions in the mounted server): ``stop()`` returns with
+        no such thread left running. ``wait`` should be bounded.
+
+        >>> server, waited = MCPServer("demo"), []
+        >>> remove = server.on_stop(lambda: waited.append(True))
+        >>> server.stop(); remove(); server.stop()
+        >>> waited
+        [True]
+        """
+        with self._lock:
+            self._stop_waiters = (*self._stop_waiters, wait)
+
+        def remove() -> None:
+            with self._lock:
+                self._stop_waiters = tuple(w for w in self._stop_waiters if w is not wait)
+
+        return remove
 
     def mark_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed.

@@ -76,6 +76,7 @@ class Mount:
         self._releaser: threading.Thread | None = None
         self._unwatch = other.on_notice(self._heard)
         self._unfollow = parent.on_subscription(self._subscription)
+        self._unhook_stop = parent.on_stop(self._join_releaser)  # the parent's stop() leaves no releaser running
         try:
             for kind in ("tools", "resources", "prompts"):
                 self.sync(kind)
@@ -289,6 +290,7 @@ class Mount:
             self._active = False
             self._unwatch()
             self._unfollow()
+            self._unhook_stop()
             for kind, served in self._served.items():
                 for key in list(served):
                     self._remove(kind, key)
@@ -297,5 +299,12 @@ class Mount:
         for session, uris, stop in subscribed.values():
             stop()
             self._release(session, uris)
+        if releaser is not None:
+            releaser.join(_JOIN_TIMEOUT)
+
+    def _join_releaser(self) -> None:
+        """Wait (bounded) for the releaser thread, if it runs: at the end of the parent's ``stop()``."""
+        with self._lock:
+            releaser = self._releaser
         if releaser is not None:
             releaser.join(_JOIN_TIMEOUT)

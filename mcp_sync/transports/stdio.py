@@ -66,6 +66,9 @@ _WATCHER_IDLE_WAIT = 5.0
 """How long the watcher sleeps at a time while no handler runs (it is woken when one starts)."""
 _CALLER_POLL = 0.02
 """How often a caller reading for its own response looks whether another thread settled it, in seconds."""
+_CALLER_READS_FOR = 0.1
+"""How long a caller reads for its own response before it leaves a slow one to the reader threads, in seconds (and
+waits without looking every _CALLER_POLL seconds for as long as the call takes)."""
 
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """Variables a server process inherits by default; everything else must be passed."""
@@ -292,11 +295,13 @@ class StdioTransport(BaseTransport):
         """Read and deliver on this thread until ``future`` is done or ``timeout`` passes.
 
         ``False`` when the reader threads must take over: at the end of the
-        input, or closing, or for a request or an oversized line.
+        input, or closing, for a request or an oversized line, or for a
+        response slower than :data:`_CALLER_READS_FOR`.
         """
         assert self._wakeup is not None
         wakeup = self._wakeup[0]
         deadline = None if timeout is None else time.monotonic() + timeout
+        give_up = time.monotonic() + _CALLER_READS_FOR
         items = self._items
         turn = self._turn
         while not future.done() and turn.held:
@@ -311,9 +316,12 @@ class StdioTransport(BaseTransport):
                 if message is not None:
                     self._deliver(message)
                 continue
-            wait = _CALLER_POLL if deadline is None else min(_CALLER_POLL, deadline - time.monotonic())
+            now = time.monotonic()
+            wait = _CALLER_POLL if deadline is None else min(_CALLER_POLL, deadline - now)
             if wait <= 0:
                 return True
+            if now >= give_up:
+                return False  # a slow answer: a reader thread waits for it, this thread on the call's future
             try:
                 fd = self._readable.fileno()
                 ready, _, _ = select.select([fd, wakeup], [], [], wait)

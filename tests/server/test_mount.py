@@ -316,6 +316,29 @@ def test_a_parent_s_session_closes_without_waiting_for_the_mounted_proxy_s_targe
         assert released == [True, True]  # the target was let go, not given up on: no close waited for it
 
 
+def test_the_parent_s_stop_waits_for_the_mount_s_releases() -> None:
+    # stop() closes the sessions, whose subscriptions the mount ends on a thread of its own: stop() returns once
+    # that thread is done, so that none outlives it.
+    target, app = proxied.build(), MCPServer("app")
+    held, release, released = held_subscriptions(target, subscribing=False)
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        client = mcp_sync.connect(app, era="handshake")
+        client.subscribe_resource("notes://remote/readme")
+        stopped = threading.Event()
+        stopping = threading.Thread(target=lambda: (app.stop(), stopped.set()), name="test-stop")
+        stopping.start()
+        assert held.wait(WAIT)  # the mount's thread is ending the subscription at the target
+        assert not stopped.is_set()  # and stop() waits for it
+        release.set()
+        stopping.join(WAIT)
+        assert stopped.is_set() and mounted._releaser is None
+        assert released == [True] and not upstream_subscribed(target, "notes://readme")
+        client.close()
+        mounted.unmount()
+        assert app._stop_waiters == ()
+
+
 def test_a_proxy_that_is_the_parent_passes_a_mounted_uri_s_subscription_to_the_mount() -> None:
     outer, inner = MCPServer("outer"), proxied.build("inner")
     outer.register_resource("notes://one", lambda uri, ctx: "one")

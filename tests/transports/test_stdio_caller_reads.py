@@ -243,8 +243,11 @@ def test_the_end_of_the_input_while_the_caller_reads(peer: Peer) -> None:
     peer.lend_to_caller()
 
     def end(request: dict[str, Any]) -> bytes | None:
-        os.close(peer.in_w)
-        peer.in_w = os.open(os.devnull, os.O_WRONLY)  # (closed again by the fixture)
+        # The pipe's write end is closed by dup2 onto it, in one step: its fd number stays the test's (closed
+        # again by the fixture), never free for another file to take meanwhile.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, peer.in_w)
+        os.close(devnull)
         return None
 
     peer.scripts["last"] = end
@@ -365,3 +368,17 @@ def test_closing_from_another_thread_while_the_caller_delivers(peer: Peer) -> No
         reader.join(5.0)
         assert not reader.is_alive()
     assert peer.transport._lent_by is None
+
+
+def test_a_slow_answer_is_left_to_the_reader_threads(peer: Peer) -> None:
+    # The caller reads for itself only briefly: for a slow answer a reader thread waits, and the caller waits on its
+    # call without looking every few milliseconds for as long as the call takes.
+    def slow(request: dict[str, Any]) -> bytes:
+        readers = [thread for thread in peer.transport._readers if thread.is_alive()]
+        wait_until(lambda: any(in_frame(thread, "read_pipe") for thread in readers))  # a reader reads again
+        return note("late") + answer(request)
+
+    peer.lend_to_caller()
+    peer.scripts["slow"] = slow
+    assert peer.call("slow") == {"method": "slow"}
+    assert [thread.name for text, thread in peer.notes if text == "late"] == [READER]

@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 import pytest
+from test_compose import wait_for
 
 import mcp_sync
 from mcp_sync import MCPClient, MCPError, MCPServer
@@ -28,20 +29,6 @@ from mcp_sync.types import (
 
 WAIT = 10.0
 """The longest a test waits for something another thread does (seconds)."""
-
-
-def wait_for(condition: Any) -> bool:
-    """Poll ``condition()`` until it holds or WAIT seconds passed."""
-    deadline = threading.Event()
-    timer = threading.Timer(WAIT, deadline.set)
-    timer.start()
-    try:
-        while not condition():
-            if deadline.wait(0.01):
-                return bool(condition())
-        return True
-    finally:
-        timer.cancel()
 
 
 def answering(front: MCPServer, who: str, **options: Any) -> MCPClient:

@@ -65,6 +65,8 @@ SCRIPT_TIMEOUT = 120.0
 """The longest a fastmcp client script may run (seconds)."""
 HANDSHAKE = "2025-11-25"
 STATELESS = "2026-07-28"
+TARGET_TOOLS = {"echo", "weather", "broken", "count", "shout", "sample", "ask", "slow", "cancelled_calls", "roots"}
+"""The tools of ``tests/peers_py/mcp_sync_target.py``."""
 
 peer_log = logging.getLogger("tests.interop.fastmcp")
 peer_log.setLevel(logging.INFO)  # a failing test shows what the peer said on stderr
@@ -154,18 +156,7 @@ def test_the_fastmcp_client_drives_our_server(
     else:  # ping is not a 2026-07-28 method: a clear JSON-RPC error, not a hang
         assert report["ping"] == f"MCPError: Method not found: ping (not in {STATELESS})"
     tools = {tool["name"]: tool for tool in report["tools"]}  # served three a page: fastmcp follows the cursors
-    assert set(tools) == {
-        "echo",
-        "weather",
-        "broken",
-        "count",
-        "shout",
-        "sample",
-        "ask",
-        "slow",
-        "cancelled_calls",
-        "roots",
-    }
+    assert set(tools) == TARGET_TOOLS
     assert tools["weather"]["outputSchema"]["required"] == ["city", "celsius"]
     assert tools["echo"]["inputSchema"]["required"] == ["text"]
 

@@ -18,22 +18,20 @@ The peers are installed on first use and cached (``tests/peers.py``).
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import logging
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import peers
 import pytest
 import requests
 from helpers import free_port
+from test_fastmcp_peers import TARGET_SCRIPT, TARGET_TOOLS, TIMEOUT, load_target, wait_until
 
 import mcp_sync
 from mcp_sync import MCP_CODES, MCPError
@@ -56,9 +54,6 @@ pytestmark = pytest.mark.timeout(300)  # the first run installs the peers
 TESTS = Path(__file__).resolve().parent.parent
 ROOT = TESTS.parent
 TS_CLIENT = TESTS / "peers_js" / "ts_client.cjs"
-TARGET_SCRIPT = TESTS / "peers_py" / "mcp_sync_target.py"
-TIMEOUT = 30.0
-"""The longest one request may take (seconds)."""
 SCRIPT_TIMEOUT = 120.0
 """The longest the TypeScript client script may run (seconds)."""
 PING_INTERVAL = 0.5
@@ -68,23 +63,6 @@ UNKNOWN_TOKEN = "Received a progress notification for an unknown token: "
 
 peer_log = logging.getLogger("tests.interop.typescript")
 peer_log.setLevel(logging.INFO)  # a failing test shows what the peer said on stderr
-
-
-def load_target() -> ModuleType:
-    """``tests/peers_py/mcp_sync_target.py``, imported from its path (that directory is not a package)."""
-    spec = importlib.util.spec_from_file_location("mcp_sync_target", TARGET_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = TIMEOUT) -> Any:
-    """Poll ``condition()`` until it gives something true or ``timeout`` passes; its last value."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
 
 
 def text_of(blocks: list[dict[str, Any]]) -> list[str]:
@@ -149,18 +127,7 @@ def test_the_typescript_client_drives_our_server(
     assert report["ping"] == {}
     tools = {tool["name"]: tool for tool in report["tools"]}
     assert report["tool_pages"] == 4  # ten tools, three a page
-    assert set(tools) == {
-        "echo",
-        "weather",
-        "broken",
-        "count",
-        "shout",
-        "sample",
-        "ask",
-        "slow",
-        "cancelled_calls",
-        "roots",
-    }
+    assert set(tools) == TARGET_TOOLS
     assert text_of(report["echo"]) == ["hello"]
     assert report["weather"]["structuredContent"] == {"city": "Oslo", "celsius": 21.5}
     assert json.loads(text_of(report["weather"]["content"])[0]) == {"city": "Oslo", "celsius": 21.5}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_compose import upstream_subscribed, wait_for
 
 import mcp_sync
 from mcp_sync import MCPError, MCPServer
@@ -147,28 +148,6 @@ def test_mounting_refuses_an_empty_prefix_and_a_clash() -> None:
     assert clash.value.code == MCP_CODES.DUPLICATE_REGISTRATION
     assert other._watchers == ()  # nothing of the failed mount is left
     assert [tool.name for tool in app.list_tools()] == ["x_t"]
-
-
-def upstream_subscribed(target: MCPServer, uri: str) -> bool:
-    """Whether a connection to ``target`` asks for the changes of ``uri`` (either era's way)."""
-    return any(
-        uri in session.subscriptions or any(uri in (f.resource_subscriptions or ()) for _, f in session._listening())
-        for session in target.sessions
-    )
-
-
-def wait_for(condition: Any) -> bool:
-    """Poll ``condition()`` until it holds or WAIT seconds passed."""
-    deadline = threading.Event()
-    timer = threading.Timer(WAIT, deadline.set)
-    timer.start()
-    try:
-        while not condition():
-            if deadline.wait(0.01):
-                return bool(condition())
-        return True
-    finally:
-        timer.cancel()
 
 
 @pytest.mark.parametrize("down_era", ["handshake", "stateless"])

@@ -3,7 +3,8 @@
 A :class:`JsonRpcDispatcher` sits on one transport. Outgoing requests get a
 fresh id and a :class:`concurrent.futures.Future` that the response
 completes; the caller blocks on it with a timeout. Incoming requests run on a
-bounded thread pool, never on the transport's reader thread, so a handler may
+bounded thread pool, or on the thread that read them when the transport can
+hand its reading to another thread first (stdio), so a handler may always
 itself call the peer and wait. Notifications go to listeners in arrival
 order, on the reader thread: listeners must be quick and must not wait for
 the peer. (On stdio a caller waiting for its response may be the one reading,

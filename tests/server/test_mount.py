@@ -314,6 +314,7 @@ def test_the_parent_s_stop_waits_for_the_mount_s_releases() -> None:
         assert stopped.is_set() and mounted._releaser is None
         assert released == [True] and not upstream_subscribed(target, "notes://readme")
         client.close()
+        app.stop()  # again, with nothing left to release: it returns at once
         mounted.unmount()
         assert app._stop_waiters == ()
 

@@ -219,6 +219,10 @@ class ServerSession:
         """Called (on the handler's thread, before the response) after ``initialize``, ``logging/setLevel``
         and ``resources/subscribe``/``unsubscribe`` changed the session: the HTTP app keeps it in its backend."""
         self._lock = threading.Lock()
+        # Held while a listen is registered and acknowledged, and while the listens are read to tell of a
+        # change: a change raised once the client has the acknowledgement is told on the new listen, never
+        # before it (reentrant: what the acknowledgement's own sending raises is told too).
+        self._listen_order = threading.RLock()
         self.dispatcher = JsonRpcDispatcher(
             transport,
             side="server",
@@ -488,12 +492,13 @@ class ServerSession:
         uris = agreed.resource_subscriptions or []
         for uri in uris:
             self.server.subscription_changed(self, uri, True)
-        self.notify(
-            "notifications/subscriptions/acknowledged",
-            SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
-        )
-        with self._lock:
-            self._listens[ctx.request_id] = agreed
+        with self._listen_order:
+            with self._lock:
+                self._listens[ctx.request_id] = agreed
+            self.notify(
+                "notifications/subscriptions/acknowledged",
+                SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
+            )
         try:
             ctx.cancelled.wait()
         finally:
@@ -642,7 +647,7 @@ class ServerSession:
             return frozenset(self._subscriptions)
 
     def _listening(self) -> list[tuple[RequestId, SubscriptionFilter]]:
-        with self._lock:
+        with self._listen_order, self._lock:
             return list(self._listens.items())
 
     def resource_updated(self, uri: str) -> None:

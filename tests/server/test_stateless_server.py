@@ -396,6 +396,32 @@ def test_subscriptions_listen_delivers_only_what_was_asked(stateless: tuple[MCPS
     assert ended["resultType"] == "complete"
 
 
+def test_a_change_raised_as_a_listen_is_acknowledged_is_told_on_it(
+    stateless: tuple[MCPServer, JsonRpcDispatcher],
+) -> None:
+    # A client that has the acknowledgement goes on, and may change something at once: the listen is registered
+    # before it is acknowledged, so the change is told on it (here raised by the acknowledgement's own sending).
+    server, client = stateless
+    call(client, "tools/list")
+    (session,) = server.sessions
+    send = session.notify
+
+    def notify_then_change(method: str, params: Any = None) -> None:
+        send(method, params)
+        if method == "notifications/subscriptions/acknowledged":
+            session.list_changed("tools")
+
+    session.notify = notify_then_change  # type: ignore[method-assign]
+    heard: list[str] = []
+    told = threading.Event()
+    client.on_notification("notifications/subscriptions/acknowledged", lambda p: heard.append("ack"))
+    client.on_notification("notifications/tools/list_changed", lambda p: (heard.append("tools"), told.set()))
+    listen = client.send_request("subscriptions/listen", {"_meta": meta(), "notifications": {"toolsListChanged": True}})
+    assert told.wait(5)
+    assert heard == ["ack", "tools"]
+    client.cancel(listen)
+
+
 def test_both_eras_on_one_connection(stateless: tuple[MCPServer, JsonRpcDispatcher]) -> None:
     _, client = stateless
     legacy = client.request(

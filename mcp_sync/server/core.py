@@ -1319,14 +1319,7 @@ class MCPServer:
         >>> heard
         [('notes://1', True)]
         """
-        with self._lock:
-            self._subscription_watchers = (*self._subscription_watchers, watcher)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                self._subscription_watchers = tuple(w for w in self._subscription_watchers if w is not watcher)
-
-        return unsubscribe
+        return self._add_to("_subscription_watchers", watcher)
 
     def on_stop(self, wait: Callable[[], None]) -> Callable[[], None]:
         """Call ``wait()`` at the end of :meth:`stop`, once the sessions are closed; returns the remover.
@@ -1341,14 +1334,7 @@ class MCPServer:
         >>> waited
         [True]
         """
-        with self._lock:
-            self._stop_waiters = (*self._stop_waiters, wait)
-
-        def remove() -> None:
-            with self._lock:
-                self._stop_waiters = tuple(w for w in self._stop_waiters if w is not wait)
-
-        return remove
+        return self._add_to("_stop_waiters", wait)
 
     def mark_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed.
@@ -1393,14 +1379,19 @@ class MCPServer:
         >>> heard
         [Notice(kind='resource_updated', subject='notes://1')]
         """
+        return self._add_to("_watchers", watcher)
+
+    def _add_to(self, attribute: str, item: Callable[..., None]) -> Callable[[], None]:
+        """Add ``item`` to the tuple in ``attribute`` (read without the lock: replaced, never changed in place);
+        returns the function that takes it out again."""
         with self._lock:
-            self._watchers = (*self._watchers, watcher)
+            setattr(self, attribute, (*getattr(self, attribute), item))
 
-        def unsubscribe() -> None:
+        def remove() -> None:
             with self._lock:
-                self._watchers = tuple(w for w in self._watchers if w is not watcher)
+                setattr(self, attribute, tuple(other for other in getattr(self, attribute) if other is not item))
 
-        return unsubscribe
+        return remove
 
     def _announce(self, notice: Notice) -> None:
         """Deliver ``notice`` here and to the watchers, then pass it on to the other processes (which deliver it)."""

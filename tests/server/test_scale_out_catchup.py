@@ -1,20 +1,13 @@
 """A GET stream of a shared handshake-era session hears every event stored for it (issue 14, the flaky SDK test).
 
-Two apps in this process stand for two processes sharing only Redis. Two
-ways a GET stream could miss an event that was stored on the session's
-shared stream, each driven here by a hook of the test (never by load or
-sleeps):
+Two apps in this process stand for two processes sharing only Redis. The
+process's receiver loses its connection (``CLIENT KILL``) and the doorbell of
+an event is rung before it subscribes again (held back here, never by load
+or sleeps): once subscribed, every stream it watches reads what it missed (a
+stream that fails to is logged, and the others read all the same).
 
-- the GET finds a copy of the session that another request of the process
-  has just made and not yet shared (the SDK's client opens its GET stream at
-  the same moment as it POSTs ``notifications/initialized``, and both may
-  reach a process holding no copy yet): held here in the app's ``_share``,
-  the GET attaches first; once shared, its connection goes on from the
-  shared stream, which every process writes;
-- the process's receiver loses its connection (``CLIENT KILL``) and the
-  doorbell of an event is rung before it subscribes again (held back): once
-  subscribed, every stream it watches reads what it missed (a stream that
-  fails to is logged, and the others read all the same).
+A GET finding a copy of the session not yet shared is no longer possible: a
+copy is shared before it is kept (see ``test_scale_out_gap.py``).
 
 And a copy that ends stops watching its stream.
 """
@@ -28,7 +21,6 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -36,13 +28,11 @@ import redis
 from redisserver import RedisServer, running_redis
 from test_scale_out import TIMEOUT, wait_until
 from test_scale_out_copies import HeldBackend
-from test_scale_out_sessions import SUBSCRIBED, Pair, _copy, build_server, initialize, post
+from test_scale_out_sessions import SUBSCRIBED, Pair, build_server, initialize, post
 
-from mcp_sync.server.backend import BackendUnavailable
 from mcp_sync.server.http.app import StreamableHTTPApp
 from mcp_sync.server.http.redis_backend import RedisBackend
 from mcp_sync.server.http.redis_events import RedisEventStore
-from mcp_sync.server.http.sessions import HTTPSession
 from mcp_sync.server.http.wsgi import WSGIServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -108,29 +98,6 @@ class Listening:
         self.connection.close()
 
 
-class HeldShare:
-    """Holds app ``app``'s sharing of the next copy it makes, until released: the window the race needs."""
-
-    def __init__(self, app: StreamableHTTPApp, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.held = threading.Event()
-        self.release = threading.Event()
-        share = app._share
-
-        def held_share(entry: HTTPSession) -> None:
-            self.held.set()
-            assert self.release.wait(TIMEOUT)
-            share(entry)
-
-        monkeypatch.setattr(app, "_share", held_share)
-
-    def post_meanwhile(self, url: str, session: str) -> threading.Thread:
-        """POST ``notifications/initialized`` on a thread; return once its copy is made and not yet shared."""
-        thread = threading.Thread(target=lambda: post(url, INITIALIZED, session), name="test-held-post")
-        thread.start()
-        assert self.held.wait(TIMEOUT)
-        return thread
-
-
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     with running_redis(tmp_path / "redis.log") as server:
@@ -142,84 +109,6 @@ def pair(redis_server: RedisServer) -> Iterator[Pair]:
     made = Pair(redis_server.url)
     yield made
     made.close()
-
-
-def _subscribe_everywhere(pair: Pair, session: str) -> None:
-    assert post(pair.urls[0], SUBSCRIBE, session)[0] == 200
-    wait_until(lambda: SUBSCRIBED in _copy(pair.apps[1], session).session.subscriptions, "b's copy subscribed")
-
-
-@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18"])
-def test_a_get_that_finds_a_copy_not_yet_shared_hears_what_every_process_writes(
-    pair: Pair, monkeypatch: pytest.MonkeyPatch, version: str
-) -> None:
-    a, b = pair.urls
-    session = initialize(a)
-    gate = HeldShare(pair.apps[1], monkeypatch)
-    poster = gate.post_meanwhile(b, session)  # b made its copy and kept it; not shared yet
-    stream = Listening(b, session, version=version)
-    try:
-        assert stream.status == 200
-        gate.release.set()
-        poster.join(TIMEOUT)
-        _subscribe_everywhere(pair, session)
-        pair.apps[0].server.mark_resource_updated(SUBSCRIBED)  # written by a's copy (and b's), sent by b
-        events = stream.wait_for(UPDATED)
-        pair.apps[1].server.mark_resource_updated(SUBSCRIBED)
-        events = stream.wait_for(UPDATED, 2)
-        # Every id the client holds after the start names the shared stream: it resumes in any process.
-        shared = f"{session}.get:"
-        primings = [event_id for event_id, method in events if method is None]
-        if version == "2025-11-25":  # primed: first the copy's own stream, then the shared one's start
-            assert len(primings) == 2 and not primings[0].startswith(shared) and primings[1].startswith(shared)
-        else:
-            assert primings == []
-        updates = [event_id for event_id, method in events if method == UPDATED]
-        assert len(updates) == 2 and all(event_id.startswith(shared) for event_id in updates)
-    finally:
-        stream.close()
-    resumed = Listening(a, session, last_event_id=updates[0])
-    try:
-        assert [method for _, method in resumed.wait_for(UPDATED)] == [UPDATED]
-    finally:
-        resumed.close()
-
-
-def test_a_get_whose_copy_cannot_start_the_shared_stream_ends_and_opens_again(
-    pair: Pair, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    a, b = pair.urls
-    session = initialize(a)
-    gate = HeldShare(pair.apps[1], monkeypatch)
-    poster = gate.post_meanwhile(b, session)
-    stream = Listening(b, session)
-    store = pair.apps[1].event_store
-    assert isinstance(store, RedisEventStore)
-    keep = store.store_once
-
-    def down(*args: Any) -> None:
-        raise BackendUnavailable("down")
-
-    monkeypatch.setattr(store, "store_once", down)
-    try:
-        [(private, _)] = stream.wait_for(None)
-        with caplog.at_level(logging.WARNING, "mcp_sync.http"):
-            gate.release.set()
-            poster.join(TIMEOUT)
-            stream.wait_end()  # the client opens it again
-        assert "opened before its session's copy was shared ends" in caplog.text
-    finally:
-        stream.close()
-    monkeypatch.setattr(store, "store_once", keep)
-    _subscribe_everywhere(pair, session)
-    # Opened again (here with the id of its first start, which names no stream any more): a fresh start.
-    again = Listening(b, session, last_event_id=private)
-    try:
-        again.wait_for(None)
-        pair.apps[0].server.mark_resource_updated(SUBSCRIBED)
-        assert again.wait_for(UPDATED)[-1][0].startswith(f"{session}.get:")
-    finally:
-        again.close()
 
 
 class Held:

@@ -150,9 +150,14 @@ def test_the_doorbell_wakes_the_process_watching_the_stream(
         raise RuntimeError("the consumer broke")
 
     store.watch("s3", broken)
+    store.watch("s3", wake)  # two watchers of one stream (two copies of a session, for a moment): both woken
     with caplog.at_level(logging.ERROR, logger="mcp_sync.http"):
         ring("s3")
     assert "reading an event another process stored failed" in caplog.text
+    assert woken == ["s3", "s3", "s3"]  # the broken one failed, the other was woken all the same
+    store.unwatch("s3", broken)
+    ring("s3")
+    assert woken == ["s3"] * 4
     # A notice from a process that names none is delivered all the same (each copy keeps it).
     heard: list[Notice] = []
     server.deliver = heard.append  # type: ignore[method-assign]

@@ -228,7 +228,7 @@ def test_a_copy_that_loses_the_race_stops_watching_and_the_one_kept_hears_the_st
     assert gate.kept == [kept, kept]  # the first made is kept; the second request is served by it
     assert lost.session.closed and not kept.session.closed
     assert app.server.sessions == [kept.session]
-    assert store._watchers == {f"{session}.get": [kept.transport._wake]}  # type: ignore[union-attr]
+    assert store._watchers == {f"{session}.get": (kept.transport._wake,)}  # type: ignore[union-attr]
     # What a's copy alone writes to the stream (a message outside any request) reaches b's GET: b is woken.
     stream = Listening(b, session)
     try:

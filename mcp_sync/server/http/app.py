@@ -840,11 +840,11 @@ class StreamableHTTPApp:
             self._serve_auth(session, transport)
             _restore(session, record)
             made = HTTPSession(session_id, transport, session, record.principal, 0.0)
-            kept = self.sessions.adopt(made)
-        if kept is made:
+            # Shared before it is kept: once kept, the process's other requests of the session use it at once.
             self._share(made)
-        else:  # another request made one first, or the registry is full
-            session.close()
+            kept = self.sessions.adopt(made)
+        if kept is not made:  # another request made one first, or the registry is full
+            session.close()  # it stops watching the shared stream, and left nothing else
         return kept
 
     def _share(self, entry: HTTPSession) -> None:

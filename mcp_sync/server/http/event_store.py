@@ -80,11 +80,13 @@ class SharedEventStore(EventStore):
 
     @abstractmethod
     def watch(self, stream_id: str, wake: Callable[[], None]) -> None:
-        """Call ``wake()`` each time another process stores an event on ``stream_id`` (until :meth:`unwatch`)."""
+        """Call ``wake()`` each time another process stores an event on ``stream_id`` (until :meth:`unwatch`).
+
+        Several may watch one stream: two copies of a session meet in a process for a moment (one is closed)."""
 
     @abstractmethod
     def unwatch(self, stream_id: str, wake: Callable[[], None]) -> None:
-        """Stop calling ``wake`` (if it is still the one watching ``stream_id``)."""
+        """Stop calling ``wake`` (if it watches ``stream_id``); the others watching it go on."""
 
 
 class InMemoryEventStore(EventStore):

@@ -89,7 +89,8 @@ class RedisEventStore(SharedEventStore):
         self._posts = None if keep_posts else InMemoryEventStore(max_events)
         self._script: Any = backend.redis.register_script(_STORE)
         self._lock = threading.Lock()
-        self._watchers: dict[str, Callable[[], None]] = {}
+        # Usually one watcher a stream; two for a moment when two copies of a session meet here (one is closed).
+        self._watchers: dict[str, tuple[Callable[[], None], ...]] = {}
         backend.follow_events(self)
 
     def key(self, stream_id: str) -> str:
@@ -151,30 +152,35 @@ class RedisEventStore(SharedEventStore):
 
     def watch(self, stream_id: str, wake: Callable[[], None]) -> None:
         with self._lock:
-            self._watchers[stream_id] = wake
+            self._watchers[stream_id] = (*self._watchers.get(stream_id, ()), wake)
 
     def unwatch(self, stream_id: str, wake: Callable[[], None]) -> None:
         with self._lock:
-            # ``==``, not ``is``: a bound method (a transport's ``_wake``) is a new object each time it is named.
-            if self._watchers.get(stream_id) == wake:
-                del self._watchers[stream_id]
+            # ``!=``, not ``is not``: a bound method (a transport's ``_wake``) is a new object each time it is named.
+            left = tuple(other for other in self._watchers.pop(stream_id, ()) if other != wake)
+            if left:
+                self._watchers[stream_id] = left
 
     def ring(self, stream_id: str) -> None:
         """Another process stored an event on ``stream_id``: wake whoever watches it here (the receiving thread
         calls this)."""
         with self._lock:
-            wake = self._watchers.get(stream_id)
-        if wake is not None:
-            wake()
+            wakes = self._watchers.get(stream_id, ())
+        _wake_each(wakes, "reading an event another process stored failed")
 
     def ring_all(self) -> None:
         """Wake every stream watched here, as if each doorbell rang: the receiving thread calls this once subscribed
         again, as the doorbells rung while it was not were lost (an event stored meanwhile would wait for the next).
         """
         with self._lock:
-            wakes = list(self._watchers.values())
-        for wake in wakes:
-            try:
-                wake()
-            except Exception:
-                log.exception("reading the events a stream missed failed")
+            wakes = tuple(wake for watching in self._watchers.values() for wake in watching)
+        _wake_each(wakes, "reading the events a stream missed failed")
+
+
+def _wake_each(wakes: tuple[Callable[[], None], ...], failed: str) -> None:
+    """Call each of ``wakes``; one that fails is logged and the others are called all the same."""
+    for wake in wakes:
+        try:
+            wake()
+        except Exception:
+            log.exception(failed)

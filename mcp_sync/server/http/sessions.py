@@ -58,7 +58,7 @@ from ...protocol.types import (
 from ...runtime.dispatcher import RequestContext, current_request
 from ...runtime.transport import BaseTransport
 from ...runtime.workers import stay_on_this_thread
-from ..backend import BackendUnavailable, delivering
+from ..backend import delivering
 from .event_store import EventStore, SharedEventStore
 
 if TYPE_CHECKING:
@@ -193,40 +193,18 @@ class StreamableSessionTransport(BaseTransport):
 
     def share_standalone(self, stream_id: str) -> None:
         """With a :class:`SharedEventStore`: make the standalone stream ``stream_id``, the one every process's copy
-        of the session writes to and any replays, so that a client resumes it wherever its GET lands."""
+        of the session writes to and any replays, so that a client resumes it wherever its GET lands.
+
+        Called before the session is kept where requests find it, so no connection reads the stream yet.
+        """
         store, stream = self._store, self.standalone
         if not isinstance(store, SharedEventStore) or stream is None:
             return
         with self._routes:
-            private = stream.stream_id or ""
-            del self._streams[private]
+            del self._streams[stream.stream_id or ""]
             stream.stream_id, stream.shared = stream_id, True
             self._streams[stream_id] = stream
-            # Watched before a connection already here moves on (below): what is stored after its start wakes it.
             store.watch(stream_id, self._wake)
-            if stream.consumer is not None:
-                self._move_to_shared(stream, store, private)
-
-    def _move_to_shared(self, stream: SSEStream, store: SharedEventStore, private: str) -> None:
-        """A GET found this copy of a shared session before it was shared (the request that made the copy had
-        not shared it yet) and reads the copy's private stream, which no other process writes: its connection
-        goes on from a new start of the shared stream (its id sent as the priming event was, if one was, so that
-        the client resumes from there in any process), else it ends and the client opens it again."""
-        primed = stream.sent is not None
-        try:
-            stream.sent = store.store_once(stream.stream_id or "", None, None)
-        except BackendUnavailable as error:
-            log.warning(
-                "a GET stream opened before its session's copy was shared ends (the client opens it again): %s",
-                error.message,
-            )
-            stream.put(Signal.END)
-            stream.consumer = stream.sent = None
-        else:
-            if primed:
-                stream.put(StreamEvent(stream.sent, None))
-        # A client resuming from its private start finds no such stream, and so gets the shared one's start.
-        store.forget(private)
 
     def bind(self, session: ServerSession) -> None:
         """Know the session served here: its handlers' messages are the related ones."""

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import select
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable
 
+from mcp_sync import MCPClient, MCPServer
+from mcp_sync.errors import MCPError
 from mcp_sync.server.http.wsgi import WSGIServer
+from tests.helpers import connect_pair
 
 WAIT = 10.0
 """Far longer than any bound checked here: reaching it means the bound does not hold."""
@@ -88,3 +92,45 @@ def test_a_prompt_request_on_a_kept_alive_connection_is_served_after_a_slow_one_
                 answer += data
             served += 1
         assert served > 1
+
+
+def test_stop_waits_for_stuck_handlers_once_in_all_not_once_per_connection() -> None:
+    """``MCPServer.stop(timeout)`` cancels every connection's handlers at once, then waits ``timeout`` in all:
+    handlers that ignore their cancellation on many connections do not multiply the wait."""
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+    server = MCPServer("stuck")
+
+    @server.tool()
+    def stuck() -> str:
+        """Ignores its cancellation until the test lets it go."""
+        entered.release()
+        release.wait(WAIT)
+        return "late"
+
+    failures: list[BaseException] = []
+
+    def call(client: MCPClient) -> None:
+        try:
+            client.call_tool("stuck", {}, timeout=WAIT)
+        except MCPError as error:
+            failures.append(error)
+
+    clients = [connect_pair(server) for _ in range(25)]
+    callers = [threading.Thread(target=call, args=(client,)) for client in clients]
+    try:
+        for caller in callers:
+            caller.start()
+        for _ in clients:
+            assert entered.acquire(timeout=WAIT)
+        started = time.monotonic()
+        server.stop(timeout=0.5)
+        assert time.monotonic() - started < WAIT  # 25 waits of 0.5 s one after the other would pass it
+        for caller in callers:
+            caller.join(WAIT)
+        assert len(failures) == len(clients)  # each call failed when its connection closed
+    finally:
+        release.set()
+        for client in clients:
+            client.close()
+        server.stop()

@@ -896,13 +896,14 @@ class WSGIServer:
         Its thread then reads end-of-input: an unfinished head ends the connection, an unfinished body fails
         with :class:`RequestBodyError` (answered ``400``); a response being written is left to complete.
         """
-        with self._lock:
+        with self._lock:  # held: a connection's socket is closed under it, and its number could be reused
             overdue = [connection for connection in self._connections if connection.deadline <= now]
             for connection in overdue:
-                log.info("closing the connection from %s: its request did not arrive in time", connection.address)
                 connection.deadline = _NO_DEADLINE  # told once
                 with contextlib.suppress(OSError):
                     connection.sock.shutdown(socket.SHUT_RD)
+        for connection in overdue:
+            log.info("closed the connection from %s: its request did not arrive in time", connection.address)
 
     def _accept(self, selector: selectors.BaseSelector) -> None:
         try:

@@ -23,6 +23,7 @@ import functools
 import json
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -1280,16 +1281,25 @@ class MCPServer:
             if self._sessions.get(id(session.transport)) is session:
                 del self._sessions[id(session.transport)]
 
-    def stop(self) -> None:
-        """Close every connection. The server may be started again afterwards."""
+    def stop(self, timeout: float = 5.0) -> None:
+        """Close every connection. The server may be started again afterwards.
+
+        Every connection is closed first, which cancels every running handler
+        at once; then their threads (and the tasks' threads) are waited for,
+        ``timeout`` seconds in all however many connections there are (a
+        handler that ignores its cancellation is left running then).
+        """
+        deadline = time.monotonic() + timeout
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
             self._running = False
             tasks = self._tasks
         for session in sessions:
-            session.close()
+            session.transport.close()
+        for session in sessions:
+            session.close(max(0.0, deadline - time.monotonic()))
         if tasks is not None:
-            tasks.close()
+            tasks.close(max(0.0, deadline - time.monotonic()))
         for wait in self._stop_waiters:
             wait()  # (what the sessions' ends started: a mount's release of their subscriptions)
 

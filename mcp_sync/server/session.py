@@ -240,9 +240,9 @@ class ServerSession:
         """Start answering the client."""
         self.dispatcher.start()
 
-    def close(self) -> None:
-        """End this connection and wait for its handler threads."""
-        self.dispatcher.close()
+    def close(self, timeout: float = 5.0) -> None:
+        """End this connection and wait for its handler threads, ``timeout`` seconds at most."""
+        self.dispatcher.close(timeout)
         self.server._forget(self)
 
     @property

@@ -880,6 +880,7 @@ class TaskRunner:
 
     def close(self, timeout: float = 5.0) -> None:
         """Cancel the running tasks and wait for their threads (``timeout`` seconds in all)."""
+        deadline = time.monotonic() + timeout
         with self._lock:
             self._closed = True
             pool, self._pool = self._pool, None
@@ -892,7 +893,7 @@ class TaskRunner:
         if pool is not None:
             pool.close(timeout)
         if reaper is not None:
-            reaper.join(timeout)
+            reaper.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             # Tasks still in line when the pool closed never run: ended here, not left "working".
             queued = [task_id for task_id, live in self._live.items() if not live.started]

@@ -80,8 +80,11 @@ _LINGER_TIMEOUT = 2.0
 """How long a closing connection waits for more unwanted input (at most ``idle_timeout``)."""
 _ACCEPT_RETRY_DELAY = 0.1
 """Pause after a failed accept() (out of file descriptors, say) before trying again."""
+_SWEEP_INTERVAL = 1.0
+"""How often, at most, the accept loop looks for connections past their read deadline (seconds)."""
 
 _BLANK_LINES = (b"\r\n", b"\n")
+_NO_DEADLINE = float("inf")
 _TOKEN = TOKEN.pattern.encode("ascii")
 """A field-name token, as bytes: the request line and headers are parsed before any decoding."""
 _REQUEST_LINE = re.compile(rb"(%s) ([^\x00-\x20\x7f]+) (HTTP/[0-9]\.[0-9])\r?\n" % _TOKEN)
@@ -178,10 +181,12 @@ class _Input:
     the connection cannot carry another request then.
     """
 
-    __slots__ = ("failed",)
+    __slots__ = ("_ended", "failed")
 
-    def __init__(self) -> None:
+    def __init__(self, ended: Callable[[], None]) -> None:
         self.failed = False
+        self._ended = ended
+        """Called once the body is read to its end: the connection's read deadline is lifted."""
 
     def _fail(self, reason: str) -> RequestBodyError:
         """The error to raise for a malformed body; the connection is marked as not reusable."""
@@ -243,10 +248,12 @@ class _LengthInput(_Input):
 
     __slots__ = ("_left", "_rfile")
 
-    def __init__(self, rfile: Any, length: int) -> None:
-        super().__init__()
+    def __init__(self, rfile: Any, length: int, ended: Callable[[], None]) -> None:
+        super().__init__(ended)
         self._rfile = rfile
         self._left = length
+        if not length:
+            ended()
 
     def _read_some(self, limit: int, line: bool) -> bytes:
         count = min(limit, self._left)
@@ -256,6 +263,8 @@ class _LengthInput(_Input):
         if not data:  # None: the read ran out of time
             raise self._fail(f"the connection ended {self._left} bytes before the end of the request body")
         self._left -= len(data)
+        if not self._left:
+            self._ended()
         return data
 
 
@@ -264,8 +273,8 @@ class _ChunkedInput(_Input):
 
     __slots__ = ("_done", "_left", "_rfile", "_started")
 
-    def __init__(self, rfile: Any) -> None:
-        super().__init__()
+    def __init__(self, rfile: Any, ended: Callable[[], None]) -> None:
+        super().__init__(ended)
         self._rfile = rfile
         self._left = 0
         self._started = False
@@ -290,6 +299,7 @@ class _ChunkedInput(_Input):
             self._done = True
             while self._line() not in _BLANK_LINES:
                 pass  # trailer fields are not passed on
+            self._ended()
 
     def _read_some(self, limit: int, line: bool) -> bytes:
         if self._left == 0 and not self._done:
@@ -443,7 +453,7 @@ class _ResponseWriter:
 class _Connection:
     """One client connection, served by its own thread."""
 
-    __slots__ = ("address", "base", "rfile", "server", "sock")
+    __slots__ = ("address", "base", "deadline", "rfile", "server", "sock")
 
     def __init__(self, server: WSGIServer, sock: socket.socket, address: Any) -> None:
         self.server = server
@@ -451,6 +461,13 @@ class _Connection:
         self.address = address
         self.rfile = sock.makefile("rb")
         self.base: dict[str, Any] = {}
+        self.deadline = _NO_DEADLINE
+        """When the input awaited now (the next request's head, a body, lingering input) is overdue: the
+        accept loop then shuts the reading side down (see :meth:`WSGIServer._sweep`); ``inf`` when none is."""
+
+    def end_reading(self) -> None:
+        """Nothing more is awaited from the client for now: lift the read deadline."""
+        self.deadline = _NO_DEADLINE
 
     def run(self) -> None:
         server = self.server
@@ -497,9 +514,11 @@ class _Connection:
         """Half-close, then read what the client still sends, so that closing with
         unread input does not reset the connection before the client reads our response."""
         sock = self.sock
+        linger = min(_LINGER_TIMEOUT, self.server.idle_timeout)
+        self.deadline = time.monotonic() + linger
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_WR)
-            sock.settimeout(min(_LINGER_TIMEOUT, self.server.idle_timeout))
+            sock.settimeout(linger)
             for _ in range(_LINGER_READS):
                 if not sock.recv(65536):
                     break
@@ -544,6 +563,9 @@ class _Connection:
     def _handle_one(self) -> bool:
         """Serve one request; whether to keep the connection open for another."""
         rfile = self.rfile
+        # Each read is bounded by idle_timeout (SO_RCVTIMEO), but a client trickling a byte at a time would
+        # hold the connection for ever: the whole head, and then the whole body, must come within it.
+        self.deadline = time.monotonic() + self.server.idle_timeout
         line = rfile.readline(_MAX_LINE + 1)
         while line in _BLANK_LINES:  # a robust server ignores empty lines before a request
             line = rfile.readline(_MAX_LINE + 1)
@@ -593,11 +615,13 @@ class _Connection:
                 return self._reject(501, "only the chunked transfer coding is supported")
             if length is not None:
                 return self._reject(400, "both Content-Length and Transfer-Encoding")
-            body = _ChunkedInput(rfile)
+            self.deadline = time.monotonic() + self.server.idle_timeout
+            body = _ChunkedInput(rfile, self.end_reading)
         elif length is None:
-            body = _LengthInput(rfile, 0)
+            body = _LengthInput(rfile, 0, self.end_reading)
         elif _DIGITS.fullmatch(length):
-            body = _LengthInput(rfile, int(length))
+            self.deadline = time.monotonic() + self.server.idle_timeout
+            body = _LengthInput(rfile, int(length), self.end_reading)
         else:
             return self._reject(400, "invalid Content-Length")
         if http11 and environ.get("HTTP_EXPECT", "").lower() == "100-continue":
@@ -667,9 +691,11 @@ class WSGIServer:
 
     ``max_connections`` bounds the connections served at once: one more is
     answered ``503 Service Unavailable`` and closed. ``idle_timeout`` (seconds)
-    closes a connection on which no request arrives for that long; it also
-    bounds each read and each write on a connection, so a client that stops
-    reading a streamed response is dropped after that long.
+    closes a connection on which no whole request head arrives for that long,
+    and fails a request body not received within that long after its head
+    (``400``), so a client trickling its request cannot hold a connection; it
+    also bounds each write, so a client that stops reading a streamed response
+    is dropped after that long.
 
     A streaming application usually blocks between events (on a queue, say).
     :meth:`close` shuts every connection's socket down, so the next write
@@ -846,18 +872,38 @@ class WSGIServer:
 
     def _serve_loop(self) -> None:
         selector = selectors.DefaultSelector()
+        interval = min(_SWEEP_INTERVAL, self.idle_timeout / 2)
+        next_sweep = time.monotonic() + interval
         try:
             selector.register(self._listener, selectors.EVENT_READ, functools.partial(self._accept, selector))
             selector.register(self._wake_reader, selectors.EVENT_READ, lambda: None)
             while not self._closing:
-                for key, _ in selector.select():
+                for key, _ in selector.select(max(0.0, next_sweep - time.monotonic())):
                     key.data()
+                if (now := time.monotonic()) >= next_sweep:
+                    self._sweep(now)
+                    next_sweep = now + interval
         finally:
             for sock in self._rejected:
                 sock.close()
             self._rejected.clear()
             selector.close()
             self._loop_done.set()
+
+    def _sweep(self, now: float) -> None:
+        """Shut the reading side of each connection whose awaited input is overdue (a slow-loris client).
+
+        Its thread then reads end-of-input: an unfinished head ends the connection, an unfinished body fails
+        with :class:`RequestBodyError` (answered ``400``); a response being written is left to complete.
+        """
+        with self._lock:  # held: a connection's socket is closed under it, and its number could be reused
+            overdue = [connection for connection in self._connections if connection.deadline <= now]
+            for connection in overdue:
+                connection.deadline = _NO_DEADLINE  # told once
+                with contextlib.suppress(OSError):
+                    connection.sock.shutdown(socket.SHUT_RD)
+        for connection in overdue:
+            log.info("closed the connection from %s: its request did not arrive in time", connection.address)
 
     def _accept(self, selector: selectors.BaseSelector) -> None:
         try:

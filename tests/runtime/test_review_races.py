@@ -13,17 +13,22 @@ import http.server
 import json
 import logging
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 
+from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCP_CODES, MCPError
+from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.runtime.cancellation import CancelEvent
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest, RequestContext
+from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.http._common import ClosableAdapter
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport
@@ -251,3 +256,63 @@ def test_giving_up_on_a_request_whose_connection_went_back_to_the_pool_spares_th
         server.shutdown()
         server.server_close()
         serving.join(WAIT)
+
+
+# ------------------------------------------- a 2026-07-28 client that half-closes
+
+
+def test_a_2026_07_28_client_that_half_closes_is_taken_for_gone_and_its_pipelined_request_still_answered() -> None:
+    """Decided, not a defect: a client that shuts down its sending side after its requests cancels the one in flight.
+
+    A peek at the socket sees the same end of input for a half-close and for a
+    close; telling them apart would take a write, which a JSON answer not yet
+    decided cannot make. Closing the connection is the 2026-07-28
+    cancellation, so an end of input is taken for it (as nginx takes it for a
+    client's abort, and Go's server for the end of a request's context). A
+    request already sent behind it on the connection is still read and answered.
+    """
+    server = MCPServer("half-close")
+    started = threading.Event()
+    outcome: list[bool] = []
+
+    @server.tool
+    def wait(ctx: Context) -> str:
+        """Waits to be cancelled, up to a bound."""
+        started.set()
+        outcome.append(ctx.cancelled.wait(WAIT))
+        return "waited"
+
+    @server.tool
+    def quick() -> str:
+        """Answers at once."""
+        return "quick"
+
+    def post(port: int, name: str, request_id: int, *extra: str) -> bytes:
+        meta = {PROTOCOL_VERSION: "2026-07-28", CLIENT_INFO: {"name": "t", "version": "1"}, CLIENT_CAPABILITIES: {}}
+        params = {"name": name, "arguments": {}, "_meta": meta}
+        body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
+        head = [
+            "POST /mcp HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            f"Content-Length: {len(body)}",
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+            "MCP-Protocol-Version: 2026-07-28",
+            "Mcp-Method: tools/call",
+            f"Mcp-Name: {name}",
+            *extra,
+        ]
+        return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+    with start_http(server, stateless=True) as running:
+        port = urlsplit(running.url).port or 0
+        with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as connection:
+            connection.sendall(post(port, "wait", 1) + post(port, "quick", 2, "Connection: close"))
+            assert started.wait(WAIT)
+            connection.shutdown(socket.SHUT_WR)
+            received = b""
+            while chunk := connection.recv(65536):
+                received += chunk
+    assert outcome == [True]
+    assert b'"id":1' not in received  # cancelled: no answer
+    assert b'"id":2' in received and b'"text":"quick"' in received

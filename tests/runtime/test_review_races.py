@@ -24,6 +24,7 @@ import pytest
 import requests
 
 from mcp_sync import Context, MCPServer
+from mcp_sync.client.core import MCPClient
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.runtime.cancellation import CancelEvent
@@ -316,3 +317,55 @@ def test_a_2026_07_28_client_that_half_closes_is_taken_for_gone_and_its_pipeline
     assert outcome == [True]
     assert b'"id":1' not in received  # cancelled: no answer
     assert b'"id":2' in received and b'"text":"quick"' in received
+
+
+# ------------------------------------------ the server's own sampling provider
+
+
+def test_the_cancellation_of_a_request_reaches_the_sampling_provider_answering_for_a_client_that_cannot_sample() -> (
+    None
+):
+    """A tool's question answered by the server's own provider (the client cannot sample) is withdrawn with it:
+    the provider's ``ctx.cancelled`` is the request's, not an event nothing ever sets."""
+    server = MCPServer("provider")
+    started = threading.Event()
+    heard: list[bool] = []
+
+    def provider(params: Any, ctx: Context) -> Any:
+        started.set()
+        heard.append(ctx.cancelled.wait(WAIT))
+        raise MCPError(MCP_CODES.REQUEST_CANCELLED, "given up")
+
+    server.set_sampling_provider(provider)
+
+    @server.tool
+    def ask(ctx: Context) -> str:
+        """Asks for a message."""
+        ctx.sample("hi")
+        return "answered"
+
+    client_end, server_end = InMemoryTransport.pair()
+    server.start(server_end)
+    client = MCPClient(era="legacy")
+    client.connect(client_end)
+    try:
+        cancel = threading.Event()
+        codes: list[str] = []
+
+        def call() -> None:
+            try:
+                client.call_tool("ask", cancel=cancel, timeout=WAIT)
+            except MCPError as error:
+                codes.append(error.code)
+
+        caller = threading.Thread(target=call, name="test-caller")
+        caller.start()
+        assert started.wait(WAIT)
+        cancel.set()
+        caller.join(WAIT)
+        assert codes == [MCP_CODES.REQUEST_CANCELLED]
+        wait_until(lambda: bool(heard))
+        assert heard == [True]
+    finally:
+        client.disconnect()
+        server.stop()

@@ -29,7 +29,7 @@ from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.runtime.cancellation import CancelEvent
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest, RequestContext
-from mcp_sync.server.http.app import start_http
+from mcp_sync.server.http.app import StreamableHTTPApp, start_http
 from mcp_sync.transports.http._common import ClosableAdapter
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport
@@ -369,3 +369,10 @@ def test_the_cancellation_of_a_request_reaches_the_sampling_provider_answering_f
     finally:
         client.disconnect()
         server.stop()
+
+
+@pytest.mark.parametrize("interval", [0.0, -1.0, float("nan")])
+def test_a_ping_interval_that_is_not_positive_is_refused(interval: float) -> None:
+    # Zero had every idle stream ping without pause and the lend watch look at its requests in a busy loop.
+    with pytest.raises(ValueError, match="ping_interval must be a positive number of seconds"):
+        StreamableHTTPApp(MCPServer("pings"), ping_interval=interval)

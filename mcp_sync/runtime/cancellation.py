@@ -17,8 +17,11 @@ instead.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
+
+log = logging.getLogger("mcp_sync.cancellation")
 
 _callbacks_lock = threading.Lock()
 """One lock for the callbacks of every CancelEvent: they are registered only by waits, rarely, and briefly held."""
@@ -38,12 +41,20 @@ class CancelEvent(threading.Event):
         self._callbacks: list[Callable[[], None]] | None = None  # made on first use: most events have no waiter
 
     def set(self) -> None:
-        """Set the event, then call each registered callback once (on this thread, outside any lock)."""
+        """Set the event, then call each registered callback once (on this thread, outside any lock).
+
+        A callback that raises is logged, and the others are still called: the
+        setter (a dispatcher closing, cancelling every handler in turn) must
+        not be stopped half-way by one waiter's failure.
+        """
         with _callbacks_lock:
             super().set()
             callbacks, self._callbacks = self._callbacks, None
         for callback in callbacks or ():
-            callback()
+            try:
+                callback()
+            except Exception:
+                log.exception("a callback of a cancel event failed")
 
     def call_when_set(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` when the event is set (at once if it is); returns a function that forgets it."""

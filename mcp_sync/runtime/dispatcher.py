@@ -470,15 +470,18 @@ class JsonRpcDispatcher:
         either way the peer is sent ``notifications/cancelled``.
         """
         forget_cancel = None
-        failed: list[bool] = []
+        failed: list[bool] = []  # [True] once the cancel event's callback claimed the call
         reason = "cancelled by the caller"
         if isinstance(cancel, CancelEvent):
             # One of ours (a handler's or a task's): it calls back when set, so the wait below need not poll it. The
             # callback fails the call at once on the setting thread (a reader delivering the peer's cancellation,
-            # say) and sends nothing: this thread, woken by it, tells the peer below.
-            forget_cancel = cancel.call_when_set(
-                lambda: failed.append(self._fail(pending, self._cancellation(pending, reason), "cancelled"))
-            )
+            # say) and sends nothing: this thread, woken by it, tells the peer below. The callback notes its claim
+            # of the call before the call's future fails (which wakes this thread), and under the lock that a
+            # claim of this thread's (a timeout) takes: whichever way this thread stops waiting, it finds the note.
+            def withdraw() -> None:
+                self._fail(pending, self._cancellation(pending, reason), "cancelled", failed)
+
+            forget_cancel = cancel.call_when_set(withdraw)
             cancel = None
         deadline = None if timeout is None else self._clock.monotonic() + timeout
         # A caller outside any handler may read its response itself; a handler's thread waits.
@@ -514,7 +517,7 @@ class JsonRpcDispatcher:
         finally:
             if forget_cancel is not None:
                 forget_cancel()
-            if any(failed):
+            if failed:
                 self._tell_cancelled(pending, reason)
         return pending.future.result()
 
@@ -587,9 +590,10 @@ class JsonRpcDispatcher:
         if self._fail(pending, error, status):
             self._tell_cancelled(pending, reason)
 
-    def _fail(self, pending: PendingRequest, error: MCPError, status: str) -> bool:
-        """End ``pending`` with ``error`` here, sending nothing; whether it was still awaited."""
-        if not self._forget(pending):
+    def _fail(self, pending: PendingRequest, error: MCPError, status: str, claimed: list[bool] | None = None) -> bool:
+        """End ``pending`` with ``error`` here, sending nothing; whether it was still awaited (then noted in
+        ``claimed``, if given, before the call's future fails)."""
+        if not self._forget(pending, claimed):
             return False
         self._finish(pending, status, error.code)
         pending.future.set_exception(error)
@@ -601,10 +605,13 @@ class JsonRpcDispatcher:
         except MCPError:
             log.debug("could not send notifications/cancelled for %r", pending.id)
 
-    def _forget(self, pending: PendingRequest) -> bool:
+    def _forget(self, pending: PendingRequest, claimed: list[bool] | None = None) -> bool:
         with self._lock:
             self._progress.pop(pending.id, None)
-            return self._pending.pop(pending.id, None) is not None
+            mine = self._pending.pop(pending.id, None) is not None
+            if mine and claimed is not None:
+                claimed.append(True)
+            return mine
 
     def _finish(self, pending: PendingRequest, status: str, error_type: str | None = None) -> None:
         """Record the end of an outgoing request (``error_type``: what failed, for its span).

@@ -731,7 +731,8 @@ class ServerSession:
             provider = self.server.sampling_provider
             if provider is None:
                 raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support sampling")
-            return provider(params, Context(session=self, channel=HandshakeChannel(self, cancel)))
+            # The provider answers for the request: its cancellation is the provider's too.
+            return provider(params, Context(session=self, cancelled=cancel, channel=HandshakeChannel(self, cancel)))
         result: CreateMessageResult = self._request(
             "sampling/createMessage", params, CreateMessageResult, timeout, cancel
         )

@@ -608,6 +608,8 @@ class StreamableHTTPApp:
     ) -> None:
         if resource_metadata is not None and not isinstance(resource_metadata.get("authorization_servers"), list):
             raise ValueError("resource_metadata needs an 'authorization_servers' list (RFC 9728)")
+        if not ping_interval > 0:  # (NaN too) zero would have the streams ping and the lend watch look without pause
+            raise ValueError(f"ping_interval must be a positive number of seconds, not {ping_interval!r}")
         # First: a backend that cannot be reached stops the app being made, before anything starts.
         self.backend = _open_backend(backend)
         self.backend.attach(server)

@@ -446,12 +446,14 @@ class StreamableHTTPClientTransport(BaseTransport):
                 return
             inflight.abandoned = True
             response, connection = inflight.response, inflight.connection
+            if response is None and connection is not None:
+                # No response yet (a server that sends its headers with its answer): closing the connection
+                # is how the server learns of it, and the 2026-07-28 cancellation. Under the lock, which the
+                # POST thread takes to let go of the connection before it goes back to the pool: never shut
+                # down once another request may have taken it from there.
+                shut_down(connection)
         if response is not None:
             abort(response)
-        elif connection is not None:
-            # No response yet (a server that sends its headers with its answer): closing the connection
-            # is how the server learns of it, and the 2026-07-28 cancellation.
-            shut_down(connection)
 
     def _post_noted(self, inflight: _InflightRequest, state: _SessionState) -> requests.Response:
         """POST ``inflight``'s request, noting the connection it goes on (see :meth:`_abandon`)."""
@@ -535,8 +537,9 @@ class StreamableHTTPClientTransport(BaseTransport):
             and request.method != "initialize"
             and not stateless_revision(request)
         ):
+            # No longer this request's to shut down, before it goes back to the pool (where another may take it).
+            self._took(inflight, None)
             response.close()
-            self._took(inflight, None)  # back in the pool: no longer this request's to shut down
             if not self._renew(state):
                 return error_answer(
                     request.id,

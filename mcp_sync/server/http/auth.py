@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -87,6 +88,22 @@ def bearer_token(authorization: str | None) -> str | None:
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
     return token if scheme.lower() == "bearer" and token else None
+
+
+_B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
+
+
+def well_formed(token: str) -> bool:
+    """Whether a bearer token has the syntax of RFC 6750 section 2.1 (``b64token``).
+
+    Two ``Authorization`` headers joined by a server (``a,Bearer b``) or a
+    token with spaces is not one: such a request is malformed, whatever the
+    verifier would make of it.
+
+    >>> well_formed("eyJhbGciOi.eyJzdWIi.c2ln"), well_formed("a,Bearer b")
+    (True, False)
+    """
+    return _B64TOKEN.fullmatch(token) is not None
 
 
 def token_scopes(claims: Mapping[str, Any]) -> frozenset[str]:

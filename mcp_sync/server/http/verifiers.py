@@ -19,7 +19,8 @@ timeout, a 5xx, a document that is not what it should be) it raises
 :class:`~mcp_sync.server.http.auth.VerifierUnavailable` (a 503).
 
 Every HTTP request they make is bounded by ``timeout`` (seconds, for the
-connection and for each read) and reads at most :data:`MAX_DOCUMENT_BYTES`;
+connection, for each read, and for the answer's body as a whole, so one
+trickled a byte at a time is given up on) and reads at most :data:`MAX_DOCUMENT_BYTES`;
 their caches are safe to share between threads; they start no thread.
 Tokens longer than :data:`MAX_TOKEN_LENGTH` are refused before anything is
 parsed or sent. :meth:`close` (or a ``with`` block) closes their HTTP
@@ -43,8 +44,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, urlsplit
 
 import requests
+import urllib3
 
-from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
+from .auth import InsufficientScope, InvalidToken, VerifierUnavailable, well_formed
 
 if TYPE_CHECKING:
     from joserfc.jwk import Key
@@ -95,7 +97,6 @@ DEFAULT_ALGORITHMS = (
 _AT_JWT_TYPES = frozenset({"at+jwt", "application/at+jwt"})
 _PLAIN_JWT_TYPES = frozenset({"jwt", "application/jwt"})
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
-_B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750 section 2.1
 _SHOWN = re.compile(r"[A-Za-z0-9._~+/:@-]{1,200}")
 _NOT_FOUND = frozenset({400, 401, 403, 404, 405, 406, 410})
 """Answers to a metadata URL that mean "not here": discovery tries the next URL."""
@@ -184,21 +185,26 @@ def _request(
     Unreachable, timed out, a 5xx or an answer over :data:`MAX_DOCUMENT_BYTES`
     raise :class:`VerifierUnavailable`; any other status is the caller's to judge.
     """
+    # ``timeout`` bounds each read, not the whole: an answer trickled a byte at a time would never end.
+    # The body is read a piece at a time (read1: what has come), and given up on once the deadline passes.
+    deadline = time.monotonic() + timeout
     try:
         with session.request(method, url, timeout=timeout, stream=True, **options) as response:
             status = response.status_code
             body = b""
-            for chunk in response.iter_content(64 * 1024):
+            while chunk := response.raw.read1(64 * 1024, decode_content=True):
                 body += chunk
                 if len(body) > MAX_DOCUMENT_BYTES:
                     raise VerifierUnavailable(f"{what} at {url} answered more than {MAX_DOCUMENT_BYTES} bytes")
-    except requests.RequestException as exc:
+                if time.monotonic() > deadline:
+                    raise VerifierUnavailable(f"{what} at {url} did not finish its answer within {timeout:g} s")
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         raise VerifierUnavailable(f"{what} at {url} cannot be reached ({type(exc).__name__})") from exc
     if status >= 500:
         raise VerifierUnavailable(f"{what} at {url} answered {status}")
     try:
         return status, json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python recurses
         return status, None
 
 
@@ -654,7 +660,7 @@ class IntrospectionVerifier:
         """The introspection answer for an active token (normalised); :class:`InvalidToken` otherwise."""
         if len(token) > MAX_TOKEN_LENGTH:
             raise InvalidToken(f"the token is longer than {MAX_TOKEN_LENGTH} bytes")
-        if not _B64TOKEN.fullmatch(token):
+        if not well_formed(token):
             raise InvalidToken("the token has characters a bearer token cannot have")
         key = hashlib.sha256(token.encode("ascii")).digest()
         found, answer = self._cached(key)

@@ -114,9 +114,9 @@ def test_a_trickled_jwks_makes_the_jwt_verifier_unavailable_not_stuck(trickler: 
     slow = Trickler(b'{"keys": []}' + b" " * 388, pace=0.05)
     trickler.append(slow)
     token = "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImsxIn0.eyJzdWIiOiJhIn0.c2ln"
-    with JWTVerifier("https://as.example", "https://rs.example/mcp", jwks_url=slow.url + "/jwks", timeout=0.5) as v:
-        with pytest.raises(VerifierUnavailable, match="did not finish"):
-            v(token)
+    verifier = JWTVerifier("https://as.example", "https://rs.example/mcp", jwks_url=slow.url + "/jwks", timeout=0.5)
+    with verifier, pytest.raises(VerifierUnavailable, match="did not finish"):
+        verifier(token)
     assert slow.sent < len(slow.body)
 
 

@@ -90,20 +90,21 @@ def bearer_token(authorization: str | None) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
-_B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
+_ONE_TOKEN = re.compile(r"[\x21-\x7e]+")
 
 
 def well_formed(token: str) -> bool:
-    """Whether a bearer token has the syntax of RFC 6750 section 2.1 (``b64token``).
+    """Whether a bearer token can be one token: visible ASCII characters, no space (RFC 6749 appendix A.12).
 
-    Two ``Authorization`` headers joined by a server (``a,Bearer b``) or a
-    token with spaces is not one: such a request is malformed, whatever the
-    verifier would make of it.
+    Two ``Authorization`` headers joined by the HTTP server (``a,Bearer b``)
+    or a token with spaces is not one: such a request is malformed, whatever
+    a verifier would make of it. (RFC 6750's ``b64token`` is stricter; the
+    verifiers of :mod:`~mcp_sync.server.http.verifiers` hold tokens to it.)
 
     >>> well_formed("eyJhbGciOi.eyJzdWIi.c2ln"), well_formed("a,Bearer b")
     (True, False)
     """
-    return _B64TOKEN.fullmatch(token) is not None
+    return _ONE_TOKEN.fullmatch(token) is not None
 
 
 def token_scopes(claims: Mapping[str, Any]) -> frozenset[str]:

@@ -46,7 +46,7 @@ from urllib.parse import quote_plus, urlsplit
 import requests
 import urllib3
 
-from .auth import InsufficientScope, InvalidToken, VerifierUnavailable, well_formed
+from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
 
 if TYPE_CHECKING:
     from joserfc.jwk import Key
@@ -97,6 +97,7 @@ DEFAULT_ALGORITHMS = (
 _AT_JWT_TYPES = frozenset({"at+jwt", "application/at+jwt"})
 _PLAIN_JWT_TYPES = frozenset({"jwt", "application/jwt"})
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+_B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750 section 2.1
 _SHOWN = re.compile(r"[A-Za-z0-9._~+/:@-]{1,200}")
 _NOT_FOUND = frozenset({400, 401, 403, 404, 405, 406, 410})
 """Answers to a metadata URL that mean "not here": discovery tries the next URL."""
@@ -660,7 +661,7 @@ class IntrospectionVerifier:
         """The introspection answer for an active token (normalised); :class:`InvalidToken` otherwise."""
         if len(token) > MAX_TOKEN_LENGTH:
             raise InvalidToken(f"the token is longer than {MAX_TOKEN_LENGTH} bytes")
-        if not well_formed(token):
+        if not _B64TOKEN.fullmatch(token):
             raise InvalidToken("the token has characters a bearer token cannot have")
         key = hashlib.sha256(token.encode("ascii")).digest()
         found, answer = self._cached(key)

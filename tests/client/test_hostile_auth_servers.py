@@ -17,6 +17,7 @@ loopback name: it stands for "a host across the network".
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,7 +27,7 @@ from servers.scripted_auth import Reply, ScriptedAuth, ScriptedServer
 from servers.trickler import Trickler
 
 from mcp_sync import MCPError
-from mcp_sync.client.auth import OAuth
+from mcp_sync.client.auth import LoopbackInteraction, OAuth
 from mcp_sync.client.auth import oauth as oauth_module
 from mcp_sync.client.auth.discovery import Challenge, secure_url
 
@@ -296,3 +297,38 @@ def test_an_endless_token_answer_is_refused(auth: ScriptedAuth) -> None:
     with pytest.raises(MCPError, match="longer than") as refused:
         oauth.login(auth.resource)
     assert reason(refused) == "unreachable"
+
+
+# --------------------------------------------------------------- the loopback listener
+
+
+def test_a_stray_redirect_to_the_loopback_listener_does_not_end_the_sign_in() -> None:
+    interaction = LoopbackInteraction(browser=lambda url: None)
+    stray: list[int] = []
+
+    def browser(url: str) -> None:
+        # A page the person has open gets there first: with a state of its own, then with none.
+        for forged in ("?code=planted&state=forged", "?code=planted"):
+            stray.append(requests.get(interaction.redirect_uri + forged, timeout=TIMEOUT).status_code)
+        assert requests.get(url, timeout=TIMEOUT).status_code == 200
+
+    interaction.browser = browser
+    redirect = interaction.redirect_uri + "?code=real&state=the-sign-in"
+    assert interaction.authorize(redirect, TIMEOUT) == redirect
+    assert stray == [400, 400]
+
+
+def test_a_silent_connection_to_the_loopback_listener_does_not_hold_the_redirect_back() -> None:
+    interaction = LoopbackInteraction(browser=lambda url: None)
+    silent = socket.socket()
+
+    def browser(url: str) -> None:
+        silent.connect(("127.0.0.1", interaction.port))  # and says nothing
+        assert requests.get(url, timeout=TIMEOUT).status_code == 200
+
+    interaction.browser = browser
+    redirect = interaction.redirect_uri + "?code=real&state=s"
+    try:
+        assert interaction.authorize(redirect, TIMEOUT) == redirect
+    finally:
+        silent.close()

@@ -17,6 +17,7 @@ loopback name: it stands for "a host across the network".
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -332,3 +333,33 @@ def test_a_silent_connection_to_the_loopback_listener_does_not_hold_the_redirect
         assert interaction.authorize(redirect, TIMEOUT) == redirect
     finally:
         silent.close()
+
+
+# ---------------------------------------------------------------------------- logs
+
+
+def test_no_token_code_or_secret_reaches_the_logs(auth: ScriptedAuth, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        oauth, _ = sign_in(
+            auth, client_id="app", client_secret="app-s3cret-value", token_endpoint_auth_method="client_secret_post"
+        )
+        assert ping(oauth, auth.resource).status_code == 200
+        first = oauth.tokens(auth.resource)
+        assert first is not None
+        auth.revoke(first.access_token)
+        assert ping(oauth, auth.resource).status_code == 200  # refreshed after the 401
+        auth.on("POST", "/token", Reply(400, {"error": "invalid_grant"}))
+        kept = oauth.tokens(auth.resource)
+        assert kept is not None
+        auth.revoke(kept.access_token)
+        with pytest.raises(MCPError, match="invalid_grant"):  # the refresh and the sign-in again are refused
+            ping(oauth, auth.resource)
+    secrets = {"app-s3cret-value"}
+    for request in auth.received("/token"):
+        form = request.form
+        secrets.update(form[name] for name in ("code", "code_verifier", "refresh_token") if name in form)
+    secrets.update(auth.refresh)
+    secrets.update(name for name in (first.access_token, first.refresh_token, kept.access_token) if name)
+    logged = "\n".join(record.getMessage() + (record.exc_text or "") for record in caplog.records)
+    assert "could not refresh the tokens" in logged and "POST /token" in logged  # ours and urllib3's
+    assert not [secret for secret in secrets if secret in logged]

@@ -363,3 +363,30 @@ def test_no_token_code_or_secret_reaches_the_logs(auth: ScriptedAuth, caplog: py
     logged = "\n".join(record.getMessage() + (record.exc_text or "") for record in caplog.records)
     assert "could not refresh the tokens" in logged and "POST /token" in logged  # ours and urllib3's
     assert not [secret for secret in secrets if secret in logged]
+
+
+# ------------------------------------------------------------ JSON nested too deep
+
+BOMB = "[" * 100_000  # within the size limit; Python's JSON reader runs out of recursion on it
+
+
+def test_a_token_answer_nested_too_deep_is_a_clear_error(auth: ScriptedAuth) -> None:
+    auth.on("POST", "/token", Reply(body=BOMB, headers={"Content-Type": "application/json"}))
+    oauth, _ = sign_in(auth)
+    with pytest.raises(MCPError, match="nested too deeply") as refused:
+        oauth.login(auth.resource)
+    assert reason(refused) == "unreachable"
+
+
+def test_metadata_nested_too_deep_is_skipped(auth: ScriptedAuth) -> None:
+    auth.on("GET", "/bomb", Reply(body=BOMB, headers={"Content-Type": "application/json"}))
+    header = f'Bearer resource_metadata="{auth.url}/bomb"'
+    auth.on("POST", "/mcp", Reply(401, headers={"WWW-Authenticate": header}), auth._serve_resource)
+    oauth, _ = sign_in(auth)
+    assert ping(oauth, auth.resource).status_code == 200  # on to the well-known URL, which answers
+
+
+def test_a_resource_answering_400_nested_too_deep_with_a_dpop_nonce_is_its_answer(auth: ScriptedAuth) -> None:
+    auth.on("POST", "/mcp", Reply(400, body=BOMB, headers={"DPoP-Nonce": "n-1"}))
+    oauth = OAuth(interaction=Robot(auth), dpop=True)
+    assert ping(oauth, auth.resource).status_code == 400

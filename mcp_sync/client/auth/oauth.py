@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 import re
 import secrets
@@ -663,7 +664,7 @@ class OAuth(requests.auth.AuthBase):
 
 
 class _BadAnswer(requests.RequestException):
-    """An answer longer than :data:`MAX_ANSWER_BYTES`, or one not finished within :data:`HTTP_TIMEOUT`."""
+    """An answer longer than :data:`MAX_ANSWER_BYTES`, not finished within :data:`HTTP_TIMEOUT`, or JSON too deep."""
 
 
 def _bounded(response: requests.Response) -> requests.Response:
@@ -682,6 +683,12 @@ def _bounded(response: requests.Response) -> requests.Response:
                 raise _BadAnswer(f"the answer is longer than {MAX_ANSWER_BYTES} bytes")
             if time.monotonic() > deadline:
                 raise _BadAnswer(f"the answer did not finish within {HTTP_TIMEOUT:g} s")
+    try:
+        json.loads(body)  # read again by response.json(): what Python cannot read is refused once, here
+    except RecursionError:
+        raise _BadAnswer("the answer is JSON nested too deeply to read") from None
+    except ValueError:
+        pass  # not JSON: its reader says so
     response._content = body  # what requests keeps of a body it read itself
     return response
 

@@ -21,6 +21,12 @@ granted (a bounded number of times). Tokens are refreshed shortly before they
 expire and once after a 401. A flow that cannot finish raises
 :class:`~mcp_sync.errors.MCPError` ``UNAUTHORIZED`` whose ``data["reason"]``
 says why. Tokens are never logged.
+
+What an authorization server says is not taken on trust: it must be served
+over HTTPS (or from this machine) and offer PKCE ``S256``; its answers are
+read within :data:`HTTP_TIMEOUT` and :data:`MAX_ANSWER_BYTES`, its
+redirects are not followed, and a token the client cannot present as it
+was issued (another ``token_type``, characters no header can carry) is refused.
 """
 
 from __future__ import annotations

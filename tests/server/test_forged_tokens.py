@@ -209,3 +209,20 @@ def test_claims_with_an_exp_too_large_for_a_float_are_served(guarded: list[Runni
         serve(guarded, verify), json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer t"}, timeout=TIMEOUT
     )
     assert answer.status_code == 200, answer.text
+
+
+# ----------------------------------------------------------------- the challenge
+
+
+def test_a_refusal_in_words_a_header_cannot_carry_is_still_a_401(guarded: list[RunningHTTPServer]) -> None:
+    def verify(token: str) -> dict[str, Any]:
+        raise InvalidToken("le jeton a expiré\r\nX-Planted: 1")
+
+    refused = requests.post(
+        serve(guarded, verify), json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer t"}, timeout=TIMEOUT
+    )
+    assert refused.status_code == 401  # it was a 500: the server would not send the header
+    assert "X-Planted" not in refused.headers
+    challenge = refused.headers["WWW-Authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token", error_description="le jeton a expir???X-Planted: 1"')
+    assert refused.json()["error_description"] == "le jeton a expiré\r\nX-Planted: 1"

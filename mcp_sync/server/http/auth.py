@@ -91,6 +91,7 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 _ONE_TOKEN = re.compile(r"[\x21-\x7e]+")
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
 
 
 def well_formed(token: str) -> bool:
@@ -137,10 +138,16 @@ def token_principal(claims: Mapping[str, Any]) -> str | None:
 
 
 def challenge(**params: str | None) -> str:
-    """A ``WWW-Authenticate`` value for the Bearer scheme with the given parameters (``None`` ones left out)."""
+    """A ``WWW-Authenticate`` value for the Bearer scheme with the given parameters (``None`` ones left out).
+
+    Characters a header cannot carry (outside printable ASCII) become ``?``.
+    """
     quoted = [f'{name}="{_escape(value)}"' for name, value in params.items() if value is not None]
     return "Bearer " + ", ".join(quoted) if quoted else "Bearer"
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+    # A header carries printable ASCII only (RFC 6750 section 3 for error_description): a verifier's
+    # message in another language, or with a line break, would make the answer a 500 (or split it).
+    printable = _UNPRINTABLE.sub("?", value)
+    return printable.replace("\\", "\\\\").replace('"', '\\"')

@@ -16,9 +16,12 @@ loopback name: it stands for "a host across the network".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import re
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -390,3 +393,78 @@ def test_a_resource_answering_400_nested_too_deep_with_a_dpop_nonce_is_its_answe
     auth.on("POST", "/mcp", Reply(400, body=BOMB, headers={"DPoP-Nonce": "n-1"}))
     oauth = OAuth(interaction=Robot(auth), dpop=True)
     assert ping(oauth, auth.resource).status_code == 400
+
+
+# ------------------------------------------------------------- a resource's refusals
+
+
+class RefusingResource:
+    """A raw MCP endpoint on 127.0.0.1 (``/mcp``) that refuses without a token issued by ``auth``, with a bad body.
+
+    ``body="endless"``: a chunked 401 body that never ends (until the client
+    hangs up); ``"cut"``: a 401 promising 1000 bytes that hangs up after 10.
+    A request with one of ``auth``'s access tokens gets a JSON-RPC result.
+    """
+
+    def __init__(self, auth: ScriptedAuth, body: str) -> None:
+        self.auth, self.body = auth, body
+        self._stop = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/mcp"
+        self._thread = threading.Thread(target=self._serve, name="test-refusing-resource")
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(5)
+                with contextlib.suppress(OSError):  # the client hung up
+                    self._answer(connection)
+
+    def _answer(self, connection: socket.socket) -> None:
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += connection.recv(65536)
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = int(re.search(rb"(?im)^content-length:\s*(\d+)", head).group(1))  # type: ignore[union-attr]
+        while len(body) < length:
+            body += connection.recv(65536)
+        bearer = re.search(rb"(?im)^authorization: bearer (\S+)", head)
+        if bearer is not None and bearer.group(1).decode() in self.auth.access:
+            answer = b'{"jsonrpc": "2.0", "id": 1, "result": {}}'
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                b"Connection: close\r\n\r\n%s" % (len(answer), answer)
+            )
+            return
+        challenge = f'Bearer resource_metadata="{self.auth.url}/.well-known/oauth-protected-resource/mcp"'
+        refusal = f"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: {challenge}\r\n"
+        if self.body == "cut":
+            connection.sendall(f"{refusal}Content-Length: 1000\r\n\r\n".encode() + b"x" * 10)
+            return
+        connection.sendall(f"{refusal}Transfer-Encoding: chunked\r\n\r\n".encode())
+        chunk = b"4000\r\n" + b"x" * 0x4000 + b"\r\n"
+        while not self._stop.is_set():
+            connection.sendall(chunk)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._listener.close()
+
+
+@pytest.mark.parametrize("body", ["endless", "cut"])
+def test_a_refusal_whose_body_never_ends_or_is_cut_short_is_let_go(auth: ScriptedAuth, body: str) -> None:
+    resource = RefusingResource(auth, body)
+    try:
+        auth.resource_metadata["resource"] = resource.url
+        oauth, robot = sign_in(auth)
+        assert ping(oauth, resource.url).json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        assert len(robot.urls) == 1
+    finally:
+        resource.close()

@@ -259,8 +259,7 @@ class OAuth(requests.auth.AuthBase):
             assert request.url is not None
             server_url = canonical_url(request.url)
             sent = request.headers.get("Authorization")
-            response.content  # noqa: B018 (read to the end and let go, so the connection is free whatever follows)
-            response.close()
+            _let_go(response)
             with self._lock:
                 kept = self.tokens(server_url)
                 if response.status_code == 403:
@@ -697,6 +696,22 @@ def _bounded(response: requests.Response) -> requests.Response:
         pass  # not JSON: its reader says so
     response._content = body  # what requests keeps of a body it read itself
     return response
+
+
+def _let_go(response: requests.Response) -> None:
+    """Close a refusal, its body read first if it is short and comes at once (the connection is then reused).
+
+    A resource server's 401 whose body has no end is not waited for: the
+    connection is dropped instead.
+    """
+    deadline = time.monotonic() + 1.0
+    left = 64 * 1024
+    try:
+        while left > 0 and time.monotonic() < deadline and (chunk := response.raw.read1(left)):
+            left -= len(chunk)
+    except (urllib3.exceptions.HTTPError, OSError):
+        pass  # a refusal cut short: nothing to keep
+    response.close()
 
 
 def _failure(exc: Exception) -> str:

@@ -68,7 +68,7 @@ class AuthInfo:
             client_id=None if client is None else str(client),
             scopes=token_scopes(claims),
             claims=MappingProxyType(dict(claims)),
-            expires_at=float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None,
+            expires_at=_seconds(expires),
         )
 
     def allows(self, scopes: Iterable[str]) -> bool:
@@ -80,6 +80,16 @@ class AuthInfo:
             f"AuthInfo(subject={self.subject!r}, client_id={self.client_id!r}, "
             f"scopes={sorted(self.scopes)!r}, expires_at={self.expires_at!r})"
         )
+
+
+def _seconds(value: object) -> float | None:
+    """A claim's time as seconds, or ``None`` when it is none (not a number, or too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer of hundreds of digits, from a verifier that let it through
+        return None
 
 
 NO_AUTH = AuthInfo(subject=None, client_id=None)

@@ -275,6 +275,7 @@ class World:
             "issuer": self.issuer,
             "authorization_endpoint": self.issuer + "/authorize",
             "token_endpoint": self.token_endpoint,
+            "code_challenge_methods_supported": ["S256"],
         }
         self.token_answer: Handler = default_tokens
         self.issued: set[str] = set()

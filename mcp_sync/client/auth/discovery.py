@@ -10,6 +10,7 @@ was looked up for, and a mismatch refuses the flow.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,9 +33,12 @@ __all__ = [
     "protected_resource_metadata",
     "protected_resource_urls",
     "resource_matches",
+    "secure_url",
 ]
 
-_PARAM = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))')
+# A name starts where no name character precedes it: else a long run of name characters with no "="
+# is tried from each of its positions, and a hostile 64 KB header takes minutes to read.
+_PARAM = re.compile(r'(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))')
 
 
 def auth_error(reason: str, message: str, **context: Any) -> MCPError:
@@ -118,6 +122,28 @@ def resource_matches(resource: str, server_url: str) -> bool:
         return False
     prefix = wanted.path.rstrip("/")
     return served.path.rstrip("/") == prefix or served.path.startswith(prefix + "/")
+
+
+def secure_url(url: str) -> bool:
+    """Whether an authorization server URL may be used: HTTPS, or HTTP to this machine (MCP authorization spec).
+
+    >>> secure_url("https://auth.example/token"), secure_url("http://127.0.0.1:9000/token")
+    (True, True)
+    >>> secure_url("http://auth.example/token"), secure_url("javascript:alert(1)")
+    (False, False)
+    """
+    parts = urlsplit(url)
+    scheme, host = parts.scheme.lower(), parts.hostname or ""
+    return bool(host) and (scheme == "https" or (scheme == "http" and _loopback(host)))
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: only "localhost" is known to stay on this machine
 
 
 def protected_resource_urls(server_url: str, challenge: Challenge) -> list[str]:
@@ -208,6 +234,8 @@ def authorization_server_metadata(
     (the MCP server's origin stands in for one, and their metadata may say
     another).
     """
+    if not secure_url(issuer):
+        raise auth_error("insecure_url", f"the authorization server {issuer} is not served over HTTPS", url=issuer)
     reached = False
     for url in authorization_server_urls(issuer):
         response = fetch(url)
@@ -227,6 +255,12 @@ def authorization_server_metadata(
                 f"the authorization server metadata at {url} names the issuer {metadata.issuer!r}, not {issuer!r}",
                 url=url,
             )
+        for endpoint in (metadata.authorization_endpoint, metadata.token_endpoint, metadata.registration_endpoint):
+            if endpoint is not None and not secure_url(endpoint):
+                raise auth_error(
+                    "insecure_url",
+                    f"the authorization server metadata at {url} names an endpoint not served over HTTPS",
+                )
         return metadata
     if not reached:
         raise auth_error("unreachable", f"the authorization server {issuer} cannot be reached", issuer=issuer)

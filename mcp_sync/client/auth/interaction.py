@@ -28,6 +28,7 @@ import webbrowser
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Protocol
+from urllib.parse import parse_qs, urlsplit
 
 from .discovery import auth_error
 
@@ -59,7 +60,8 @@ class LoopbackInteraction:
 
     The port is chosen once (``port=0``: a free one) so that the redirect URI
     stays the same for the registration; the listener runs only while a
-    sign-in waits, answers one request, and closes. ``open_browser``:
+    sign-in waits, answers the redirect that carries the sign-in's ``state``
+    (any other gets 400, and the wait goes on), and closes. ``open_browser``:
     ``True`` opens it, ``False`` only shows the URL, ``None`` (the default)
     opens it when this looks like a desktop terminal. ``browser`` replaces
     all of that: it is called with the URL (a test's robot, a kiosk's
@@ -89,11 +91,20 @@ class LoopbackInteraction:
         caught: list[str] = []
         arrived = threading.Event()
         expected_path = self.path
+        # Only the redirect of this sign-in ends the wait: any page the person has open can send the
+        # browser here first, with a state of its own (or none), and would otherwise cut the sign-in short.
+        expected_state = parse_qs(urlsplit(url).query).get("state", [None])[0]
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = 2.0  # a connection that says nothing is dropped, not waited on while the redirect queues
+
             def do_GET(self) -> None:
-                if self.path.split("?")[0] != expected_path:
+                path, _, query = self.path.partition("?")
+                if path != expected_path:
                     self.send_error(404)
+                    return
+                if expected_state is not None and parse_qs(query).get("state", [None])[0] != expected_state:
+                    self.send_error(400, "This is not the redirect of the sign-in under way")
                     return
                 caught.append(self.path)
                 arrived.set()

@@ -280,7 +280,7 @@ class DPoP:
         if response.status_code == 400:
             try:
                 body = response.json()
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
                 return False
             return isinstance(body, dict) and body.get("error") == "use_dpop_nonce"
         return False

@@ -7,10 +7,11 @@ can hold it.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "AuthorizationServerMetadata",
@@ -74,6 +75,12 @@ class Tokens(_Document):
     """The client they were issued to (a refresh must come from it)."""
     resource_metadata: str | None = None
     """Where the server's challenge said its metadata is (a refresh looks there first)."""
+
+    @field_validator("expires_in")
+    @classmethod
+    def _lifetime(cls, value: float | None) -> float | None:
+        """A lifetime that is not a positive number (negative, NaN, infinite) is no lifetime: unknown."""
+        return value if value is not None and math.isfinite(value) and value > 0 else None
 
     def stamped(self, issuer: str, requested_scope: str | None, client_id: str) -> Tokens:
         """These tokens as kept: with their expiry time, issuer, client and scope (the one asked for, if unsaid)."""

@@ -21,15 +21,24 @@ granted (a bounded number of times). Tokens are refreshed shortly before they
 expire and once after a 401. A flow that cannot finish raises
 :class:`~mcp_sync.errors.MCPError` ``UNAUTHORIZED`` whose ``data["reason"]``
 says why. Tokens are never logged.
+
+What an authorization server says is not taken on trust: it must be served
+over HTTPS (or from this machine) and offer PKCE ``S256``; its answers are
+read within :data:`HTTP_TIMEOUT` and :data:`MAX_ANSWER_BYTES`, its
+redirects are not followed, and a token the client cannot present as it
+was issued (another ``token_type``, characters no header can carry) is refused.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
+import re
 import secrets
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +46,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import requests
 import requests.auth
+import urllib3
 from pydantic import ValidationError
 
 from ...protocol.errors import MCPError
@@ -63,7 +73,10 @@ OFFLINE_ACCESS = "offline_access"
 MAX_STEP_UPS = 2
 """Sign-ins again after a 403 ``insufficient_scope`` for one request, before its 403 is given up on."""
 HTTP_TIMEOUT = 30.0
-"""Seconds any one request to an authorization server may take."""
+"""Seconds any one request to an authorization server may take (its answer's body included, read as a whole)."""
+MAX_ANSWER_BYTES = 1024 * 1024
+"""The most an authorization server's answer (a metadata document, a token response) may hold."""
+_ONE_TOKEN = re.compile(r"[\x21-\x7e]+")  # RFC 6749 appendix A.12, without the space: it goes in a header
 
 
 @dataclass
@@ -184,7 +197,7 @@ class OAuth(requests.auth.AuthBase):
                 return kept
             probe = {"jsonrpc": "2.0", "id": "mcp-sync-login", "method": "ping"}
             headers = {"Accept": "application/json, text/event-stream"}
-            response = self._http("POST", server_url, json=probe, headers=headers, allow_redirects=False)
+            response = self._http("POST", server_url, json=probe, headers=headers, whole=False)
             response.close()
             if response.status_code != 401:
                 return None
@@ -246,8 +259,7 @@ class OAuth(requests.auth.AuthBase):
             assert request.url is not None
             server_url = canonical_url(request.url)
             sent = request.headers.get("Authorization")
-            response.content  # noqa: B018 (read to the end and let go, so the connection is free whatever follows)
-            response.close()
+            _let_go(response)
             with self._lock:
                 kept = self.tokens(server_url)
                 if response.status_code == 403:
@@ -324,6 +336,7 @@ class OAuth(requests.auth.AuthBase):
             authorization_endpoint=f"{issuer}/authorize",
             token_endpoint=f"{issuer}/token",
             registration_endpoint=f"{issuer}/register",
+            code_challenge_methods_supported=["S256"],  # 2025-03-26 requires PKCE of every server
         )
         return _Authority(server_url, server_url, issuer, metadata, None)
 
@@ -348,6 +361,13 @@ class OAuth(requests.auth.AuthBase):
         if endpoint is None:
             raise auth_error(
                 "metadata_invalid", f"the authorization server {authority.issuer} has no authorization endpoint"
+            )
+        if "S256" not in (authority.metadata.code_challenge_methods_supported or []):
+            # The MCP specification (2025-11-25 onwards): no S256 in the metadata, no sign-in.
+            raise auth_error(
+                "pkce_unsupported",
+                f"the authorization server {authority.issuer} does not say it supports PKCE with S256 "
+                "(code_challenge_methods_supported): the sign-in is refused",
             )
         redirect_uri = self.redirect_uri
         client = self._client(authority, redirect_uri)
@@ -535,9 +555,9 @@ class OAuth(requests.auth.AuthBase):
                 {"token_endpoint_auth_method": body["token_endpoint_auth_method"], **answer}
             )
         except (ValueError, ValidationError):
-            raise auth_error(
-                "registration_failed", f"the registration answer of {authority.issuer} is not a client"
-            ) from None
+            registered = None
+        if registered is None or not registered.client_id:
+            raise auth_error("registration_failed", f"the registration answer of {authority.issuer} is not a client")
         return registered.model_copy(update={"issuer": authority.issuer, "redirect_uris": [redirect_uri]})
 
     # ----------------------------------------------------------------- tokens
@@ -570,6 +590,18 @@ class OAuth(requests.auth.AuthBase):
             raise auth_error(
                 "token_request_failed", f"the token endpoint of {authority.issuer} sent no tokens"
             ) from None
+        kind = tokens.token_type.lower()
+        if kind != "bearer" and not (kind == "dpop" and self.dpop is not None):
+            # RFC 6749 section 7.1: a token of a type the client does not understand is not used.
+            raise auth_error(
+                "token_request_failed",
+                f"the token endpoint of {authority.issuer} issued a token of type {tokens.token_type[:40]!r}, "
+                "which this client cannot present",
+            )
+        if not _ONE_TOKEN.fullmatch(tokens.access_token):
+            raise auth_error(
+                "token_request_failed", f"the token endpoint of {authority.issuer} sent an access token that is not one"
+            )
         kept = tokens.stamped(authority.issuer, scope, client.client_id)
         kept = kept.model_copy(update={"resource_metadata": authority.resource_metadata})
         self.store.save(_tokens_key(authority.server_url), as_json(kept))
@@ -614,16 +646,76 @@ class OAuth(requests.auth.AuthBase):
     def _fetch(self, url: str) -> requests.Response | None:
         """GET a metadata document; ``None`` when the host cannot be reached."""
         try:
-            return self.http.get(url, headers={"Accept": "application/json"}, timeout=HTTP_TIMEOUT)
-        except requests.RequestException as exc:
-            log.info("could not fetch %s: %s", url, type(exc).__name__)
+            return _bounded(
+                self.http.get(url, headers={"Accept": "application/json"}, timeout=HTTP_TIMEOUT, stream=True)
+            )
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            log.info("could not fetch %s: %s", url, _failure(exc))
             return None
 
-    def _http(self, method: str, url: str, **options: Any) -> requests.Response:
+    def _http(self, method: str, url: str, *, whole: bool = True, **options: Any) -> requests.Response:
+        """One request to an authorization server (or a probe of the MCP server: ``whole=False``, body unread).
+
+        Redirects are not followed: a token request sent on elsewhere would
+        carry the code, the verifier and the client's secret with it.
+        """
         try:
-            return self.http.request(method, url, timeout=HTTP_TIMEOUT, **options)
-        except requests.RequestException as exc:
-            raise auth_error("unreachable", f"could not reach {origin(url)}: {type(exc).__name__}", url=url) from None
+            response = self.http.request(
+                method, url, timeout=HTTP_TIMEOUT, stream=True, allow_redirects=False, **options
+            )
+            return _bounded(response) if whole else response
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            raise auth_error("unreachable", f"could not reach {origin(url)}: {_failure(exc)}", url=url) from None
+
+
+class _BadAnswer(requests.RequestException):
+    """An answer longer than :data:`MAX_ANSWER_BYTES`, not finished within :data:`HTTP_TIMEOUT`, or JSON too deep."""
+
+
+def _bounded(response: requests.Response) -> requests.Response:
+    """A streamed response read whole, within :data:`HTTP_TIMEOUT` and :data:`MAX_ANSWER_BYTES` (else _BadAnswer).
+
+    The timeout of ``requests`` bounds each read, not the whole: an answer
+    trickled a byte at a time would never end, and one of gigabytes would
+    all be kept. The body is read a piece at a time (what has come) instead.
+    """
+    deadline = time.monotonic() + HTTP_TIMEOUT
+    body = b""
+    with response:
+        while chunk := response.raw.read1(64 * 1024, decode_content=True):
+            body += chunk
+            if len(body) > MAX_ANSWER_BYTES:
+                raise _BadAnswer(f"the answer is longer than {MAX_ANSWER_BYTES} bytes")
+            if time.monotonic() > deadline:
+                raise _BadAnswer(f"the answer did not finish within {HTTP_TIMEOUT:g} s")
+    try:
+        json.loads(body)  # read again by response.json(): what Python cannot read is refused once, here
+    except RecursionError:
+        raise _BadAnswer("the answer is JSON nested too deeply to read") from None
+    except ValueError:
+        pass  # not JSON: its reader says so
+    response._content = body  # what requests keeps of a body it read itself
+    return response
+
+
+def _let_go(response: requests.Response) -> None:
+    """Close a refusal, its body read first if it is short and comes at once (the connection is then reused).
+
+    A resource server's 401 whose body has no end is not waited for: the
+    connection is dropped instead.
+    """
+    deadline = time.monotonic() + 1.0
+    left = 64 * 1024
+    try:
+        while left > 0 and time.monotonic() < deadline and (chunk := response.raw.read1(left)):
+            left -= len(chunk)
+    except (urllib3.exceptions.HTTPError, OSError):
+        pass  # a refusal cut short: nothing to keep
+    response.close()
+
+
+def _failure(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, _BadAnswer) else type(exc).__name__
 
 
 def _pointing_to(resource_metadata: str | None) -> Challenge:

@@ -79,6 +79,7 @@ import secrets
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -128,6 +129,7 @@ from .auth import (
     token_expired,
     token_principal,
     token_scopes,
+    well_formed,
 )
 from .cors import CORSPolicy
 from .event_store import EventStore, SharedEventStore
@@ -1322,6 +1324,8 @@ class StreamableHTTPApp:
         token = bearer_token(request.header("Authorization"))
         if token is None:
             return None, self._refuse(request, 401, None, "Missing bearer token")
+        if not well_formed(token):  # RFC 6750 section 3.1: a malformed request is 400 invalid_request
+            return None, self._refuse(request, 400, "invalid_request", "The Authorization header holds no bearer token")
         try:
             claims = self.token_verifier(token)
         except InsufficientScope as refused:  # a subclass of InvalidToken: first
@@ -1334,8 +1338,10 @@ class StreamableHTTPApp:
             log.warning("cannot verify a bearer token now: %s", down.description)
             body = {"error": "temporarily_unavailable", "error_description": "The token cannot be checked now"}
             return None, _json(503, body, [("Retry-After", str(math.ceil(down.retry_after or 5)))])
-        except Exception:
-            log.exception("the token verifier failed")
+        except Exception as exc:
+            # The traceback without the token: a verifier's error may quote what it was given.
+            trace = "".join(traceback.format_exception(exc)).replace(token, "[the token]")
+            log.error("the token verifier failed: %s", trace)
             claims = None
         # A verifier with a leeway has judged the expiry already; the app's own check allows the same.
         leeway = float(getattr(self.token_verifier, "leeway", 0.0))

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -89,6 +90,24 @@ def bearer_token(authorization: str | None) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
+_ONE_TOKEN = re.compile(r"[\x21-\x7e]+")
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
+
+
+def well_formed(token: str) -> bool:
+    """Whether a bearer token can be one token: visible ASCII characters, no space (RFC 6749 appendix A.12).
+
+    Two ``Authorization`` headers joined by the HTTP server (``a,Bearer b``)
+    or a token with spaces is not one: such a request is malformed, whatever
+    a verifier would make of it. (RFC 6750's ``b64token`` is stricter; the
+    verifiers of :mod:`~mcp_sync.server.http.verifiers` hold tokens to it.)
+
+    >>> well_formed("eyJhbGciOi.eyJzdWIi.c2ln"), well_formed("a,Bearer b")
+    (True, False)
+    """
+    return _ONE_TOKEN.fullmatch(token) is not None
+
+
 def token_scopes(claims: Mapping[str, Any]) -> frozenset[str]:
     """The scopes granted by a token: its ``scope`` string, or its ``scopes``/``scp`` list."""
     scope = claims.get("scope")
@@ -119,10 +138,16 @@ def token_principal(claims: Mapping[str, Any]) -> str | None:
 
 
 def challenge(**params: str | None) -> str:
-    """A ``WWW-Authenticate`` value for the Bearer scheme with the given parameters (``None`` ones left out)."""
+    """A ``WWW-Authenticate`` value for the Bearer scheme with the given parameters (``None`` ones left out).
+
+    Characters a header cannot carry (outside printable ASCII) become ``?``.
+    """
     quoted = [f'{name}="{_escape(value)}"' for name, value in params.items() if value is not None]
     return "Bearer " + ", ".join(quoted) if quoted else "Bearer"
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+    # A header carries printable ASCII only (RFC 6750 section 3 for error_description): a verifier's
+    # message in another language, or with a line break, would make the answer a 500 (or split it).
+    printable = _UNPRINTABLE.sub("?", value)
+    return printable.replace("\\", "\\\\").replace('"', '\\"')

@@ -19,7 +19,8 @@ timeout, a 5xx, a document that is not what it should be) it raises
 :class:`~mcp_sync.server.http.auth.VerifierUnavailable` (a 503).
 
 Every HTTP request they make is bounded by ``timeout`` (seconds, for the
-connection and for each read) and reads at most :data:`MAX_DOCUMENT_BYTES`;
+connection, for each read, and for the answer's body as a whole, so one
+trickled a byte at a time is given up on) and reads at most :data:`MAX_DOCUMENT_BYTES`;
 their caches are safe to share between threads; they start no thread.
 Tokens longer than :data:`MAX_TOKEN_LENGTH` are refused before anything is
 parsed or sent. :meth:`close` (or a ``with`` block) closes their HTTP
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, urlsplit
 
 import requests
+import urllib3
 
 from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
 
@@ -165,9 +167,14 @@ def _number(claims: Mapping[str, Any], name: str) -> float | None:
     value = claims.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    try:
+        # float() of an integer of hundreds of digits overflows: no time either
+        number = None if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
+    except OverflowError:
+        number = None
+    if number is None or not math.isfinite(number):
         raise InvalidToken(f"the token's {name} claim is not a number")
-    return float(value)
+    return number
 
 
 def _positive(name: str, value: float) -> float:
@@ -184,21 +191,26 @@ def _request(
     Unreachable, timed out, a 5xx or an answer over :data:`MAX_DOCUMENT_BYTES`
     raise :class:`VerifierUnavailable`; any other status is the caller's to judge.
     """
+    # ``timeout`` bounds each read, not the whole: an answer trickled a byte at a time would never end.
+    # The body is read a piece at a time (read1: what has come), and given up on once the deadline passes.
+    deadline = time.monotonic() + timeout
     try:
         with session.request(method, url, timeout=timeout, stream=True, **options) as response:
             status = response.status_code
             body = b""
-            for chunk in response.iter_content(64 * 1024):
+            while chunk := response.raw.read1(64 * 1024, decode_content=True):
                 body += chunk
                 if len(body) > MAX_DOCUMENT_BYTES:
                     raise VerifierUnavailable(f"{what} at {url} answered more than {MAX_DOCUMENT_BYTES} bytes")
-    except requests.RequestException as exc:
+                if time.monotonic() > deadline:
+                    raise VerifierUnavailable(f"{what} at {url} did not finish its answer within {timeout:g} s")
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         raise VerifierUnavailable(f"{what} at {url} cannot be reached ({type(exc).__name__})") from exc
     if status >= 500:
         raise VerifierUnavailable(f"{what} at {url} answered {status}")
     try:
         return status, json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python recurses
         return status, None
 
 
@@ -722,8 +734,9 @@ class IntrospectionVerifier:
         if answer is not None:
             ttl = self.cache_ttl
             expires = answer.get("exp")
-            if isinstance(expires, (int, float)) and not isinstance(expires, bool):
-                ttl = min(ttl, expires - time.time())
+            # Compared before subtracted: an integer too large for a float compares, it does not subtract.
+            if isinstance(expires, (int, float)) and not isinstance(expires, bool) and expires < time.time() + ttl:
+                ttl = expires - time.time()
         if ttl <= 0 or self.max_cache == 0:
             return
         with self._lock:

@@ -1,10 +1,13 @@
-"""Chunked request bodies that would be read for ever: endless trailer fields, endless chunk extensions.
+"""HTTP framing an outside fuzzer sent the server: chunked bodies that would be read for ever, lowercase methods.
 
-Neither counts as body, so ``max_body_bytes`` did not bound them: a client
+Trailer fields and chunk extensions are not body, so ``max_body_bytes`` did not bound them: a client
 could keep a connection's thread reading at full speed (an outside fuzzer
 sent 600 000 trailer lines in three seconds, with no answer). Now trailer
 fields are bounded as header lines are (100), and chunk extensions to 64 KiB
 in all; beyond, the body is malformed: 400, and the connection is closed.
+
+Method names are case-sensitive (RFC 9110): ``post`` was served as ``POST``;
+it is a method the endpoint does not allow (405).
 """
 
 from __future__ import annotations
@@ -75,3 +78,17 @@ def test_chunk_extensions_are_read_past_up_to_64_kib_in_all(running: RunningHTTP
     assert status == 200 and b'"serverInfo"' in received
     status, received = post_chunked(running, byte_chunks(b"e" * per_chunk))
     assert status == 400 and b"too many chunk extensions" in received
+
+
+def test_method_names_are_case_sensitive(running: RunningHTTPServer) -> None:
+    host, port = running.url.split("/")[2].split(":")
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
+        sock.sendall(
+            b"post /mcp HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+            b"Connection: close\r\n\r\n%s" % (host.encode(), port.encode(), len(INITIALIZE), INITIALIZE)
+        )
+        received = b""
+        while data := sock.recv(65536):
+            received += data
+    assert received.startswith(b"HTTP/1.1 405 ") and b"Allow: GET, POST, DELETE\r\n" in received
+    assert b"Method not allowed: post" in received

@@ -243,7 +243,7 @@ class _Request:
 
     def __init__(self, environ: WSGIEnviron) -> None:
         self.environ = environ
-        self.method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        self.method = str(environ.get("REQUEST_METHOD", "GET"))  # case-sensitive (RFC 9110): "post" is no POST
         self.path = str(environ.get("PATH_INFO", "")) or "/"
         self.auth: AuthInfo | None = None
         """The facts of the request's verified bearer token (set by authentication)."""

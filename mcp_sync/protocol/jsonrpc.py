@@ -14,6 +14,7 @@ b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -39,6 +40,7 @@ __all__ = [
     "envelope",
     "error_response",
     "parse_value",
+    "reads_as_response",
     "recover_id",
 ]
 
@@ -115,13 +117,9 @@ def _as_bytes(raw: bytes | str) -> bytes:
     return raw if isinstance(raw, bytes) else raw[:ID_SCAN_BYTES].encode("utf-8", "surrogatepass")
 
 
-def _id_token(raw: bytes) -> bytes | None:
-    """The text of the top-level ``"id"`` member's value, if it is a whole number or string.
-
-    Only the first :data:`ID_SCAN_BYTES` are scanned. The value counts only
-    when it is followed by ``,`` or ``}``: a message cut short inside its id
-    (``"id":1234`` at the end, where ``123456`` was being written) has none.
-    """
+def _top_level_keys(raw: bytes) -> Iterator[re.Match[bytes]]:
+    """The keys of the top-level object in the first :data:`ID_SCAN_BYTES` of ``raw``, each as the match of its
+    quoted text, found without parsing (the text may be broken further on)."""
     depth = 0
     for match in _STRING_OR_BRACKET.finditer(raw, 0, ID_SCAN_BYTES):
         token = match.group()
@@ -129,11 +127,41 @@ def _id_token(raw: bytes) -> bytes | None:
             depth += 1
         elif token in (b"}", b"]"):
             depth -= 1
-        elif depth == 1 and token == b'"id"' and _COLON.match(raw, match.end(), ID_SCAN_BYTES):
-            # The key "id": its value counts only when whole (cut short, or not a number or string: none).
-            value = _ID_VALUE.match(raw, match.end(), ID_SCAN_BYTES)
+        elif depth == 1 and _COLON.match(raw, match.end(), ID_SCAN_BYTES):
+            yield match
+
+
+def _id_token(raw: bytes) -> bytes | None:
+    """The text of the top-level ``"id"`` member's value, if it is a whole number or string.
+
+    Only the first :data:`ID_SCAN_BYTES` are scanned. The value counts only
+    when it is followed by ``,`` or ``}``: a message cut short inside its id
+    (``"id":1234`` at the end, where ``123456`` was being written) has none.
+    """
+    for key in _top_level_keys(raw):
+        if key.group() == b'"id"':
+            # Its value counts only when whole (cut short, or not a number or string: none).
+            value = _ID_VALUE.match(raw, key.end(), ID_SCAN_BYTES)
             return value.group(1) if value is not None else None
     return None
+
+
+def reads_as_response(raw: bytes) -> bool:
+    """Whether a message that could not be parsed reads as a response: a top-level ``"result"`` or ``"error"``, no
+    ``"method"``.
+
+    Such a message never gets an answer: its id (see :func:`recover_id`) is
+    one of the receiver's own, so an error sent back would answer a request
+    of the peer's that happens to share it, while the call the message
+    answers went on waiting. Only the start of the message is scanned.
+
+    >>> reads_as_response(b'{"jsonrpc":"2.0","id":1,"result":{"x":NaN}}')
+    True
+    >>> reads_as_response(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}')
+    False
+    """
+    keys = {key.group() for key in _top_level_keys(raw)}
+    return not keys.isdisjoint((b'"result"', b'"error"')) and b'"method"' not in keys
 
 
 def recover_id(raw: bytes) -> RequestId | None:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError, format_validation_error
+from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, format_validation_error
 from ..protocol.stateless import (
     CACHEABLE,
     INPUT_METHODS,
@@ -321,7 +321,10 @@ class ServerSession:
         if method in STATELESS_ONLY:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
         if self.revision is None and method not in _BEFORE_INITIALIZE:
-            raise MCPError(MCP_CODES.NOT_INITIALIZED, f"{method} before initialize")
+            # The client's mistake, so Invalid Request on the wire (the code's own default, -32603, would blame us).
+            raise MCPError(
+                MCP_CODES.NOT_INITIALIZED, f"{method} before initialize", jsonrpc_code=JsonRpcCode.INVALID_REQUEST
+            )
         authorizer = self.server.authorizer
         if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
@@ -510,7 +513,11 @@ class ServerSession:
 
     def _initialize(self, params: InitializeRequestParams, ctx: RequestContext) -> InitializeResult:
         if self.revision is not None:
-            raise MCPError(MCP_CODES.ALREADY_CONNECTED, "initialize was already done on this connection")
+            raise MCPError(
+                MCP_CODES.ALREADY_CONNECTED,
+                "initialize was already done on this connection",
+                jsonrpc_code=JsonRpcCode.INVALID_REQUEST,  # the client's mistake, as above
+            )
         self.revision = negotiate(params.protocol_version)
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities

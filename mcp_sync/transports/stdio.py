@@ -36,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
 from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
-from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, recover_id
+from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, reads_as_response, recover_id
 from ..protocol.types import Error, JSONRPCMessage, JSONRPCRequest
 from ..runtime.transport import BaseTransport
 
@@ -492,7 +492,8 @@ class StdioTransport(BaseTransport):
         if isinstance(message, InvalidMessage):
             self.last_invalid_line = line[:200]
             if message.id is None and message.error.code == JsonRpcCode.PARSE_ERROR:
-                message = InvalidMessage(message.error, recover_id(line), message.reply)
+                # A broken answer to one of our calls gets no reply: the call fails at once (see reads_as_response).
+                message = InvalidMessage(message.error, recover_id(line), reply=not reads_as_response(line))
             if message.id is None and self._stray(line):
                 return None
         return message
@@ -510,7 +511,7 @@ class StdioTransport(BaseTransport):
             code=JsonRpcCode.INVALID_REQUEST,
             message=f"Invalid request: message larger than the limit of {self.max_line_bytes} bytes",
         )
-        self._deliver(InvalidMessage(error, recover_id(head)))
+        self._deliver(InvalidMessage(error, recover_id(head), reply=not reads_as_response(head)))
 
     # -------------------------------------------------------------- closing
 

@@ -96,7 +96,14 @@ from ...protocol.headers import (
     header_text,
     param_header_problem,
 )
-from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, error_response
+from ...protocol.jsonrpc import (
+    InvalidMessage,
+    decode_message,
+    encode_message,
+    error_response,
+    reads_as_response,
+    recover_id,
+)
 from ...protocol.stateless import PROTOCOL_VERSION, meta_revision
 from ...protocol.tasks import NAMED_BY_TASK_ID
 from ...protocol.types import (
@@ -238,7 +245,7 @@ class _Request:
 
     def __init__(self, environ: WSGIEnviron) -> None:
         self.environ = environ
-        self.method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        self.method = str(environ.get("REQUEST_METHOD", "GET"))  # case-sensitive (RFC 9110): "post" is no POST
         self.path = str(environ.get("PATH_INFO", "")) or "/"
         self.auth: AuthInfo | None = None
         """The facts of the request's verified bearer token (set by authentication)."""
@@ -952,7 +959,7 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
-            return _refusal(message)
+            return self._refuse_invalid(request, message, body, principal)
         refused = self._scope_refusal(request, message)
         if refused is not None:
             return refused
@@ -991,6 +998,23 @@ class StreamableHTTPApp:
         except BaseException:
             done()
             raise
+
+    def _refuse_invalid(
+        self, request: _Request, message: InvalidMessage, body: bytes, principal: str | None, legacy: bool = False
+    ) -> _Response:
+        """400 for a body that is no JSON-RPC message; a broken answer to a request of a session's handler is
+        passed to the session too, so that the handler's call fails at once rather than wait out its timeout."""
+        if message.id is None and message.error.code == JsonRpcCode.PARSE_ERROR and reads_as_response(body):
+            message = InvalidMessage(message.error, recover_id(body), reply=False)
+        session_id = request.query("session_id") if legacy else request.header(SESSION_HEADER)
+        if not message.reply and message.id is not None and session_id is not None:
+            found = self._find_session(session_id, principal, legacy)
+            if not isinstance(found, _Response):  # no such session (or its backend is away): nothing waits here
+                try:
+                    found.transport.receive(message)
+                finally:
+                    self.sessions.release(found)
+        return _refusal(message)
 
     def _initialize(self, message: JSONRPCRequest, answer: _Answer, principal: str | None) -> _Response:
         transport = StreamableSessionTransport(event_store=self.event_store)
@@ -1486,7 +1510,7 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
-            return _refusal(message)
+            return self._refuse_invalid(request, message, body, principal, legacy=True)
         refused = self._scope_refusal(request, message)
         if refused is not None:
             return refused

@@ -91,7 +91,7 @@ _REQUEST_LINE = re.compile(rb"(%s) ([^\x00-\x20\x7f]+) (HTTP/[0-9]\.[0-9])\r?\n"
 _HEADER_LINE = re.compile(rb"(%s):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r?\n" % _TOKEN)
 _HEADER_BLOCK_LINE = re.compile(rb"^(%s):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r\n" % _TOKEN, re.MULTILINE)
 """A whole CRLF header line, found at a line start of a header block (a value holds no CR or LF)."""
-_CHUNK_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,15})[ \t]*(?:;[^\r\n]*)?\r?\n")
+_CHUNK_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,15})[ \t]*(;[^\r\n]*)?\r?\n")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _STATUS = re.compile(r"[1-9][0-9][0-9] [^\x00-\x08\x0a-\x1f\x7f]*")
 _HEADER_NAME = TOKEN
@@ -271,7 +271,7 @@ class _LengthInput(_Input):
 class _ChunkedInput(_Input):
     """A body sent with ``Transfer-Encoding: chunked``, decoded."""
 
-    __slots__ = ("_done", "_left", "_rfile", "_started")
+    __slots__ = ("_done", "_extensions", "_left", "_rfile", "_started")
 
     def __init__(self, rfile: Any, ended: Callable[[], None]) -> None:
         super().__init__(ended)
@@ -279,6 +279,9 @@ class _ChunkedInput(_Input):
         self._left = 0
         self._started = False
         self._done = False
+        # What chunk extensions may still take, all chunks together: they are skipped, not counted as body, so
+        # without a bound a body of one-byte chunks, each with a long extension, would be read for ever.
+        self._extensions = _MAX_LINE
 
     def _line(self) -> bytes:
         line: bytes = self._rfile.readline(_MAX_LINE + 1)
@@ -294,12 +297,19 @@ class _ChunkedInput(_Input):
         match = _CHUNK_SIZE_LINE.fullmatch(self._line())
         if match is None:
             raise self._fail("malformed chunk size line")
+        self._extensions -= len(match[2] or b"")
+        if self._extensions < 0:
+            raise self._fail("too many chunk extensions")
         self._left = int(match[1], 16)
         if self._left == 0:
             self._done = True
-            while self._line() not in _BLANK_LINES:
-                pass  # trailer fields are not passed on
-            self._ended()
+            # Trailer fields are not passed on; as many as header lines are allowed (a client
+            # could send them for ever, and the read would go on for ever).
+            for _ in range(_MAX_HEADERS + 1):
+                if self._line() in _BLANK_LINES:
+                    self._ended()
+                    return
+            raise self._fail("too many trailer fields")
 
     def _read_some(self, limit: int, line: bool) -> bytes:
         if self._left == 0 and not self._done:

@@ -248,4 +248,3 @@ def test_a_call_given_up_as_its_answer_is_read_to_the_end_spares_the_connection_
         assert rig.other == [200], f"the request that took the connection from the pool failed: {rig.other[0]!r}"
     finally:
         rig.close()
-

@@ -1,0 +1,85 @@
+"""What a server tells its clients, at the edges: a listen refused part-way, progress after the answer."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from helpers import RecordingTransport
+
+from mcp_sync import MCPClient, MCPError, MCPServer
+from mcp_sync.protocol.errors import MCP_CODES
+from mcp_sync.server.context import Context
+from mcp_sync.server.session import ServerSession
+from mcp_sync.transports.memory import InMemoryTransport
+
+WAIT = 10.0
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_a_listen_refused_for_one_of_its_resources_ends_the_subscriptions_it_made_before() -> None:
+    # The watchers (a mount passing subscriptions on, a proxy subscribing upstream) were told of the first URI and
+    # never told it ended: the upstream subscription outlived the refused listen.
+    server = MCPServer("demo")
+    heard: list[tuple[str, bool]] = []
+
+    def watch(session: ServerSession, uri: str, subscribed: bool) -> None:
+        heard.append((uri, subscribed))
+        if subscribed and uri == "notes://secret":
+            raise MCPError(MCP_CODES.UNAUTHORIZED, "not this one")
+
+    server.on_subscription(watch)
+    client = MCPClient(era="stateless")
+    client_end, server_end = InMemoryTransport.pair()
+    server.start(server_end)
+    client.connect(client_end)
+    try:
+        with pytest.raises(MCPError) as refused:
+            client.listen(resource_uris=["notes://1", "notes://secret"], timeout=WAIT)
+        assert refused.value.code == MCP_CODES.UNAUTHORIZED
+        assert heard == [("notes://1", True), ("notes://secret", True), ("notes://1", False)]
+    finally:
+        client.disconnect()
+        server.stop()
+
+
+def test_no_progress_goes_out_for_a_request_already_answered() -> None:
+    # A tool that hands its context to a thread of its own, which reports on after the tool returned: the spec
+    # has progress end with the response.
+    server = MCPServer("demo")
+    kept: list[Context] = []
+
+    @server.tool
+    def start(ctx: Context) -> str:
+        ctx.progress(1, 2, "half")
+        kept.append(ctx)
+        return "started"
+
+    client = MCPClient(era="legacy")
+    client_end, server_end = InMemoryTransport.pair()
+    recorder = RecordingTransport(client_end)
+    server.start(server_end)
+    client.connect(recorder)  # type: ignore[arg-type]
+    try:
+        seen: list[Any] = []
+        assert client.call_tool("start", {}, on_progress=seen.append).text == "started"
+        assert [p.message for p in seen] == ["half"]
+        (ctx,) = kept
+        ctx.progress(2, 2, "late")  # after the answer
+        ctx.log("info", "barrier")  # (not tied to the request: it goes out, after the late progress if any)
+        wait_until(lambda: any(b'"notifications/message"' in line for line in recorder.received))
+        methods = [json.loads(line).get("method", "response") for line in recorder.received]
+        answered = methods.index("response", methods.index("notifications/progress"))
+        assert "notifications/progress" not in methods[answered:], methods
+    finally:
+        client.disconnect()
+        server.stop()

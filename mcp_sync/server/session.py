@@ -435,7 +435,7 @@ class ServerSession:
             request_id=ctx.request_id,
             cancelled=ctx.cancelled,
             session=self,
-            progress=self._progress_reporter(token) if token is not None else None,
+            progress=self._progress_reporter(token, ctx) if token is not None else None,
             meta=ctx.meta,
             channel=channel,
             auth=self._auth(ctx),
@@ -452,10 +452,12 @@ class ServerSession:
         # Called without ``auth`` when there is none, so subclasses that override the listing keep working.
         return listing() if auth is None else listing(auth)
 
-    def _progress_reporter(self, token: ProgressToken) -> ProgressReporter:
-        """Progress for the request that sent ``token``, adapted to this client's revision."""
+    def _progress_reporter(self, token: ProgressToken, ctx: RequestContext) -> ProgressReporter:
+        """Progress for the request that sent ``token``, adapted to this client's revision; none once answered."""
 
         def report(progress: float, total: float | None, message: str | None) -> None:
+            if ctx.answered:  # progress ends with the response (or the cancellation)
+                return
             params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
             self.notify("notifications/progress", params)
 
@@ -489,22 +491,23 @@ class ServerSession:
         if task_ids is not None and tasks is not None:
             tasks.check_listen(task_ids, self._context(ctx))
         tag = {SUBSCRIPTION_ID: ctx.request_id}
-        uris = agreed.resource_subscriptions or []
-        for uri in uris:
-            self.server.subscription_changed(self, uri, True)
-        with self._listen_order:
-            with self._lock:
-                self._listens[ctx.request_id] = agreed
-            self.notify(
-                "notifications/subscriptions/acknowledged",
-                SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
-            )
+        subscribed: list[str] = []  # ended with the listen, or as a refusal of a later one refuses it
         try:
+            for uri in agreed.resource_subscriptions or []:
+                self.server.subscription_changed(self, uri, True)
+                subscribed.append(uri)
+            with self._listen_order:
+                with self._lock:
+                    self._listens[ctx.request_id] = agreed
+                self.notify(
+                    "notifications/subscriptions/acknowledged",
+                    SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
+                )
             ctx.cancelled.wait()
         finally:
             with self._lock:
                 self._listens.pop(ctx.request_id, None)
-            for uri in uris:
+            for uri in subscribed:
                 self.server.subscription_changed(self, uri, False)
         return SubscriptionsListenResult(meta=tag)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -10,9 +11,12 @@ from typing import Any
 import pytest
 from helpers import RecordingTransport
 
+import mcp_sync
+import mcp_sync.client.core
 from mcp_sync import MCPClient, MCPError, MCPServer
 from mcp_sync.protocol.errors import MCP_CODES
 from mcp_sync.server.context import Context
+from mcp_sync.server.middleware import Call, Next
 from mcp_sync.server.session import ServerSession
 from mcp_sync.transports.memory import InMemoryTransport
 
@@ -83,3 +87,76 @@ def test_no_progress_goes_out_for_a_request_already_answered() -> None:
     finally:
         client.disconnect()
         server.stop()
+
+
+def _upstream_subscribed(target: MCPServer, uri: str) -> bool:
+    return any(uri in session.subscriptions for session in target.sessions)
+
+
+def test_a_proxy_ending_an_upstream_subscription_as_another_session_takes_it_up_keeps_it() -> None:
+    # The last downstream session leaves: the proxy decides to end the upstream subscription, and its
+    # unsubscribe reaches the target after another session's new subscribe did. The new subscriber was told
+    # nothing more: its subscription had ended upstream.
+    uri = "notes://readme"
+    target = MCPServer("target")
+
+    @target.resource(uri)
+    def readme() -> str:
+        return "read me"
+
+    reached, release = threading.Event(), threading.Event()
+
+    @target.middleware
+    def slow_unsubscribe(call: Call, next: Next) -> Any:
+        if call.method == "resources/unsubscribe":
+            reached.set()
+            release.wait(WAIT)  # (on its way: not ended upstream yet)
+        return next(call)
+
+    with (
+        mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
+        mcp_sync.connect(front, era="handshake") as leaving,
+        mcp_sync.connect(front, era="handshake") as staying,
+    ):
+        leaving.subscribe_resource(uri)
+        unsubscriber = threading.Thread(target=leaving.unsubscribe_resource, args=(uri,), name="test-unsubscriber")
+        unsubscriber.start()
+        try:
+            assert reached.wait(WAIT)
+            staying.subscribe_resource(uri)
+        finally:
+            release.set()
+            unsubscriber.join(WAIT)
+        assert _upstream_subscribed(target, uri)
+        updated = threading.Event()
+        staying.events.on(mcp_sync.client.core.RESOURCE_UPDATED, lambda payload: updated.set())
+        target.mark_resource_updated(uri)
+        assert updated.wait(WAIT)
+
+
+def test_a_proxy_leaves_the_upstream_subscription_alone_when_a_session_unsubscribes_from_what_it_never_asked_for() -> (
+    None
+):
+    uri = "notes://readme"
+    target = MCPServer("target")
+
+    @target.resource(uri)
+    def readme() -> str:
+        return "read me"
+
+    unsubscribes: list[str] = []
+
+    @target.middleware
+    def count(call: Call, next: Next) -> Any:
+        if call.method == "resources/unsubscribe":
+            unsubscribes.append(call.params["uri"])
+        return next(call)
+
+    with (
+        mcp_sync.proxy(target, era="handshake", shared=True, timeout=WAIT) as front,
+        mcp_sync.connect(front, era="handshake") as client,
+    ):
+        client.unsubscribe_resource(uri)
+        client.subscribe_resource(uri)
+        client.unsubscribe_resource(uri)
+        assert unsubscribes == [uri]  # the one it had

@@ -160,3 +160,29 @@ def test_a_proxy_leaves_the_upstream_subscription_alone_when_a_session_unsubscri
         client.subscribe_resource(uri)
         client.unsubscribe_resource(uri)
         assert unsubscribes == [uri]  # the one it had
+
+
+def test_a_server_wide_log_message_goes_to_no_2026_client_for_it_names_no_log_level() -> None:
+    # 2026-07-28 has no connection-wide level: a message goes only on the response stream of a request that named
+    # one. A message for every client (MCPServer.log) went, untagged, to a 2026-07-28 client's connection.
+    server = MCPServer("demo")
+    client = MCPClient(era="stateless")
+    handshake = MCPClient(era="legacy")
+    client_end, server_end = InMemoryTransport.pair()
+    recorder = RecordingTransport(client_end)
+    server.start(server_end)
+    client.connect(recorder)  # type: ignore[arg-type]
+    handshake_end, server_end = InMemoryTransport.pair()
+    server.start(server_end)
+    told = threading.Event()
+    handshake.connect(handshake_end)
+    try:
+        handshake.on_notification("notifications/message", lambda params: told.set())
+        server.log("error", "for everyone")
+        assert told.wait(WAIT)  # a handshake-era client that set no level gets it
+        client.ping()  # (sent after the message: answered after it would have come)
+        assert not any(b'"notifications/message"' in line for line in recorder.received)
+    finally:
+        client.disconnect()
+        handshake.disconnect()
+        server.stop()

@@ -688,6 +688,10 @@ class ServerSession:
         level the client chose for the connection.
         """
         check_log_level(level)
+        if minimum is None and self.revision is None:
+            # No handshake: a 2026-07-28 client names a level per request, and gets messages only for a request
+            # that did (on its response stream); none goes to its connection as a whole.
+            return
         threshold = minimum or self.log_level or self.server.log_level
         if threshold is not None and _SEVERITY[level] < _SEVERITY[threshold]:
             return

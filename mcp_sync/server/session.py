@@ -197,6 +197,7 @@ class ServerSession:
         # Made at first use: a session serving one 2026-07-28 request never has a handshake to wait for.
         self._initialized: threading.Event | None = None
         self._subscriptions: set[str] = set()
+        self._stateless_era = False  # set as a 2026-07-28 request is served (no log level for the connection then)
         self._listens: dict[RequestId, SubscriptionFilter] = {}
         self.auth: AuthInfo | None = None
         """Who every request of this connection speaks for, unless :attr:`request_auth` says per request.
@@ -393,6 +394,7 @@ class ServerSession:
 
     def _serve_stateless(self, method: str, handler: Handler, params: Any, ctx: RequestContext) -> Any:
         """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info."""
+        self._stateless_era = True
         if method in REMOVED_METHODS:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
         ahead = self.read_ahead
@@ -688,9 +690,9 @@ class ServerSession:
         level the client chose for the connection.
         """
         check_log_level(level)
-        if minimum is None and self.revision is None:
-            # No handshake: a 2026-07-28 client names a level per request, and gets messages only for a request
-            # that did (on its response stream); none goes to its connection as a whole.
+        if minimum is None and self._stateless_era:
+            # A 2026-07-28 client names a level per request, and gets messages only for a request that did (on
+            # its response stream); none goes to its connection as a whole.
             return
         threshold = minimum or self.log_level or self.server.log_level
         if threshold is not None and _SEVERITY[level] < _SEVERITY[threshold]:

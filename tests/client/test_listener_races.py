@@ -23,6 +23,10 @@ from typing import Any
 import requests
 import requests.auth
 
+import mcp_sync
+import mcp_sync.client.core
+from mcp_sync import MCPServer
+from mcp_sync.server.middleware import Call, Next
 from mcp_sync.transports.http._common import ClosableAdapter, new_session
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.stdio import StdioTransport
@@ -248,3 +252,34 @@ def test_a_call_given_up_as_its_answer_is_read_to_the_end_spares_the_connection_
         assert rig.other == [200], f"the request that took the connection from the pool failed: {rig.other[0]!r}"
     finally:
         rig.close()
+
+
+# ------------------------------------------------------------------ a change told before the subscription's answer
+
+
+def test_a_change_told_before_the_subscribe_is_answered_is_not_lost() -> None:
+    # The server subscribed the client, and the resource changed before the answer went out: the notification
+    # came before the client noted the subscription, which dropped it as one for a resource it did not follow.
+    uri = "notes://readme"
+    server = MCPServer("demo")
+    text = ["first"]
+
+    @server.resource(uri)
+    def readme() -> str:
+        return text[0]
+
+    @server.middleware
+    def change_at_once(call: Call, next: Next) -> Any:
+        answer = next(call)
+        if call.method == "resources/subscribe":
+            text[0] = "second"
+            server.mark_resource_updated(uri)  # (told before the answer goes out)
+        return answer
+
+    with mcp_sync.connect(server, era="handshake") as client:
+        updated = threading.Event()
+        client.events.on(mcp_sync.client.core.RESOURCE_UPDATED, lambda payload: updated.set())
+        client.subscribe_resource(uri)
+        assert updated.wait(WAIT)
+        contents = client.subscribed_contents(uri)
+        assert contents is not None and contents.text == "second"

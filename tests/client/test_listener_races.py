@@ -20,12 +20,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import requests
 import requests.auth
 
 import mcp_sync
 import mcp_sync.client.core
-from mcp_sync import MCPServer
+from mcp_sync import MCP_CODES, MCPError, MCPServer
 from mcp_sync.server.middleware import Call, Next
 from mcp_sync.transports.http._common import ClosableAdapter, new_session
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
@@ -283,3 +284,30 @@ def test_a_change_told_before_the_subscribe_is_answered_is_not_lost() -> None:
         assert updated.wait(WAIT)
         contents = client.subscribed_contents(uri)
         assert contents is not None and contents.text == "second"
+
+
+def test_a_refused_subscribe_leaves_followed_only_what_was_followed_before() -> None:
+    uri, other = "notes://readme", "notes://other"
+    server = MCPServer("demo")
+    refusing = threading.Event()
+
+    @server.resource(uri)
+    def readme() -> str:
+        return "read me"
+
+    @server.resource(other)
+    def other_note() -> str:
+        return "other"
+
+    def refuse(session: Any, changed: str, subscribed: bool) -> None:
+        if subscribed and refusing.is_set():
+            raise MCPError(MCP_CODES.UNAUTHORIZED, "no more")
+
+    server.on_subscription(refuse)
+    with mcp_sync.connect(server, era="handshake") as client:
+        client.subscribe_resource(uri)
+        refusing.set()
+        for refused in (uri, other):
+            with pytest.raises(MCPError):
+                client.subscribe_resource(refused)
+        assert client._subscriptions == {uri: None}  # the one it had stays followed; the refused one is not

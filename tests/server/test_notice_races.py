@@ -15,6 +15,7 @@ import mcp_sync
 import mcp_sync.client.core
 from mcp_sync import MCPClient, MCPError, MCPServer
 from mcp_sync.protocol.errors import MCP_CODES
+from mcp_sync.runtime.events import REQUEST_COMPLETED
 from mcp_sync.server.context import Context
 from mcp_sync.server.middleware import Call, Next
 from mcp_sync.server.session import ServerSession
@@ -185,4 +186,34 @@ def test_a_server_wide_log_message_goes_to_no_2026_client_for_it_names_no_log_le
     finally:
         client.disconnect()
         handshake.disconnect()
+        server.stop()
+
+
+def test_two_listens_of_one_connection_on_one_resource_keep_it_subscribed_until_both_end() -> None:
+    # Over stdio one 2026-07-28 connection may hold several listens. The watchers (a proxy ending the upstream
+    # subscription, a mount) heard the resource given up as the first ended, while the second still wanted it.
+    uri = "notes://readme"
+    server = MCPServer("demo")
+    heard: list[tuple[str, bool]] = []
+    server.on_subscription(lambda session, changed, subscribed: heard.append((changed, subscribed)))
+    listens_done = threading.Semaphore(0)
+    server.events.on(
+        REQUEST_COMPLETED,
+        lambda done: listens_done.release() if done.method == "subscriptions/listen" else None,
+    )
+    client = MCPClient(era="stateless")
+    client_end, server_end = InMemoryTransport.pair()
+    server.start(server_end)
+    client.connect(client_end)
+    try:
+        first = client.listen(resource_uris=[uri], timeout=WAIT)
+        second = client.listen(resource_uris=[uri, uri], timeout=WAIT)  # (named twice: counted once)
+        first.close()
+        assert listens_done.acquire(timeout=WAIT)  # the first listen's handler has returned
+        assert heard == [(uri, True)]
+        second.close()
+        assert listens_done.acquire(timeout=WAIT)
+        assert heard == [(uri, True), (uri, False)]
+    finally:
+        client.disconnect()
         server.stop()

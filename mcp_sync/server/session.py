@@ -25,6 +25,7 @@ matching channel (:class:`~mcp_sync.server.context.StatelessChannel` or
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 from collections.abc import Callable
@@ -199,6 +200,7 @@ class ServerSession:
         self._subscriptions: set[str] = set()
         self._stateless_era = False  # set as a 2026-07-28 request is served (no log level for the connection then)
         self._listens: dict[RequestId, SubscriptionFilter] = {}
+        self._listened: collections.Counter[str] = collections.Counter()  # how many listens follow each URI
         self.auth: AuthInfo | None = None
         """Who every request of this connection speaks for, unless :attr:`request_auth` says per request.
 
@@ -495,8 +497,8 @@ class ServerSession:
         tag = {SUBSCRIPTION_ID: ctx.request_id}
         subscribed: list[str] = []  # ended with the listen, or as a refusal of a later one refuses it
         try:
-            for uri in agreed.resource_subscriptions or []:
-                self.server.subscription_changed(self, uri, True)
+            for uri in dict.fromkeys(agreed.resource_subscriptions or []):
+                self._hold(uri)
                 subscribed.append(uri)
             with self._listen_order:
                 with self._lock:
@@ -510,8 +512,38 @@ class ServerSession:
             with self._lock:
                 self._listens.pop(ctx.request_id, None)
             for uri in subscribed:
-                self.server.subscription_changed(self, uri, False)
+                self._let_go(uri)
         return SubscriptionsListenResult(meta=tag)
+
+    def _hold(self, uri: str) -> None:
+        """One more listen of this connection follows ``uri``: the watchers hear of the first (a refusal refuses it).
+
+        Counted: over stdio one connection may hold several listens, and the
+        watchers (a proxy, a mount) keep one subscription per session.
+        """
+        with self._lock:
+            self._listened[uri] += 1
+            first = self._listened[uri] == 1
+        if first:
+            try:
+                self.server.subscription_changed(self, uri, True)
+            except BaseException:
+                self._drop(uri)
+                raise
+
+    def _let_go(self, uri: str) -> None:
+        """A listen following ``uri`` ended: the watchers hear of it once none of this connection's does."""
+        if self._drop(uri):
+            self.server.subscription_changed(self, uri, False)
+
+    def _drop(self, uri: str) -> bool:
+        """One listen fewer follows ``uri``; whether none does now."""
+        with self._lock:
+            self._listened[uri] -= 1
+            if self._listened[uri]:
+                return False
+            del self._listened[uri]
+            return True
 
     def _initialize(self, params: InitializeRequestParams, ctx: RequestContext) -> InitializeResult:
         if self.revision is not None:

@@ -526,7 +526,7 @@ class ProxyServer(MCPServer):
             return
         link = self._link_for(session)
         if not subscribed:
-            self._unsubscribe(link, id(session), [uri])
+            self._unsubscribe(link, id(session), [uri], held=True)
             return
         # Known before the round trip: a session that ends meanwhile has it ended (see below).
         with self._proxy_lock:
@@ -554,11 +554,19 @@ class ProxyServer(MCPServer):
             if not wanting:
                 link.subscribers.pop(uri, None)
 
-    def _unsubscribe(self, link: _Link, subscriber: int, uris: list[str]) -> None:
+    def _unsubscribe(self, link: _Link, subscriber: int, uris: list[str], *, held: bool = False) -> None:
+        """``subscriber`` no longer wants ``uris``: end those nobody else wants upstream.
+
+        ``held``: only those it subscribed to (a client may unsubscribe from
+        what it never asked for, or twice); otherwise (its subscribe came
+        back after it left) each is ended unless another subscriber wants it.
+        """
         with self._proxy_lock:
             unwanted = []
             for uri in uris:
                 wanting = link.subscribers.get(uri, set())
+                if held and subscriber not in wanting:
+                    continue
                 wanting.discard(subscriber)
                 if not wanting:
                     link.subscribers.pop(uri, None)
@@ -566,6 +574,13 @@ class ProxyServer(MCPServer):
         for uri in unwanted:
             with contextlib.suppress(MCPError):  # closed, or gone upstream already: nothing left to stop
                 self._connection(link).unsubscribe_resource(uri)
+            with self._proxy_lock:
+                wanted = uri in link.subscribers
+            if wanted:
+                # Another session subscribed meanwhile: its subscribe may have reached the target before this
+                # unsubscribe, which ended it there.
+                with contextlib.suppress(MCPError):  # (refused or closed now: as for an upstream update lost)
+                    self._connection(link).subscribe_resource(uri)
 
     def close(self) -> None:
         """Stop serving, close every upstream connection and end the worker. Idempotent."""

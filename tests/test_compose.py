@@ -255,7 +255,8 @@ def test_logs_outside_any_call_go_to_every_client(shared: bool) -> None:
 
     with (
         mcp_sync.proxy(target, era="handshake", shared=shared) as front,
-        downstream(front, log_handler=on_log) as client,
+        # (a handshake-era client: a 2026-07-28 one gets log messages only for a request that names a level)
+        downstream(front, era="handshake", log_handler=on_log) as client,
     ):
         client.set_log_level("info")
         target.log("warning", "the target speaks up")

@@ -1109,9 +1109,17 @@ class MCPClient:
         thread), keeps it for :meth:`subscribed_contents` and emits the
         ``resource:updated`` event with a :class:`ResourceUpdated` payload.
         """
-        stale = self._connection().subscribe(uri, timeout, cancel)
+        # Followed before the request goes: the server may tell of a change before its answer comes.
         with self._lock:
+            known = uri in self._subscriptions
             self._subscriptions.setdefault(uri, None)
+        try:
+            stale = self._connection().subscribe(uri, timeout, cancel)
+        except BaseException:
+            if not known:
+                with self._lock:
+                    self._subscriptions.pop(uri, None)
+            raise
         if stale is not None:
             stale.close()
 

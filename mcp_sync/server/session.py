@@ -25,6 +25,7 @@ matching channel (:class:`~mcp_sync.server.context.StatelessChannel` or
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 from collections.abc import Callable
@@ -197,7 +198,9 @@ class ServerSession:
         # Made at first use: a session serving one 2026-07-28 request never has a handshake to wait for.
         self._initialized: threading.Event | None = None
         self._subscriptions: set[str] = set()
+        self._stateless_era = False  # set as a 2026-07-28 request is served (no log level for the connection then)
         self._listens: dict[RequestId, SubscriptionFilter] = {}
+        self._listened: collections.Counter[str] = collections.Counter()  # how many listens follow each URI
         self.auth: AuthInfo | None = None
         """Who every request of this connection speaks for, unless :attr:`request_auth` says per request.
 
@@ -396,6 +399,7 @@ class ServerSession:
 
     def _serve_stateless(self, method: str, handler: Handler, params: Any, ctx: RequestContext) -> Any:
         """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info."""
+        self._stateless_era = True
         if method in REMOVED_METHODS:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
         ahead = self.read_ahead
@@ -438,7 +442,7 @@ class ServerSession:
             request_id=ctx.request_id,
             cancelled=ctx.cancelled,
             session=self,
-            progress=self._progress_reporter(token) if token is not None else None,
+            progress=self._progress_reporter(token, ctx) if token is not None else None,
             meta=ctx.meta,
             channel=channel,
             auth=self._auth(ctx),
@@ -455,10 +459,12 @@ class ServerSession:
         # Called without ``auth`` when there is none, so subclasses that override the listing keep working.
         return listing() if auth is None else listing(auth)
 
-    def _progress_reporter(self, token: ProgressToken) -> ProgressReporter:
-        """Progress for the request that sent ``token``, adapted to this client's revision."""
+    def _progress_reporter(self, token: ProgressToken, ctx: RequestContext) -> ProgressReporter:
+        """Progress for the request that sent ``token``, adapted to this client's revision; none once answered."""
 
         def report(progress: float, total: float | None, message: str | None) -> None:
+            if ctx.answered:  # progress ends with the response (or the cancellation)
+                return
             params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
             self.notify("notifications/progress", params)
 
@@ -492,24 +498,55 @@ class ServerSession:
         if task_ids is not None and tasks is not None:
             tasks.check_listen(task_ids, self._context(ctx))
         tag = {SUBSCRIPTION_ID: ctx.request_id}
-        uris = agreed.resource_subscriptions or []
-        for uri in uris:
-            self.server.subscription_changed(self, uri, True)
-        with self._listen_order:
-            with self._lock:
-                self._listens[ctx.request_id] = agreed
-            self.notify(
-                "notifications/subscriptions/acknowledged",
-                SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
-            )
+        subscribed: list[str] = []  # ended with the listen, or as a refusal of a later one refuses it
         try:
+            for uri in dict.fromkeys(agreed.resource_subscriptions or []):
+                self._hold(uri)
+                subscribed.append(uri)
+            with self._listen_order:
+                with self._lock:
+                    self._listens[ctx.request_id] = agreed
+                self.notify(
+                    "notifications/subscriptions/acknowledged",
+                    SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
+                )
             ctx.cancelled.wait()
         finally:
             with self._lock:
                 self._listens.pop(ctx.request_id, None)
-            for uri in uris:
-                self.server.subscription_changed(self, uri, False)
+            for uri in subscribed:
+                self._let_go(uri)
         return SubscriptionsListenResult(meta=tag)
+
+    def _hold(self, uri: str) -> None:
+        """One more listen of this connection follows ``uri``: the watchers hear of the first (a refusal refuses it).
+
+        Counted: over stdio one connection may hold several listens, and the
+        watchers (a proxy, a mount) keep one subscription per session.
+        """
+        with self._lock:
+            self._listened[uri] += 1
+            first = self._listened[uri] == 1
+        if first:
+            try:
+                self.server.subscription_changed(self, uri, True)
+            except BaseException:
+                self._drop(uri)
+                raise
+
+    def _let_go(self, uri: str) -> None:
+        """A listen following ``uri`` ended: the watchers hear of it once none of this connection's does."""
+        if self._drop(uri):
+            self.server.subscription_changed(self, uri, False)
+
+    def _drop(self, uri: str) -> bool:
+        """One listen fewer follows ``uri``; whether none does now."""
+        with self._lock:
+            self._listened[uri] -= 1
+            if self._listened[uri]:
+                return False
+            del self._listened[uri]
+            return True
 
     def _initialize(self, params: InitializeRequestParams, ctx: RequestContext) -> InitializeResult:
         if self.revision is not None:
@@ -692,6 +729,10 @@ class ServerSession:
         level the client chose for the connection.
         """
         check_log_level(level)
+        if minimum is None and self._stateless_era:
+            # A 2026-07-28 client names a level per request, and gets messages only for a request that did (on
+            # its response stream); none goes to its connection as a whole.
+            return
         threshold = minimum or self.log_level or self.server.log_level
         if threshold is not None and _SEVERITY[level] < _SEVERITY[threshold]:
             return

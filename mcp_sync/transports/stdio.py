@@ -134,6 +134,11 @@ class StdioTransport(BaseTransport):
         # A pipe stream is read with select() on it and on a wake-up pipe,
         # so that close() can stop a reader blocked on a silent peer.
         self._wakeup: tuple[int, int] | None = os.pipe() if isinstance(readable, io.FileIO) else None
+        # Held around each select/read on those descriptors and by close() as it closes them: a reader
+        # that outlived close() (kept in a slow listener) sees them closed, and never touches their
+        # numbers, which may be another file's by then.
+        self._fds_lock = threading.Lock()
+        self._fds_closed = False
 
     # -------------------------------------------------------------- writing
 
@@ -323,9 +328,12 @@ class StdioTransport(BaseTransport):
             if now >= give_up:
                 return False  # a slow answer: a reader thread waits for it, this thread on the call's future
             try:
-                fd = self._readable.fileno()
-                ready, _, _ = select.select([fd, wakeup], [], [], wait)
-                chunk = os.read(fd, _READ_SIZE) if fd in ready and wakeup not in ready else None
+                with self._fds_lock:
+                    if self._fds_closed:
+                        return False
+                    fd = self._readable.fileno()
+                    ready, _, _ = select.select([fd, wakeup], [], [], wait)
+                    chunk = os.read(fd, _READ_SIZE) if fd in ready and wakeup not in ready else None
             except (OSError, ValueError):
                 return False  # the reader threads meet the failure too, and report it
             if chunk is not None:
@@ -428,8 +436,11 @@ class StdioTransport(BaseTransport):
         fd, wakeup = self._readable.fileno(), self._wakeup[0]
 
         def read_pipe() -> bytes:
-            ready, _, _ = select.select([fd, wakeup], [], [])
-            return os.read(fd, _READ_SIZE) if fd in ready else b""
+            with self._fds_lock:  # (close() wrote to the wake-up pipe before it waits for this lock)
+                if self._fds_closed:
+                    return b""
+                ready, _, _ = select.select([fd, wakeup], [], [])
+                return os.read(fd, _READ_SIZE) if fd in ready else b""
 
         return read_pipe
 
@@ -535,11 +546,13 @@ class StdioTransport(BaseTransport):
         for reader in readers:
             if reader is not threading.current_thread():
                 reader.join(max(0.0, deadline - time.monotonic()))
-        with contextlib.suppress(OSError, ValueError):
-            self._readable.close()
-        if self._wakeup is not None:
-            for fd in self._wakeup:
-                os.close(fd)
+        with self._fds_lock:
+            self._fds_closed = True
+            with contextlib.suppress(OSError, ValueError):
+                self._readable.close()
+            if self._wakeup is not None:
+                for fd in self._wakeup:
+                    os.close(fd)
 
 
 def default_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:

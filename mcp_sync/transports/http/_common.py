@@ -150,11 +150,22 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
             def get_conn(pool: Any, timeout: Any = None, base: Any = pool_class) -> Any:
                 connection = base._get_conn(pool, timeout)
                 holder = getattr(_taker, "note", None)
+                connection._mcp_sync_holder = holder
                 if holder is not None:
                     holder(connection)
                 return connection
 
-            members = {"_new_conn": new_conn, "_get_conn": get_conn}
+            def put_conn(pool: Any, connection: Any, base: Any = pool_class) -> None:
+                # The holder lets go before the connection is back where another request may take it: urllib3
+                # puts it back inside a read that reaches the end of a response (and before it marks the
+                # response released), requests' auths and redirects before they send again.
+                holder = getattr(connection, "_mcp_sync_holder", None)
+                if holder is not None:
+                    connection._mcp_sync_holder = None
+                    holder(None)
+                base._put_conn(pool, connection)
+
+            members = {"_new_conn": new_conn, "_get_conn": get_conn, "_put_conn": put_conn}
             subclass = type(f"Closable{pool_class.__name__}", (pool_class,), members)
             tracked[scheme] = cast("type[urllib3.HTTPConnectionPool]", subclass)
         manager.pool_classes_by_scheme = tracked
@@ -181,7 +192,8 @@ def taking(note: Callable[[Any], None]) -> Iterator[None]:
 
     How a request can be stopped from another thread before its response
     has come (there is no response to :func:`abort` yet): the connection
-    it was sent on is :func:`shut_down`.
+    it was sent on is :func:`shut_down`. When that connection goes back to
+    the pool (on whatever thread), ``note(None)`` is called first.
     """
     _taker.note = note
     try:

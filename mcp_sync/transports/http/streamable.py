@@ -446,14 +446,14 @@ class StreamableHTTPClientTransport(BaseTransport):
                 return
             inflight.abandoned = True
             response, connection = inflight.response, inflight.connection
-            if response is None and connection is not None:
+            # Under the lock, which is taken to let go of the connection (and its response) before it goes back
+            # to the pool: never shut down once another request may have taken it from there.
+            if response is not None:
+                abort(response)
+            elif connection is not None:
                 # No response yet (a server that sends its headers with its answer): closing the connection
-                # is how the server learns of it, and the 2026-07-28 cancellation. Under the lock, which the
-                # POST thread takes to let go of the connection before it goes back to the pool: never shut
-                # down once another request may have taken it from there.
+                # is how the server learns of it, and the 2026-07-28 cancellation.
                 shut_down(connection)
-        if response is not None:
-            abort(response)
 
     def _post_noted(self, inflight: _InflightRequest, state: _SessionState) -> requests.Response:
         """POST ``inflight``'s request, noting the connection it goes on (see :meth:`_abandon`)."""
@@ -464,6 +464,8 @@ class StreamableHTTPClientTransport(BaseTransport):
         """``inflight`` is sent on ``connection`` (``None``: on none now); abandoned already, it is shut down."""
         with self._state_lock:
             inflight.connection = connection
+            if connection is None:
+                inflight.response = None  # (its connection is going back to the pool: nothing to stop there)
             abandoned = inflight.abandoned
         if abandoned and connection is not None:
             shut_down(connection)
@@ -678,7 +680,8 @@ class StreamableHTTPClientTransport(BaseTransport):
                 )
             if self._closed.wait(cursor.delay(failures, self.reconnect_delay)):
                 return None
-            resumed = self._get(self._state(), cursor.last_event_id)
+            with taking(functools.partial(self._took, inflight)):  # (let go of as it goes back to the pool)
+                resumed = self._get(self._state(), cursor.last_event_id)
             with self._open(resumed, inflight):
                 if resumed.status_code != 200 or content_type(resumed) != "text/event-stream":
                     return error_answer(

@@ -181,6 +181,23 @@ def core_methods() -> frozenset[str]:
     return frozenset(_ROUTES)
 
 
+MAX_SUBSCRIPTIONS = 10_000
+"""How many resource URIs one session may follow at once (by ``resources/subscribe``, or by its listens).
+
+Each URI followed costs memory here and, with a backend sharing sessions, is
+saved with every change of the session's record: a bound keeps a client from
+growing either without end. One more URI is refused as invalid params."""
+
+
+def _check_room(followed: set[str] | collections.Counter[str], uri: str) -> None:
+    """Refuse to follow ``uri`` when it is new and :data:`MAX_SUBSCRIPTIONS` are followed already (under the lock)."""
+    if uri not in followed and len(followed) >= MAX_SUBSCRIPTIONS:
+        raise MCPError(
+            MCP_CODES.INVALID_PARAMS,
+            f"Invalid params: this session already follows {MAX_SUBSCRIPTIONS} resources; unsubscribe from one first",
+        )
+
+
 class ServerSession:
     """The server's side of one connection.
 
@@ -525,6 +542,7 @@ class ServerSession:
         watchers (a proxy, a mount) keep one subscription per session.
         """
         with self._lock:
+            _check_room(self._listened, uri)
             self._listened[uri] += 1
             first = self._listened[uri] == 1
         if first:
@@ -654,6 +672,8 @@ class ServerSession:
         return self.server.complete(params, self._context(ctx))
 
     def _subscribe(self, params: SubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
+        with self._lock:
+            _check_room(self._subscriptions, params.uri)
         self.server.subscription_changed(self, params.uri, True)  # a refusal there refuses the subscription
         with self._lock:
             self._subscriptions.add(params.uri)

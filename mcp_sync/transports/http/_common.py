@@ -154,7 +154,13 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
                     holder(connection)
                 return connection
 
-            members = {"_new_conn": new_conn, "_get_conn": get_conn}
+            def put_conn(pool: Any, connection: Any, base: Any = pool_class) -> None:
+                holder = getattr(_taker, "note", None)
+                if holder is not None:
+                    holder(None)  # let go of it first: back in the pool, another request may take it
+                base._put_conn(pool, connection)
+
+            members = {"_new_conn": new_conn, "_get_conn": get_conn, "_put_conn": put_conn}
             subclass = type(f"Closable{pool_class.__name__}", (pool_class,), members)
             tracked[scheme] = cast("type[urllib3.HTTPConnectionPool]", subclass)
         manager.pool_classes_by_scheme = tracked
@@ -172,7 +178,7 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
 
 
 _taker = threading.local()
-"""``note``: what is told of each connection this thread takes from a ClosableAdapter's pools (see :func:`taking`)."""
+"""``note``: what is told of each connection this thread takes from (or gives back to) a ClosableAdapter's pools."""
 
 
 @contextlib.contextmanager
@@ -181,13 +187,16 @@ def taking(note: Callable[[Any], None]) -> Iterator[None]:
 
     How a request can be stopped from another thread before its response
     has come (there is no response to :func:`abort` yet): the connection
-    it was sent on is :func:`shut_down`.
+    it was sent on is :func:`shut_down`. ``None`` goes to ``note`` before
+    a connection goes back to a pool (it is no longer this request's).
+    Blocks nest: the outer ``note`` is back after the inner block.
     """
+    outer = getattr(_taker, "note", None)
     _taker.note = note
     try:
         yield
     finally:
-        _taker.note = None
+        _taker.note = outer
 
 
 def shut_down(connection: Any) -> None:

@@ -123,7 +123,10 @@ class OAuth(requests.auth.AuthBase):
     ``assertion_audience``: ``"issuer"`` (the authorization server's issuer),
     ``"token_endpoint"``, or a URL. ``dpop`` binds the tokens to a key
     (RFC 9449): ``True`` for a new key, or a :class:`~.jose.DPoP`. Both need
-    the ``jwt`` extra (``pip install "mcp-sync-py[jwt]"``).
+    the ``jwt`` extra (``pip install "mcp-sync-py[jwt]"``). ``session`` is
+    the ``requests.Session`` for authorization servers (proxies, custom CAs;
+    with adapters of its own, the headers of an answer are bounded per read
+    only, not within :data:`HTTP_TIMEOUT` in all as with the default one).
 
     >>> auth = OAuth(scopes=["files:read"], interaction=None)
     >>> auth.tokens("https://mcp.example.com/mcp") is None

@@ -119,8 +119,8 @@ def exchange(
         if watchdog.fired or isinstance(exc, (requests.ReadTimeout, urllib3.exceptions.ReadTimeoutError)):
             raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s") from None
         raise
-    if watchdog.fired or (whole and time.monotonic() > deadline):
-        # A body without a length, cut short by the shutdown, would look whole.
+    if watchdog.fired or time.monotonic() > deadline:
+        # Late, even if it looks whole: a body without a length, cut short by the shutdown, would.
         response.close()
         raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s")
     if whole:

@@ -1,4 +1,5 @@
-"""Test helpers: a connected in-memory client/server pair, a wire recorder, a free loopback port, a kernel spec."""
+"""Test helpers: a connected in-memory client/server pair, a wire recorder, a free loopback port, a kernel spec,
+a call bounded in time."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from mcp_sync.client.core import MCPClient
 from mcp_sync.protocol.jsonrpc import InvalidMessage, encode_message
@@ -18,6 +19,8 @@ from mcp_sync.runtime.transport import MessageHandler
 from mcp_sync.server.core import MCPServer
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCMessage
+
+T = TypeVar("T")
 
 
 class RecordingTransport:
@@ -109,3 +112,27 @@ def end_raw_peer(process: subprocess.Popen[str], reader: threading.Thread, timeo
             process.wait(timeout=timeout)
         reader.join(timeout)
         process.stdout.close()
+
+
+def finish_within(seconds: float, call: Callable[[], T]) -> T:
+    """``call()``'s result (or exception), made on a thread of its own, if it ends within ``seconds``; else a failure.
+
+    For a call that would hang: the test fails at the bound instead of waiting
+    for it (the thread, a daemon, ends when the test closes what holds it).
+    """
+    outcome: list[Any] = []
+    ended = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as exc:
+            outcome.append(exc)
+        finally:
+            ended.set()
+
+    threading.Thread(target=run, name="test-finish-within", daemon=True).start()
+    assert ended.wait(seconds), f"still not finished after {seconds} s"
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return cast("T", outcome[0])

@@ -1,9 +1,11 @@
 """A raw HTTP server on 127.0.0.1 that answers as slowly as a test says: the hostile peer of bounded reads.
 
-Every request gets the same answer: a status line and headers, then ``body``
-one byte every ``pace`` seconds (``stall=True``: no body at all, until the
-client hangs up). It stops sending as soon as the client hangs up or the
-test ends, and counts the body bytes it sent.
+Every request gets the same answer: a status line and headers (one byte
+every ``head_pace`` seconds, if given), then ``body`` one byte every ``pace``
+seconds (``stall=True``: no body at all, until the client hangs up;
+``length=False``: no ``Content-Length``, the body ends when the connection
+does). It stops sending as soon as the client hangs up or the test ends,
+and counts the bytes it sent.
 
 Example::
 
@@ -27,10 +29,16 @@ __all__ = ["Trickler"]
 class Trickler:
     """Answers every request with ``body`` trickled ``pace`` s per byte (see the module docstring)."""
 
-    def __init__(self, body: bytes, *, pace: float = 0.0, stall: bool = False) -> None:
-        self.body, self.pace, self.stall = body, pace, stall
+    def __init__(
+        self, body: bytes, *, pace: float = 0.0, stall: bool = False, head_pace: float = 0.0, length: bool = True
+    ) -> None:
+        self.body, self.pace, self.stall, self.head_pace = body, pace, stall, head_pace
+        self.head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        self.head += f"Content-Length: {len(body)}\r\n\r\n".encode() if length else b"Connection: close\r\n\r\n"
         self.sent = 0
         """Bytes of body sent so far, over all answers."""
+        self.head_sent = 0
+        """Bytes of status line and headers sent so far, over all answers."""
         self.requests = 0
         self._stop = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -59,8 +67,15 @@ class Trickler:
             while length is not None and len(body) < int(length.group(1)):
                 body += connection.recv(65536)  # read it all: closing on unread bytes resets the connection
             self.requests += 1
-            answer = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(self.body)}\r\n\r\n"
-            connection.sendall(answer.encode())
+            if not self.head_pace:
+                connection.sendall(self.head)
+                self.head_sent += len(self.head)
+            else:
+                for byte in self.head:
+                    connection.sendall(bytes([byte]))
+                    self.head_sent += 1
+                    if self._stop.wait(self.head_pace):
+                        return
             if self.stall:
                 connection.recv(1)  # until the client hangs up (or 5 s)
                 return

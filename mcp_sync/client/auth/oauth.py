@@ -50,6 +50,8 @@ import urllib3
 from pydantic import ValidationError
 
 from ...protocol.errors import MCPError
+from ...transports.http._bounded import BadAnswer, exchange
+from ...transports.http._common import new_session
 from .discovery import (
     Challenge,
     auth_error,
@@ -73,7 +75,7 @@ OFFLINE_ACCESS = "offline_access"
 MAX_STEP_UPS = 2
 """Sign-ins again after a 403 ``insufficient_scope`` for one request, before its 403 is given up on."""
 HTTP_TIMEOUT = 30.0
-"""Seconds any one request to an authorization server may take (its answer's body included, read as a whole)."""
+"""Seconds any one request to an authorization server may take, all told: connecting, the headers, the whole body."""
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most an authorization server's answer (a metadata document, a token response) may hold."""
 _ONE_TOKEN = re.compile(r"[\x21-\x7e]+")  # RFC 6749 appendix A.12, without the space: it goes in a header
@@ -121,7 +123,10 @@ class OAuth(requests.auth.AuthBase):
     ``assertion_audience``: ``"issuer"`` (the authorization server's issuer),
     ``"token_endpoint"``, or a URL. ``dpop`` binds the tokens to a key
     (RFC 9449): ``True`` for a new key, or a :class:`~.jose.DPoP`. Both need
-    the ``jwt`` extra (``pip install "mcp-sync-py[jwt]"``).
+    the ``jwt`` extra (``pip install "mcp-sync-py[jwt]"``). ``session`` is
+    the ``requests.Session`` for authorization servers (proxies, custom CAs;
+    with adapters of its own, the headers of an answer are bounded per read
+    only, not within :data:`HTTP_TIMEOUT` in all as with the default one).
 
     >>> auth = OAuth(scopes=["files:read"], interaction=None)
     >>> auth.tokens("https://mcp.example.com/mcp") is None
@@ -156,7 +161,7 @@ class OAuth(requests.auth.AuthBase):
         self._redirect_uri = redirect_uri
         self.store: TokenStore = token_store if token_store is not None else MemoryTokenStore()
         self.interaction_timeout = interaction_timeout
-        self.http = session or requests.Session()
+        self.http = session or new_session()  # its connections can be shut down: see _http()
         self._lock = threading.RLock()  # one sign-in at a time; the requests that wait then reuse its tokens
         self.client_key = signing_key(client_key) if client_key is not None else None
         self.assertion_audience = assertion_audience
@@ -646,8 +651,15 @@ class OAuth(requests.auth.AuthBase):
     def _fetch(self, url: str) -> requests.Response | None:
         """GET a metadata document; ``None`` when the host cannot be reached."""
         try:
-            return _bounded(
-                self.http.get(url, headers={"Accept": "application/json"}, timeout=HTTP_TIMEOUT, stream=True)
+            return _checked(
+                exchange(
+                    self.http,
+                    "GET",
+                    url,
+                    timeout=HTTP_TIMEOUT,
+                    max_bytes=MAX_ANSWER_BYTES,
+                    headers={"Accept": "application/json"},
+                )
             )
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             log.info("could not fetch %s: %s", url, _failure(exc))
@@ -656,45 +668,36 @@ class OAuth(requests.auth.AuthBase):
     def _http(self, method: str, url: str, *, whole: bool = True, **options: Any) -> requests.Response:
         """One request to an authorization server (or a probe of the MCP server: ``whole=False``, body unread).
 
-        Redirects are not followed: a token request sent on elsewhere would
-        carry the code, the verifier and the client's secret with it.
+        All of it (connecting, the headers, the body) within :data:`HTTP_TIMEOUT`,
+        its body within :data:`MAX_ANSWER_BYTES`: the timeout of ``requests``
+        bounds each read only, so a server sending a byte at a time would
+        hold the sign-in for ever. Redirects are not followed: a token request
+        sent on elsewhere would carry the code, the verifier and the client's secret with it.
         """
         try:
-            response = self.http.request(
-                method, url, timeout=HTTP_TIMEOUT, stream=True, allow_redirects=False, **options
+            response = exchange(
+                self.http,
+                method,
+                url,
+                timeout=HTTP_TIMEOUT,
+                max_bytes=MAX_ANSWER_BYTES,
+                whole=whole,
+                allow_redirects=False,
+                **options,
             )
-            return _bounded(response) if whole else response
+            return _checked(response) if whole else response
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             raise auth_error("unreachable", f"could not reach {origin(url)}: {_failure(exc)}", url=url) from None
 
 
-class _BadAnswer(requests.RequestException):
-    """An answer longer than :data:`MAX_ANSWER_BYTES`, not finished within :data:`HTTP_TIMEOUT`, or JSON too deep."""
-
-
-def _bounded(response: requests.Response) -> requests.Response:
-    """A streamed response read whole, within :data:`HTTP_TIMEOUT` and :data:`MAX_ANSWER_BYTES` (else _BadAnswer).
-
-    The timeout of ``requests`` bounds each read, not the whole: an answer
-    trickled a byte at a time would never end, and one of gigabytes would
-    all be kept. The body is read a piece at a time (what has come) instead.
-    """
-    deadline = time.monotonic() + HTTP_TIMEOUT
-    body = b""
-    with response:
-        while chunk := response.raw.read1(64 * 1024, decode_content=True):
-            body += chunk
-            if len(body) > MAX_ANSWER_BYTES:
-                raise _BadAnswer(f"the answer is longer than {MAX_ANSWER_BYTES} bytes")
-            if time.monotonic() > deadline:
-                raise _BadAnswer(f"the answer did not finish within {HTTP_TIMEOUT:g} s")
+def _checked(response: requests.Response) -> requests.Response:
+    """``response``, read whole, unless it is JSON nested deeper than Python reads (BadAnswer)."""
     try:
-        json.loads(body)  # read again by response.json(): what Python cannot read is refused once, here
+        json.loads(response.content)  # read again by response.json(): what Python cannot read is refused once, here
     except RecursionError:
-        raise _BadAnswer("the answer is JSON nested too deeply to read") from None
+        raise BadAnswer("the answer is JSON nested too deeply to read") from None
     except ValueError:
         pass  # not JSON: its reader says so
-    response._content = body  # what requests keeps of a body it read itself
     return response
 
 
@@ -715,7 +718,7 @@ def _let_go(response: requests.Response) -> None:
 
 
 def _failure(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, _BadAnswer) else type(exc).__name__
+    return str(exc) if isinstance(exc, BadAnswer) else type(exc).__name__
 
 
 def _pointing_to(resource_metadata: str | None) -> Challenge:

@@ -18,10 +18,11 @@ without ``required_scopes`` :class:`~mcp_sync.server.http.auth.InsufficientScope
 timeout, a 5xx, a document that is not what it should be) it raises
 :class:`~mcp_sync.server.http.auth.VerifierUnavailable` (a 503).
 
-Every HTTP request they make is bounded by ``timeout`` (seconds, for the
-connection, for each read, and for the answer's body as a whole, so one
-trickled a byte at a time is given up on) and reads at most :data:`MAX_DOCUMENT_BYTES`;
-their caches are safe to share between threads; they start no thread.
+Every HTTP exchange they make is bounded by ``timeout`` (seconds, all told:
+connecting, the headers and the body, so an answer trickled a byte at a time
+is given up on; a thread named ``mcp-sync-http-deadline`` watches each
+exchange while it lasts) and reads at most :data:`MAX_DOCUMENT_BYTES`;
+their caches are safe to share between threads.
 Tokens longer than :data:`MAX_TOKEN_LENGTH` are refused before anything is
 parsed or sent. :meth:`close` (or a ``with`` block) closes their HTTP
 session. Neither logs a token.
@@ -46,6 +47,8 @@ from urllib.parse import quote_plus, urlsplit
 import requests
 import urllib3
 
+from ...transports.http._bounded import AnswerTooLong, AnswerTooSlow, exchange
+from ...transports.http._common import new_session
 from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
 
 if TYPE_CHECKING:
@@ -191,21 +194,15 @@ def _request(
     Unreachable, timed out, a 5xx or an answer over :data:`MAX_DOCUMENT_BYTES`
     raise :class:`VerifierUnavailable`; any other status is the caller's to judge.
     """
-    # ``timeout`` bounds each read, not the whole: an answer trickled a byte at a time would never end.
-    # The body is read a piece at a time (read1: what has come), and given up on once the deadline passes.
-    deadline = time.monotonic() + timeout
     try:
-        with session.request(method, url, timeout=timeout, stream=True, **options) as response:
-            status = response.status_code
-            body = b""
-            while chunk := response.raw.read1(64 * 1024, decode_content=True):
-                body += chunk
-                if len(body) > MAX_DOCUMENT_BYTES:
-                    raise VerifierUnavailable(f"{what} at {url} answered more than {MAX_DOCUMENT_BYTES} bytes")
-                if time.monotonic() > deadline:
-                    raise VerifierUnavailable(f"{what} at {url} did not finish its answer within {timeout:g} s")
+        response = exchange(session, method, url, timeout=timeout, max_bytes=MAX_DOCUMENT_BYTES, **options)
+    except AnswerTooLong:
+        raise VerifierUnavailable(f"{what} at {url} answered more than {MAX_DOCUMENT_BYTES} bytes") from None
+    except AnswerTooSlow:
+        raise VerifierUnavailable(f"{what} at {url} did not finish its answer within {timeout:g} s") from None
     except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         raise VerifierUnavailable(f"{what} at {url} cannot be reached ({type(exc).__name__})") from exc
+    status, body = response.status_code, response.content
     if status >= 500:
         raise VerifierUnavailable(f"{what} at {url} answered {status}")
     try:
@@ -348,7 +345,9 @@ class JWTVerifier:
     and kept in use while that fails. While the JWKS cannot be fetched,
     tokens the cached keys cannot check raise :class:`VerifierUnavailable`.
     ``clock`` is the monotonic clock of those intervals; ``session`` a
-    ``requests.Session`` to fetch with (proxies, custom CAs). Needs joserfc:
+    ``requests.Session`` to fetch with (proxies, custom CAs; with adapters
+    of its own, the headers of an answer are bounded per read only, its body
+    in total still). Needs joserfc:
     ``pip install "mcp-sync-py[jwt]"``.
 
     Example::
@@ -402,7 +401,7 @@ class JWTVerifier:
         self.timeout = _positive("timeout", timeout)
         self.jwks_url = jwks_url
         self._owns_session = session is None
-        self._session = session if session is not None else requests.Session()
+        self._session = session if session is not None else new_session()
         self._clock = clock
         self._state = _KeyState()
         self._fetch_lock = threading.Lock()
@@ -654,7 +653,7 @@ class IntrospectionVerifier:
         self.max_cache = max_cache
         self.timeout = _positive("timeout", timeout)
         self._owns_session = session is None
-        self._session = session if session is not None else requests.Session()
+        self._session = session if session is not None else new_session()
         self._clock = clock
         self._cache: collections.OrderedDict[bytes, tuple[float, dict[str, Any] | None]] = collections.OrderedDict()
         self._lock = threading.Lock()

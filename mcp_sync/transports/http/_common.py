@@ -183,7 +183,7 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
 
 
 _taker = threading.local()
-"""``note``: what is told of each connection this thread takes from a ClosableAdapter's pools (see :func:`taking`)."""
+"""``note``: what is told of each connection this thread takes from (or gives back to) a ClosableAdapter's pools."""
 
 
 @contextlib.contextmanager
@@ -194,12 +194,14 @@ def taking(note: Callable[[Any], None]) -> Iterator[None]:
     has come (there is no response to :func:`abort` yet): the connection
     it was sent on is :func:`shut_down`. When that connection goes back to
     the pool (on whatever thread), ``note(None)`` is called first.
+    Blocks nest: the outer ``note`` is back after the inner block.
     """
+    outer = getattr(_taker, "note", None)
     _taker.note = note
     try:
         yield
     finally:
-        _taker.note = None
+        _taker.note = outer
 
 
 def shut_down(connection: Any) -> None:

@@ -89,7 +89,16 @@ from ..protocol.types import (
     WireModel,
 )
 from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION, STATELESS_REVISIONS
-from ..runtime.dispatcher import DEFAULT_TIMEOUT, USE_DEFAULT, Clock, JsonRpcDispatcher, ProgressCallback, Timeout
+from ..runtime.dispatcher import (
+    DEFAULT_TIMEOUT,
+    USE_DEFAULT,
+    Clock,
+    JsonRpcDispatcher,
+    ProgressCallback,
+    SystemClock,
+    Timeout,
+    UseDefault,
+)
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from . import skills
@@ -652,13 +661,28 @@ class MCPClient:
     def _collect(
         self, method: str, result_type: type[_P], key: str, timeout: Timeout, cancel: threading.Event | None
     ) -> list[Any]:
-        """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused)."""
+        """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused).
+
+        ``timeout`` bounds the whole listing, not each page: a server that
+        hands out a new cursor with every page would otherwise be followed
+        for ever.
+        """
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
+        clock = self._clock or SystemClock()
+        limit = self.timeout if isinstance(timeout, UseDefault) else timeout
+        deadline = None if limit is None else clock.monotonic() + limit
         while True:
+            left = limit if deadline is None else deadline - clock.monotonic()
+            if left is not None and left <= 0:
+                raise MCPError(
+                    MCP_CODES.TIMEOUT,
+                    f"listing {method} did not end within {limit:g} s ({len(seen)} cursors followed)",
+                    context={"method": method, "timeout": limit},
+                )
             params = PaginatedRequestParams(cursor=cursor)
-            page = self._call(method, params, result_type, timeout=timeout, cancel=cancel, fresh=True)
+            page = self._call(method, params, result_type, timeout=left, cancel=cancel, fresh=True)
             items.extend(getattr(page, key))
             cursor = page.next_cursor
             if not cursor:

@@ -305,6 +305,8 @@ class _URLSettings:
         )
         merged.update(headers)
         prepared.headers = merged
+        # An empty jar, as prepare_request would give: following a redirect reads it (None there was an AttributeError).
+        prepared.prepare_cookies(requests.cookies.RequestsCookieJar())
         prepared.body = data
         if data is not None:
             merged["Content-Length"] = str(len(data))

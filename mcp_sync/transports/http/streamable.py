@@ -125,7 +125,10 @@ class _Cursor:
             self.last_event_id = event.id or None
         retry = str(event.retry) if event.retry is not None else ""
         if retry.isascii() and retry.isdigit():
-            self.retry = int(retry) / 1000.0
+            # Advice beyond our own ceiling waits the ceiling: a huge wait overflows the timers, and int() refuses
+            # a line of thousands of digits.
+            millis = int(retry) if len(retry) <= 9 else MAX_RECONNECT_DELAY * 1000
+            self.retry = min(millis / 1000.0, MAX_RECONNECT_DELAY)
 
     def delay(self, failures: int, base: float) -> float:
         """Seconds to wait before the next attempt: the server's advice, else a growing backoff."""

@@ -1,0 +1,183 @@
+"""The client against hostile servers: what a seeded fuzzer of server answers found, each kept as a regression.
+
+- A server that hands out a new cursor with every page: listing all pages
+  ends within the call's timeout, with a typed ``TIMEOUT``, instead of
+  following cursors for ever (a repeated cursor was already refused).
+- A server that redirects a POST: the redirect is followed (it used to fail
+  inside ``requests`` with an ``AttributeError``, the fast request path
+  having left the cookie jar unset).
+- A server whose SSE ``retry:`` advice is huge, or a line of thousands of
+  digits: the wait is capped at ``MAX_RECONNECT_DELAY`` (a huge wait
+  overflowed the timer and killed the GET stream's thread; a digit line
+  beyond ``int``'s limit raised ``ValueError``).
+
+Real processes for stdio, real sockets on 127.0.0.1 for HTTP; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import re
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sync import MCP_CODES, MCPClient, MCPError
+from mcp_sync.transports.http import streamable as streamable_module
+
+HERE = Path(__file__).parent.parent
+WAIT = 10.0
+"""The bound of every wait for something that should happen at once."""
+
+
+# ------------------------------------------------------------ endless pages
+
+
+def test_listing_a_server_that_hands_out_new_cursors_for_ever_ends_within_the_timeout() -> None:
+    command = [sys.executable, str(HERE / "servers" / "endless_pages.py")]
+    with MCPClient.stdio(command, era="handshake", stderr=lambda line: None, connect_timeout=WAIT) as client:
+        with pytest.raises(MCPError) as err:
+            client.refresh_tools(timeout=0.5)
+        assert err.value.code == MCP_CODES.TIMEOUT
+        assert "tools/list" in err.value.message
+        # It did follow the cursors, each one new, until its time was up.
+        followed = re.search(r"\((\d+) cursors followed\)", err.value.message)
+        assert followed is not None and int(followed.group(1)) >= 2
+        with pytest.raises(MCPError) as err:
+            client.refresh_tools(timeout=0.0)  # no time at all: nothing is asked
+        assert err.value.code == MCP_CODES.TIMEOUT and "0 cursors followed" in err.value.message
+
+
+def test_listing_with_the_clients_default_timeout_is_bounded_by_it_too() -> None:
+    command = [sys.executable, str(HERE / "servers" / "endless_pages.py")]
+    with MCPClient.stdio(
+        command, era="handshake", timeout=0.5, connect_timeout=WAIT, stderr=lambda line: None
+    ) as client:
+        with pytest.raises(MCPError) as err:
+            client.refresh_prompts()
+        assert err.value.code == MCP_CODES.TIMEOUT
+
+
+# ---------------------------------------------------------------- redirects
+
+
+class Redirecting(http.server.BaseHTTPRequestHandler):
+    """A handshake-era MCP endpoint at ``/mcp``; any other path is sent there with the status in ``status``."""
+
+    protocol_version = "HTTP/1.1"
+    status = 307
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._send(405)
+
+    def do_DELETE(self) -> None:
+        self._send(405)
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path != "/mcp":
+            self._send(self.status, headers={"Location": "/mcp"})
+            return
+        if "id" not in message:
+            self._send(202)
+            return
+        method, params = message["method"], message.get("params") or {}
+        result: dict[str, Any] = {}
+        if method == "initialize":
+            info = {"name": "redirected", "version": "1.0"}
+            result = {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": info}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": params["arguments"]["text"]}]}
+        self._send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+
+
+@contextlib.contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, name="test-hostile-http", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(WAIT)
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_post_the_server_redirects_is_followed(status: int) -> None:
+    handler = type("Redirecting", (Redirecting,), {"status": status})
+    with (
+        serving(handler) as base,
+        MCPClient.http(
+            f"{base}/old", transport="streamable", era="handshake", connect_timeout=WAIT, timeout=WAIT
+        ) as client,
+    ):
+        assert client.server_info.name == "redirected"
+        assert client.call_tool("echo", {"text": "moved"}).text == "moved"
+
+
+# ------------------------------------------------------------- retry advice
+
+
+class Event:
+    def __init__(self, retry: str) -> None:
+        self.id, self.retry, self.event, self.data = None, retry, "message", ""
+
+
+@pytest.mark.parametrize("retry", ["99999999999999999999", "9" * 5000, "30001", "1000000000"])
+def test_retry_advice_beyond_the_ceiling_waits_the_ceiling(retry: str) -> None:
+    cursor = streamable_module._Cursor()
+    cursor.saw(Event(retry))
+    assert cursor.retry == streamable_module.MAX_RECONNECT_DELAY
+    assert cursor.delay(0, 1.0) == streamable_module.MAX_RECONNECT_DELAY
+
+
+def test_retry_advice_under_the_ceiling_is_followed() -> None:
+    cursor = streamable_module._Cursor()
+    cursor.saw(Event("29999"))
+    assert cursor.retry == 29.999
+
+
+class HugeRetry(Redirecting):
+    """Its GET stream advises a retry of about three billion years, then ends."""
+
+    served = threading.Event()
+
+    def do_GET(self) -> None:
+        body = b'retry: 99999999999999999999\nid: g1\ndata: {"jsonrpc": "2.0", "method": "notifications/x"}\n\n'
+        self._send(200, body, {"Content-Type": "text/event-stream"})
+        self.served.set()
+
+
+def test_a_get_stream_advising_a_huge_retry_waits_for_close(monkeypatch: pytest.MonkeyPatch) -> None:
+    crashed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
+    with (
+        serving(HugeRetry) as base,
+        MCPClient.http(
+            f"{base}/mcp", transport="streamable", era="handshake", connect_timeout=WAIT, timeout=WAIT
+        ) as client,
+    ):
+        assert HugeRetry.served.wait(WAIT)
+        assert client.call_tool("echo", {"text": "still here"}).text == "still here"
+    assert crashed == []

@@ -6,6 +6,9 @@
 - A server that redirects a POST: the redirect is followed (it used to fail
   inside ``requests`` with an ``AttributeError``, the fast request path
   having left the cookie jar unset).
+- A server that sends bytes that are not UTF-8 on an SSE stream: they are
+  read as U+FFFD, as the SSE standard says (``sseclient`` raised on them,
+  which ended the stream and lost the answer after them).
 - A server whose SSE ``retry:`` advice is huge, or a line of thousands of
   digits: the wait is capped at ``MAX_RECONNECT_DELAY`` (a huge wait
   overflowed the timer and killed the GET stream's thread; a digit line
@@ -107,7 +110,14 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
             result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": params["arguments"]["text"]}]}
-        self._send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        if params.get("arguments", {}).get("bad_bytes"):
+            # Bytes that are not UTF-8 in an event's id, in a notification's text, and cutting the last character.
+            log = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a\xff"}}'
+            events = b"id: \xff\xfe1\ndata: " + log + b"\n\nid: 2\ndata: " + body + b"\n\n:\xe2\x82"
+            self._send(200, events, {"Content-Type": "text/event-stream"})
+            return
+        self._send(200, body)
 
 
 @contextlib.contextmanager
@@ -134,6 +144,26 @@ def test_a_post_the_server_redirects_is_followed(status: int) -> None:
     ):
         assert client.server_info.name == "redirected"
         assert client.call_tool("echo", {"text": "moved"}).text == "moved"
+
+
+# ----------------------------------------------------------- bytes not UTF-8
+
+
+def test_bytes_that_are_not_utf8_in_an_sse_stream_do_not_end_it() -> None:
+    said: list[Any] = []
+    with (
+        serving(Redirecting) as base,
+        MCPClient.http(
+            f"{base}/mcp",
+            transport="streamable",
+            era="handshake",
+            connect_timeout=WAIT,
+            timeout=WAIT,
+            log_handler=lambda params: said.append(params.data),
+        ) as client,
+    ):
+        assert client.call_tool("echo", {"text": "after", "bad_bytes": True}).text == "after"
+        assert said == ["a\ufffd"]
 
 
 # ------------------------------------------------------------- retry advice

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import socket
 import threading
@@ -87,10 +88,17 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
 
     ``Response.iter_content`` would wait for a full buffer, or for the end, of
     a body sent without chunked encoding; ``read1`` returns what is there.
+    Bytes that are not UTF-8 come out as U+FFFD, as the SSE standard decodes
+    a stream: ``sseclient`` would raise on them, ending the whole stream (and
+    the answer it carries) for one bad byte. The incremental decoder keeps a
+    character split between two reads whole.
     """
     raw = response.raw
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     while chunk := raw.read1(_CHUNK, decode_content=True):
-        yield chunk
+        yield decoder.decode(chunk).encode()
+    if rest := decoder.decode(b"", final=True):  # the stream ended inside a character
+        yield rest.encode()
 
 
 def default_sse_client(response: requests.Response) -> EventSource:

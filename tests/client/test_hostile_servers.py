@@ -9,6 +9,9 @@
 - A server that sends bytes that are not UTF-8 on an SSE stream: they are
   read as U+FFFD, as the SSE standard says (``sseclient`` raised on them,
   which ended the stream and lost the answer after them).
+- A legacy HTTP+SSE server whose ``endpoint`` cannot be parsed (a bracketed
+  host that is no IPv6 address, a port out of range): the error says so
+  (it said the server "could not be reached").
 - A server whose SSE ``retry:`` advice is huge, or a line of thousands of
   digits: the wait is capped at ``MAX_RECONNECT_DELAY`` (a huge wait
   overflowed the timer and killed the GET stream's thread; a digit line
@@ -211,3 +214,32 @@ def test_a_get_stream_advising_a_huge_retry_waits_for_close(monkeypatch: pytest.
         assert HugeRetry.served.wait(WAIT)
         assert client.call_tool("echo", {"text": "still here"}).text == "still here"
     assert crashed == []
+
+
+# ----------------------------------------------------- legacy SSE endpoints
+
+
+class BadEndpoint(http.server.BaseHTTPRequestHandler):
+    """A legacy HTTP+SSE server whose ``endpoint`` event names the URL in ``endpoint``, which cannot be parsed."""
+
+    protocol_version = "HTTP/1.1"
+    endpoint = b""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"event: endpoint\ndata: " + self.endpoint + b"\n\n")
+        self.wfile.flush()
+
+
+@pytest.mark.parametrize("endpoint", [b"http://[not-ipv6/messages", b"http://127.0.0.1:99999/messages"])
+def test_a_legacy_endpoint_that_cannot_be_parsed_is_named_as_invalid(endpoint: bytes) -> None:
+    handler = type("BadEndpoint", (BadEndpoint,), {"endpoint": endpoint})
+    with serving(handler) as base, pytest.raises(MCPError) as err:
+        MCPClient.http(f"{base}/sse", transport="sse", connect_timeout=WAIT, timeout=WAIT)
+    assert err.value.code == MCP_CODES.TRANSPORT_ERROR
+    assert f"named an invalid endpoint {endpoint.decode()!r}" in err.value.message

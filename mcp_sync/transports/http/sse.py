@@ -161,8 +161,16 @@ class SSEClientTransport(BaseTransport):
         self._ready.set()
 
     def _resolve(self, data: str) -> str:
-        endpoint = urljoin(self.url, data.strip())
-        if _origin(endpoint) != _origin(self.url):
+        try:
+            endpoint = urljoin(self.url, data.strip())
+            origin = _origin(endpoint)
+        except ValueError as exc:  # a bracketed host that is no IPv6 address, a port out of range
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                f"the server at {self.url} named an invalid endpoint {data.strip()!r}: {exc}",
+                context={"url": self.url},
+            ) from exc
+        if origin != _origin(self.url):
             raise MCPTransportError(
                 MCP_CODES.TRANSPORT_ERROR,
                 f"the server at {self.url} named an endpoint on another origin: {endpoint}",

@@ -33,7 +33,7 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -214,12 +214,31 @@ class _BackgroundPool:
         self._executor = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="mcp-sync-client-refresh", initializer=self._enrol
         )
+        self._queued: set[Hashable] = set()
+        self._queued_lock = threading.Lock()
 
     def _enrol(self) -> None:
         self._membership.inside = True
 
-    def submit(self, fn: Callable[[], None]) -> None:
-        self._executor.submit(fn)
+    def submit(self, key: Hashable, fn: Callable[[], None]) -> None:
+        """Queue ``fn``, unless work under the same ``key`` waits in the queue already.
+
+        A server may send the same notification thousands of times in a row:
+        each would cost a refresh (a full listing) without this. Work that has
+        started is not waited for: a notification during a refresh queues the
+        next one.
+        """
+        with self._queued_lock:
+            if key in self._queued:
+                return
+            self._queued.add(key)
+
+        def run() -> None:
+            with self._queued_lock:
+                self._queued.discard(key)
+            fn()
+
+        self._executor.submit(run)
 
     def shutdown(self) -> None:
         """Drop the queued work and wait for the running one, unless called from the pool's own thread."""
@@ -656,7 +675,7 @@ class MCPClient:
                 return
             if self._background is None:
                 self._background = _BackgroundPool()
-            self._background.submit(run)
+            self._background.submit((fn, arg), run)
 
     def _collect(
         self, method: str, result_type: type[_P], key: str, timeout: Timeout, cancel: threading.Event | None

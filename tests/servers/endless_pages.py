@@ -2,7 +2,8 @@
 and a new cursor.
 
 A client following ``nextCursor`` would list for ever: every cursor is new,
-so refusing a repeated one does not stop it.
+so refusing a repeated one does not stop it. Each listing asked for is
+noted on stderr, with its cursor.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ for line in sys.stdin:
         info = {"name": "endless-pages", "version": "1.0"}
         result = {"protocolVersion": params["protocolVersion"], "capabilities": {}, "serverInfo": info}
     elif method in ("tools/list", "prompts/list", "resources/list"):
+        sys.stderr.write(f"listed {params.get('cursor')}\n")
+        sys.stderr.flush()
         result = {method.split("/")[0]: [], "nextCursor": f"page-{next(counter)}"}
     else:
         result = {}

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -176,6 +176,42 @@ def test_bytes_that_are_not_utf8_in_an_sse_stream_do_not_end_it() -> None:
     ):
         assert client.call_tool("echo", {"text": "after", "bad_bytes": True}).text == "after"
         assert said == ["a\ufffd"]
+
+
+class CutCharacter(Redirecting):
+    """Its first GET stream carries a log message with a byte that is not UTF-8, then ends inside a character."""
+
+    gets: ClassVar[list[str]] = []
+    reconnected = threading.Event()
+
+    def do_GET(self) -> None:
+        self.gets.append(self.headers.get("Last-Event-ID", ""))
+        if len(self.gets) > 1:
+            self._send(405)
+            self.reconnected.set()
+            return
+        log = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"b\xff"}}'
+        self._send(200, b"retry: 10\nid: g1\ndata: " + log + b"\n\n:\xe2\x82", {"Content-Type": "text/event-stream"})
+
+
+def test_a_stream_that_ends_inside_a_character_is_read_to_its_end() -> None:
+    said: list[Any] = []
+    with (
+        serving(CutCharacter) as base,
+        MCPClient.http(
+            f"{base}/mcp",
+            transport="streamable",
+            era="handshake",
+            connect_timeout=WAIT,
+            timeout=WAIT,
+            log_handler=lambda params: said.append(params.data),
+        ) as client,
+    ):
+        # The client reconnects only once it has read the stream to its end.
+        assert CutCharacter.reconnected.wait(WAIT)
+        assert CutCharacter.gets == ["", "g1"]
+        assert said == ["b\ufffd"]
+        assert client.call_tool("echo", {"text": "fine"}).text == "fine"
 
 
 # ------------------------------------------------------------- retry advice

@@ -6,6 +6,9 @@
 - A server that redirects a POST: the redirect is followed (it used to fail
   inside ``requests`` with an ``AttributeError``, the fast request path
   having left the cookie jar unset).
+- A server whose JSON body never ends: the call fails once the body is over
+  ``MAX_BODY_BYTES``, and the connection goes on (the client read it whole:
+  gigabytes within the call's timeout).
 - A server that sends bytes that are not UTF-8 on an SSE stream: they are
   read as U+FFFD, as the SSE standard says (``sseclient`` raised on them,
   which ended the stream and lost the answer after them).
@@ -39,6 +42,7 @@ import pytest
 
 from mcp_sync import MCP_CODES, MCPClient, MCPError
 from mcp_sync.transports.http import streamable as streamable_module
+from mcp_sync.transports.http._common import MAX_BODY_BYTES
 from mcp_sync.types import TextResourceContents
 
 HERE = Path(__file__).parent.parent
@@ -105,6 +109,17 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._send(405)
 
+    def _send_for_ever(self, status: int, start: bytes) -> None:
+        """A JSON body that says it is 100 GB long and never ends: ``start``, then spaces until the client lets go."""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(100 * 1024**3))
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            self.wfile.write(start)
+            while True:
+                self.wfile.write(b" " * (1 << 20))
+
     def do_POST(self) -> None:
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.path != "/mcp":
@@ -123,6 +138,9 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": params["arguments"]["text"]}]}
         body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        if "endless" in params.get("arguments", {}):
+            self._send_for_ever(params["arguments"]["endless"], body[:-2])
+            return
         if params.get("arguments", {}).get("bad_bytes"):
             # Bytes that are not UTF-8 in an event's id, in a notification's text, and cutting the last character.
             log = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a\xff"}}'
@@ -156,6 +174,27 @@ def test_a_post_the_server_redirects_is_followed(status: int) -> None:
     ):
         assert client.server_info.name == "redirected"
         assert client.call_tool("echo", {"text": "moved"}).text == "moved"
+
+
+# ------------------------------------------------------------ endless bodies
+
+
+def test_a_json_body_that_never_ends_fails_the_call_at_the_size_limit() -> None:
+    with (
+        serving(Redirecting) as base,
+        MCPClient.http(
+            f"{base}/mcp", transport="streamable", era="handshake", connect_timeout=WAIT, timeout=WAIT
+        ) as client,
+    ):
+        with pytest.raises(MCPError) as err:
+            client.call_tool("echo", {"text": "x", "endless": 200})
+        assert err.value.code == MCP_CODES.INTERNAL_ERROR
+        assert f"answered tools/call with a body over {MAX_BODY_BYTES} bytes" in err.value.message
+        # An HTTP error whose body never ends is reported by its status.
+        with pytest.raises(MCPError) as err:
+            client.call_tool("echo", {"text": "x", "endless": 500})
+        assert "answered tools/call with HTTP 500" in err.value.message
+        assert client.call_tool("echo", {"text": "still here"}).text == "still here"
 
 
 # ----------------------------------------------------------- bytes not UTF-8

@@ -36,6 +36,9 @@ POOL_SIZE = 32
 """Connections kept per host by the sessions the transports make for themselves."""
 _CHUNK = 1 << 16
 _SNIPPET = 200
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest body the client reads whole (bytes), as a line is bounded over stdio: a server sending without end
+would otherwise fill the client's memory (at loopback speed, gigabytes within a call's timeout)."""
 
 
 Timeout = float | tuple[float, float | None]
@@ -360,6 +363,18 @@ def describe(response: requests.Response) -> str:
     return f"HTTP {response.status_code} {response.reason or ''}".rstrip()
 
 
+def read_body(response: requests.Response) -> bytes | None:
+    """The body of a streaming ``response``; ``None`` when it is over :data:`MAX_BODY_BYTES` (the rest is not read)."""
+    parts: list[bytes] = []
+    size = 0
+    for part in response.iter_content(_CHUNK):
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
 def snippet(body: bytes) -> str:
     text = body.decode("utf-8", errors="replace").strip()
     return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
@@ -375,7 +390,7 @@ def http_error_answer(url: str, request: JSONRPCRequest, response: requests.Resp
     A JSON-RPC error in the body is kept (with the request's id); otherwise the
     error says what the server answered, with the status in its ``data``.
     """
-    body = response.content
+    body = read_body(response) or b""
     try:
         message = parse_value(pydantic_core.from_json(body))
     except ValueError:

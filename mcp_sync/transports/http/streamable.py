@@ -60,6 +60,7 @@ from ._common import (
     DEFAULT_SSE_READ_TIMEOUT,
     DEFAULT_TIMEOUT,
     JOIN_TIMEOUT,
+    MAX_BODY_BYTES,
     STREAM_ERRORS,
     Sender,
     SSEClientFactory,
@@ -75,6 +76,7 @@ from ._common import (
     http_error_answer,
     lost_connection,
     new_session,
+    read_body,
     shut_down,
     snippet,
     taking,
@@ -438,7 +440,7 @@ class StreamableHTTPClientTransport(BaseTransport):
                     "the MCP server at %s refused a message with %s: %s",
                     self.url,
                     describe(response),
-                    snippet(response.content),
+                    snippet(read_body(response) or b""),
                 )
 
     def _abandon(self, request_id: Any) -> None:
@@ -560,7 +562,15 @@ class StreamableHTTPClientTransport(BaseTransport):
             return http_error_answer(self.url, request, response)
         kind = content_type(response)
         if kind == "application/json":
-            return self._json_answer(request, response.content)
+            body = read_body(response)
+            if body is None:
+                return error_answer(
+                    request.id,
+                    JsonRpcCode.INTERNAL_ERROR,
+                    f"the MCP server at {self.url} answered {request.method} with a body over {MAX_BODY_BYTES} bytes",
+                    {"url": self.url},
+                )
+            return self._json_answer(request, body)
         if kind == "text/event-stream":
             return self._stream_answer(inflight, response)
         return error_answer(

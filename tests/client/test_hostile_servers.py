@@ -9,6 +9,11 @@
 - A server whose JSON body never ends: the call fails once the body is over
   ``MAX_BODY_BYTES``, and the connection goes on (the client read it whole:
   gigabytes within the call's timeout).
+- A server whose SSE event never ends (one endless line, or endless short
+  ``data:`` lines): the stream breaks once the event is over
+  ``MAX_BODY_BYTES``. ``sseclient`` grew an event one line at a time, in
+  time quadratic in its size: the reading thread spun on, past ``close()``.
+  Events are now read by :class:`~mcp_sync.transports.http._common.EventStream`.
 - A server that sends bytes that are not UTF-8 on an SSE stream: they are
   read as U+FFFD, as the SSE standard says (``sseclient`` raised on them,
   which ended the stream and lost the answer after them).
@@ -34,13 +39,14 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from mcp_sync import MCP_CODES, MCPClient, MCPError
+from mcp_sync.transports.http import _common as common_module
 from mcp_sync.transports.http import streamable as streamable_module
 from mcp_sync.transports.http._common import MAX_BODY_BYTES
 from mcp_sync.types import TextResourceContents
@@ -86,6 +92,22 @@ def test_listing_with_the_clients_default_timeout_is_bounded_by_it_too() -> None
 # ---------------------------------------------------------------- redirects
 
 
+LOG = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%s"}}'
+SSE_BODIES: dict[str, Callable[[bytes], bytes]] = {
+    # Every line ending there is; a comment; an event without data (dropped); a JSON text over two data lines;
+    # blank lines in a row; the answer with no blank line after it, nor a line end, as the stream ends.
+    "mixed": lambda answer: (
+        b": a comment\r\nid: 1\r\nevent: message\r\ndata: " + LOG % b"crlf" + b"\r\n\r\n"
+        b"retry: 5\rid: 2\r\r\n\n"
+        b'data: {"jsonrpc": "2.0",\ndata: "method": "notifications/message",\n'
+        b'data: "params": {"level": "info", "data": "lf"}}\n\n'
+        b"unknown: field\nevent:\ndata: " + answer
+    ),
+    # The answer, its line ended, and the stream ends without a blank line.
+    "unended": lambda answer: b"data: " + LOG % b"first" + b"\n\ndata: " + answer + b"\n",
+}
+
+
 class Redirecting(http.server.BaseHTTPRequestHandler):
     """A handshake-era MCP endpoint at ``/mcp``; any other path is sent there with the status in ``status``."""
 
@@ -120,6 +142,15 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
             while True:
                 self.wfile.write(b" " * (1 << 20))
 
+    def _send_sse_for_ever(self, piece: bytes) -> None:
+        """An SSE stream of one event that never ends: ``piece`` again and again until the client lets go."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            while True:
+                self.wfile.write(piece * 4096)
+
     def do_POST(self) -> None:
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.path != "/mcp":
@@ -141,11 +172,17 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
         if "endless" in params.get("arguments", {}):
             self._send_for_ever(params["arguments"]["endless"], body[:-2])
             return
+        if "endless_sse" in params.get("arguments", {}):
+            self._send_sse_for_ever(params["arguments"]["endless_sse"].encode())
+            return
         if params.get("arguments", {}).get("bad_bytes"):
             # Bytes that are not UTF-8 in an event's id, in a notification's text, and cutting the last character.
             log = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a\xff"}}'
             events = b"id: \xff\xfe1\ndata: " + log + b"\n\nid: 2\ndata: " + body + b"\n\n:\xe2\x82"
             self._send(200, events, {"Content-Type": "text/event-stream"})
+            return
+        if "sse" in params.get("arguments", {}):
+            self._send(200, SSE_BODIES[params["arguments"]["sse"]](body), {"Content-Type": "text/event-stream"})
             return
         self._send(200, body)
 
@@ -195,6 +232,47 @@ def test_a_json_body_that_never_ends_fails_the_call_at_the_size_limit() -> None:
             client.call_tool("echo", {"text": "x", "endless": 500})
         assert "answered tools/call with HTTP 500" in err.value.message
         assert client.call_tool("echo", {"text": "still here"}).text == "still here"
+
+
+# ---------------------------------------------------------------- SSE events
+
+
+def test_sse_events_are_read_with_every_line_ending_and_at_the_end_of_the_stream() -> None:
+    said: list[Any] = []
+    with (
+        serving(Redirecting) as base,
+        MCPClient.http(
+            f"{base}/mcp",
+            transport="streamable",
+            era="handshake",
+            connect_timeout=WAIT,
+            timeout=WAIT,
+            log_handler=lambda params: said.append(params.data),
+        ) as client,
+    ):
+        assert client.call_tool("echo", {"text": "mixed", "sse": "mixed"}).text == "mixed"
+        assert client.call_tool("echo", {"text": "unended", "sse": "unended"}).text == "unended"
+        assert said == ["crlf", "lf", "first"]
+
+
+@pytest.mark.parametrize("piece", ["data: a\n", "x"])
+def test_an_sse_event_that_never_ends_costs_bounded_time_and_memory(
+    piece: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A limit of 1 MiB, not 64: reading millions of short lines takes seconds, and the test would take them.
+    monkeypatch.setattr(common_module, "MAX_BODY_BYTES", 1 << 20)
+    with (
+        serving(Redirecting) as base,
+        MCPClient.http(
+            f"{base}/mcp", transport="streamable", era="handshake", connect_timeout=WAIT, timeout=WAIT
+        ) as client,
+    ):
+        with pytest.raises(MCPError) as err:
+            client.call_tool("echo", {"text": "x", "endless_sse": piece})
+        # The stream has no event id to resume it with: it is lost, and the connection with it.
+        assert err.value.code == MCP_CODES.TRANSPORT_CLOSED
+        assert f"the server sent an SSE event over {1 << 20} bytes" in err.value.message
+    # Closed, the client has no thread left behind, reading (the suite's fixture checks it).
 
 
 # ----------------------------------------------------------- bytes not UTF-8

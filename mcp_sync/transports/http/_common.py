@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import codecs
 import contextlib
+import dataclasses
+import re
 import socket
 import threading
 import weakref
@@ -16,7 +17,6 @@ import requests.adapters
 import requests.auth
 import requests.structures
 import requests.utils
-import sseclient
 import urllib3
 import urllib3.exceptions
 
@@ -64,7 +64,7 @@ STREAM_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSErro
 
 
 class SSEEvent(Protocol):
-    """One server-sent event, as :class:`sseclient.Event` has it."""
+    """One server-sent event: its fields as the stream gave them (``retry`` unchecked)."""
 
     id: str | None
     event: str
@@ -91,27 +91,103 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
 
     ``Response.iter_content`` would wait for a full buffer, or for the end, of
     a body sent without chunked encoding; ``read1`` returns what is there.
-    Bytes that are not UTF-8 come out as U+FFFD, as the SSE standard decodes
-    a stream: ``sseclient`` would raise on them, ending the whole stream (and
-    the answer it carries) for one bad byte. The incremental decoder keeps a
-    character split between two reads whole.
     """
     raw = response.raw
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     while chunk := raw.read1(_CHUNK, decode_content=True):
-        yield decoder.decode(chunk).encode()
-    if rest := decoder.decode(b"", final=True):  # the stream ended inside a character
-        yield rest.encode()
+        yield chunk
+
+
+@dataclasses.dataclass
+class Event:
+    """A server-sent event (see :class:`SSEEvent`)."""
+
+    id: str | None = None
+    event: str = "message"
+    data: str = ""
+    retry: str | None = None
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class EventStream:
+    """The events of an SSE response, read as they arrive, in time linear in their size.
+
+    Lines end with CR, LF or CRLF; a blank line ends an event; lines that
+    start with a colon are comments; bytes that are not UTF-8 read as U+FFFD,
+    as the SSE standard says. An event without a ``data`` field is dropped,
+    and with it the ``id`` and ``retry`` it carries; servers following MCP
+    prime their streams with an empty ``data`` field, which is kept. What is
+    left at the end of the stream is an event too. An event over
+    :data:`MAX_BODY_BYTES` raises ``ValueError``: a server could otherwise
+    fill the client's memory with one event that never ends.
+
+    (``sseclient``, used before, grew each event one line at a time, so an
+    event of many short lines took time quadratic in its size: a reading
+    thread could not stop, nor notice a close, for hours.)
+    """
+
+    def __init__(self, response: requests.Response) -> None:
+        self.response = response
+
+    def close(self) -> None:
+        self.response.close()
+
+    def events(self) -> Iterator[SSEEvent]:
+        partial = bytearray()  # the start of a line whose end has not come
+        lines: list[bytes] = []  # the lines of the event being read
+        size = 0
+        after_cr = False  # the last piece ended with CR: an LF starting the next one ends no other line
+        for chunk in _chunks(self.response):
+            start = 1 if after_cr and chunk.startswith(b"\n") else 0
+            for end in _LINE_END.finditer(chunk, start):
+                partial += chunk[start : end.start()]
+                start = end.end()
+                if partial:
+                    size += len(partial)
+                    lines.append(bytes(partial))
+                    partial.clear()
+                elif lines:
+                    if (event := _event(lines)) is not None:
+                        yield event
+                    lines, size = [], 0
+            partial += chunk[start:]
+            after_cr = chunk.endswith(b"\r")
+            if size + len(partial) > MAX_BODY_BYTES:
+                raise ValueError(f"the server sent an SSE event over {MAX_BODY_BYTES} bytes")
+        if partial:
+            lines.append(bytes(partial))
+        if lines and (event := _event(lines)) is not None:
+            yield event
+
+
+def _event(lines: list[bytes]) -> Event | None:
+    """The event these lines make; ``None`` when they have no ``data`` field."""
+    event = Event()
+    data: list[str] = []
+    for raw in lines:
+        line = raw.decode("utf-8", "replace")
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            event.event = value or "message"
+        elif field == "id":
+            event.id = value
+        elif field == "retry":
+            event.retry = value
+    if not data:
+        return None
+    event.data = "\n".join(data)
+    return event
 
 
 def default_sse_client(response: requests.Response) -> EventSource:
-    """An :class:`sseclient.SSEClient` reading ``response`` as it arrives.
-
-    It drops events without a ``data`` field, and with them the ``id`` and
-    ``retry`` they carry; servers following MCP prime their streams with an
-    empty ``data`` field, which it keeps.
-    """
-    return sseclient.SSEClient(_chunks(response))
+    """An :class:`EventStream` reading ``response`` as it arrives."""
+    return EventStream(response)
 
 
 class ClosableAdapter(requests.adapters.HTTPAdapter):

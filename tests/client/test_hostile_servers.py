@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+import requests
 
 from mcp_sync import MCP_CODES, MCPClient, MCPError
 from mcp_sync.transports.http import _common as common_module
@@ -426,3 +427,13 @@ def test_a_flood_of_list_changes_costs_one_refresh_not_one_each() -> None:
         listings = int(counted.text)
         # One at connect, one started by the first change, one queued for all the others.
         assert 1 < listings <= 3
+
+
+def test_an_event_stream_gives_each_field_and_closes_its_response() -> None:
+    with serving(HugeRetry) as base, requests.get(f"{base}/mcp", stream=True, timeout=WAIT) as response:
+        stream = common_module.default_sse_client(response)
+        event = next(iter(stream.events()))
+        assert (event.id, event.event, event.retry) == ("g1", "message", "99999999999999999999")
+        assert json.loads(event.data) == {"jsonrpc": "2.0", "method": "notifications/x"}
+        stream.close()
+        assert response.raw.closed

@@ -6,6 +6,10 @@
 - A server that redirects a POST: the redirect is followed (it used to fail
   inside ``requests`` with an ``AttributeError``, the fast request path
   having left the cookie jar unset).
+- A server that names a session id that is not visible ASCII (a line break
+  that folds into a header of its own, bytes past ASCII, control bytes): the
+  connection is refused with a typed error that does not quote the id (it
+  was sent back in every request's headers as it came).
 - A server whose JSON body never ends: the call fails once the body is over
   ``MAX_BODY_BYTES``, and the connection goes on (the client read it whole:
   gigabytes within the call's timeout).
@@ -114,6 +118,8 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     status = 307
+    session_id: str | None = None
+    """The ``Mcp-Session-Id`` its answer to ``initialize`` names (none if ``None``)."""
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet."""
@@ -185,7 +191,8 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
         if "sse" in params.get("arguments", {}):
             self._send(200, SSE_BODIES[params["arguments"]["sse"]](body), {"Content-Type": "text/event-stream"})
             return
-        self._send(200, body)
+        named = {"Mcp-Session-Id": self.session_id} if method == "initialize" and self.session_id else {}
+        self._send(200, body, named)
 
 
 @contextlib.contextmanager
@@ -212,6 +219,30 @@ def test_a_post_the_server_redirects_is_followed(status: int) -> None:
     ):
         assert client.server_info.name == "redirected"
         assert client.call_tool("echo", {"text": "moved"}).text == "moved"
+
+
+# -------------------------------------------------------------- session ids
+
+
+@pytest.mark.parametrize("session_id", ["s-1\r\n X-Injected: yes", "s\xff\xe9", "s\x01", "s 1"])
+def test_a_session_id_that_is_not_visible_ascii_is_refused(session_id: str) -> None:
+    handler = type("Redirecting", (Redirecting,), {"session_id": session_id})
+    with serving(handler) as base, pytest.raises(MCPError) as err:
+        MCPClient.http(f"{base}/mcp", transport="streamable", era="handshake", connect_timeout=WAIT, timeout=WAIT)
+    assert err.value.code == MCP_CODES.PROTOCOL_INVALID
+    assert "named a session id that is not visible ASCII" in err.value.message
+    assert session_id not in err.value.message
+
+
+def test_a_session_id_of_visible_ascii_is_accepted() -> None:
+    handler = type("Redirecting", (Redirecting,), {"session_id": "s-1~!"})
+    with (
+        serving(handler) as base,
+        MCPClient.http(
+            f"{base}/mcp", transport="streamable", era="handshake", connect_timeout=WAIT, timeout=WAIT
+        ) as client,
+    ):
+        assert client.call_tool("echo", {"text": "in session"}).text == "in session"
 
 
 # ------------------------------------------------------------ endless bodies

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -41,7 +42,7 @@ import requests
 import requests.adapters
 import requests.auth
 
-from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPTransportError
+from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError
 from ...protocol.headers import NAMED_BY, header_value, screen_tools
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, parse_value
 from ...protocol.stateless import meta_revision
@@ -104,6 +105,9 @@ ONE_WAY_READ_TIMEOUT = 10.0
 _ACCEPT_ANY = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
 _SESSION_HEADER = "Mcp-Session-Id"
+_SESSION_ID = re.compile(r"[\x21-\x7e]+")
+"""What a session id may hold, as the spec says: visible ASCII. It goes back in every request's headers, where a
+line break would fold into the next header and other bytes would go as Latin-1."""
 _VERSION_HEADER = "MCP-Protocol-Version"
 """The parameter each method's ``Mcp-Name`` header mirrors (2026-07-28)."""
 _IDLE_WORKER = 30.0
@@ -706,8 +710,16 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _learn_session(self, response: requests.Response) -> None:
         """An initialize was accepted: the session is the one it names (none when it names none)."""
         if response.status_code < 300:
+            session_id = response.headers.get(_SESSION_HEADER) or None
+            if session_id is not None and not _SESSION_ID.fullmatch(session_id):
+                # The id is not quoted: it is the session's credential.
+                raise MCPProtocolError(
+                    MCP_CODES.PROTOCOL_INVALID,
+                    f"the MCP server at {self.url} named a session id that is not visible ASCII",
+                    context={"url": self.url},
+                )
             with self._state_lock:
-                self.session_id = response.headers.get(_SESSION_HEADER) or None
+                self.session_id = session_id
 
     def _learn_version(self, answer: JSONRPCResultResponse) -> None:
         version = answer.result.get("protocolVersion")

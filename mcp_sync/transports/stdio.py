@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
 from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
 from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, recover_id
-from ..protocol.types import Error, JSONRPCMessage, JSONRPCRequest
+from ..protocol.types import Error, JSONRPCMessage, JSONRPCRequest, RequestId
 from ..runtime.transport import BaseTransport
 
 if TYPE_CHECKING:
@@ -76,6 +76,19 @@ DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LA
 StderrTarget = IO[str] | Callable[[str], None] | logging.Logger | None
 """Where a server process's stderr lines go: a text stream, a callable, a logger
 (at INFO), or ``None`` for this process's ``sys.stderr`` (whatever object it is)."""
+
+
+def _asks(request_id: RequestId | None, head: bytes) -> bool:
+    """Whether an unreadable line (of which ``head`` is the start) gets an error back: unless it is an answer.
+
+    An answer (a ``result`` or an ``error`` and no ``method``) gets none: it
+    fails the call of ours it names at once (see
+    :meth:`~mcp_sync.runtime.dispatcher.JsonRpcDispatcher._fail_pending`),
+    which would otherwise wait for its whole timeout while the peer got an
+    error for a request it never sent.
+    """
+    answer = b'"method"' not in head and (b'"result"' in head or b'"error"' in head)
+    return request_id is None or not answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -492,7 +505,8 @@ class StdioTransport(BaseTransport):
         if isinstance(message, InvalidMessage):
             self.last_invalid_line = line[:200]
             if message.id is None and message.error.code == JsonRpcCode.PARSE_ERROR:
-                message = InvalidMessage(message.error, recover_id(line), message.reply)
+                request_id = recover_id(line)
+                message = InvalidMessage(message.error, request_id, _asks(request_id, line[:_ID_SCAN_BYTES]))
             if message.id is None and self._stray(line):
                 return None
         return message
@@ -510,7 +524,8 @@ class StdioTransport(BaseTransport):
             code=JsonRpcCode.INVALID_REQUEST,
             message=f"Invalid request: message larger than the limit of {self.max_line_bytes} bytes",
         )
-        self._deliver(InvalidMessage(error, recover_id(head)))
+        request_id = recover_id(head)
+        self._deliver(InvalidMessage(error, request_id, _asks(request_id, head)))
 
     # -------------------------------------------------------------- closing
 

@@ -6,6 +6,10 @@
 - A server that redirects a POST: the redirect is followed (it used to fail
   inside ``requests`` with an ``AttributeError``, the fast request path
   having left the cookie jar unset).
+- A stdio server whose answer cannot be read (nested too deep, ``NaN``, a
+  line over the limit): the call it names fails at once. It waited for its
+  whole timeout, while the server got an error for a request it never sent;
+  an unreadable request that shares the call's id still gets that error.
 - A server that names a session id that is not visible ASCII (a line break
   that folds into a header of its own, bytes past ASCII, control bytes): the
   connection is refused with a typed error that does not quote the id (it
@@ -54,6 +58,7 @@ from mcp_sync import MCP_CODES, MCPClient, MCPError
 from mcp_sync.transports.http import _common as common_module
 from mcp_sync.transports.http import streamable as streamable_module
 from mcp_sync.transports.http._common import MAX_BODY_BYTES
+from mcp_sync.transports.stdio import ProcessTransport
 from mcp_sync.types import TextResourceContents
 
 HERE = Path(__file__).parent.parent
@@ -468,3 +473,34 @@ def test_an_event_stream_gives_each_field_and_closes_its_response() -> None:
         assert json.loads(event.data) == {"jsonrpc": "2.0", "method": "notifications/x"}
         stream.close()
         assert response.raw.closed
+
+
+# ------------------------------------------------------ unreadable answers
+
+
+@pytest.fixture
+def garbled() -> Iterator[MCPClient]:
+    command = [sys.executable, str(HERE / "servers" / "garbled_answers.py")]
+    transport = ProcessTransport(command, max_line_bytes=4096, stderr=lambda line: None)
+    client = MCPClient(era="handshake", timeout=WAIT * 3)
+    try:
+        client.connect(transport, timeout=WAIT)
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize(
+    ("how", "why"),
+    [("deep", "recursion limit exceeded"), ("nan", "Parse error"), ("long", "larger than the limit of 4096 bytes")],
+)
+def test_an_unreadable_answer_fails_its_call_at_once(garbled: MCPClient, how: str, why: str) -> None:
+    with pytest.raises(MCPError) as err:
+        garbled.call_tool("x", {"how": how})
+    assert err.value.code == MCP_CODES.PROTOCOL_INVALID
+    assert "the peer answered tools/call with an invalid response" in err.value.message and why in err.value.message
+    garbled.ping(timeout=WAIT)
+
+
+def test_an_unreadable_request_that_shares_a_calls_id_is_refused_not_taken_for_its_answer(garbled: MCPClient) -> None:
+    assert garbled.call_tool("x", {"how": "request"}).text == "-32700"

@@ -33,7 +33,7 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -89,7 +89,16 @@ from ..protocol.types import (
     WireModel,
 )
 from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION, STATELESS_REVISIONS
-from ..runtime.dispatcher import DEFAULT_TIMEOUT, USE_DEFAULT, Clock, JsonRpcDispatcher, ProgressCallback, Timeout
+from ..runtime.dispatcher import (
+    DEFAULT_TIMEOUT,
+    USE_DEFAULT,
+    Clock,
+    JsonRpcDispatcher,
+    ProgressCallback,
+    SystemClock,
+    Timeout,
+    UseDefault,
+)
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from . import skills
@@ -205,12 +214,31 @@ class _BackgroundPool:
         self._executor = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="mcp-sync-client-refresh", initializer=self._enrol
         )
+        self._queued: set[Hashable] = set()
+        self._queued_lock = threading.Lock()
 
     def _enrol(self) -> None:
         self._membership.inside = True
 
-    def submit(self, fn: Callable[[], None]) -> None:
-        self._executor.submit(fn)
+    def submit(self, key: Hashable, fn: Callable[[], None]) -> None:
+        """Queue ``fn``, unless work under the same ``key`` waits in the queue already.
+
+        A server may send the same notification thousands of times in a row:
+        each would cost a refresh (a full listing) without this. Work that has
+        started is not waited for: a notification during a refresh queues the
+        next one.
+        """
+        with self._queued_lock:
+            if key in self._queued:
+                return
+            self._queued.add(key)
+
+        def run() -> None:
+            with self._queued_lock:
+                self._queued.discard(key)
+            fn()
+
+        self._executor.submit(run)
 
     def shutdown(self) -> None:
         """Drop the queued work and wait for the running one, unless called from the pool's own thread."""
@@ -647,18 +675,33 @@ class MCPClient:
                 return
             if self._background is None:
                 self._background = _BackgroundPool()
-            self._background.submit(run)
+            self._background.submit((fn, arg), run)
 
     def _collect(
         self, method: str, result_type: type[_P], key: str, timeout: Timeout, cancel: threading.Event | None
     ) -> list[Any]:
-        """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused)."""
+        """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused).
+
+        ``timeout`` bounds the whole listing, not each page: a server that
+        hands out a new cursor with every page would otherwise be followed
+        for ever.
+        """
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
+        clock = self._clock or SystemClock()
+        limit = self.timeout if isinstance(timeout, UseDefault) else timeout
+        deadline = None if limit is None else clock.monotonic() + limit
         while True:
+            left = limit if deadline is None else deadline - clock.monotonic()
+            if left is not None and left <= 0:
+                raise MCPError(
+                    MCP_CODES.TIMEOUT,
+                    f"listing {method} did not end within {limit:g} s ({len(seen)} cursors followed)",
+                    context={"method": method, "timeout": limit},
+                )
             params = PaginatedRequestParams(cursor=cursor)
-            page = self._call(method, params, result_type, timeout=timeout, cancel=cancel, fresh=True)
+            page = self._call(method, params, result_type, timeout=left, cancel=cancel, fresh=True)
             items.extend(getattr(page, key))
             cursor = page.next_cursor
             if not cursor:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import re
 import socket
 import threading
 import weakref
@@ -15,7 +17,6 @@ import requests.adapters
 import requests.auth
 import requests.structures
 import requests.utils
-import sseclient
 import urllib3
 import urllib3.exceptions
 
@@ -35,6 +36,9 @@ POOL_SIZE = 32
 """Connections kept per host by the sessions the transports make for themselves."""
 _CHUNK = 1 << 16
 _SNIPPET = 200
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest body the client reads whole (bytes), as a line is bounded over stdio: a server sending without end
+would otherwise fill the client's memory (at loopback speed, gigabytes within a call's timeout)."""
 
 
 Timeout = float | tuple[float, float | None]
@@ -60,7 +64,7 @@ STREAM_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSErro
 
 
 class SSEEvent(Protocol):
-    """One server-sent event, as :class:`sseclient.Event` has it."""
+    """One server-sent event: its fields as the stream gave them (``retry`` unchecked)."""
 
     id: str | None
     event: str
@@ -93,14 +97,97 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
         yield chunk
 
 
-def default_sse_client(response: requests.Response) -> EventSource:
-    """An :class:`sseclient.SSEClient` reading ``response`` as it arrives.
+@dataclasses.dataclass
+class Event:
+    """A server-sent event (see :class:`SSEEvent`)."""
 
-    It drops events without a ``data`` field, and with them the ``id`` and
-    ``retry`` they carry; servers following MCP prime their streams with an
-    empty ``data`` field, which it keeps.
+    id: str | None = None
+    event: str = "message"
+    data: str = ""
+    retry: str | None = None
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class EventStream:
+    """The events of an SSE response, read as they arrive, in time linear in their size.
+
+    Lines end with CR, LF or CRLF; a blank line ends an event; lines that
+    start with a colon are comments; bytes that are not UTF-8 read as U+FFFD,
+    as the SSE standard says. An event without a ``data`` field is dropped,
+    and with it the ``id`` and ``retry`` it carries; servers following MCP
+    prime their streams with an empty ``data`` field, which is kept. What is
+    left at the end of the stream is an event too. An event over
+    :data:`MAX_BODY_BYTES` raises ``ValueError``: a server could otherwise
+    fill the client's memory with one event that never ends.
+
+    (``sseclient``, used before, grew each event one line at a time, so an
+    event of many short lines took time quadratic in its size: a reading
+    thread could not stop, nor notice a close, for hours.)
     """
-    return sseclient.SSEClient(_chunks(response))
+
+    def __init__(self, response: requests.Response) -> None:
+        self.response = response
+
+    def close(self) -> None:
+        self.response.close()
+
+    def events(self) -> Iterator[SSEEvent]:
+        partial = bytearray()  # the start of a line whose end has not come
+        lines: list[bytes] = []  # the lines of the event being read
+        size = 0
+        after_cr = False  # the last piece ended with CR: an LF starting the next one ends no other line
+        for chunk in _chunks(self.response):
+            start = 1 if after_cr and chunk.startswith(b"\n") else 0
+            for end in _LINE_END.finditer(chunk, start):
+                partial += chunk[start : end.start()]
+                start = end.end()
+                if partial:
+                    size += len(partial)
+                    lines.append(bytes(partial))
+                    partial.clear()
+                elif lines:
+                    if (event := _event(lines)) is not None:
+                        yield event
+                    lines, size = [], 0
+            partial += chunk[start:]
+            after_cr = chunk.endswith(b"\r")
+            if size + len(partial) > MAX_BODY_BYTES:
+                raise ValueError(f"the server sent an SSE event over {MAX_BODY_BYTES} bytes")
+        if partial:
+            lines.append(bytes(partial))
+        if lines and (event := _event(lines)) is not None:
+            yield event
+
+
+def _event(lines: list[bytes]) -> Event | None:
+    """The event these lines make; ``None`` when they have no ``data`` field."""
+    event = Event()
+    data: list[str] = []
+    for raw in lines:
+        line = raw.decode("utf-8", "replace")
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            event.event = value or "message"
+        elif field == "id":
+            event.id = value
+        elif field == "retry":
+            event.retry = value
+    if not data:
+        return None
+    event.data = "\n".join(data)
+    return event
+
+
+def default_sse_client(response: requests.Response) -> EventSource:
+    """An :class:`EventStream` reading ``response`` as it arrives."""
+    return EventStream(response)
 
 
 class ClosableAdapter(requests.adapters.HTTPAdapter):
@@ -319,6 +406,8 @@ class _URLSettings:
         )
         merged.update(headers)
         prepared.headers = merged
+        # An empty jar, as prepare_request would give: following a redirect reads it (None there was an AttributeError).
+        prepared.prepare_cookies(requests.cookies.RequestsCookieJar())
         prepared.body = data
         if data is not None:
             merged["Content-Length"] = str(len(data))
@@ -364,6 +453,18 @@ def describe(response: requests.Response) -> str:
     return f"HTTP {response.status_code} {response.reason or ''}".rstrip()
 
 
+def read_body(response: requests.Response) -> bytes | None:
+    """The body of a streaming ``response``; ``None`` when it is over :data:`MAX_BODY_BYTES` (the rest is not read)."""
+    parts: list[bytes] = []
+    size = 0
+    for part in response.iter_content(_CHUNK):
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
 def snippet(body: bytes) -> str:
     text = body.decode("utf-8", errors="replace").strip()
     return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
@@ -379,7 +480,7 @@ def http_error_answer(url: str, request: JSONRPCRequest, response: requests.Resp
     A JSON-RPC error in the body is kept (with the request's id); otherwise the
     error says what the server answered, with the status in its ``data``.
     """
-    body = response.content
+    body = read_body(response) or b""
     try:
         message = parse_value(pydantic_core.from_json(body))
     except ValueError:

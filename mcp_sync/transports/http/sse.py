@@ -45,6 +45,7 @@ from ._common import (
     http_error_answer,
     lost_connection,
     new_session,
+    read_body,
     snippet,
 )
 
@@ -127,7 +128,7 @@ class SSEClientTransport(BaseTransport):
             ) from exc
         if self._response.status_code != 200 or content_type(self._response) != "text/event-stream":
             what = f"{describe(self._response)} ({content_type(self._response) or 'no content type'})"
-            body = snippet(self._response.content) if self._response.status_code != 200 else ""
+            body = snippet(read_body(self._response) or b"") if self._response.status_code != 200 else ""
             self._release()
             raise MCPTransportError(
                 MCP_CODES.TRANSPORT_ERROR,
@@ -161,8 +162,16 @@ class SSEClientTransport(BaseTransport):
         self._ready.set()
 
     def _resolve(self, data: str) -> str:
-        endpoint = urljoin(self.url, data.strip())
-        if _origin(endpoint) != _origin(self.url):
+        try:
+            endpoint = urljoin(self.url, data.strip())
+            origin = _origin(endpoint)
+        except ValueError as exc:  # a bracketed host that is no IPv6 address, a port out of range
+            raise MCPTransportError(
+                MCP_CODES.TRANSPORT_ERROR,
+                f"the server at {self.url} named an invalid endpoint {data.strip()!r}: {exc}",
+                context={"url": self.url},
+            ) from exc
+        if origin != _origin(self.url):
             raise MCPTransportError(
                 MCP_CODES.TRANSPORT_ERROR,
                 f"the server at {self.url} named an endpoint on another origin: {endpoint}",
@@ -240,7 +249,7 @@ class SSEClientTransport(BaseTransport):
                     "the server at %s refused a message with %s: %s",
                     self.endpoint,
                     describe(response),
-                    snippet(response.content),
+                    snippet(read_body(response) or b""),
                 )
 
     # -------------------------------------------------------------- closing

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -41,7 +42,7 @@ import requests
 import requests.adapters
 import requests.auth
 
-from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPTransportError
+from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError
 from ...protocol.headers import NAMED_BY, header_value, screen_tools
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, parse_value
 from ...protocol.stateless import meta_revision
@@ -60,6 +61,7 @@ from ._common import (
     DEFAULT_SSE_READ_TIMEOUT,
     DEFAULT_TIMEOUT,
     JOIN_TIMEOUT,
+    MAX_BODY_BYTES,
     STREAM_ERRORS,
     Sender,
     SSEClientFactory,
@@ -75,6 +77,7 @@ from ._common import (
     http_error_answer,
     lost_connection,
     new_session,
+    read_body,
     shut_down,
     snippet,
     taking,
@@ -102,6 +105,9 @@ ONE_WAY_READ_TIMEOUT = 10.0
 _ACCEPT_ANY = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
 _SESSION_HEADER = "Mcp-Session-Id"
+_SESSION_ID = re.compile(r"[\x21-\x7e]+")
+"""What a session id may hold, as the spec says: visible ASCII. It goes back in every request's headers, where a
+line break would fold into the next header and other bytes would go as Latin-1."""
 _VERSION_HEADER = "MCP-Protocol-Version"
 """The parameter each method's ``Mcp-Name`` header mirrors (2026-07-28)."""
 _IDLE_WORKER = 30.0
@@ -125,7 +131,10 @@ class _Cursor:
             self.last_event_id = event.id or None
         retry = str(event.retry) if event.retry is not None else ""
         if retry.isascii() and retry.isdigit():
-            self.retry = int(retry) / 1000.0
+            # Advice beyond our own ceiling waits the ceiling: a huge wait overflows the timers, and int() refuses
+            # a line of thousands of digits.
+            millis = int(retry) if len(retry) <= 9 else MAX_RECONNECT_DELAY * 1000
+            self.retry = min(millis / 1000.0, MAX_RECONNECT_DELAY)
 
     def delay(self, failures: int, base: float) -> float:
         """Seconds to wait before the next attempt: the server's advice, else a growing backoff."""
@@ -435,7 +444,7 @@ class StreamableHTTPClientTransport(BaseTransport):
                     "the MCP server at %s refused a message with %s: %s",
                     self.url,
                     describe(response),
-                    snippet(response.content),
+                    snippet(read_body(response) or b""),
                 )
 
     def _abandon(self, request_id: Any) -> None:
@@ -562,7 +571,15 @@ class StreamableHTTPClientTransport(BaseTransport):
             return http_error_answer(self.url, request, response)
         kind = content_type(response)
         if kind == "application/json":
-            return self._json_answer(request, response.content)
+            body = read_body(response)
+            if body is None:
+                return error_answer(
+                    request.id,
+                    JsonRpcCode.INTERNAL_ERROR,
+                    f"the MCP server at {self.url} answered {request.method} with a body over {MAX_BODY_BYTES} bytes",
+                    {"url": self.url},
+                )
+            return self._json_answer(request, body)
         if kind == "text/event-stream":
             return self._stream_answer(inflight, response)
         return error_answer(
@@ -699,8 +716,16 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _learn_session(self, response: requests.Response) -> None:
         """An initialize was accepted: the session is the one it names (none when it names none)."""
         if response.status_code < 300:
+            session_id = response.headers.get(_SESSION_HEADER) or None
+            if session_id is not None and not _SESSION_ID.fullmatch(session_id):
+                # The id is not quoted: it is the session's credential.
+                raise MCPProtocolError(
+                    MCP_CODES.PROTOCOL_INVALID,
+                    f"the MCP server at {self.url} named a session id that is not visible ASCII",
+                    context={"url": self.url},
+                )
             with self._state_lock:
-                self.session_id = response.headers.get(_SESSION_HEADER) or None
+                self.session_id = session_id
 
     def _learn_version(self, answer: JSONRPCResultResponse) -> None:
         version = answer.result.get("protocolVersion")

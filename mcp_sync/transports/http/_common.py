@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import re
 import socket
 import threading
@@ -17,6 +16,7 @@ import requests.adapters
 import requests.auth
 import requests.structures
 import requests.utils
+import sseclient
 import urllib3
 import urllib3.exceptions
 
@@ -64,7 +64,7 @@ STREAM_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSErro
 
 
 class SSEEvent(Protocol):
-    """One server-sent event: its fields as the stream gave them (``retry`` unchecked)."""
+    """One server-sent event, as :class:`sseclient.Event` has it (``retry`` unchecked)."""
 
     id: str | None
     event: str
@@ -97,48 +97,45 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
         yield chunk
 
 
-@dataclasses.dataclass
-class Event:
-    """A server-sent event (see :class:`SSEEvent`)."""
-
-    id: str | None = None
-    event: str = "message"
-    data: str = ""
-    retry: str | None = None
-
-
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_PARSE_BUDGET = 1 << 31
+"""The most an event's lines times its bytes may be: ``sseclient`` joins an event's ``data`` lines one at a time,
+in time that grows with both (an event of a million short lines would take hours)."""
 
 
-class EventStream:
-    """The events of an SSE response, read as they arrive, in time linear in their size.
+class EventStream(sseclient.SSEClient):
+    """The events of an SSE response, read as they arrive: :class:`sseclient.SSEClient`, its events framed here.
 
-    Lines end with CR, LF or CRLF; a blank line ends an event; lines that
-    start with a colon are comments; bytes that are not UTF-8 read as U+FFFD,
-    as the SSE standard says. An event without a ``data`` field is dropped,
-    and with it the ``id`` and ``retry`` it carries; servers following MCP
-    prime their streams with an empty ``data`` field, which is kept. What is
-    left at the end of the stream is an event too. An event over
-    :data:`MAX_BODY_BYTES` raises ``ValueError``: a server could otherwise
-    fill the client's memory with one event that never ends.
-
-    (``sseclient``, used before, grew each event one line at a time, so an
-    event of many short lines took time quadratic in its size: a reading
-    thread could not stop, nor notice a close, for hours.)
+    ``sseclient`` parses each event's fields; finding where an event ends is
+    done here, in time linear in the bytes read (``sseclient`` grows the
+    event it reads one line at a time). Lines end with CR, LF or CRLF, and a
+    blank line ends an event. Bytes that are not UTF-8 read as U+FFFD, as
+    the SSE standard says (``sseclient`` would raise on them). An event
+    without a ``data`` field is dropped, and with it the ``id`` and ``retry``
+    it carries; servers following MCP prime their streams with an empty
+    ``data`` field, which is kept. An event over :data:`MAX_BODY_BYTES`, or
+    of so many lines for its size that its parse would cost more than
+    :data:`_PARSE_BUDGET`, raises ``ValueError``: a server could otherwise
+    fill the client's memory, or hold its reading thread, with one event
+    that never ends.
     """
 
     def __init__(self, response: requests.Response) -> None:
         self.response = response
+        self._pieces = _chunks(response)
+        super().__init__(self._pieces)
 
     def close(self) -> None:
+        """Stop reading: the response is closed (a read blocked on it ends)."""
         self.response.close()
 
-    def events(self) -> Iterator[SSEEvent]:
+    def _read(self) -> Iterator[bytes]:
+        """Each event's bytes (its lines, each ended by LF), as soon as its blank line arrives."""
         partial = bytearray()  # the start of a line whose end has not come
         lines: list[bytes] = []  # the lines of the event being read
         size = 0
         after_cr = False  # the last piece ended with CR: an LF starting the next one ends no other line
-        for chunk in _chunks(self.response):
+        for chunk in self._pieces:
             start = 1 if after_cr and chunk.startswith(b"\n") else 0
             for end in _LINE_END.finditer(chunk, start):
                 partial += chunk[start : end.start()]
@@ -148,41 +145,25 @@ class EventStream:
                     lines.append(bytes(partial))
                     partial.clear()
                 elif lines:
-                    if (event := _event(lines)) is not None:
-                        yield event
+                    yield _event_bytes(lines)
                     lines, size = [], 0
             partial += chunk[start:]
             after_cr = chunk.endswith(b"\r")
             if size + len(partial) > MAX_BODY_BYTES:
                 raise ValueError(f"the server sent an SSE event over {MAX_BODY_BYTES} bytes")
+            if len(lines) * size > _PARSE_BUDGET:
+                raise ValueError(
+                    f"the server sent an SSE event of {len(lines)} lines in {size} bytes, too many to read"
+                )
         if partial:
             lines.append(bytes(partial))
-        if lines and (event := _event(lines)) is not None:
-            yield event
+        if lines:
+            yield _event_bytes(lines)
 
 
-def _event(lines: list[bytes]) -> Event | None:
-    """The event these lines make; ``None`` when they have no ``data`` field."""
-    event = Event()
-    data: list[str] = []
-    for raw in lines:
-        line = raw.decode("utf-8", "replace")
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "data":
-            data.append(value)
-        elif field == "event":
-            event.event = value or "message"
-        elif field == "id":
-            event.id = value
-        elif field == "retry":
-            event.retry = value
-    if not data:
-        return None
-    event.data = "\n".join(data)
-    return event
+def _event_bytes(lines: list[bytes]) -> bytes:
+    """One event's lines as ``sseclient`` reads them: valid UTF-8 (U+FFFD for what is not), each ended by LF."""
+    return b"\n".join(lines).decode("utf-8", "replace").encode("utf-8") + b"\n"
 
 
 def default_sse_client(response: requests.Response) -> EventSource:

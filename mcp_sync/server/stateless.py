@@ -95,6 +95,9 @@ class StatelessRequest:
 
     Read from the request with :meth:`read`; ``answers`` gathers the client's
     answers (from ``inputResponses`` and the sealed ``requestState``) by key.
+    Requests that describe the client alike share one ``client_capabilities``
+    and one ``client_info``, as a handshake-era session's requests do: read
+    them, never change them.
 
     >>> from mcp_sync.types import ClientCapabilities
     >>> request = StatelessRequest("2026-07-28", ClientCapabilities())

@@ -629,7 +629,11 @@ class MCPClient:
     # -------------------------------------------------------------- plumbing
 
     def _meta(self, revision: str) -> dict[str, Any]:
-        """The ``_meta`` of a 2026-07-28 request, built again only when what it says changes."""
+        """The ``_meta`` of a 2026-07-28 request, built again only when what it says changes (a copy, to add to)."""
+        return dict(self._shared_meta(revision))
+
+    def _shared_meta(self, revision: str) -> dict[str, Any]:
+        """What :meth:`_meta` copies: the client's own, read but never changed (the input rounds merge it in)."""
         key = (
             revision,
             self.sampling_provider is None,
@@ -642,7 +646,7 @@ class MCPClient:
         if cached is None or cached[0] != key:
             cached = (key, request_meta(revision, self._stateless_capabilities(), self.info.to_wire(), self._log_level))
             self._meta_cache = cached
-        return dict(cached[1])
+        return cached[1]
 
     def _call(
         self,

@@ -86,7 +86,8 @@ def exchange(
     original, rounds, relisted = wire, 0, False
     while True:
         # The _meta is built at each round: a provider set meanwhile changes the capabilities it declares.
-        sent = {**wire, "_meta": {**wire.get("_meta", {}), **client._meta(era.revision)}}
+        shared, own = client._shared_meta(era.revision), wire.get("_meta")
+        sent = {**wire, "_meta": {**own, **shared} if own else dict(shared)}
         try:
             raw = era.dispatcher.request(method, sent, timeout=timeout, cancel=cancel, on_progress=on_progress)
         except MCPError as exc:

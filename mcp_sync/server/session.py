@@ -419,23 +419,28 @@ class ServerSession:
         self._stateless_era = True
         if method in REMOVED_METHODS:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
+        server = self.server
+        sent = ctx.params
         ahead = self.read_ahead
-        request = ahead[1] if ahead is not None and ahead[0] is ctx.params else StatelessRequest.read(ctx.params)
-        sealer = self.server.request_state_sealer
-        if method in INPUT_METHODS:
-            state = ctx.params.get("requestState")
+        request = ahead[1] if ahead is not None and ahead[0] is sent else StatelessRequest.read(sent)
+        # Inputs of earlier rounds: looked for only where they are (most requests carry neither).
+        if method in INPUT_METHODS and ("requestState" in sent or "inputResponses" in sent):
+            state = sent.get("requestState")
             if isinstance(state, str):
-                request.answers.update(sealer.open(state, sealer.digest(method, ctx.params)))
-            responses = ctx.params.get("inputResponses")
+                sealer = server.request_state_sealer
+                request.answers.update(sealer.open(state, sealer.digest(method, sent)))
+            responses = sent.get("inputResponses")
             if isinstance(responses, dict):
                 request.answers.update(responses)
         ctx.state[_CHANNEL] = StatelessChannel(request, self)
-        authorizer = self.server.authorizer
-        if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
+        authorizer = server.authorizer
+        if authorizer is not None and not authorizer(RequestInfo(method, sent, self)):
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
         try:
             wire = self._respond(handler, params, ctx)
         except InputRequired as needed:
+            sealer = server.request_state_sealer
+            # ctx.params, not sent: middleware may have changed the params the handler saw.
             state = sealer.seal(sealer.digest(method, ctx.params), request.answers)
             interim = InputRequiredResult(input_requests=needed.requests, request_state=state)
             return interim.to_wire()
@@ -444,11 +449,11 @@ class ServerSession:
                 raise resource_not_found(error) from error
             raise
         wire.setdefault("resultType", "complete")  # a task's CreateTaskResult says "task"
-        wire.setdefault("_meta", {})[SERVER_INFO] = self.server.info_wire()
-        extension = self.server.extension_method(method)
+        wire.setdefault("_meta", {})[SERVER_INFO] = server.info_wire()
+        extension = None if method in _ROUTES else server.extension_method(method)
         if method in CACHEABLE or (extension is not None and extension.cacheable):
-            wire.setdefault("ttlMs", self.server.cache_ttl_ms)
-            wire.setdefault("cacheScope", self.server.cache_scope)
+            wire.setdefault("ttlMs", server.cache_ttl_ms)
+            wire.setdefault("cacheScope", server.cache_scope)
         return wire
 
     def _context(self, ctx: RequestContext) -> Context:

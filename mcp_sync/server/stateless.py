@@ -33,7 +33,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError
 from ..protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
@@ -93,6 +95,9 @@ class StatelessRequest:
 
     Read from the request with :meth:`read`; ``answers`` gathers the client's
     answers (from ``inputResponses`` and the sealed ``requestState``) by key.
+    Requests that describe the client alike share one ``client_capabilities``
+    and one ``client_info``, as a handshake-era session's requests do: read
+    them, never change them.
 
     >>> from mcp_sync.types import ClientCapabilities
     >>> request = StatelessRequest("2026-07-28", ClientCapabilities())
@@ -126,14 +131,13 @@ class StatelessRequest:
                 data={"supported": list(STATELESS_REVISIONS), "requested": revision},
             )
         try:
-            request = cls(revision, ClientCapabilities.model_validate(capabilities))
-            info = meta.get(CLIENT_INFO)
-            request.client_info = Implementation.model_validate(info) if info is not None else None
+            client_capabilities, client_info = _described(capabilities, meta.get(CLIENT_INFO))
         except ValidationError as exc:
             raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid params: {exc}", cause=exc) from exc
         level = meta.get(LOG_LEVEL)
-        request.log_level = level if level in LOG_LEVELS else None
-        return request
+        return cls(
+            revision, client_capabilities, client_info, level if level is not None and level in LOG_LEVELS else None
+        )
 
     def ask(self, request: ClientRequest, result_type: type[_R], key: str | None = None) -> _R:
         """The client's answer to ``request``, or :class:`InputRequired` when it has not given one yet.
@@ -166,6 +170,46 @@ class StatelessRequest:
         capability = _CAPABILITY_FOR[request.method]
         if getattr(self.client_capabilities, capability) is None:
             raise MissingClientCapability(capability)
+
+
+_Described = tuple[ClientCapabilities, Implementation | None]
+_DESCRIBED: dict[bytes, tuple[Any, _Described]] = {}
+"""The models of each client description seen lately, by the exact JSON of its capabilities and info."""
+_DESCRIBED_ENTRIES = 64
+"""How many descriptions :data:`_DESCRIBED` keeps (it starts afresh when full)."""
+_DESCRIBED_BYTES = 4096
+"""The longest description kept there (longer ones are validated each time)."""
+
+
+def _described(capabilities: dict[str, Any], info: Any) -> _Described:
+    """A request's client capabilities and client info as models: validated once per distinct pair, then shared.
+
+    A client sends the same two objects with each of its requests, and
+    validating them again was most of what a 2026-07-28 request cost the
+    server over a handshake-era one. The key is their exact JSON, which
+    tells ``true`` from ``1`` and keeps the order of members; a hit must
+    also equal that JSON read back, which tells a tuple or a non-string key
+    (params built in Python, not read from JSON) from what was cached.
+    Requests with the same description share its models, as a handshake-era
+    session's requests share the ones ``initialize`` gave: read, never changed.
+    """
+    try:
+        key = pydantic_core.to_json((capabilities, info))
+    except PydanticSerializationError:
+        key = b""  # not JSON at all (params built in Python): validated each time
+    hit = _DESCRIBED.get(key)
+    if hit is not None and hit[0] == [capabilities, info]:
+        return hit[1]
+    models = (
+        ClientCapabilities.model_validate(capabilities),
+        (Implementation.model_validate(info) if info is not None else None),
+    )
+    if key and len(key) <= _DESCRIBED_BYTES:
+        if len(_DESCRIBED) >= _DESCRIBED_ENTRIES:
+            _DESCRIBED.clear()
+        # Compared against the JSON read back, not the request's own objects, which its handler may change.
+        _DESCRIBED[key] = (pydantic_core.from_json(key), models)
+    return models
 
 
 ModernRequest = StatelessRequest

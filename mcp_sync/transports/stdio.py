@@ -138,7 +138,12 @@ class StdioTransport(BaseTransport):
     # -------------------------------------------------------------- writing
 
     def _write(self, message: JSONRPCMessage) -> None:
-        data = encode_message(message) + b"\n"
+        self._write_line(encode_message(message) + b"\n")
+
+    def _write_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
+        self._write_line(b"[" + b",".join(encode_message(message) for message in messages) + b"]\n")
+
+    def _write_line(self, data: bytes) -> None:
         try:
             with self._write_lock:
                 view = memoryview(data)

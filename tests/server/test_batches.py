@@ -1,0 +1,356 @@
+"""JSON-RPC batches, served where MCP 2025-03-26 makes them legal, and refused everywhere else.
+
+2025-03-26 added batches (implementations MUST support receiving them;
+``initialize`` MUST NOT be part of one) and 2025-06-18 removed them. Over
+stdio, a real server subprocess gets batch lines after a handshake at
+2025-03-26: each element is served as if sent alone, and the answers to its
+requests come back as one line holding a JSON array. Over Streamable HTTP
+(an embedded server on loopback) a POSTed array is answered as a JSON array
+or as an SSE stream of the responses. A session at 2025-11-25 still gets the
+single ``-32600`` any array got before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import end_raw_peer
+
+from mcp_sync.protocol.errors import MCP_CODES, MCPTransportError
+from mcp_sync.protocol.types import JSONRPCNotification
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.transports.memory import InMemoryTransport
+from mcp_sync.transports.stdio import StdioTransport
+
+TIMEOUT = 10.0
+BATCH_REVISION = "2025-03-26"
+
+SERVER_SCRIPT = """
+import threading
+from mcp_sync import MCPServer
+from mcp_sync.server.stdio import serve_stdio
+
+server = MCPServer("batches")
+server.register_tool("echo", lambda args, ctx: "echo:" + str(args.get("text")))
+
+
+def slow(args, ctx):
+    # Held until cancelled (or 5 s pass, which no test lets happen).
+    return "cancelled" if ctx.cancelled.wait(5.0) else "slow done"
+
+
+def chatty(args, ctx):
+    ctx.log("info", "working on it")
+    return "chatty done"
+
+
+def roots(args, ctx):
+    return "roots:" + ",".join(root.uri for root in ctx.session.list_roots(timeout=5.0).roots)
+
+
+server.register_tool("slow", slow)
+server.register_tool("chatty", chatty)
+server.register_tool("roots", roots)
+serve_stdio(server)
+"""
+
+
+class RawPeer:
+    """A client written by hand: it writes lines to the server process and reads what comes back."""
+
+    def __init__(self, script: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), *sys.path])}
+        self.process = subprocess.Popen(
+            [sys.executable, str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.lines: queue.Queue[Any] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, name="test-batch-reader", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(json.loads(line))
+
+    def write(self, message: Any) -> None:
+        self.write_text(json.dumps(message))
+
+    def write_text(self, text: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+
+    def read(self) -> Any:
+        """The next line the server writes, as JSON (fails after ``TIMEOUT`` without one)."""
+        return self.lines.get(timeout=TIMEOUT)
+
+    def initialize(self, revision: str, capabilities: dict[str, Any] | None = None) -> None:
+        params = {
+            "protocolVersion": revision,
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        self.write({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        assert self.read()["result"]["protocolVersion"] == revision
+        self.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close(self) -> None:
+        end_raw_peer(self.process, self._reader, TIMEOUT)
+
+
+def call(request_id: Any, tool: str, **arguments: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+
+
+def text_of(response: dict[str, Any]) -> str:
+    text: str = response["result"]["content"][0]["text"]
+    return text
+
+
+def by_id(answers: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    return {answer["id"]: answer for answer in answers}
+
+
+@pytest.fixture
+def server_script(tmp_path: Path) -> Path:
+    script = tmp_path / "batch_server.py"
+    script.write_text(SERVER_SCRIPT)
+    return script
+
+
+@pytest.fixture
+def peer(server_script: Path) -> Iterator[RawPeer]:
+    peer = RawPeer(server_script)
+    try:
+        yield peer
+    finally:
+        peer.close()
+
+
+# ------------------------------------------------------------------ stdio
+
+
+def test_stdio_batch_answers_its_requests_as_one_array(peer: RawPeer) -> None:
+    peer.initialize(BATCH_REVISION)
+    peer.write(
+        [
+            call(1, "echo", text="a"),
+            {"jsonrpc": "2.0", "id": "two", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+            call(3, "echo", text="c"),
+        ]
+    )
+    answer = peer.read()
+    assert isinstance(answer, list) and len(answer) == 3
+    answers = by_id(answer)
+    assert text_of(answers[1]) == "echo:a"
+    assert answers["two"] == {"jsonrpc": "2.0", "id": "two", "result": {}}
+    assert text_of(answers[3]) == "echo:c"
+    # The connection goes on as usual afterwards.
+    peer.write({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+    assert peer.read() == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+def test_stdio_batch_requests_run_concurrently(peer: RawPeer) -> None:
+    # "slow" is held until cancelled: the echo after it in the same batch is served meanwhile,
+    # and the array comes once the cancelled slow call counts as done (without a response).
+    peer.initialize(BATCH_REVISION)
+    peer.write([call(1, "slow"), call(2, "chatty")])
+    log = peer.read()  # the notification chatty sends goes out alone, before the array
+    assert log["method"] == "notifications/message" and log["params"]["data"] == "working on it"
+    peer.write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    answer = peer.read()
+    assert isinstance(answer, list) and len(answer) == 1
+    assert answer[0]["id"] == 2 and text_of(answer[0]) == "chatty done"
+
+
+def test_stdio_batch_whose_requests_were_all_cancelled_gets_no_answer(peer: RawPeer) -> None:
+    peer.initialize(BATCH_REVISION)
+    peer.write([call(1, "slow")])
+    peer.write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    peer.write({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert peer.read() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    peer.write({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert peer.read() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def test_stdio_batch_invalid_elements_and_initialize_get_their_own_errors(peer: RawPeer) -> None:
+    peer.initialize(BATCH_REVISION)
+    init = {"protocolVersion": BATCH_REVISION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    peer.write(
+        [
+            1,
+            {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": init},
+            {"jsonrpc": "1.0", "id": 8, "method": "ping"},
+            [],
+            {"jsonrpc": "2.0", "method": 5},  # a broken notification: never answered
+            {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+        ]
+    )
+    answer = peer.read()
+    assert isinstance(answer, list) and len(answer) == 5
+    errors = [a for a in answer if "error" in a]
+    assert [a["error"]["code"] for a in errors] == [-32600] * 4
+    assert sorted(str(a["id"]) for a in errors) == ["7", "8", "None", "None"]
+    assert "initialize cannot be in a batch" in by_id(errors)[7]["error"]["message"]
+    assert by_id(answer)[9] == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+def test_stdio_empty_array_and_array_of_numbers_follow_json_rpc(peer: RawPeer) -> None:
+    peer.initialize(BATCH_REVISION)
+    peer.write([])
+    empty = peer.read()
+    assert empty["id"] is None and empty["error"]["code"] == -32600  # one error, not an array
+    peer.write_text("[1,2,3]")
+    three = peer.read()
+    assert isinstance(three, list) and len(three) == 3
+    assert all(a["id"] is None and a["error"]["code"] == -32600 for a in three)
+
+
+def test_stdio_batch_of_notifications_only_gets_no_answer(peer: RawPeer) -> None:
+    peer.initialize(BATCH_REVISION)
+    peer.write(
+        [
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+        ]
+    )
+    peer.write({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert peer.read() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_stdio_responses_in_a_batch_are_delivered(peer: RawPeer) -> None:
+    peer.initialize(BATCH_REVISION, {"roots": {}})
+    peer.write(call(1, "roots"))
+    question = peer.read()
+    assert question["method"] == "roots/list"
+    # The client answers the server's question inside a batch (with a request beside it).
+    roots = {"roots": [{"uri": "file:///work"}]}
+    peer.write(
+        [{"jsonrpc": "2.0", "id": question["id"], "result": roots}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    )
+    first, second = peer.read(), peer.read()
+    answers = {json.dumps(first): first, json.dumps(second): second}
+    assert [{"jsonrpc": "2.0", "id": 2, "result": {}}] in answers.values()
+    single = next(a for a in answers.values() if isinstance(a, dict))
+    assert single["id"] == 1 and text_of(single) == "roots:file:///work"
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2025-06-18", "2024-11-05"])
+def test_stdio_batch_at_other_revisions_gets_one_error(peer: RawPeer, revision: str) -> None:
+    peer.initialize(revision)
+    peer.write([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    answer = peer.read()
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid request: expected a JSON object, got a batch"},
+    }
+
+
+def test_stdio_batch_before_initialize_gets_one_error(peer: RawPeer) -> None:
+    init = {"protocolVersion": BATCH_REVISION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    peer.write([{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}])
+    answer = peer.read()
+    assert answer["id"] is None and answer["error"]["code"] == -32600
+
+
+# ------------------------------------------------- the dispatcher, in process
+
+
+class PipeServer:
+    """A server dispatcher on a :class:`StdioTransport` over two real OS pipes, serving batches."""
+
+    def __init__(self) -> None:
+        read_in, self._write_in = os.pipe()
+        self._read_out, write_out = os.pipe()
+        self.transport = StdioTransport(os.fdopen(read_in, "rb", buffering=0), os.fdopen(write_out, "wb", buffering=0))
+        self.dispatcher = JsonRpcDispatcher(self.transport, side="server")
+        self.dispatcher.accept_batch = lambda: True
+        self._pending = b""
+
+    def write(self, message: Any) -> None:
+        os.write(self._write_in, json.dumps(message).encode() + b"\n")
+
+    def read(self) -> Any:
+        """The next line written, as JSON; ``None`` at the end of the output."""
+        deadline = time.monotonic() + TIMEOUT
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([self._read_out], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, "no output in time"
+            chunk = os.read(self._read_out, 65536)
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.dispatcher.close(TIMEOUT)
+        os.close(self._write_in)
+        os.close(self._read_out)
+
+
+@pytest.fixture
+def pipe_server() -> Iterator[PipeServer]:
+    server = PipeServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_batch_response_that_cannot_be_sent_becomes_an_internal_error(pipe_server: PipeServer) -> None:
+    # One result that is not JSON must not lose the answers of the batch's other requests.
+    pipe_server.dispatcher.register_handler("weird", lambda params, ctx: {"value": object()})
+    pipe_server.dispatcher.register_handler("fine", lambda params, ctx: {"ok": True})
+    pipe_server.dispatcher.start()
+    pipe_server.write([{"jsonrpc": "2.0", "id": 1, "method": "weird"}, {"jsonrpc": "2.0", "id": 2, "method": "fine"}])
+    answers = by_id(pipe_server.read())
+    assert answers[1]["error"]["code"] == -32603 and "serialize" in answers[1]["error"]["message"]
+    assert answers[2] == {"jsonrpc": "2.0", "id": 2, "result": {"ok": True}}
+
+
+def test_batch_answer_is_dropped_once_the_connection_closed(pipe_server: PipeServer) -> None:
+    def close_connection(params: Any, ctx: RequestContext) -> dict[str, Any]:
+        pipe_server.transport.close()
+        return {}
+
+    pipe_server.dispatcher.register_handler("close", close_connection)
+    pipe_server.dispatcher.start()
+    pipe_server.write([{"jsonrpc": "2.0", "id": 1, "method": "close"}])
+    assert pipe_server.read() is None  # the output ended with no answer, and nothing was raised
+    assert pipe_server.dispatcher.closed
+
+
+def test_transport_without_array_framing_sends_a_batch_answer_message_by_message() -> None:
+    left, right = InMemoryTransport.pair()
+    got: queue.Queue[Any] = queue.Queue()
+    right.on_message(got.put)
+    left.send_batch([JSONRPCNotification(method="notifications/a"), JSONRPCNotification(method="notifications/b")])
+    assert [got.get(timeout=TIMEOUT).method for _ in range(2)] == ["notifications/a", "notifications/b"]
+    left.close()
+    with pytest.raises(MCPTransportError) as raised:
+        left.send_batch([JSONRPCNotification(method="notifications/c")])
+    assert raised.value.code == MCP_CODES.TRANSPORT_CLOSED
+    right.close()

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import JsonRpcCode
-from .jsonrpc import InvalidMessage, parse_value
+from .jsonrpc import InvalidMessage, encode_message, parse_value
 from .types import Error, JSONRPCMessage, JSONRPCRequest
 
-__all__ = ["BATCH_REVISION", "accepts_batch", "batch_elements"]
+__all__ = ["BATCH_REVISION", "accepts_batch", "batch_elements", "encode_batch"]
 
 BATCH_REVISION = "2025-03-26"
 """The one revision of MCP with JSON-RPC batches."""
@@ -53,3 +53,13 @@ def batch_elements(values: Sequence[Any]) -> list[JSONRPCMessage | InvalidMessag
             message = InvalidMessage(error, message.id)
         elements.append(message)
     return elements
+
+
+def encode_batch(messages: Sequence[JSONRPCMessage]) -> bytes:
+    """The answer to a batch: its messages as one compact JSON array.
+
+    >>> from mcp_sync.protocol.jsonrpc import error_response
+    >>> encode_batch([error_response(1, -32601, "Method not found: x")])
+    b'[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: x"}}]'
+    """
+    return b"[" + b",".join(encode_message(message) for message in messages) + b"]"

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
+from ..protocol.batch import encode_batch
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
 from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
 from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, recover_id
@@ -141,7 +142,7 @@ class StdioTransport(BaseTransport):
         self._write_line(encode_message(message) + b"\n")
 
     def _write_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
-        self._write_line(b"[" + b",".join(encode_message(message) for message in messages) + b"]\n")
+        self._write_line(encode_batch(messages) + b"\n")
 
     def _write_line(self, data: bytes) -> None:
         try:

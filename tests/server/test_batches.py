@@ -25,11 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from helpers import end_raw_peer
 
+from mcp_sync import MCPServer
 from mcp_sync.protocol.errors import MCP_CODES, MCPTransportError
 from mcp_sync.protocol.types import JSONRPCNotification
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.transports.stdio import StdioTransport
 
@@ -354,3 +357,211 @@ def test_transport_without_array_framing_sends_a_batch_answer_message_by_message
         left.send_batch([JSONRPCNotification(method="notifications/c")])
     assert raised.value.code == MCP_CODES.TRANSPORT_CLOSED
     right.close()
+
+
+# ------------------------------------------------------------------ Streamable HTTP
+
+
+BOTH = "application/json, text/event-stream"
+
+
+class HTTPServed:
+    """An embedded HTTP server on loopback, and what its slow tool tells the test."""
+
+    def __init__(self, **options: Any) -> None:
+        self.slow_started = threading.Event()
+        server = MCPServer("batches")
+        server.register_tool("echo", lambda args, ctx: "echo:" + str(args.get("text")))
+        server.register_tool("slow", self._slow)
+        server.register_tool("reset", lambda args, ctx: "reset", scopes=["admin"])
+        self.running = start_http(server, **options)
+        self.url = self.running.url
+
+    def _slow(self, args: dict[str, Any], ctx: Any) -> str:
+        self.slow_started.set()
+        return "cancelled" if ctx.cancelled.wait(5.0) else "slow done"
+
+    def open_session(self, revision: str, **headers: str) -> str:
+        params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+        response = requests.post(self.url, json=body, headers={"Accept": BOTH, **headers}, timeout=TIMEOUT)
+        assert response.status_code == 200, response.text
+        session_id = response.headers["Mcp-Session-Id"]
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        sent = requests.post(self.url, json=initialized, headers=self.headers(session_id, **headers), timeout=TIMEOUT)
+        assert sent.status_code == 202
+        return session_id
+
+    def headers(self, session_id: str | None, accept: str = BOTH, **extra: str) -> dict[str, str]:
+        headers = {"Accept": accept, "Content-Type": "application/json", **extra}
+        if session_id is not None:
+            headers["Mcp-Session-Id"] = session_id
+        return headers
+
+    def post(self, body: Any, session_id: str | None, accept: str = BOTH, **extra: str) -> requests.Response:
+        data = body if isinstance(body, str) else json.dumps(body)
+        return requests.post(self.url, data=data, headers=self.headers(session_id, accept, **extra), timeout=TIMEOUT)
+
+
+@pytest.fixture
+def http_json() -> Iterator[HTTPServed]:
+    served = HTTPServed(json_response=True)
+    try:
+        yield served
+    finally:
+        served.running.close()
+
+
+@pytest.fixture
+def http_sse() -> Iterator[HTTPServed]:
+    served = HTTPServed()
+    try:
+        yield served
+    finally:
+        served.running.close()
+
+
+def sse_messages(response: requests.Response) -> list[Any]:
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    return [json.loads(line[len("data: ") :]) for line in response.text.splitlines() if line.startswith("data: ")]
+
+
+def test_http_batch_is_answered_as_a_json_array_in_json_response_mode(http_json: HTTPServed) -> None:
+    session = http_json.open_session(BATCH_REVISION)
+    init = {"protocolVersion": BATCH_REVISION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    batch = [
+        call(1, "echo", text="a"),
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": init},
+        3,
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+    ]
+    response = http_json.post(batch, session)  # no MCP-Protocol-Version: the session's revision decides
+    assert response.status_code == 200 and response.headers["Content-Type"] == "application/json"
+    assert response.headers["Mcp-Session-Id"] == session
+    answers = response.json()
+    assert isinstance(answers, list) and len(answers) == 4
+    assert text_of(by_id(answers)[1]) == "echo:a"
+    assert by_id(answers)["p"] == {"jsonrpc": "2.0", "id": "p", "result": {}}
+    assert by_id(answers)[2]["error"]["code"] == -32600
+    assert by_id(answers)[None]["error"]["code"] == -32600
+    # The named revision serves it too.
+    again = http_json.post([call(5, "echo", text="b")], session, **{"MCP-Protocol-Version": BATCH_REVISION})
+    assert [text_of(a) for a in again.json()] == ["echo:b"]
+
+
+def test_http_batch_is_streamed_as_sse_events_that_end_after_the_last(http_sse: HTTPServed) -> None:
+    session = http_sse.open_session(BATCH_REVISION)
+    response = http_sse.post([call(1, "echo", text="a"), call(2, "echo", text="b"), [], "x"], session)
+    assert response.status_code == 200
+    messages = sse_messages(response)  # the whole body: the stream ended after the last response
+    assert len(messages) == 4
+    assert sorted(text_of(m) for m in messages if "result" in m) == ["echo:a", "echo:b"]
+    assert [m["error"]["code"] for m in messages if "error" in m] == [-32600, -32600]
+
+
+def test_http_batch_accepting_only_json_gets_a_json_array(http_sse: HTTPServed) -> None:
+    session = http_sse.open_session(BATCH_REVISION)
+    response = http_sse.post([call(1, "echo", text="a")], session, accept="application/json")
+    assert [text_of(a) for a in response.json()] == ["echo:a"]
+
+
+def test_http_batch_of_notifications_and_responses_gets_202(http_sse: HTTPServed) -> None:
+    session = http_sse.open_session(BATCH_REVISION)
+    batch = [
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": 77, "result": {}},  # answers nothing the server asked: dropped
+        {"jsonrpc": "2.0", "method": 5},
+    ]
+    response = http_sse.post(batch, session)
+    assert response.status_code == 202 and response.content == b""
+
+
+def test_http_batch_whose_requests_were_all_cancelled_gets_202(http_json: HTTPServed) -> None:
+    session = http_json.open_session(BATCH_REVISION)
+    answered: queue.Queue[requests.Response] = queue.Queue()
+    poster = threading.Thread(
+        target=lambda: answered.put(http_json.post([call(1, "slow")], session)), name="test-batch-post"
+    )
+    poster.start()
+    try:
+        assert http_json.slow_started.wait(TIMEOUT)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        assert http_json.post(cancel, session).status_code == 202
+        response = answered.get(timeout=TIMEOUT)
+    finally:
+        poster.join(TIMEOUT)
+    assert response.status_code == 202 and response.content == b""
+
+
+def test_http_batch_whose_session_ends_gets_the_error_saying_so(http_json: HTTPServed) -> None:
+    session = http_json.open_session(BATCH_REVISION)
+    answered: queue.Queue[requests.Response] = queue.Queue()
+    batch = [call(1, "slow"), 2]  # (an echo beside it might still run when the session ends)
+    poster = threading.Thread(target=lambda: answered.put(http_json.post(batch, session)), name="test-batch-post")
+    poster.start()
+    try:
+        assert http_json.slow_started.wait(TIMEOUT)
+        ended = requests.delete(http_json.url, headers=http_json.headers(session), timeout=TIMEOUT)
+        assert ended.status_code == 204
+        response = answered.get(timeout=TIMEOUT)
+    finally:
+        poster.join(TIMEOUT)
+    answers = by_id(response.json())
+    assert answers[None]["error"]["code"] == -32600
+    assert answers[1]["error"] == {"code": -32603, "message": "The session ended before the request was answered"}
+
+
+def test_http_batch_without_a_session_is_refused_clearly(http_sse: HTTPServed) -> None:
+    init = {"protocolVersion": BATCH_REVISION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    response = http_sse.post([{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}], None)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600 and "initialize alone, not in a batch" in error["message"]
+    # And with a session id that names no session: 404, as for any message.
+    missing = http_sse.post([call(1, "echo", text="a")], "no-such-session")
+    assert missing.status_code == 404
+
+
+def test_http_batch_the_client_cannot_accept_gets_406(http_json: HTTPServed) -> None:
+    session = http_json.open_session(BATCH_REVISION)
+    response = http_json.post([call(1, "echo", text="a")], session, accept="text/event-stream")
+    assert response.status_code == 406
+
+
+@pytest.mark.parametrize(
+    ("negotiated", "header"),
+    [("2025-11-25", None), ("2025-11-25", "2025-11-25"), (BATCH_REVISION, "2025-11-25"), ("2025-06-18", None)],
+)
+def test_http_batch_at_other_revisions_gets_one_error(
+    http_sse: HTTPServed, negotiated: str, header: str | None
+) -> None:
+    extra = {} if header is None else {"MCP-Protocol-Version": header}
+    session = http_sse.open_session(negotiated, **extra)
+    response = http_sse.post([call(1, "echo", text="a")], session, **extra)
+    assert response.status_code == 400
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid request: expected a JSON object, got a batch"},
+    }
+
+
+def verify(token: str) -> dict[str, Any]:
+    """``subject:scope,scope`` tokens."""
+    subject, _, scopes = token.partition(":")
+    return {"sub": subject, "client_id": "cli", "scope": scopes.replace(",", " "), "exp": time.time() + 3600}
+
+
+def test_http_batch_with_a_request_the_token_may_not_make_is_refused_whole() -> None:
+    served = HTTPServed(token_verifier=verify)
+    try:
+        auth = {"Authorization": "Bearer alice:read"}
+        session = served.open_session(BATCH_REVISION, **auth)
+        response = served.post([call(1, "echo", text="a"), call(2, "reset")], session, **auth)
+        assert response.status_code == 403
+        assert 'error="insufficient_scope"' in response.headers["WWW-Authenticate"]
+        allowed = served.post([call(1, "echo", text="a")], session, accept="application/json", **auth)
+        assert [text_of(a) for a in allowed.json()] == ["echo:a"]
+    finally:
+        served.running.close()

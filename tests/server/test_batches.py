@@ -27,11 +27,14 @@ from typing import Any
 import pytest
 import requests
 from helpers import end_raw_peer
+from redisserver import running_redis
+from test_scale_out_sessions import Pair
 
 from mcp_sync import MCPServer
 from mcp_sync.protocol.errors import MCP_CODES, MCPTransportError
 from mcp_sync.protocol.types import JSONRPCNotification
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.server.backend import BackendUnavailable
 from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.transports.stdio import StdioTransport
@@ -565,3 +568,56 @@ def test_http_batch_with_a_request_the_token_may_not_make_is_refused_whole() -> 
         assert [text_of(a) for a in allowed.json()] == ["echo:a"]
     finally:
         served.running.close()
+
+
+# ------------------------------------------------------------ sessions shared by processes (real Redis)
+
+
+@pytest.fixture
+def shared_pair(tmp_path: Path) -> Iterator[Pair]:
+    with running_redis(tmp_path / "redis.log") as redis_server:
+        made = Pair(redis_server.url)
+        try:
+            yield made
+        finally:
+            made.close()
+
+
+def test_http_batch_passes_an_answer_for_another_process_on(shared_pair: Pair, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tool on app "a" asks the client; the client answers inside a batch POSTed to app "b".
+    a, b = shared_pair.urls
+    params = {
+        "protocolVersion": BATCH_REVISION,
+        "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    opened = requests.post(
+        a,
+        json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params},
+        headers={"Accept": BOTH},
+        timeout=TIMEOUT,
+    )
+    session = opened.headers["Mcp-Session-Id"]
+    headers = {"Accept": BOTH, "Content-Type": "application/json", "Mcp-Session-Id": session}
+    with requests.post(a, json=call(1, "ask", question="hi?"), headers=headers, stream=True, timeout=TIMEOUT) as asked:
+        events = (json.loads(line[len(b"data: ") :]) for line in asked.iter_lines() if line.startswith(b"data: "))
+        question = next(events)
+        assert question["method"] == "sampling/createMessage"
+        sampled = {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}
+        batch = [
+            {"jsonrpc": "2.0", "id": question["id"], "result": sampled},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        ]
+        answered = requests.post(b, json=batch, headers={**headers, "Accept": "application/json"}, timeout=TIMEOUT)
+        assert answered.status_code == 200 and answered.json() == [{"jsonrpc": "2.0", "id": 2, "result": {}}]
+        assert text_of(next(events)) == "a: hello"
+    assert "a" in shared_pair.delivered
+
+    def down(*args: Any) -> None:
+        raise BackendUnavailable("down")
+
+    for app in shared_pair.apps:
+        monkeypatch.setattr(app.backend, "send_to_session", down)
+    unserved = [{"jsonrpc": "2.0", "id": "nobody-1", "result": {}}, {"jsonrpc": "2.0", "id": 3, "method": "ping"}]
+    refused = requests.post(b, json=unserved, headers=headers, timeout=TIMEOUT)
+    assert refused.status_code == 503 and "backend is unavailable" in refused.json()["error"]["message"]

@@ -1087,6 +1087,18 @@ class StreamableHTTPApp:
             if refused is not None:  # one request the token may not make refuses the whole batch
                 self.sessions.release(entry)
                 return refused
+        if self.backend.shares_sessions:
+            # Answers to requests of another process's handlers (sampling, elicitation, roots) go on there, first:
+            # should the backend be away, nothing of the batch was served, and the client may send it again.
+            foreign = [e for e in elements if not isinstance(e, InvalidMessage) and _is_response(e)]
+            foreign = [e for e in foreign if not _response_to(e, entry.session)]
+            try:
+                for answer in foreign:
+                    self.backend.send_to_session(entry.session_id, json.loads(encode_message(answer)))
+            except BackendUnavailable:
+                self.sessions.release(entry)
+                return _backend_down()
+            elements = [e for e in elements if not any(e is answer for answer in foreign)]
         transport = entry.transport
         assert isinstance(transport, StreamableSessionTransport)
         errors = [element.response() for element in elements if isinstance(element, InvalidMessage) and element.reply]

@@ -28,6 +28,7 @@ import pytest
 import requests
 from helpers import end_raw_peer
 from redisserver import running_redis
+from test_http_server import Stream
 from test_scale_out_sessions import Pair
 
 from mcp_sync import MCPServer
@@ -621,3 +622,66 @@ def test_http_batch_passes_an_answer_for_another_process_on(shared_pair: Pair, m
     unserved = [{"jsonrpc": "2.0", "id": "nobody-1", "result": {}}, {"jsonrpc": "2.0", "id": 3, "method": "ping"}]
     refused = requests.post(b, json=unserved, headers=headers, timeout=TIMEOUT)
     assert refused.status_code == 503 and "backend is unavailable" in refused.json()["error"]["message"]
+
+
+# ------------------------------------------------------------ the 2024-11-05 HTTP+SSE transport
+
+
+class LegacyConnection:
+    """A connection of the 2024-11-05 transport: its SSE stream, and where its messages are POSTed."""
+
+    def __init__(self, url: str, revision: str, **headers: str) -> None:
+        base = url.removesuffix("/mcp")
+        self.headers = {"Content-Type": "application/json", **headers}
+        self.stream = Stream(base + "/sse", Accept="text/event-stream", **headers)
+        endpoint = self.stream.block()
+        assert endpoint["event"] == "endpoint"
+        self.url = base + endpoint["data"]
+        params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}).status_code == 202
+        assert self.stream.message()[1]["result"]["protocolVersion"] == revision
+        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+
+    def post(self, body: Any) -> requests.Response:
+        return requests.post(self.url, data=json.dumps(body), headers=self.headers, timeout=TIMEOUT)
+
+    def close(self) -> None:
+        self.stream.connection.close()
+
+
+def test_legacy_transport_batch_is_served_at_2025_03_26_each_answer_an_event() -> None:
+    served = HTTPServed(legacy_sse=True)
+    try:
+        connection = LegacyConnection(served.url, BATCH_REVISION)
+        accepted = connection.post([call(1, "echo", text="a"), {"jsonrpc": "2.0", "id": 2, "method": "ping"}, 5])
+        assert (accepted.status_code, accepted.content) == (202, b"")
+        answers = by_id([connection.stream.message()[1] for _ in range(3)])
+        assert text_of(answers[1]) == "echo:a"
+        assert answers[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert answers[None]["error"]["code"] == -32600
+        assert connection.post([]).status_code == 400  # [] is one invalid request, not a batch
+        connection.close()
+        older = LegacyConnection(served.url, "2024-11-05")
+        refused = older.post([call(1, "echo", text="a")])
+        assert (refused.status_code, refused.json()["error"]["code"]) == (400, -32600)
+        older.close()
+        nowhere = requests.post(
+            connection.url.split("?")[0] + "?session_id=nope", json=[call(1, "echo")], timeout=TIMEOUT
+        )
+        assert nowhere.status_code == 404
+    finally:
+        served.running.close()
+
+
+def test_legacy_transport_batch_with_a_request_the_token_may_not_make_is_refused_whole() -> None:
+    served = HTTPServed(token_verifier=verify, legacy_sse=True)
+    try:
+        connection = LegacyConnection(served.url, BATCH_REVISION, Authorization="Bearer alice:read")
+        refused = connection.post([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, call(2, "reset")])
+        assert refused.status_code == 403
+        assert 'error="insufficient_scope"' in refused.headers["WWW-Authenticate"]
+        assert connection.post([call(3, "echo", text="a")]).status_code == 202
+        assert text_of(connection.stream.message()[1]) == "echo:a"
+        connection.close()
+    finally:
+        served.running.close()

@@ -1622,7 +1622,7 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
-            return _refusal(message)
+            return self._legacy_batch(request, principal, message)
         refused = self._scope_refusal(request, message)
         if refused is not None:
             return refused
@@ -1632,6 +1632,26 @@ class StreamableHTTPApp:
         try:
             assert isinstance(found.transport, LegacySSETransport)
             found.transport.receive(message)
+        finally:
+            self.sessions.release(found)
+        return _Response(202)
+
+    def _legacy_batch(self, request: _Request, principal: str | None, message: InvalidMessage) -> _Response:
+        """A body of the 2024-11-05 transport that is no single message: a batch, served when the connection
+        negotiated 2025-03-26 (each answer then goes on its stream as an event of its own); else 400."""
+        if message.batch is None:
+            return _refusal(message)
+        found = self._find_session(request.query("session_id"), principal, legacy=True)
+        if isinstance(found, _Response):
+            return found
+        try:
+            if not accepts_batch(found.session.revision):  # the era rule: see accepts_batch
+                return _refusal(message)
+            for element in batch_elements(message.batch):
+                refused = self._scope_refusal(request, element) if isinstance(element, JSONRPCRequest) else None
+                if refused is not None:  # one request the token may not make refuses the whole batch
+                    return refused
+            found.transport.receive(message)  # the session's dispatcher serves the batch
         finally:
             self.sessions.release(found)
         return _Response(202)

@@ -685,3 +685,46 @@ def test_legacy_transport_batch_with_a_request_the_token_may_not_make_is_refused
         connection.close()
     finally:
         served.running.close()
+
+
+# ------------------------------------------------------------ without sessions (stateless mode)
+
+
+def test_stateless_mode_serves_a_batch_at_2025_03_26_with_a_session_of_its_own() -> None:
+    served = HTTPServed(stateless=True)
+    try:
+        batch = [call(1, "echo", text="a"), {"jsonrpc": "2.0", "id": 2, "method": "ping"}, 5]
+        as_json = served.post(batch, None, accept="application/json")  # no header: 2025-03-26, the default
+        assert as_json.status_code == 200 and "Mcp-Session-Id" not in as_json.headers
+        answers = by_id(as_json.json())
+        assert (
+            text_of(answers[1]) == "echo:a" and answers[2]["result"] == {} and answers[None]["error"]["code"] == -32600
+        )
+        streamed = served.post(batch, None, **{"MCP-Protocol-Version": BATCH_REVISION})
+        assert len(sse_messages(streamed)) == 3
+        refused = served.post(batch, None, **{"MCP-Protocol-Version": "2025-11-25"})
+        assert (refused.status_code, refused.json()["error"]["code"]) == (400, -32600)
+    finally:
+        served.running.close()
+
+
+def test_stateless_mode_batch_refused_for_its_scopes_or_while_the_app_closes() -> None:
+    holder: list[HTTPServed] = []
+
+    def verify_or_close(token: str) -> dict[str, Any]:
+        if token == "closing":  # the app starts closing while this request is being authenticated
+            holder[0].running.app.close()
+        return verify(token)
+
+    served = HTTPServed(stateless=True, token_verifier=verify_or_close)
+    holder.append(served)
+    try:
+        batch = [call(1, "echo", text="a"), call(2, "reset")]
+        refused = served.post(batch, None, accept="application/json", Authorization="Bearer alice:read")
+        assert refused.status_code == 403
+        closing = served.post(
+            [call(1, "echo", text="a")], None, accept="application/json", Authorization="Bearer closing"
+        )
+        assert closing.status_code == 503 and closing.json()["error"]["message"] == "The server is shutting down"
+    finally:
+        served.running.close()

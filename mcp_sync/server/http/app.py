@@ -1008,7 +1008,9 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
-            if message.batch is not None and not self.stateless and version in (None, BATCH_REVISION):
+            # The era rule (see accepts_batch): a batch may be served only at 2025-03-26, which a POST naming no
+            # revision may be; a session's revision decides then (or, without sessions, 2025-03-26 is assumed).
+            if message.batch is not None and version in (None, BATCH_REVISION):
                 return self._post_batch(request, principal, version, message, (json_ok, sse_ok))
             return _refusal(message)
         refused = self._scope_refusal(request, message)
@@ -1068,6 +1070,8 @@ class StreamableHTTPApp:
         json_ok, sse_ok = accepted
         if not (json_ok or sse_ok) or (self.json_response and not json_ok):
             return _http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
+        if self.stateless:
+            return self._post_batch_alone(request, message, sse_ok)
         session_id = request.header(SESSION_HEADER)
         if session_id is None:
             # Nothing but initialize is served without a session, and initialize MUST NOT be part of a batch.
@@ -1081,12 +1085,10 @@ class StreamableHTTPApp:
             self.sessions.release(entry)
             return _refusal(message)
         elements = batch_elements(message.batch)
-        requests = [element for element in elements if isinstance(element, JSONRPCRequest)]
-        for call in requests:
-            refused = self._scope_refusal(request, call)
-            if refused is not None:  # one request the token may not make refuses the whole batch
-                self.sessions.release(entry)
-                return refused
+        refused = self._batch_scope_refusal(request, elements)
+        if refused is not None:
+            self.sessions.release(entry)
+            return refused
         if self.backend.shares_sessions:
             # Answers to requests of another process's handlers (sampling, elicitation, roots) go on there, first:
             # should the backend be away, nothing of the batch was served, and the client may send it again.
@@ -1101,6 +1103,51 @@ class StreamableHTTPApp:
             elements = [e for e in elements if not any(e is answer for answer in foreign)]
         transport = entry.transport
         assert isinstance(transport, StreamableSessionTransport)
+        done = _Once(lambda: self.sessions.release(entry))
+        return self._serve_batch(request, transport, elements, sse_ok, [(SESSION_HEADER, entry.session_id)], done)
+
+    def _post_batch_alone(self, request: _Request, message: InvalidMessage, sse_ok: bool) -> _Response:
+        """Without sessions: a batch served at 2025-03-26 by a session of its own, ended once the batch is answered.
+
+        (Only a POST naming 2025-03-26, or no revision, which then means 2025-03-26, comes here: see :meth:`_post`.)
+        """
+        assert message.batch is not None
+        elements = batch_elements(message.batch)
+        refused = self._batch_scope_refusal(request, elements)
+        if refused is not None:
+            return refused
+        transport = StreamableSessionTransport(event_store=None)
+        session = self.server.start(transport)
+        session.serves_one_request = True
+        transport.bind(session)
+        self._serve_auth(session, transport)
+        session.assume_initialized(BATCH_REVISION)
+        done = self._keep_alone(session)
+        if done is None:
+            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+        return self._serve_batch(request, transport, elements, sse_ok, [], done)
+
+    def _batch_scope_refusal(
+        self, request: _Request, elements: Sequence[JSONRPCMessage | InvalidMessage]
+    ) -> _Response | None:
+        """403 for a batch holding a request its token lacks a scope of: one such request refuses the whole batch."""
+        for element in elements:
+            refused = self._scope_refusal(request, element) if isinstance(element, JSONRPCRequest) else None
+            if refused is not None:
+                return refused
+        return None
+
+    def _serve_batch(
+        self,
+        request: _Request,
+        transport: StreamableSessionTransport,
+        elements: Sequence[JSONRPCMessage | InvalidMessage],
+        sse_ok: bool,
+        headers: list[tuple[str, str]],
+        done: _Once,
+    ) -> _Response:
+        """Pass a batch's elements to the session, and answer with what answers its requests (``done`` once sent)."""
+        requests = [element for element in elements if isinstance(element, JSONRPCRequest)]
         errors = [element.response() for element in elements if isinstance(element, InvalidMessage) and element.reply]
         answers = _BatchAnswers(len(requests), errors)
         for call in requests:
@@ -1108,8 +1155,6 @@ class StreamableHTTPApp:
         for element in elements:
             if not isinstance(element, InvalidMessage):  # (an invalid one has its error among the answers, or none)
                 self._receive(transport, element)
-        headers = [(SESSION_HEADER, entry.session_id)]
-        done = _Once(lambda: self.sessions.release(entry))
         if not (requests or errors):
             done()
             return _Response(202, headers)
@@ -1168,13 +1213,25 @@ class StreamableHTTPApp:
         self._serve_auth(session, transport)
         if revision is not None:
             session.assume_initialized(revision)
+        done = self._keep_alone(session)
+        if done is None:
+            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+        try:
+            return self._pass_on(transport, message, answer, done)
+        except BaseException:
+            done()
+            raise
+
+    def _keep_alone(self, session: ServerSession) -> _Once | None:
+        """Count ``session``, which serves one POST, among those :meth:`close` waits for; what ends it when the POST
+        is answered. ``None`` when the app is closing: the session is closed at once."""
         with self._lock:
             closed = self._closed
             if not closed:
                 self._throwaway.add(session)
         if closed:
             session.close()
-            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+            return None
 
         def finish() -> None:
             with self._lock:
@@ -1183,12 +1240,7 @@ class StreamableHTTPApp:
                     self._alone_done.notify_all()
             session.close()
 
-        done = _Once(finish)
-        try:
-            return self._pass_on(transport, message, answer, done)
-        except BaseException:
-            done()
-            raise
+        return _Once(finish)
 
     # ---------------------------------------------------------- 2026-07-28
 
@@ -1647,10 +1699,9 @@ class StreamableHTTPApp:
         try:
             if not accepts_batch(found.session.revision):  # the era rule: see accepts_batch
                 return _refusal(message)
-            for element in batch_elements(message.batch):
-                refused = self._scope_refusal(request, element) if isinstance(element, JSONRPCRequest) else None
-                if refused is not None:  # one request the token may not make refuses the whole batch
-                    return refused
+            refused = self._batch_scope_refusal(request, batch_elements(message.batch))
+            if refused is not None:
+                return refused
             found.transport.receive(message)  # the session's dispatcher serves the batch
         finally:
             self.sessions.release(found)

@@ -145,7 +145,17 @@ class BaseTransport(ABC):
     def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
         """Send the answers to a JSON-RPC batch together, as one JSON array where the carrier frames one.
 
-        Carriers that frame no array (the default) send them one by one.
+        Carriers that frame no array (the default, as here) send them one by one.
+
+        >>> from mcp_sync.types import JSONRPCNotification
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> left, right = InMemoryTransport.pair()
+        >>> got = []
+        >>> unsubscribe = right.on_message(got.append)
+        >>> left.send_batch([JSONRPCNotification(method="notifications/a"), JSONRPCNotification(method="b")])
+        >>> left.close()
+        >>> right.wait_closed(1.0), [message.method for message in got]
+        (True, ['notifications/a', 'b'])
         """
         if self._closed.is_set():
             raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pydantic_core
@@ -68,12 +68,15 @@ class InvalidMessage:
 
     ``reply`` tells whether the peer must get ``error`` back (requests and
     unreadable input) or whether the input is dropped (broken notifications
-    and responses, which never get an answer).
+    and responses, which never get an answer). ``batch`` holds the elements
+    of a non-empty JSON array (a JSON-RPC batch), which a connection at a
+    revision that allows batches serves (see :mod:`mcp_sync.protocol.batch`).
     """
 
     error: Error
     id: RequestId | None = None
     reply: bool = True
+    batch: tuple[Any, ...] | None = field(default=None, compare=False)
 
     def response(self) -> JSONRPCErrorResponse:
         """The error response that answers this input."""
@@ -236,8 +239,13 @@ def parse_value(value: Any) -> JSONRPCMessage | InvalidMessage:
 
 def _classify(value: Any, raw: bytes | str | None) -> JSONRPCMessage | InvalidMessage:
     if not isinstance(value, dict):
-        kind = "a batch" if isinstance(value, list) else type(value).__name__
-        return _invalid(f"Invalid request: expected a JSON object, got {kind}")
+        if isinstance(value, list):
+            # Refused as one message; a non-empty array's elements are kept for a revision with batches.
+            error = Error(
+                code=JsonRpcCode.INVALID_REQUEST, message="Invalid request: expected a JSON object, got a batch"
+            )
+            return InvalidMessage(error, batch=tuple(value) if value else None)
+        return _invalid(f"Invalid request: expected a JSON object, got {type(value).__name__}")
     has_id = "id" in value
     request_id = _read_id(value.get("id"), raw) if has_id else None
     method = value.get("method")

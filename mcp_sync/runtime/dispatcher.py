@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from ..protocol.batch import batch_elements
 from ..protocol.errors import (
     MCP_CODES,
     JsonRpcCode,
@@ -47,7 +48,7 @@ from ..protocol.errors import (
     format_validation_error,
     mcp_code_for,
 )
-from ..protocol.jsonrpc import InvalidMessage, envelope, error_response
+from ..protocol.jsonrpc import InvalidMessage, encode_message, envelope, error_response
 from ..protocol.types import (
     CancelledNotificationParams,
     Error,
@@ -256,6 +257,8 @@ class RequestContext:
     """Whether the request has had its answer (then nothing more is sent)."""
     state: dict[str, Any] = field(default_factory=dict)
     """Scratch space for the layers above (the session keeps per-request protocol state here)."""
+    batch: _BatchReplies | None = None
+    """The JSON-RPC batch the request came in, whose one answer carries its response; ``None``: it came alone."""
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -275,6 +278,36 @@ class RequestContext:
             return
         params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
         self.dispatcher.notify("notifications/progress", params)
+
+
+class _BatchReplies:
+    """The answers to one JSON-RPC batch, held until the last of them arrives, then sent as one array.
+
+    ``expected`` counts the batch's requests and the invalid elements that get
+    an error; a request the peer cancelled counts as answered, without a response.
+    """
+
+    def __init__(self, expected: int, send: Callable[[list[JSONRPCMessage]], None]) -> None:
+        self._left = expected
+        self._send = send
+        self._responses: list[JSONRPCMessage] = []
+        self._lock = threading.Lock()
+
+    def add(self, response: JSONRPCMessage | None) -> None:
+        """One element is answered (``None``: it gets no response); the last sends the array."""
+        if response is not None:
+            try:
+                encode_message(response)  # one response that is not JSON must not lose the whole array
+            except Exception as exc:
+                request_id = getattr(response, "id", None)
+                response = error_response(request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {exc}")
+        with self._lock:
+            if response is not None:
+                self._responses.append(response)
+            self._left -= 1
+            responses = self._responses if self._left == 0 else None
+        if responses:  # (a batch whose requests were all cancelled gets no answer at all)
+            self._send(responses)
 
 
 _DISPATCHER_IDS = itertools.count(1)
@@ -333,6 +366,11 @@ class JsonRpcDispatcher:
         self._wait_reading: ReadingWait | None = (
             getattr(transport, "wait_reading", None) if type(self._clock) is SystemClock else None
         )
+        # Transports that frame a JSON-RPC batch's answer as one array (duck-typed ones may not).
+        self._send_batch: Callable[[list[JSONRPCMessage]], None] | None = getattr(transport, "send_batch", None)
+        self.accept_batch: Callable[[], bool] | None = None
+        """Says whether a JSON-RPC batch received now is served (the server session's revision decides);
+        ``None`` or ``False``: it is answered with one ``-32600``, as any array."""
         self._handlers: dict[str, _HandlerEntry] = {}
         self._fallback: _HandlerEntry | None = None
         self._listeners: dict[str, tuple[NotificationListener, ...]] = {}
@@ -649,10 +687,50 @@ class JsonRpcDispatcher:
             self._on_notification(message)
         elif isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
             self._on_response(message)
+        elif (
+            message.batch is not None
+            and self._send_batch is not None
+            and self.accept_batch is not None
+            and self.accept_batch()
+        ):
+            self._on_batch(message.batch)
         elif message.reply:
             self._reply(message.response())
         elif not self._fail_pending(message):
             log.debug("dropped invalid message: %s", message.error.message)
+
+    def _on_batch(self, values: tuple[Any, ...]) -> None:
+        """Serve each element of a JSON-RPC batch as if it came alone, and answer its requests as one array.
+
+        The requests run concurrently on the pool (never inline: the batch's
+        other elements would wait); notifications and responses are taken as
+        usual. An element that gets an error (an invalid one, or ``initialize``)
+        has it in the array.
+        """
+        elements = batch_elements(values)
+        expected = sum(isinstance(e, JSONRPCRequest) or (isinstance(e, InvalidMessage) and e.reply) for e in elements)
+        assert self._send_batch is not None
+        batch = _BatchReplies(expected, functools.partial(self._reply_batch, self._send_batch))
+        for element in elements:
+            if isinstance(element, JSONRPCRequest):
+                self._on_request(element, batch)
+            elif isinstance(element, InvalidMessage) and element.reply:
+                batch.add(element.response())
+            else:
+                self._on_message(element)
+
+    def _reply_batch(self, send: Callable[[list[JSONRPCMessage]], None], responses: list[JSONRPCMessage]) -> None:
+        try:
+            send(responses)
+        except Exception as exc:  # the connection went away meanwhile
+            log.debug("could not send the answers to a batch: %s", exc)
+
+    def _answer(self, batch: _BatchReplies | None, response: JSONRPCMessage) -> MCPError | None:
+        """Send ``response`` (or hold it with its batch's other answers); return the error instead of raising it."""
+        if batch is None:
+            return self._reply(response)
+        batch.add(response)
+        return None
 
     def _fail_pending(self, message: InvalidMessage) -> bool:
         """A broken response (never answered) for a call in flight fails that call at once; whether one did.
@@ -744,16 +822,16 @@ class JsonRpcDispatcher:
             except Exception:
                 log.exception("progress callback for %s failed", pending.method)
 
-    def _on_request(self, request: JSONRPCRequest) -> None:
+    def _on_request(self, request: JSONRPCRequest, batch: _BatchReplies | None = None) -> None:
         handoff = self._handoff
         with self._lock:
             if self._closed:
                 return  # (a closed dispatcher has dropped its handlers, too)
             entry = self._handlers.get(request.method) or self._fallback
             if entry is not None:
-                ctx = RequestContext(self, request.id, request.method, request.params or {})
+                ctx = RequestContext(self, request.id, request.method, request.params or {}, batch=batch)
                 refuse = self._draining
-                inline = not refuse and handoff is not None and self._inline < self._max_workers
+                inline = not refuse and batch is None and handoff is not None and self._inline < self._max_workers
                 if not refuse:
                     self._inflight.setdefault(request.id, []).append(ctx)
                 if inline:
@@ -761,9 +839,10 @@ class JsonRpcDispatcher:
                 elif not refuse:
                     self._submit_locked(entry, ctx)
         if entry is None:
-            self._reply(error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}"))
+            missing = error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}")
+            self._answer(batch, missing)
         elif refuse:
-            self._reply(_shutting_down(request.id))
+            self._answer(batch, _shutting_down(request.id))
         elif inline:
             # The transport lets another thread take over reading, and the
             # handler runs here: no hand-off to a pool thread on the way.
@@ -838,8 +917,12 @@ class JsonRpcDispatcher:
                 already_answered, ctx.answered = ctx.answered, True
         if already_answered:
             outcome = "cancelled"
+            if ctx.batch is not None:
+                # Counted now (the peer cancelled it); after drain() answered it instead, the batch is
+                # complete already and one more count changes nothing.
+                ctx.batch.add(None)
         else:
-            failure = self._reply(response)
+            failure = self._answer(ctx.batch, response)
             if failure is not None:
                 # The response could not go out (a result that is not JSON, say):
                 # answer with an error rather than leave the caller waiting.
@@ -900,7 +983,7 @@ class JsonRpcDispatcher:
             for ctx in late:
                 ctx.answered = True
         for ctx in late:
-            self._reply(_shutting_down(ctx.request_id))
+            self._answer(ctx.batch, _shutting_down(ctx.request_id))
 
     def close(self, timeout: float = 5.0) -> None:
         """Close the transport, fail pending calls, stop the handler pool. Idempotent.
@@ -936,7 +1019,7 @@ class JsonRpcDispatcher:
             # server session say) and the unsubscribers (which hold this dispatcher's methods)
             # lets a closed connection be freed by reference counting at once, not by the cyclic
             # collector: a stateless server closes one per request.
-            self._handlers, self._fallback, self._listeners = {}, None, {}
+            self._handlers, self._fallback, self._listeners, self.accept_batch = {}, None, {}, None
         if self._pool is not None:
             # Idle workers exit now; busy ones when their handler returns.
             self._pool.close(timeout=0.0)

@@ -26,7 +26,7 @@ import concurrent.futures
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..protocol.errors import MCP_CODES, MCPTransportError
@@ -65,6 +65,9 @@ class Transport(Protocol):
 
     def send(self, message: JSONRPCMessage) -> None:
         """Send one message; raises ``MCPTransportError(TRANSPORT_CLOSED)`` after close."""
+
+    def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
+        """Send the answers to a JSON-RPC batch together (see :meth:`BaseTransport.send_batch`)."""
 
     def on_message(self, handler: MessageHandler) -> Callable[[], None]:
         """Register a handler for incoming messages; returns a callable that unregisters it."""
@@ -138,6 +141,29 @@ class BaseTransport(ABC):
         if self._closed.is_set():
             raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
         self._write(message)
+
+    def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
+        """Send the answers to a JSON-RPC batch together, as one JSON array where the carrier frames one.
+
+        Carriers that frame no array (the default, as here) send them one by one.
+
+        >>> from mcp_sync.types import JSONRPCNotification
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> left, right = InMemoryTransport.pair()
+        >>> got = []
+        >>> unsubscribe = right.on_message(got.append)
+        >>> left.send_batch([JSONRPCNotification(method="notifications/a"), JSONRPCNotification(method="b")])
+        >>> left.close()
+        >>> right.wait_closed(1.0), [message.method for message in got]
+        (True, ['notifications/a', 'b'])
+        """
+        if self._closed.is_set():
+            raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
+        self._write_batch(messages)
+
+    def _write_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
+        for message in messages:
+            self._write(message)
 
     def on_message(self, handler: MessageHandler) -> Callable[[], None]:
         with self._lock:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
+from ..protocol.batch import accepts_batch
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, format_validation_error
 from ..protocol.stateless import (
     CACHEABLE,
@@ -254,6 +255,8 @@ class ServerSession:
             telemetry=server.telemetry,
         )
         self.dispatcher.register_fallback(self._serve_request)
+        # A JSON-RPC batch is served only once the handshake settled on the one revision that has them.
+        self.dispatcher.accept_batch = lambda: accepts_batch(self.revision)
         self.dispatcher.on_notification("notifications/initialized", lambda params: self.initialized.set())
 
     def start(self) -> None:

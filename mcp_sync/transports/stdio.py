@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
+from ..protocol.batch import encode_batch
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
 from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
 from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, reads_as_response, recover_id
@@ -143,7 +144,12 @@ class StdioTransport(BaseTransport):
     # -------------------------------------------------------------- writing
 
     def _write(self, message: JSONRPCMessage) -> None:
-        data = encode_message(message) + b"\n"
+        self._write_line(encode_message(message) + b"\n")
+
+    def _write_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
+        self._write_line(encode_batch(messages) + b"\n")
+
+    def _write_line(self, data: bytes) -> None:
         try:
             with self._write_lock:
                 view = memoryview(data)

@@ -88,6 +88,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pydantic_core
 
+from ...protocol.batch import BATCH_REVISION, accepts_batch, batch_elements, encode_batch
 from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError
 from ...protocol.headers import (
     NAMED_BY,
@@ -357,6 +358,61 @@ class _StreamTrigger(queue.SimpleQueue[Item]):
         lent = self.lent
         if lent is not None and (lent.post.mode == "sse" or threading.get_ident() != lent.thread):
             lent.stream()
+
+
+class _BatchAnswers(queue.SimpleQueue[Item]):
+    """The answers to a POSTed batch, in one queue: each as an event, then :attr:`Signal.END` after the last.
+
+    ``errors`` (the batch's invalid elements) are there from the start; each
+    of the ``requests`` puts its answer in its :meth:`slot`. A request
+    cancelled gets none; one whose session ended gets the error saying so.
+    """
+
+    def __init__(self, requests: int, errors: Sequence[JSONRPCMessage]) -> None:
+        super().__init__()
+        self._left = requests
+        self._lock = threading.Lock()
+        for error in errors:
+            super().put(StreamEvent(None, error))
+        if requests == 0:
+            super().put(Signal.END)
+
+    def slot(self, request_id: RequestId) -> queue.SimpleQueue[Item]:
+        """The queue the POST of request ``request_id`` reads into."""
+        return _BatchSlot(self, request_id)
+
+    def answered(self, request_id: RequestId, item: Item) -> None:
+        """Request ``request_id`` has its answer (a response event, or the signal that ends it without one)."""
+        if isinstance(item, StreamEvent):
+            super().put(item)
+        elif item is Signal.CLOSED:
+            super().put(StreamEvent(None, _session_ended(request_id)))
+        with self._lock:
+            self._left -= 1
+            last = self._left == 0
+        if last:
+            super().put(Signal.END)
+
+    def collect(self) -> list[JSONRPCMessage]:
+        """Every answer, once the last arrived (bounded: each request is answered, cancelled or ended with its
+        session)."""
+        responses: list[JSONRPCMessage] = []
+        while isinstance(item := self.get(), StreamEvent):
+            assert item.message is not None
+            responses.append(item.message)
+        return responses
+
+
+class _BatchSlot(queue.SimpleQueue[Item]):
+    """Where the POST of one request of a batch puts its answer: passed on to the batch's :class:`_BatchAnswers`."""
+
+    def __init__(self, answers: _BatchAnswers, request_id: RequestId) -> None:
+        super().__init__()
+        self._answers = answers
+        self._request_id = request_id
+
+    def put(self, item: Item, block: bool = True, timeout: float | None = None) -> None:
+        self._answers.answered(self._request_id, item)
 
 
 class _Lent:
@@ -959,6 +1015,10 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
+            # The era rule (see accepts_batch): a batch may be served only at 2025-03-26, which a POST naming no
+            # revision may be; a session's revision decides then (or, without sessions, 2025-03-26 is assumed).
+            if message.batch is not None and version in (None, BATCH_REVISION):
+                return self._post_batch(request, principal, version, message, (json_ok, sse_ok))
             return self._refuse_invalid(request, message, body, principal)
         refused = self._scope_refusal(request, message)
         if refused is not None:
@@ -1016,6 +1076,122 @@ class StreamableHTTPApp:
                     self.sessions.release(found)
         return _refusal(message)
 
+    def _post_batch(
+        self,
+        request: _Request,
+        principal: str | None,
+        version: str | None,
+        message: InvalidMessage,
+        accepted: tuple[bool, bool],
+    ) -> _Response:
+        """A POSTed JSON-RPC batch, which 2025-03-26 allows: each element passed to the session as if sent alone,
+        the answers to its requests sent together, as one JSON array or as an SSE stream of them that ends after
+        the last (elsewhere the one ``-32600`` any array gets).
+
+        The handlers' own notifications and requests go on the GET stream, as in JSON-response mode.
+        """
+        assert message.batch is not None
+        json_ok, sse_ok = accepted
+        if not (json_ok or sse_ok) or (self.json_response and not json_ok):
+            return _http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
+        if self.stateless:
+            return self._post_batch_alone(request, message, sse_ok)
+        session_id = request.header(SESSION_HEADER)
+        if session_id is None:
+            # Nothing but initialize is served without a session, and initialize MUST NOT be part of a batch.
+            return _http_error(400, "Bad Request: a batch needs a session (send initialize alone, not in a batch)")
+        found = self._find_session(session_id, principal)
+        if isinstance(found, _Response):
+            return found
+        entry = found
+        # The era rule (see accepts_batch): the request's MCP-Protocol-Version, or else the session's revision.
+        if not accepts_batch(version or entry.session.revision):
+            self.sessions.release(entry)
+            return _refusal(message)
+        elements = batch_elements(message.batch)
+        refused = self._batch_scope_refusal(request, elements)
+        if refused is not None:
+            self.sessions.release(entry)
+            return refused
+        if self.backend.shares_sessions:
+            # Answers to requests of another process's handlers (sampling, elicitation, roots) go on there, first:
+            # should the backend be away, nothing of the batch was served, and the client may send it again.
+            foreign = [e for e in elements if not isinstance(e, InvalidMessage) and _is_response(e)]
+            foreign = [e for e in foreign if not _response_to(e, entry.session)]
+            try:
+                for answer in foreign:
+                    self.backend.send_to_session(entry.session_id, json.loads(encode_message(answer)))
+            except BackendUnavailable:
+                self.sessions.release(entry)
+                return _backend_down()
+            elements = [e for e in elements if not any(e is answer for answer in foreign)]
+        transport = entry.transport
+        assert isinstance(transport, StreamableSessionTransport)
+        done = _Once(lambda: self.sessions.release(entry))
+        return self._serve_batch(request, transport, elements, sse_ok, [(SESSION_HEADER, entry.session_id)], done)
+
+    def _post_batch_alone(self, request: _Request, message: InvalidMessage, sse_ok: bool) -> _Response:
+        """Without sessions: a batch served at 2025-03-26 by a session of its own, ended once the batch is answered.
+
+        (Only a POST naming 2025-03-26, or no revision, which then means 2025-03-26, comes here: see :meth:`_post`.)
+        """
+        assert message.batch is not None
+        elements = batch_elements(message.batch)
+        refused = self._batch_scope_refusal(request, elements)
+        if refused is not None:
+            return refused
+        transport = StreamableSessionTransport(event_store=None)
+        session = self.server.start(transport)
+        session.serves_one_request = True
+        transport.bind(session)
+        self._serve_auth(session, transport)
+        session.assume_initialized(BATCH_REVISION)
+        done = self._keep_alone(session)
+        if done is None:
+            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+        return self._serve_batch(request, transport, elements, sse_ok, [], done)
+
+    def _batch_scope_refusal(
+        self, request: _Request, elements: Sequence[JSONRPCMessage | InvalidMessage]
+    ) -> _Response | None:
+        """403 for a batch holding a request its token lacks a scope of: one such request refuses the whole batch."""
+        for element in elements:
+            refused = self._scope_refusal(request, element) if isinstance(element, JSONRPCRequest) else None
+            if refused is not None:
+                return refused
+        return None
+
+    def _serve_batch(
+        self,
+        request: _Request,
+        transport: StreamableSessionTransport,
+        elements: Sequence[JSONRPCMessage | InvalidMessage],
+        sse_ok: bool,
+        headers: list[tuple[str, str]],
+        done: _Once,
+    ) -> _Response:
+        """Pass a batch's elements to the session, and answer with what answers its requests (``done`` once sent)."""
+        requests = [element for element in elements if isinstance(element, JSONRPCRequest)]
+        errors = [element.response() for element in elements if isinstance(element, InvalidMessage) and element.reply]
+        answers = _BatchAnswers(len(requests), errors)
+        for call in requests:
+            transport.open_post(call.id, json_only=True, priming=False, auth=request.auth, reader=answers.slot(call.id))
+        for element in elements:
+            if not isinstance(element, InvalidMessage):  # (an invalid one has its error among the answers, or none)
+                self._receive(transport, element)
+        if not (requests or errors):
+            done()
+            return _Response(202, headers)
+        if self.json_response or not sse_ok:
+            responses = answers.collect()
+            done()
+            if not responses:  # its requests were all cancelled
+                return _Response(202, headers)
+            body = encode_batch(responses)
+            return _Response(200, [("Content-Type", JSON), ("Content-Length", str(len(body))), *headers], [body])
+        stream = _SSEBody(answers, first=b": batch\n\n", ping_interval=self.ping_interval, on_close=done)
+        return _Response(200, [*_SSE_HEADERS, *headers], stream)
+
     def _initialize(self, message: JSONRPCRequest, answer: _Answer, principal: str | None) -> _Response:
         transport = StreamableSessionTransport(event_store=self.event_store)
         session = self.server.start(transport)
@@ -1061,13 +1237,25 @@ class StreamableHTTPApp:
         self._serve_auth(session, transport)
         if revision is not None:
             session.assume_initialized(revision)
+        done = self._keep_alone(session)
+        if done is None:
+            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+        try:
+            return self._pass_on(transport, message, answer, done)
+        except BaseException:
+            done()
+            raise
+
+    def _keep_alone(self, session: ServerSession) -> _Once | None:
+        """Count ``session``, which serves one POST, among those :meth:`close` waits for; what ends it when the POST
+        is answered. ``None`` when the app is closing: the session is closed at once."""
         with self._lock:
             closed = self._closed
             if not closed:
                 self._throwaway.add(session)
         if closed:
             session.close()
-            return _http_error(503, "The server is shutting down", JsonRpcCode.INTERNAL_ERROR)
+            return None
 
         def finish() -> None:
             with self._lock:
@@ -1076,12 +1264,7 @@ class StreamableHTTPApp:
                     self._alone_done.notify_all()
             session.close()
 
-        done = _Once(finish)
-        try:
-            return self._pass_on(transport, message, answer, done)
-        except BaseException:
-            done()
-            raise
+        return _Once(finish)
 
     # ---------------------------------------------------------- 2026-07-28
 
@@ -1164,11 +1347,7 @@ class StreamableHTTPApp:
     ) -> _Response:
         """Give ``message`` to the session; for a request, wait for what answers it."""
         if not isinstance(message, JSONRPCRequest):
-            transport.receive(message)
-            if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
-                cancelled = (message.params or {}).get("requestId")
-                if isinstance(cancelled, (str, int)) and not isinstance(cancelled, bool):
-                    transport.cancel(cancelled)
+            self._receive(transport, message)
             done()
             return _Response(202, answer.headers)
         json_only = not answer.sse_ok
@@ -1183,6 +1362,15 @@ class StreamableHTTPApp:
         else:
             transport.receive(message)
         return self._await_answer(transport, post, answer, done)
+
+    @staticmethod
+    def _receive(transport: StreamableSessionTransport, message: JSONRPCMessage) -> None:
+        """Give ``message`` to the session; a cancellation also ends the POSTs that wait for the request."""
+        transport.receive(message)
+        if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            cancelled = (message.params or {}).get("requestId")
+            if isinstance(cancelled, (str, int)) and not isinstance(cancelled, bool):
+                transport.cancel(cancelled)
 
     def _serve_lent(self, lent: _Lent, message: JSONRPCRequest) -> _Response:
         """Serve a request of a session of its own on the thread that brought it: no hand-off to a handler thread
@@ -1510,7 +1698,7 @@ class StreamableHTTPApp:
             return body
         message = decode_message(body)
         if isinstance(message, InvalidMessage):
-            return self._refuse_invalid(request, message, body, principal, legacy=True)
+            return self._legacy_batch(request, principal, message, body)
         refused = self._scope_refusal(request, message)
         if refused is not None:
             return refused
@@ -1520,6 +1708,27 @@ class StreamableHTTPApp:
         try:
             assert isinstance(found.transport, LegacySSETransport)
             found.transport.receive(message)
+        finally:
+            self.sessions.release(found)
+        return _Response(202)
+
+    def _legacy_batch(
+        self, request: _Request, principal: str | None, message: InvalidMessage, body: bytes
+    ) -> _Response:
+        """A body of the 2024-11-05 transport that is no single message: a batch, served when the connection
+        negotiated 2025-03-26 (each answer then goes on its stream as an event of its own); else 400."""
+        if message.batch is None:
+            return self._refuse_invalid(request, message, body, principal, legacy=True)
+        found = self._find_session(request.query("session_id"), principal, legacy=True)
+        if isinstance(found, _Response):
+            return found
+        try:
+            if not accepts_batch(found.session.revision):  # the era rule: see accepts_batch
+                return _refusal(message)
+            refused = self._batch_scope_refusal(request, batch_elements(message.batch))
+            if refused is not None:
+                return refused
+            found.transport.receive(message)  # the session's dispatcher serves the batch
         finally:
             self.sessions.release(found)
         return _Response(202)
@@ -1680,10 +1889,9 @@ def _refusal(message: InvalidMessage) -> _Response:
     return _json(400, JSONRPCErrorResponse(id=request_id, error=message.error))
 
 
-def _session_ended(post: PostedRequest) -> JSONRPCMessage:
-    return error_response(
-        post.request_id, JsonRpcCode.INTERNAL_ERROR, "The session ended before the request was answered"
-    )
+def _session_ended(post: PostedRequest | RequestId) -> JSONRPCMessage:
+    request_id = post.request_id if isinstance(post, PostedRequest) else post
+    return error_response(request_id, JsonRpcCode.INTERNAL_ERROR, "The session ended before the request was answered")
 
 
 # ------------------------------------------------------------------ serving

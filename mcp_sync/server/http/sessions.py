@@ -217,10 +217,18 @@ class StreamableSessionTransport(BaseTransport):
     # ------------------------------------------------------------ posts
 
     def open_post(
-        self, request_id: RequestId, *, json_only: bool = False, priming: bool, auth: AuthInfo | None = None
+        self,
+        request_id: RequestId,
+        *,
+        json_only: bool = False,
+        priming: bool,
+        auth: AuthInfo | None = None,
+        reader: queue.SimpleQueue[Item] | None = None,
     ) -> PostedRequest:
-        """Wait for the answer to request ``request_id``, before it is passed on."""
+        """Wait for the answer to request ``request_id``, before it is passed on (into ``reader`` if given)."""
         post = PostedRequest(request_id, json_only=json_only, priming=priming, auth=auth)
+        if reader is not None:  # a request of a batch: its answer joins the others'
+            post.queue = post.consumer = reader
         with self._routes:
             if self.closed:
                 post.put(Signal.CLOSED)

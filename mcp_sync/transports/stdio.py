@@ -335,8 +335,8 @@ class StdioTransport(BaseTransport):
                 return False  # a slow answer: a reader thread waits for it, this thread on the call's future
             try:
                 with self._fds_lock:
-                    if self._fds_closed:
-                        return False
+                    # Once close() closed the pipes (under this lock), fileno() raises: their numbers, which may
+                    # be reused by then, are never selected on.
                     fd = self._readable.fileno()
                     ready, _, _ = select.select([fd, wakeup], [], [], wait)
                     chunk = os.read(fd, _READ_SIZE) if fd in ready and wakeup not in ready else None

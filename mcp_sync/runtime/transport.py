@@ -66,9 +66,6 @@ class Transport(Protocol):
     def send(self, message: JSONRPCMessage) -> None:
         """Send one message; raises ``MCPTransportError(TRANSPORT_CLOSED)`` after close."""
 
-    def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
-        """Send the answers to a JSON-RPC batch together (see :meth:`BaseTransport.send_batch`)."""
-
     def on_message(self, handler: MessageHandler) -> Callable[[], None]:
         """Register a handler for incoming messages; returns a callable that unregisters it."""
 
@@ -146,6 +143,8 @@ class BaseTransport(ABC):
         """Send the answers to a JSON-RPC batch together, as one JSON array where the carrier frames one.
 
         Carriers that frame no array (the default, as here) send them one by one.
+        Optional for a transport of one's own: the dispatcher answers a batch
+        only on a transport that has this method.
 
         >>> from mcp_sync.types import JSONRPCNotification
         >>> from mcp_sync.transports.memory import InMemoryTransport

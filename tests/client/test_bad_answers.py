@@ -161,10 +161,30 @@ def hanging_up(reset: bool) -> Iterator[str]:
         listener.close()
 
 
-@pytest.mark.parametrize("reset", [True, False], ids=["reset", "closed"])
-def test_a_connection_lost_before_any_answer_closes_the_transport(reset: bool) -> None:
-    with hanging_up(reset) as url:
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return int(probe.getsockname()[1])  # nothing listens there once it is closed
+
+
+@contextlib.contextmanager
+def unreachable(how: str) -> Iterator[StreamableHTTPClientTransport]:
+    """A transport to a server that cannot be reached: nothing listens, through a proxy where nothing listens, or
+    a server that resets, or closes, each connection before any answer."""
+    with contextlib.ExitStack() as stack:
+        if how in ("reset", "closed"):
+            url = stack.enter_context(hanging_up(reset=how == "reset"))
+        else:
+            url = f"http://127.0.0.1:{free_port()}/mcp"
         transport = StreamableHTTPClientTransport(url)
+        if how == "proxy-refused":
+            transport.session.trust_env = False
+            transport.session.proxies = {"http": f"http://127.0.0.1:{free_port()}"}
+        yield transport
+
+
+@pytest.mark.parametrize("how", ["refused", "proxy-refused", "reset", "closed"])
+def test_a_server_that_cannot_be_reached_closes_the_transport(how: str) -> None:
+    with unreachable(how) as transport:
         dispatcher = JsonRpcDispatcher(transport)
         dispatcher.start()
         try:
@@ -172,7 +192,19 @@ def test_a_connection_lost_before_any_answer_closes_the_transport(reset: bool) -
             with pytest.raises(MCPTransportError) as err:
                 dispatcher.wait(pending, timeout=WAIT)
             assert err.value.code == MCP_CODES.TRANSPORT_CLOSED
-            assert f"the MCP server at {url} could not be reached" in str(transport.close_reason)
+            assert f"the MCP server at {transport.url} could not be reached" in str(transport.close_reason)
+            assert transport.closed
+        finally:
+            dispatcher.close()
+
+
+def test_a_notification_to_a_server_that_hangs_up_closes_the_transport() -> None:
+    with unreachable("closed") as transport:
+        dispatcher = JsonRpcDispatcher(transport)
+        dispatcher.start()
+        try:
+            with pytest.raises(MCPTransportError, match="could not be reached while sending a message"):
+                dispatcher.notify("notifications/test")
             assert transport.closed
         finally:
             dispatcher.close()

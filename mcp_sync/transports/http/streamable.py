@@ -689,8 +689,10 @@ class StreamableHTTPClientTransport(BaseTransport):
         answer, broken, news = self._read_once(response, cursor, request)
         while answer is None and not inflight.abandoned and not self.closed:
             if cursor.last_event_id is None:
-                if broken is not None and stateless_revision(request) is not None:
-                    # 2026-07-28 streams cannot be resumed: the request is lost, not the connection.
+                if broken is not None and (stateless_revision(request) is not None or isinstance(broken, ValueError)):
+                    # 2026-07-28 streams cannot be resumed: the request is lost, not the connection. Nor is it lost
+                    # when the client refused what the server sent (ValueError: an event too big to read); a stream
+                    # cut off with no event id to resume it looks like a server gone, and closes the transport.
                     return error_answer(
                         request.id,
                         JsonRpcCode.INTERNAL_ERROR,

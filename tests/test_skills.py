@@ -315,12 +315,19 @@ def test_the_client_needs_the_extension_declared() -> None:
     assert caught.value.code == MCP_CODES.METHOD_NOT_FOUND and EXTENSION in caught.value.message
 
 
-@pytest.mark.parametrize("cursor", ["again", None])
-def test_a_listing_that_never_ends_is_refused(cursor: str | None) -> None:
-    """A cursor given twice, or a new cursor on every page (``None`` here) past the most pages followed."""
+@pytest.mark.parametrize(
+    ("cursor", "refusal"),
+    [
+        ("again", "the server repeated the cursor 'again' while listing skills/list"),
+        (None, "did not end within 100 pages"),
+    ],
+)
+def test_a_listing_that_never_ends_is_refused(cursor: str | None, refusal: str) -> None:
+    """A cursor given twice (refused at once, named), or a new cursor on every page (``None`` here) past the most."""
     _served, client = fake([entry()], {}, cursor=cursor or "counting")
-    with client, pytest.raises(MCPError, match="did not end within 100 pages"):
+    with client, pytest.raises(MCPError, match=refusal) as caught:
         client.list_skills()
+    assert caught.value.code == MCP_CODES.PROTOCOL_INVALID
 
 
 def test_content_the_client_refuses() -> None:

@@ -138,7 +138,10 @@ def _every_page(
     result_type: type[ListSkillsResult] | type[ReadDirectoryResult],
     timeout: Timeout,
 ) -> list[Any]:
-    """The items of every page of a paginated ``method``, following ``nextCursor`` for up to :data:`MAX_PAGES` pages."""
+    """The items of every page of a paginated ``method``, following ``nextCursor`` for up to :data:`MAX_PAGES` pages.
+
+    A cursor given twice would loop for ever: it is refused at once, named.
+    """
     items: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -149,7 +152,11 @@ def _every_page(
         if not cursor:
             return items
         if cursor in seen:
-            break
+            raise MCPProtocolError(
+                MCP_CODES.PROTOCOL_INVALID,
+                f"the server repeated the cursor {cursor!r} while listing {method}",
+                context={"method": method},
+            )
         seen.add(cursor)
     raise MCPError(MCP_CODES.PROTOCOL_INVALID, f"{method} did not end within {MAX_PAGES} pages")
 

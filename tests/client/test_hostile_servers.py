@@ -23,7 +23,7 @@
   alone grew an event one line at a time, in time quadratic in its size:
   the reading thread spun on, past ``close()``. Events are now framed by
   :class:`~mcp_sync.transports.http._common.EventStream` before ``sseclient``
-  parses them.
+  parses them. The call fails; the client goes on (it used to close).
 - A server that sends bytes that are not UTF-8 on an SSE stream: they are
   read as U+FFFD, as the SSE standard says (``sseclient`` raised on them,
   which ended the stream and lost the answer after them).
@@ -312,9 +312,10 @@ def test_an_sse_event_that_never_ends_costs_bounded_time_and_memory(
     ):
         with pytest.raises(MCPError) as err:
             client.call_tool("echo", {"text": "x", "endless_sse": piece})
-        # The stream has no event id to resume it with: it is lost, and the connection with it.
-        assert err.value.code == MCP_CODES.TRANSPORT_CLOSED
-        assert refusal in err.value.message
+        # The client refused the event: that call fails, and the client goes on (it closed the transport).
+        assert err.value.code == MCP_CODES.INTERNAL_ERROR
+        assert "the stream answering tools/call" in err.value.message and refusal in err.value.message
+        assert client.call_tool("echo", {"text": "still here"}).text == "still here"
     # Closed, the client has no thread left behind, reading (the suite's fixture checks it).
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import re
 import socket
 import threading
@@ -212,6 +213,7 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
 
             def new_conn(pool: Any, base: Any = pool_class) -> Any:
                 connection = base._new_conn(pool)
+                connection.response_class = _InterimAwareResponse
                 note(connection)
                 return connection
 
@@ -248,6 +250,33 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
             connections = list(self._connections)
         for connection in connections:
             shut_down(connection)
+
+
+class ClosedAfterInterim(http.client.HTTPException):
+    """The server sent an interim answer (``100 Continue``) and closed the connection without a final one."""
+
+
+class _InterimAwareResponse(http.client.HTTPResponse):
+    """:mod:`http.client`'s response, telling a connection closed after an interim answer from one closed before any.
+
+    ``http.client`` raises ``RemoteDisconnected`` for both. Closed before any
+    answer, the server is as good as gone (:func:`unreachable`); closed after
+    a ``100 Continue``, it is there and answered badly: one call fails.
+    """
+
+    _interim = False
+
+    def _read_status(self) -> tuple[str, int, str]:
+        try:
+            status: tuple[str, int, str] = super()._read_status()  # type: ignore[misc]
+        except http.client.RemoteDisconnected:
+            if self._interim:
+                raise ClosedAfterInterim(
+                    "the server closed the connection after an interim answer, without a final one"
+                ) from None
+            raise
+        self._interim = True  # begin() reads another status line only after a 100 Continue
+        return status
 
 
 _taker = threading.local()
@@ -488,3 +517,46 @@ def lost_connection(url: str, exc: BaseException, doing: str) -> MCPTransportErr
         cause=exc,
         context={"url": url},
     )
+
+
+def _reason(exc: requests.RequestException) -> BaseException:
+    """What lies under a :mod:`requests` error: urllib3's reason, and under a ``ProtocolError`` what it wraps."""
+    reason = exc.args[0] if exc.args else exc
+    if isinstance(reason, urllib3.exceptions.MaxRetryError) and reason.reason is not None:
+        reason = reason.reason
+    if isinstance(reason, urllib3.exceptions.ProtocolError) and len(reason.args) > 1:
+        reason = reason.args[1]
+    return reason if isinstance(reason, BaseException) else exc
+
+
+def unreachable(exc: requests.RequestException) -> bool:
+    """Whether a failed HTTP exchange means the server cannot be reached, rather than that it answered badly.
+
+    Unreachable: no connection could be made (refused, DNS, connect timeout,
+    proxy, TLS), or the connection was reset, or closed, before anything of
+    an answer came. Anything else is an answer gone wrong (a bad status
+    line, a header over ``http.client``'s limit, a connection closed after
+    ``100 Continue``, a body cut short, a redirect loop, a read timeout):
+    it fails the one call, and a server truly gone is found by the next
+    request, which cannot connect. (On a ``requests`` session you made, a
+    connection closed after ``100 Continue`` reads as closed before any
+    answer: only the transport's own sessions tell them apart.)
+
+    >>> unreachable(requests.TooManyRedirects("Exceeded 30 redirects."))
+    False
+    """
+    if isinstance(exc, (requests.ConnectTimeout, requests.exceptions.ProxyError, requests.exceptions.SSLError)):
+        return True
+    if type(exc) is not requests.ConnectionError:
+        return False  # a body cut short (ChunkedEncodingError), a redirect loop, a bad redirect URL...
+    reason = _reason(exc)
+    # NewConnectionError (refused, DNS) is a ConnectTimeoutError. What http.client raises on a bad head is an
+    # HTTPException, not an OSError, but for RemoteDisconnected: closed before any answer, as good as reset.
+    return isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, OSError))
+
+
+def broken_answer(exc: requests.RequestException) -> str:
+    """What was wrong with an answer that could not be read (:func:`unreachable` said no): its innermost error."""
+    reason = _reason(exc)
+    text, name = str(reason).strip(), type(reason).__name__
+    return text if text.startswith(name) else f"{name}: {text}"

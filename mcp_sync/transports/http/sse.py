@@ -37,6 +37,7 @@ from ._common import (
     SSEClientFactory,
     Timeout,
     abort,
+    broken_answer,
     connect_part,
     content_type,
     default_sse_client,
@@ -47,6 +48,7 @@ from ._common import (
     new_session,
     read_body,
     snippet,
+    unreachable,
 )
 
 __all__ = ["SSEClientTransport"]
@@ -70,8 +72,11 @@ class SSEClientTransport(BaseTransport):
     resolved against ``url`` and must have the same origin. Messages are
     POSTed on the sending thread (the server answers 202 at once; answers
     come on the stream, read by the thread ``mcp-sync-http-sse``). A POST
-    refused with an HTTP error answers its request with an error; a server
-    that cannot be reached, or whose stream ends, closes the transport.
+    refused with an HTTP error, or answered with what cannot be read, answers
+    its request with an error; a server that cannot be reached, or whose
+    stream ends, closes the transport. The stream is read once a client has
+    connected the transport: none within ``connect_timeout`` of the
+    ``endpoint`` event closes it.
     ``session``, ``headers``, ``auth``, ``timeout``, ``sse_read_timeout`` and
     ``sse_client_factory`` are as for
     :class:`~mcp_sync.http_client.StreamableHTTPClientTransport`. It
@@ -105,6 +110,7 @@ class SSEClientTransport(BaseTransport):
         self.auth = auth
         self.timeout = timeout
         self.sse_client_factory: SSEClientFactory = sse_client_factory or default_sse_client
+        self.connect_timeout = connect_timeout
         self.endpoint: str | None = None
         """Where messages are POSTed, as the server's ``endpoint`` event said."""
         self._found = threading.Event()  # the endpoint came, or the stream failed first
@@ -192,7 +198,14 @@ class SSEClientTransport(BaseTransport):
                         )
                     self.endpoint = self._resolve(event.data)
                     self._found.set()
-                    self._ready.wait()
+                    # Messages are read once a client has connected the transport to take them.
+                    if not self._ready.wait(self.connect_timeout):
+                        raise MCPTransportError(
+                            MCP_CODES.TRANSPORT_ERROR,
+                            f"no client connected the transport to the server at {self.url} within "
+                            f"{self.connect_timeout:g} s of its endpoint event",
+                            context={"url": self.url},
+                        )
                 elif event.event == "message" and event.data.strip():
                     self._deliver(decode_message(event.data))
             reason = MCPTransportError(
@@ -236,9 +249,24 @@ class SSEClientTransport(BaseTransport):
                 log.warning("the server at %s did not accept a message in time: %s", self.endpoint, exc)
             return
         except requests.RequestException as exc:
-            error = lost_connection(self.endpoint, exc, "sending a message")
-            self._closed_by_peer(error)
-            raise error from exc
+            if unreachable(exc):
+                error = lost_connection(self.endpoint, exc, "sending a message")
+                self._closed_by_peer(error)
+                raise error from exc
+            # The server is there and answered badly: this message fails, the others go on.
+            if isinstance(message, JSONRPCRequest):
+                self._deliver(
+                    error_answer(
+                        message.id,
+                        JsonRpcCode.INTERNAL_ERROR,
+                        f"the server at {self.endpoint} answered the POST of {message.method} with an answer "
+                        f"that could not be read: {broken_answer(exc)}",
+                        {"url": self.endpoint},
+                    )
+                )
+            else:
+                log.warning("the server at %s answered a message badly: %s", self.endpoint, broken_answer(exc))
+            return
         with response:
             if response.status_code < 400:
                 return

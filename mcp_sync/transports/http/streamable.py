@@ -69,6 +69,7 @@ from ._common import (
     Timeout,
     abort,
     abort_connections,
+    broken_answer,
     connect_part,
     content_type,
     default_sse_client,
@@ -81,6 +82,7 @@ from ._common import (
     shut_down,
     snippet,
     taking,
+    unreachable,
 )
 
 __all__ = [
@@ -185,8 +187,8 @@ class StreamableHTTPClientTransport(BaseTransport):
     on any transport; each worker reads its request's answer, a JSON body or
     an SSE stream, delivering what else the server sends on the way.
     Notifications and responses are POSTed on the sending thread; a server
-    that refuses one is logged, not retried: the same message would be
-    refused again. After ``notifications/initialized`` a GET stream (thread
+    that refuses one, or answers it with what cannot be read, is logged, not
+    retried: the same message would be refused again. After ``notifications/initialized`` a GET stream (thread
     ``mcp-sync-http-get``) receives what the server sends on its own; a
     server without one answers 405, which is fine.
 
@@ -197,9 +199,12 @@ class StreamableHTTPClientTransport(BaseTransport):
     request is sent again, once. A stream that ends before the answer
     arrives is resumed with a GET carrying ``Last-Event-ID``, after the
     server's ``retry`` delay, at most ``reconnect_attempts`` times in a row
-    without news. An HTTP error answers the request with an error; a server
-    that cannot be reached closes the transport, failing every pending call
-    with :class:`~mcp_sync.errors.MCPTransportError`. Closing ends the session
+    without news. An HTTP error, or an answer that cannot be read (a bad
+    status line, a header too long, a body cut short, a redirect loop),
+    fails that request alone; a server that cannot be reached (see
+    :func:`~mcp_sync.transports.http._common.unreachable`) closes the
+    transport, failing every pending call with
+    :class:`~mcp_sync.errors.MCPTransportError`. Closing ends the session
     with DELETE and stops every thread of the transport: responses being read
     are aborted and, on the session the transport made for itself, every
     connection is shut down, so that a POST the server never answers ends too
@@ -437,7 +442,10 @@ class StreamableHTTPClientTransport(BaseTransport):
             log.warning("the MCP server at %s did not acknowledge a message in time: %s", self.url, exc)
             return
         except requests.RequestException as exc:
-            self._lose(lost_connection(self.url, exc, "sending a message"))
+            if unreachable(exc):
+                self._lose(lost_connection(self.url, exc, "sending a message"))
+            log.warning("the MCP server at %s answered a message badly: %s", self.url, broken_answer(exc))
+            return
         with response:
             if response.status_code >= 400:
                 log.warning(
@@ -526,7 +534,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         return self._related.get(request_id)
 
     def _failure(self, request: JSONRPCRequest, exc: requests.RequestException) -> JSONRPCMessage | None:
-        """What a failed HTTP exchange means: no answer in time fails the call, anything else the transport."""
+        """What a failed HTTP exchange means: a server that cannot be reached fails the transport, else the call."""
         if isinstance(exc, requests.ReadTimeout):
             return error_answer(
                 request.id,
@@ -534,8 +542,17 @@ class StreamableHTTPClientTransport(BaseTransport):
                 f"the MCP server at {self.url} did not answer {request.method} in time: {exc}",
                 {"url": self.url},
             )
-        self._closed_by_peer(lost_connection(self.url, exc, f"waiting for the answer to {request.method}"))
-        return None
+        if unreachable(exc):
+            self._closed_by_peer(lost_connection(self.url, exc, f"waiting for the answer to {request.method}"))
+            return None
+        # The server is there and answered badly: this call fails, the others go on.
+        return error_answer(
+            request.id,
+            JsonRpcCode.INTERNAL_ERROR,
+            f"the MCP server at {self.url} answered {request.method} with an answer that could not be read: "
+            f"{broken_answer(exc)}",
+            {"url": self.url},
+        )
 
     def _answer(self, inflight: _InflightRequest) -> JSONRPCMessage | None:
         """The answer to ``inflight``'s request (``None`` when it was abandoned)."""
@@ -672,8 +689,10 @@ class StreamableHTTPClientTransport(BaseTransport):
         answer, broken, news = self._read_once(response, cursor, request)
         while answer is None and not inflight.abandoned and not self.closed:
             if cursor.last_event_id is None:
-                if broken is not None and stateless_revision(request) is not None:
-                    # 2026-07-28 streams cannot be resumed: the request is lost, not the connection.
+                if broken is not None and (stateless_revision(request) is not None or isinstance(broken, ValueError)):
+                    # 2026-07-28 streams cannot be resumed: the request is lost, not the connection. Nor is it lost
+                    # when the client refused what the server sent (ValueError: an event too big to read); a stream
+                    # cut off with no event id to resume it looks like a server gone, and closes the transport.
                     return error_answer(
                         request.id,
                         JsonRpcCode.INTERNAL_ERROR,

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -17,6 +18,7 @@ from mcp_sync.client.core import MCPClient
 from mcp_sync.protocol.jsonrpc import InvalidMessage, encode_message
 from mcp_sync.runtime.transport import MessageHandler
 from mcp_sync.server.core import MCPServer
+from mcp_sync.transports.http._common import ClosableAdapter
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCMessage
 
@@ -136,3 +138,32 @@ def finish_within(seconds: float, call: Callable[[], T]) -> T:
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return cast("T", outcome[0])
+
+
+class PutHookAdapter(ClosableAdapter):
+    """A ClosableAdapter whose pools call :attr:`on_put` once, just after a connection is back in the pool
+    (where urllib3's release_conn has put it and not yet marked its response released)."""
+
+    on_put: Callable[[Any], None] | None = None
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        adapter = self
+        base = self.poolmanager.pool_classes_by_scheme["http"]
+
+        class Hooked(base):  # type: ignore[valid-type,misc]
+            def _put_conn(self, conn: Any) -> None:
+                super()._put_conn(conn)
+                hook, adapter.on_put = adapter.on_put, None  # once
+                if hook is not None:
+                    hook(conn)
+
+        self.poolmanager.pool_classes_by_scheme = {**self.poolmanager.pool_classes_by_scheme, "http": Hooked}
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll ``condition`` (every millisecond) until it holds; fail the test if ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        time.sleep(0.001)

@@ -16,31 +16,24 @@ import os
 import queue
 import select
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import requests
 import requests.auth
+from helpers import PutHookAdapter, wait_until
 
 import mcp_sync
 import mcp_sync.client.core
 from mcp_sync import MCP_CODES, MCPError, MCPServer
 from mcp_sync.server.middleware import Call, Next
-from mcp_sync.transports.http._common import ClosableAdapter, new_session
+from mcp_sync.transports.http._common import new_session
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.stdio import StdioTransport
 from mcp_sync.types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
 
 WAIT = 10.0
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 # ------------------------------------------------------------------ stdio: a reader kept in a listener past close
@@ -220,31 +213,10 @@ def test_a_call_given_up_between_an_auth_retrys_refusal_and_its_resend_spares_th
         rig.close()
 
 
-class _HookedAdapter(ClosableAdapter):
-    """A ClosableAdapter whose pools call :attr:`on_put` once, just after a connection is back in the pool
-    (where urllib3's release_conn has put it and not yet marked its response released)."""
-
-    on_put: Callable[[Any], None] | None = None
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
-        adapter = self
-        base = self.poolmanager.pool_classes_by_scheme["http"]
-
-        class Hooked(base):  # type: ignore[valid-type,misc]
-            def _put_conn(self, conn: Any) -> None:
-                super()._put_conn(conn)
-                hook, adapter.on_put = adapter.on_put, None
-                if hook is not None:
-                    hook(conn)
-
-        self.poolmanager.pool_classes_by_scheme = {**self.poolmanager.pool_classes_by_scheme, "http": Hooked}
-
-
 def test_a_call_given_up_as_its_answer_is_read_to_the_end_spares_the_connection_given_back() -> None:
     # Reading the last byte of the answer gives the connection back to the pool, inside the read, before the
     # transport is done with the response: giving up then stopped "its" response, on a socket now another's.
-    adapter = _HookedAdapter()
+    adapter = PutHookAdapter()
     rig = _Rig(_loopback_session(adapter))
     try:
         adapter.on_put = lambda connection: rig.another_request_takes_the_connection_and_the_caller_gives_up_on("b")

@@ -15,13 +15,12 @@ import logging
 import queue
 import socket
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import requests
+from helpers import PutHookAdapter, wait_until
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.client.core import MCPClient
@@ -30,20 +29,12 @@ from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOC
 from mcp_sync.runtime.cancellation import CancelEvent
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest, RequestContext
 from mcp_sync.server.http.app import StreamableHTTPApp, start_http
-from mcp_sync.transports.http._common import ClosableAdapter
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCNotification, JSONRPCRequest
 
 WAIT = 5.0
 """Upper bound of every wait; a passing test never comes near it."""
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.001)
 
 
 # --------------------------------------------------------------- CancelEvent
@@ -185,26 +176,6 @@ class _Scripted(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class _HookedAdapter(ClosableAdapter):
-    """A ClosableAdapter whose pools call :attr:`on_put` with each connection they get back (after it is back)."""
-
-    on_put: Callable[[Any], None] | None = None
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
-        adapter = self
-        base = self.poolmanager.pool_classes_by_scheme["http"]
-
-        class Hooked(base):  # type: ignore[valid-type,misc]
-            def _put_conn(self, conn: Any) -> None:
-                super()._put_conn(conn)
-                hook, adapter.on_put = adapter.on_put, None  # once
-                if hook is not None:
-                    hook(conn)
-
-        self.poolmanager.pool_classes_by_scheme = {**self.poolmanager.pool_classes_by_scheme, "http": Hooked}
-
-
 def test_giving_up_on_a_request_whose_connection_went_back_to_the_pool_spares_the_request_now_using_it() -> None:
     """A request answered 404 (the session expired) gives its connection back before it is sent again on a
     new session. A give-up arriving in between shut down the connection it had noted, which another request
@@ -216,7 +187,7 @@ def test_giving_up_on_a_request_whose_connection_went_back_to_the_pool_spares_th
     serving = threading.Thread(target=server.serve_forever, name="test-scripted-http", daemon=True)
     serving.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    adapter = _HookedAdapter()
+    adapter = PutHookAdapter()
     session = requests.Session()
     session.trust_env = False  # loopback only
     session.mount("http://", adapter)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from helpers import RecordingTransport
+from helpers import RecordingTransport, wait_until
 
 import mcp_sync
 import mcp_sync.client.core
@@ -22,13 +20,6 @@ from mcp_sync.server.session import ServerSession
 from mcp_sync.transports.memory import InMemoryTransport
 
 WAIT = 10.0
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 def test_a_listen_refused_for_one_of_its_resources_ends_the_subscriptions_it_made_before() -> None:

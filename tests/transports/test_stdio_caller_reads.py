@@ -10,12 +10,12 @@ import json
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import wait_until
 
 from mcp_sync import MCP_CODES, MCPError, MCPTransportError
 from mcp_sync.client import stdio_client
@@ -38,13 +38,6 @@ def answer(request: dict[str, Any]) -> bytes:
 
 def note(text: str) -> bytes:
     return line({"jsonrpc": "2.0", "method": "note", "params": {"text": text}})
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.001)
 
 
 class Peer:

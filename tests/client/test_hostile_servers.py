@@ -215,6 +215,18 @@ def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
         thread.join(WAIT)
 
 
+def logging_client(url: str, said: list[Any]) -> MCPClient:
+    """A handshake-era Streamable HTTP client of ``url`` that puts each log message's data in ``said``."""
+    return MCPClient.http(
+        url,
+        transport="streamable",
+        era="handshake",
+        connect_timeout=WAIT,
+        timeout=WAIT,
+        log_handler=lambda params: said.append(params.data),
+    )
+
+
 @pytest.mark.parametrize("status", [307, 308])
 def test_a_post_the_server_redirects_is_followed(status: int) -> None:
     handler = type("Redirecting", (Redirecting,), {"status": status})
@@ -280,14 +292,7 @@ def test_sse_events_are_read_with_every_line_ending_and_at_the_end_of_the_stream
     said: list[Any] = []
     with (
         serving(Redirecting) as base,
-        MCPClient.http(
-            f"{base}/mcp",
-            transport="streamable",
-            era="handshake",
-            connect_timeout=WAIT,
-            timeout=WAIT,
-            log_handler=lambda params: said.append(params.data),
-        ) as client,
+        logging_client(f"{base}/mcp", said) as client,
     ):
         assert client.call_tool("echo", {"text": "mixed", "sse": "mixed"}).text == "mixed"
         assert client.call_tool("echo", {"text": "unended", "sse": "unended"}).text == "unended"
@@ -326,14 +331,7 @@ def test_bytes_that_are_not_utf8_in_an_sse_stream_do_not_end_it() -> None:
     said: list[Any] = []
     with (
         serving(Redirecting) as base,
-        MCPClient.http(
-            f"{base}/mcp",
-            transport="streamable",
-            era="handshake",
-            connect_timeout=WAIT,
-            timeout=WAIT,
-            log_handler=lambda params: said.append(params.data),
-        ) as client,
+        logging_client(f"{base}/mcp", said) as client,
     ):
         assert client.call_tool("echo", {"text": "after", "bad_bytes": True}).text == "after"
         assert said == ["a\ufffd"]
@@ -359,14 +357,7 @@ def test_a_stream_that_ends_inside_a_character_is_read_to_its_end() -> None:
     said: list[Any] = []
     with (
         serving(CutCharacter) as base,
-        MCPClient.http(
-            f"{base}/mcp",
-            transport="streamable",
-            era="handshake",
-            connect_timeout=WAIT,
-            timeout=WAIT,
-            log_handler=lambda params: said.append(params.data),
-        ) as client,
+        logging_client(f"{base}/mcp", said) as client,
     ):
         # The client reconnects only once it has read the stream to its end.
         assert CutCharacter.reconnected.wait(WAIT)

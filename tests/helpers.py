@@ -3,6 +3,7 @@ a call bounded in time."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import socket
@@ -167,3 +168,23 @@ def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the condition did not hold in time"
         time.sleep(0.001)
+
+
+class KeepAliveJSONHandler(http.server.BaseHTTPRequestHandler):
+    """A scripted HTTP/1.1 server's handler (keep-alive: its connections go back to a client's pool and are
+    reused), quiet, with :meth:`_send` for a JSON answer; subclasses write ``do_POST``."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import requests
 import requests.auth
-from helpers import PutHookAdapter, wait_until
+from helpers import KeepAliveJSONHandler, PutHookAdapter, wait_until
 
 import mcp_sync
 import mcp_sync.client.core
@@ -82,15 +82,10 @@ def test_a_reader_returning_from_a_listener_after_close_leaves_the_closed_descri
 # ------------------------------------------------------------------ HTTP: a connection back in the pool while noted
 
 
-class _Scripted(http.server.BaseHTTPRequestHandler):
+class _Scripted(KeepAliveJSONHandler):
     """``initialize`` gets session s1; a ``ping`` without an Authorization header gets 401, with one (or any
     other request) a result; notifications 202; a POST to ``/other`` (another request on the same pool) waits
     until the test lets it answer."""
-
-    protocol_version = "HTTP/1.1"  # keep-alive: connections go back to the client's pool and are reused
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"null")
@@ -108,16 +103,6 @@ class _Scripted(http.server.BaseHTTPRequestHandler):
             self._send(401, None)
         else:
             self._send(200, {"jsonrpc": "2.0", "id": body["id"], "result": {}})
-
-    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = b"" if payload is None else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
 
 
 class _Rig:

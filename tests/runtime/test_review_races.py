@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from helpers import PutHookAdapter, wait_until
+from helpers import KeepAliveJSONHandler, PutHookAdapter, wait_until
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.client.core import MCPClient
@@ -137,19 +137,15 @@ def test_a_question_asked_under_a_cancel_set_already_is_withdrawn_and_told_once(
 # ------------------------------------- the HTTP client giving up before the response
 
 
-class _Scripted(http.server.BaseHTTPRequestHandler):
+class _Scripted(KeepAliveJSONHandler):
     """A Streamable HTTP server reduced to what the test needs: it forgets the session at the first ``ping``.
 
     ``initialize`` gets a session; ``ping`` gets 404 (the session expired); a POST to ``/other`` (another
     request on the same connection pool) waits until the test lets it answer.
     """
 
-    protocol_version = "HTTP/1.1"  # keep-alive: a connection goes back to the client's pool and is reused
     other_arrived: threading.Event
     other_may_answer: threading.Event
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"null")
@@ -164,16 +160,6 @@ class _Scripted(http.server.BaseHTTPRequestHandler):
             self._send(404, {"error": "no such session"})
         else:
             self._send(202, None)
-
-    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = b"" if payload is None else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
 
 
 def test_giving_up_on_a_request_whose_connection_went_back_to_the_pool_spares_the_request_now_using_it() -> None:

@@ -103,7 +103,7 @@ def exchange(
     """
     deadline = time.monotonic() + timeout
     watchdog = _Watchdog(timeout)
-    body = b""
+    body = bytearray()  # (grown in place: a trickled answer comes in many small pieces)
     try:
         with watchdog, taking(watchdog.note):
             response = session.request(method, url, timeout=timeout, stream=True, **options)
@@ -124,5 +124,5 @@ def exchange(
         response.close()
         raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s")
     if whole:
-        response._content = body  # what requests keeps of a body it read itself
+        response._content = bytes(body)  # what requests keeps of a body it read itself
     return response

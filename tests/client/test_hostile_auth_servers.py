@@ -16,19 +16,17 @@ loopback name: it stands for "a host across the network".
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import requests
 from servers.scripted_auth import Reply, ScriptedAuth, ScriptedServer
-from servers.trickler import Trickler
+from servers.trickler import RawServer, Trickler
 
 from mcp_sync import MCPError
 from mcp_sync.client.auth import LoopbackInteraction, OAuth
@@ -398,7 +396,7 @@ def test_a_resource_answering_400_nested_too_deep_with_a_dpop_nonce_is_its_answe
 # ------------------------------------------------------------- a resource's refusals
 
 
-class RefusingResource:
+class RefusingResource(RawServer):
     """A raw MCP endpoint on 127.0.0.1 (``/mcp``) that refuses without a token issued by ``auth``, with a bad body.
 
     ``body="endless"``: a chunked 401 body that never ends (until the client
@@ -408,32 +406,9 @@ class RefusingResource:
 
     def __init__(self, auth: ScriptedAuth, body: str) -> None:
         self.auth, self.body = auth, body
-        self._stop = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/mcp"
-        self._thread = threading.Thread(target=self._serve, name="test-refusing-resource")
-        self._thread.start()
+        super().__init__("/mcp")
 
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            with connection:
-                connection.settimeout(5)
-                with contextlib.suppress(OSError):  # the client hung up
-                    self._answer(connection)
-
-    def _answer(self, connection: socket.socket) -> None:
-        received = b""
-        while b"\r\n\r\n" not in received:
-            received += connection.recv(65536)
-        head, _, body = received.partition(b"\r\n\r\n")
-        length = int(re.search(rb"(?im)^content-length:\s*(\d+)", head).group(1))  # type: ignore[union-attr]
-        while len(body) < length:
-            body += connection.recv(65536)
+    def answer(self, connection: socket.socket, head: bytes) -> None:
         bearer = re.search(rb"(?im)^authorization: bearer (\S+)", head)
         if bearer is not None and bearer.group(1).decode() in self.auth.access:
             answer = b'{"jsonrpc": "2.0", "id": 1, "result": {}}'
@@ -451,11 +426,6 @@ class RefusingResource:
         chunk = b"4000\r\n" + b"x" * 0x4000 + b"\r\n"
         while not self._stop.is_set():
             connection.sendall(chunk)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self._listener.close()
 
 
 @pytest.mark.parametrize("body", ["endless", "cut"])

@@ -23,10 +23,56 @@ import re
 import socket
 import threading
 
-__all__ = ["Trickler"]
+__all__ = ["RawServer", "Trickler"]
 
 
-class Trickler:
+class RawServer:
+    """A raw HTTP server on 127.0.0.1: one thread accepts connections, one at a time, and a subclass answers.
+
+    Each request is read whole (head and ``Content-Length`` body: closing on
+    unread bytes would reset the connection) and passed to :meth:`answer`;
+    a client that hangs up ends its connection quietly.
+    """
+
+    def __init__(self, path: str = "") -> None:
+        self._stop = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}{path}"
+        self._thread = threading.Thread(target=self._serve, name=f"test-{type(self).__name__.lower()}")
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(5)
+                try:
+                    received = b""
+                    while b"\r\n\r\n" not in received:
+                        received += connection.recv(65536)
+                    head, _, body = received.partition(b"\r\n\r\n")
+                    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                    while length is not None and len(body) < int(length.group(1)):
+                        body += connection.recv(65536)
+                    self.answer(connection, head)
+                except OSError:
+                    pass  # the client hung up
+
+    def answer(self, connection: socket.socket, head: bytes) -> None:
+        """Answer the request whose head (request line and headers) is ``head``."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._listener.close()
+
+
+class Trickler(RawServer):
     """Answers every request with ``body`` trickled ``pace`` s per byte (see the module docstring)."""
 
     def __init__(
@@ -40,58 +86,28 @@ class Trickler:
         self.head_sent = 0
         """Bytes of status line and headers sent so far, over all answers."""
         self.requests = 0
-        self._stop = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
-        self._thread = threading.Thread(target=self._serve, name="test-trickler")
-        self._thread.start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            with connection:
-                self._answer(connection)
-
-    def _answer(self, connection: socket.socket) -> None:
-        connection.settimeout(5)
-        received = b""
-        try:
-            while b"\r\n\r\n" not in received:
-                received += connection.recv(65536)
-            head, _, body = received.partition(b"\r\n\r\n")
-            length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
-            while length is not None and len(body) < int(length.group(1)):
-                body += connection.recv(65536)  # read it all: closing on unread bytes resets the connection
-            self.requests += 1
-            if not self.head_pace:
-                connection.sendall(self.head)
-                self.head_sent += len(self.head)
-            else:
-                for byte in self.head:
-                    connection.sendall(bytes([byte]))
-                    self.head_sent += 1
-                    if self._stop.wait(self.head_pace):
-                        return
-            if self.stall:
-                connection.recv(1)  # until the client hangs up (or 5 s)
-                return
-            if not self.pace:
-                connection.sendall(self.body)
-                self.sent = len(self.body)
-                return
-            for byte in self.body:
+    def answer(self, connection: socket.socket, head: bytes) -> None:
+        self.requests += 1
+        if not self.head_pace:
+            connection.sendall(self.head)
+            self.head_sent += len(self.head)
+        else:
+            for byte in self.head:
                 connection.sendall(bytes([byte]))
-                self.sent += 1
-                if self._stop.wait(self.pace):
+                self.head_sent += 1
+                if self._stop.wait(self.head_pace):
                     return
-        except OSError:
-            return  # the client hung up
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self._listener.close()
+        if self.stall:
+            connection.recv(1)  # until the client hangs up (or 5 s)
+            return
+        if not self.pace:
+            connection.sendall(self.body)
+            self.sent = len(self.body)
+            return
+        for byte in self.body:
+            connection.sendall(bytes([byte]))
+            self.sent += 1
+            if self._stop.wait(self.pace):
+                return

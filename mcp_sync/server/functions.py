@@ -19,7 +19,6 @@ functions are run to completion on a private event loop.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import functools
 import inspect
@@ -212,6 +211,10 @@ def run_coroutine(start: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     >>> run_coroutine(lambda: double(21))
     42
     """
+    # Imported here: only async handlers need it, and a module-level import
+    # would make every server load asyncio (the pure core loads no I/O module).
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -1,6 +1,7 @@
 """Compatibility path: the Streamable HTTP client transport (:mod:`mcp_sync.transports.http`) and ``http_client``."""
 
 from .client import http_client
+from .runtime.http import new_session
 from .transports.http._common import (
     DEFAULT_SSE_READ_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -9,7 +10,6 @@ from .transports.http._common import (
     SSEEvent,
     Timeout,
     default_sse_client,
-    new_session,
 )
 from .transports.http.streamable import DEFAULT_RECONNECT_ATTEMPTS, StreamableHTTPClientTransport
 

@@ -50,8 +50,7 @@ import urllib3
 from pydantic import ValidationError
 
 from ...protocol.errors import MCPError
-from ...transports.http._bounded import BadAnswer, exchange
-from ...transports.http._common import new_session
+from ...runtime.http import BadAnswer, bounded_request, new_session
 from .discovery import (
     Challenge,
     auth_error,
@@ -652,7 +651,7 @@ class OAuth(requests.auth.AuthBase):
         """GET a metadata document; ``None`` when the host cannot be reached."""
         try:
             return _checked(
-                exchange(
+                bounded_request(
                     self.http,
                     "GET",
                     url,
@@ -675,7 +674,7 @@ class OAuth(requests.auth.AuthBase):
         sent on elsewhere would carry the code, the verifier and the client's secret with it.
         """
         try:
-            response = exchange(
+            response = bounded_request(
                 self.http,
                 method,
                 url,

@@ -47,8 +47,7 @@ from urllib.parse import quote_plus, urlsplit
 import requests
 import urllib3
 
-from ...transports.http._bounded import AnswerTooLong, AnswerTooSlow, exchange
-from ...transports.http._common import new_session
+from ...runtime.http import AnswerTooLong, AnswerTooSlow, bounded_request, new_session
 from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
 
 if TYPE_CHECKING:
@@ -195,7 +194,7 @@ def _request(
     raise :class:`VerifierUnavailable`; any other status is the caller's to judge.
     """
     try:
-        response = exchange(session, method, url, timeout=timeout, max_bytes=MAX_DOCUMENT_BYTES, **options)
+        response = bounded_request(session, method, url, timeout=timeout, max_bytes=MAX_DOCUMENT_BYTES, **options)
     except AnswerTooLong:
         raise VerifierUnavailable(f"{what} at {url} answered more than {MAX_DOCUMENT_BYTES} bytes") from None
     except AnswerTooSlow:

@@ -55,6 +55,7 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     RequestId,
 )
+from ...runtime.http import abort, abort_connections, new_session, shut_down, taking
 from ...runtime.transport import BaseTransport
 from ...runtime.workers import ElasticPool, PoolClosed
 from ._common import (
@@ -67,8 +68,6 @@ from ._common import (
     SSEClientFactory,
     SSEEvent,
     Timeout,
-    abort,
-    abort_connections,
     broken_answer,
     connect_part,
     content_type,
@@ -77,11 +76,8 @@ from ._common import (
     error_answer,
     http_error_answer,
     lost_connection,
-    new_session,
     read_body,
-    shut_down,
     snippet,
-    taking,
     unreachable,
 )
 

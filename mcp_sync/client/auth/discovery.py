@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 from pydantic import ValidationError
 
-from ...protocol.errors import MCP_CODES, MCPError
+from ...protocol.errors import MCP_CODES, MCPError, validate
 from .models import AuthorizationServerMetadata, ProtectedResourceMetadata
 
 __all__ = [
@@ -243,12 +243,11 @@ def authorization_server_metadata(
         document = _json_object(response)
         if document is None:
             continue
-        try:
-            metadata = AuthorizationServerMetadata.model_validate(document)
-        except ValidationError as exc:
-            raise auth_error(
-                "metadata_invalid", f"the authorization server metadata at {url} is invalid: {exc}"
-            ) from None
+        reason = {"reason": "metadata_invalid"}
+        what = f"the authorization server metadata at {url} is invalid"
+        metadata = validate(
+            AuthorizationServerMetadata, document, MCP_CODES.UNAUTHORIZED, what, data=reason, context=reason
+        )
         if check_issuer and metadata.issuer != issuer:
             raise auth_error(
                 "issuer_mismatch",

@@ -29,7 +29,6 @@ import contextlib
 import http.client
 import socket
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -38,6 +37,8 @@ import requests
 import requests.adapters
 import urllib3
 import urllib3.exceptions
+
+from .deadline import Deadline
 
 __all__ = [
     "POOL_SIZE",
@@ -305,7 +306,7 @@ def bounded_request(
     session of other adapters, the headers are bounded per read only, and the
     body is given up on after the first piece that comes too late.
     """
-    deadline = time.monotonic() + timeout
+    deadline = Deadline.after(timeout)
     watchdog = _Watchdog(timeout)
     body = bytearray()  # (grown in place: a trickled answer comes in many small pieces)
     try:
@@ -317,13 +318,13 @@ def bounded_request(
                         body += chunk
                         if len(body) > max_bytes:
                             raise AnswerTooLong(f"the answer is longer than {max_bytes} bytes")
-                        if time.monotonic() > deadline:
+                        if deadline.expired:
                             break  # the watchdog could not shut this connection down: see above
     except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         if watchdog.fired or isinstance(exc, (requests.ReadTimeout, urllib3.exceptions.ReadTimeoutError)):
             raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s") from None
         raise
-    if watchdog.fired or time.monotonic() > deadline:
+    if watchdog.fired or deadline.expired:
         # Late, even if it looks whole: a body without a length, cut short by the shutdown, would.
         response.close()
         raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s")

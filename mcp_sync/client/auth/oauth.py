@@ -38,7 +38,6 @@ import logging
 import re
 import secrets
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +49,7 @@ import urllib3
 from pydantic import ValidationError
 
 from ...protocol.errors import MCPError
+from ...runtime.deadline import Deadline
 from ...runtime.http import BadAnswer, bounded_request, new_session
 from .discovery import (
     Challenge,
@@ -706,10 +706,10 @@ def _let_go(response: requests.Response) -> None:
     A resource server's 401 whose body has no end is not waited for: the
     connection is dropped instead.
     """
-    deadline = time.monotonic() + 1.0
+    deadline = Deadline.after(1.0)
     left = 64 * 1024
     try:
-        while left > 0 and time.monotonic() < deadline and (chunk := response.raw.read1(left)):
+        while left > 0 and not deadline.expired and (chunk := response.raw.read1(left)):
             left -= len(chunk)
     except (urllib3.exceptions.HTTPError, OSError):
         pass  # a refusal cut short: nothing to keep

@@ -47,6 +47,7 @@ from urllib.parse import quote_plus, urlsplit
 import requests
 import urllib3
 
+from ...runtime.deadline import Deadline
 from ...runtime.http import AnswerTooLong, AnswerTooSlow, bounded_request, new_session
 from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
 
@@ -654,7 +655,7 @@ class IntrospectionVerifier:
         self._owns_session = session is None
         self._session = session if session is not None else new_session()
         self._clock = clock
-        self._cache: collections.OrderedDict[bytes, tuple[float, dict[str, Any] | None]] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[bytes, tuple[Deadline, dict[str, Any] | None]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -721,7 +722,7 @@ class IntrospectionVerifier:
             entry = self._cache.get(key)
             if entry is None:
                 return False, None
-            if self._clock() >= entry[0]:
+            if entry[0].expired:
                 del self._cache[key]
                 return False, None
             self._cache.move_to_end(key)
@@ -738,7 +739,7 @@ class IntrospectionVerifier:
         if ttl <= 0 or self.max_cache == 0:
             return
         with self._lock:
-            self._cache[key] = (self._clock() + ttl, answer)
+            self._cache[key] = (Deadline.after(ttl, clock=self._clock), answer)
             self._cache.move_to_end(key)
             while len(self._cache) > self.max_cache:
                 self._cache.popitem(last=False)

@@ -49,16 +49,13 @@ from mcp_sync.client.auth import (
 )
 from mcp_sync.client.auth import interaction as interaction_module
 from mcp_sync.client.auth import oauth as oauth_module
-from mcp_sync.client.auth.discovery import (
-    Challenge,
-    authorization_server_metadata,
-    protected_resource_metadata,
-)
+from mcp_sync.client.auth.discovery import authorization_server_metadata, protected_resource_metadata
 from mcp_sync.client.auth.interaction import show
 from mcp_sync.client.auth.jose import access_token_hash
 from mcp_sync.client.auth.models import ProtectedResourceMetadata
 from mcp_sync.client.auth.stores import default_store_directory
 from mcp_sync.client.factories import open_url
+from mcp_sync.protocol.oauth import Challenge
 from mcp_sync.server.http.app import StreamableHTTPApp, start_http
 from mcp_sync.server.http.wsgi import WSGIServer
 

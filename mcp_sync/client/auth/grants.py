@@ -32,7 +32,8 @@ from typing import Any, TypeAlias
 import requests
 
 from ...protocol.errors import MCPError
-from .discovery import Challenge, auth_error, authorization_server_metadata
+from ...protocol.oauth import Challenge
+from .discovery import auth_error, authorization_server_metadata
 from .jose import DPoP, KeyLike
 from .models import AuthorizationServerMetadata, ClientRegistration, Tokens
 from .oauth import OFFLINE_ACCESS, OAuth, _Authority, _describe

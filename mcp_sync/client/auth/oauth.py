@@ -35,7 +35,6 @@ import base64
 import hashlib
 import json
 import logging
-import re
 import secrets
 import threading
 from collections.abc import Sequence
@@ -49,14 +48,12 @@ import urllib3
 from pydantic import ValidationError
 
 from ...protocol.errors import MCPError
+from ...protocol.oauth import Challenge, canonical_url, origin, redirect_registered, well_formed
 from ...runtime.deadline import Deadline
 from ...runtime.http import BadAnswer, bounded_request, new_session
 from .discovery import (
-    Challenge,
     auth_error,
     authorization_server_metadata,
-    canonical_url,
-    origin,
     protected_resource_metadata,
 )
 from .interaction import Interaction, default_interaction
@@ -77,7 +74,6 @@ HTTP_TIMEOUT = 30.0
 """Seconds any one request to an authorization server may take, all told: connecting, the headers, the whole body."""
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most an authorization server's answer (a metadata document, a token response) may hold."""
-_ONE_TOKEN = re.compile(r"[\x21-\x7e]+")  # RFC 6749 appendix A.12, without the space: it goes in a header
 
 
 @dataclass
@@ -501,7 +497,7 @@ class OAuth(requests.auth.AuthBase):
             return ClientRegistration(client_id=self.client_metadata_url, token_endpoint_auth_method="none")
         latest = f"client {authority.issuer}"
         kept = self._registration(f"{latest} {client_id}" if client_id is not None else latest, authority.issuer)
-        if kept is not None and (redirect_uri is None or _registered(redirect_uri, kept.redirect_uris or [])):
+        if kept is not None and (redirect_uri is None or redirect_registered(redirect_uri, kept.redirect_uris or [])):
             return kept
         if redirect_uri is None:
             raise auth_error("registration_failed", f"this client is not registered with {authority.issuer}")
@@ -602,7 +598,7 @@ class OAuth(requests.auth.AuthBase):
                 f"the token endpoint of {authority.issuer} issued a token of type {tokens.token_type[:40]!r}, "
                 "which this client cannot present",
             )
-        if not _ONE_TOKEN.fullmatch(tokens.access_token):
+        if not well_formed(tokens.access_token):
             raise auth_error(
                 "token_request_failed", f"the token endpoint of {authority.issuer} sent an access token that is not one"
             )
@@ -723,19 +719,6 @@ def _failure(exc: Exception) -> str:
 def _pointing_to(resource_metadata: str | None) -> Challenge:
     """A challenge that names only where the server's metadata is (as a first 401 said)."""
     return Challenge("Bearer", {"resource_metadata": resource_metadata}) if resource_metadata else Challenge()
-
-
-def _registered(redirect_uri: str, registered: list[str]) -> bool:
-    """Whether ``redirect_uri`` is among those registered; a loopback one whatever its port (RFC 8252 section 7.3)."""
-    if redirect_uri in registered:
-        return True
-    wanted = urlsplit(redirect_uri)
-    if wanted.scheme != "http" or wanted.hostname not in ("127.0.0.1", "::1", "localhost"):
-        return False
-    return any(
-        (kept.scheme, kept.hostname, kept.path) == (wanted.scheme, wanted.hostname, wanted.path)
-        for kept in map(urlsplit, registered)
-    )
 
 
 def _first(query: dict[str, list[str]], name: str) -> str | None:

@@ -42,11 +42,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote_plus, urlsplit
+from urllib.parse import quote_plus
 
 import requests
 import urllib3
 
+from ...protocol.grammar import B64TOKEN
+from ...protocol.oauth import authorization_server_urls
 from ...runtime.deadline import Deadline
 from ...runtime.http import AnswerTooLong, AnswerTooSlow, bounded_request, new_session
 from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
@@ -66,7 +68,6 @@ __all__ = [
     "InvalidToken",
     "JWTVerifier",
     "VerifierUnavailable",
-    "metadata_urls",
 ]
 
 log = logging.getLogger("mcp_sync.http")
@@ -100,7 +101,6 @@ DEFAULT_ALGORITHMS = (
 _AT_JWT_TYPES = frozenset({"at+jwt", "application/at+jwt"})
 _PLAIN_JWT_TYPES = frozenset({"jwt", "application/jwt"})
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
-_B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750 section 2.1
 _SHOWN = re.compile(r"[A-Za-z0-9._~+/:@-]{1,200}")
 _NOT_FOUND = frozenset({400, 401, 403, 404, 405, 406, 410})
 """Answers to a metadata URL that mean "not here": discovery tries the next URL."""
@@ -209,28 +209,6 @@ def _request(
         return status, json.loads(body)
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python recurses
         return status, None
-
-
-def metadata_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata is looked for, in order: RFC 8414, then OpenID discovery (both placements).
-
-    >>> metadata_urls("https://auth.example")  # doctest: +NORMALIZE_WHITESPACE
-    ['https://auth.example/.well-known/oauth-authorization-server',
-     'https://auth.example/.well-known/openid-configuration']
-    >>> metadata_urls("https://auth.example/tenant1")  # doctest: +NORMALIZE_WHITESPACE
-    ['https://auth.example/.well-known/oauth-authorization-server/tenant1',
-     'https://auth.example/.well-known/openid-configuration/tenant1',
-     'https://auth.example/tenant1/.well-known/openid-configuration']
-    """
-    parts = urlsplit(issuer)
-    base, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-    if not path:
-        return [f"{base}/.well-known/oauth-authorization-server", f"{base}/.well-known/openid-configuration"]
-    return [
-        f"{base}/.well-known/oauth-authorization-server{path}",
-        f"{base}/.well-known/openid-configuration{path}",
-        f"{base}{path}/.well-known/openid-configuration",
-    ]
 
 
 # ----------------------------------------------------------------------------------------------- JWT
@@ -554,7 +532,7 @@ class JWTVerifier:
 
     def _discover(self) -> str:
         """The ``jwks_uri`` of the issuer's metadata (kept in :attr:`jwks_url` once found)."""
-        for url in metadata_urls(self.issuer):
+        for url in authorization_server_urls(self.issuer):
             status, document = _request(self._session, "GET", url, what="the issuer's metadata", timeout=self.timeout)
             if status in _NOT_FOUND:
                 continue
@@ -665,7 +643,7 @@ class IntrospectionVerifier:
         """The introspection answer for an active token (normalised); :class:`InvalidToken` otherwise."""
         if len(token) > MAX_TOKEN_LENGTH:
             raise InvalidToken(f"the token is longer than {MAX_TOKEN_LENGTH} bytes")
-        if not _B64TOKEN.fullmatch(token):
+        if not B64TOKEN.fullmatch(token):
             raise InvalidToken("the token has characters a bearer token cannot have")
         key = hashlib.sha256(token.encode("ascii")).digest()
         found, answer = self._cached(key)

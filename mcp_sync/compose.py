@@ -92,7 +92,7 @@ from .protocol.types import (
 )
 from .runtime.dispatcher import ProgressCallback, RequestContext, acting_for, current_request
 from .runtime.transport import Transport
-from .server.auth import AuthInfo
+from .server.authorization import AuthInfo
 from .server.backend import Notice
 from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
 from .server.core import MCPServer

@@ -12,7 +12,7 @@ imports the server.
 '3'
 """
 
-from .auth import Authorizer, RequestInfo
+from .authorization import Authorizer, RequestInfo
 from .context import Context, Elicited
 from .core import CompletionProvider, MCPServer, SamplingProvider, ServerInfo, ServerStats
 from .session import ServerSession

@@ -65,7 +65,7 @@ from ..protocol.types import (
 from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
-    from .auth import AuthInfo
+    from .authorization import AuthInfo
     from .core import MCPServer
     from .session import ServerSession
 
@@ -374,7 +374,7 @@ class Context:
     (see the module's description); without one it follows from
     ``stateless`` and ``session`` (:func:`default_channel`). ``modern`` is
     the deprecated name of ``stateless``. ``auth`` is who the request
-    speaks for (:class:`~mcp_sync.server.auth.AuthInfo`, from its verified
+    speaks for (:class:`~mcp_sync.server.authorization.AuthInfo`, from its verified
     bearer token over HTTP); ``None`` where nothing authenticates the
     caller (stdio, local calls, HTTP without a token verifier).
 

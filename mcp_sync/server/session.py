@@ -102,7 +102,7 @@ from ..protocol.versions import (
     negotiate,
 )
 from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, RequestContext, Timeout
-from .auth import NO_AUTH, AuthInfo, RequestInfo
+from .authorization import NO_AUTH, AuthInfo, RequestInfo
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
 from .middleware import Call, CallKind, run_chain
 from .stateless import InputRequired, StatelessRequest, resource_not_found

@@ -30,7 +30,7 @@ import mcp_sync
 from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
-from mcp_sync.server.auth import NO_AUTH, AuthInfo, ScopeRefused
+from mcp_sync.server.authorization import NO_AUTH, AuthInfo, ScopeRefused
 from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.sessions import StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer

@@ -26,7 +26,7 @@ from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.events import CONNECTION_CLOSED, REQUEST_COMPLETED, ConnectionClosed, RequestCompleted
-from mcp_sync.server.auth import RequestInfo
+from mcp_sync.server.authorization import RequestInfo
 from mcp_sync.server.context import NO_CLIENT, Context, HandshakeChannel, NoClientChannel, StatelessChannel
 from mcp_sync.server.core import MCPServer, ServerInfo, ServerStats
 from mcp_sync.server.session import ServerSession

@@ -124,12 +124,8 @@ from ...protocol.types import (
 )
 from ...protocol.versions import HANDSHAKE_REVISIONS, STATELESS_REVISIONS, at_least
 from ...runtime.workers import ElasticPool
-from ..auth import AuthInfo
-from ..backend import Backend, BackendUnavailable, InProcessBackend, SessionRecord
-from ..core import MCPServer
-from ..session import ServerSession
-from ..stateless import StatelessRequest
-from .auth import (
+from ..authorization import AuthInfo
+from ..authorization.tokens import (
     InsufficientScope,
     InvalidToken,
     TokenVerifier,
@@ -138,6 +134,10 @@ from .auth import (
     token_principal,
     token_scopes,
 )
+from ..backend import Backend, BackendUnavailable, InProcessBackend, SessionRecord
+from ..core import MCPServer
+from ..session import ServerSession
+from ..stateless import StatelessRequest
 from .cors import CORSPolicy
 from .event_store import EventStore, SharedEventStore
 from .hosting import StopWatch, gunicorn_worker_stopping

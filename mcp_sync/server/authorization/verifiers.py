@@ -6,17 +6,17 @@ Each is a ``token_verifier`` for :class:`~mcp_sync.server.http.app.StreamableHTT
     app = StreamableHTTPApp(server, token_verifier=verifier)
 
 A verifier is called with the raw bearer token and returns the token's
-claims, normalised so that :func:`~mcp_sync.server.http.auth.token_scopes`
-and :func:`~mcp_sync.server.http.auth.token_principal` read them: ``scope``
+claims, normalised so that :func:`~mcp_sync.server.authorization.tokens.token_scopes`
+and :func:`~mcp_sync.server.authorization.tokens.token_principal` read them: ``scope``
 a space-separated string (from ``scope``, or from an ``scp`` list or
 string), ``client_id`` (from ``azp`` when the token has no ``client_id``),
 and ``sub``, ``exp`` and the rest as the token has them. A token it refuses
-raises :class:`~mcp_sync.server.http.auth.InvalidToken` (a 401; the
+raises :class:`~mcp_sync.server.authorization.tokens.InvalidToken` (a 401; the
 message is a clear ``error_description`` and never holds the token), one
-without ``required_scopes`` :class:`~mcp_sync.server.http.auth.InsufficientScope`
+without ``required_scopes`` :class:`~mcp_sync.server.authorization.tokens.InsufficientScope`
 (a 403), and when the authorization server cannot be reached (down, a
 timeout, a 5xx, a document that is not what it should be) it raises
-:class:`~mcp_sync.server.http.auth.VerifierUnavailable` (a 503).
+:class:`~mcp_sync.server.authorization.tokens.VerifierUnavailable` (a 503).
 
 Every HTTP exchange they make is bounded by ``timeout`` (seconds, all told:
 connecting, the headers and the body, so an answer trickled a byte at a time
@@ -51,7 +51,7 @@ from ...protocol.grammar import B64TOKEN
 from ...protocol.oauth import authorization_server_urls
 from ...runtime.deadline import Deadline
 from ...runtime.http import AnswerTooLong, AnswerTooSlow, bounded_request, new_session
-from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
+from .tokens import InsufficientScope, InvalidToken, VerifierUnavailable
 
 if TYPE_CHECKING:
     from joserfc.jwk import Key

@@ -77,8 +77,15 @@ MAX_ANSWER_BYTES = 1024 * 1024
 
 
 @dataclass
-class _Authority:
-    """Who authorizes one MCP server, as discovered for it."""
+class Authority:
+    """Who authorizes one MCP server, as discovered for it (what the grants of :mod:`.grants` sign in with).
+
+    >>> from mcp_sync.client.auth.models import AuthorizationServerMetadata
+    >>> metadata = AuthorizationServerMetadata.model_validate(
+    ...     {"issuer": "https://auth.example", "token_endpoint": "https://auth.example/token"})
+    >>> Authority("https://api.example/mcp", "https://api.example/mcp", "https://auth.example", metadata, None).issuer
+    'https://auth.example'
+    """
 
     server_url: str
     resource: str
@@ -314,7 +321,7 @@ class OAuth(requests.auth.AuthBase):
         assert raw is not None
         return self._finish(authority, PendingAuthorization.model_validate(raw), query)
 
-    def _discover(self, server_url: str, challenge: Challenge) -> _Authority:
+    def _discover(self, server_url: str, challenge: Challenge) -> Authority:
         """Who authorizes ``server_url``: from its protected-resource metadata, else (2025-03-26) its own origin."""
         server_url = canonical_url(server_url)
         resource_metadata = protected_resource_metadata(self._fetch, server_url, challenge)
@@ -325,7 +332,7 @@ class OAuth(requests.auth.AuthBase):
                 raise auth_error("metadata_unavailable", f"the authorization server {issuer} publishes no metadata")
             resource = resource_metadata.resource or server_url
             supported = resource_metadata.scopes_supported
-            return _Authority(server_url, resource, issuer, metadata, supported, challenge.resource_metadata)
+            return Authority(server_url, resource, issuer, metadata, supported, challenge.resource_metadata)
         # 2025-03-26: no protected-resource metadata; the server's origin is its authorization server,
         # with metadata at the origin's well-known URL or, failing that, the default endpoints.
         issuer = origin(server_url)
@@ -338,9 +345,9 @@ class OAuth(requests.auth.AuthBase):
             registration_endpoint=f"{issuer}/register",
             code_challenge_methods_supported=["S256"],  # 2025-03-26 requires PKCE of every server
         )
-        return _Authority(server_url, server_url, issuer, metadata, None)
+        return Authority(server_url, server_url, issuer, metadata, None)
 
-    def _scope(self, authority: _Authority, challenge: Challenge, granted: Tokens | None) -> str | None:
+    def _scope(self, authority: Authority, challenge: Challenge, granted: Tokens | None) -> str | None:
         """What to ask for: the challenge's scope, else the configured or advertised scopes, with those granted kept."""
         if challenge.scope:
             wanted = challenge.scope.split()
@@ -355,7 +362,7 @@ class OAuth(requests.auth.AuthBase):
             wanted.append(OFFLINE_ACCESS)  # SEP-2207: a refresh token, where the authorization server offers one
         return " ".join(dict.fromkeys(wanted)) or None
 
-    def _authorization_url(self, authority: _Authority, scope: str | None) -> str:
+    def _authorization_url(self, authority: Authority, scope: str | None) -> str:
         """The authorization request (PKCE S256, state, resource), kept pending under its state."""
         endpoint = authority.metadata.authorization_endpoint
         if endpoint is None:
@@ -401,7 +408,7 @@ class OAuth(requests.auth.AuthBase):
         separator = "&" if "?" in endpoint else "?"
         return f"{endpoint}{separator}{urlencode(query)}"
 
-    def _finish(self, authority: _Authority, pending: PendingAuthorization, query: dict[str, list[str]]) -> Tokens:
+    def _finish(self, authority: Authority, pending: PendingAuthorization, query: dict[str, list[str]]) -> Tokens:
         """Check the authorization response (error, ``iss``) and exchange its code for tokens."""
         error = _first(query, "error")
         if error is not None:
@@ -478,7 +485,7 @@ class OAuth(requests.auth.AuthBase):
     # ----------------------------------------------------------- registration
 
     def _client(
-        self, authority: _Authority, redirect_uri: str | None, client_id: str | None = None
+        self, authority: Authority, redirect_uri: str | None, client_id: str | None = None
     ) -> ClientRegistration:
         """This client for ``authority``'s server: pre-registered, a metadata document, kept, or newly registered.
 
@@ -515,7 +522,7 @@ class OAuth(requests.auth.AuthBase):
             return None
         return kept if kept is not None and kept.issuer == issuer else None
 
-    def _register(self, authority: _Authority, redirect_uri: str) -> ClientRegistration:
+    def _register(self, authority: Authority, redirect_uri: str) -> ClientRegistration:
         """Dynamic client registration (RFC 7591)."""
         metadata = authority.metadata
         if metadata.registration_endpoint is None:
@@ -544,7 +551,7 @@ class OAuth(requests.auth.AuthBase):
         if response.status_code not in (200, 201):
             raise auth_error(
                 "registration_failed",
-                f"the authorization server {authority.issuer} refused the registration: {_describe(response)}",
+                f"the authorization server {authority.issuer} refused the registration: {describe_refusal(response)}",
                 status=response.status_code,
             )
         try:
@@ -563,7 +570,7 @@ class OAuth(requests.auth.AuthBase):
     # ----------------------------------------------------------------- tokens
 
     def _token_request(
-        self, authority: _Authority, client: ClientRegistration, form: dict[str, str], scope: str | None
+        self, authority: Authority, client: ClientRegistration, form: dict[str, str], scope: str | None
     ) -> Tokens:
         """POST to the token endpoint with the client's authentication; the tokens, kept for the server."""
         endpoint = authority.metadata.token_endpoint
@@ -581,7 +588,7 @@ class OAuth(requests.auth.AuthBase):
         if response.status_code != 200:
             raise auth_error(
                 "token_request_failed",
-                f"the token endpoint of {authority.issuer} refused: {_describe(response)}",
+                f"the token endpoint of {authority.issuer} refused: {describe_refusal(response)}",
                 status=response.status_code,
             )
         try:
@@ -755,8 +762,14 @@ def _registration_method(metadata: AuthorizationServerMetadata) -> str:
     return "client_secret_basic" if "client_secret_basic" in offered else offered[0]
 
 
-def _describe(response: requests.Response) -> str:
-    """A refusal's status and OAuth error, never its whole body (which may echo a secret)."""
+def describe_refusal(response: requests.Response) -> str:
+    """A refusal's status and OAuth error, never its whole body (which may echo a secret).
+
+    >>> refused = requests.Response()
+    >>> refused.status_code, refused._content = 400, b'{"error": "invalid_grant", "error_description": "expired"}'
+    >>> describe_refusal(refused)
+    '400 invalid_grant expired'
+    """
     try:
         body = response.json()
     except ValueError:

@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.errors import MCP_CODES, MCPError
+from ...protocol.oauth import join_scopes
 from .tokens import token_scopes
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class ScopeRefused(MCPError):
     """
 
     def __init__(self, needed: Iterable[str], what: str) -> None:
-        self.scope = " ".join(sorted(set(needed)))
+        self.scope = join_scopes(needed)
         super().__init__(
             MCP_CODES.UNAUTHORIZED,
             f"Insufficient scope for {what}: it needs {self.scope}",

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ...protocol.oauth import split_scopes
+from ...protocol.oauth import join_scopes, split_scopes
 
 TokenVerifier = Callable[[str], "Mapping[str, Any] | None"]
 """Checks a bearer token: returns its claims (``sub``, ``scope``, ``exp``...), or ``None`` when invalid.
@@ -62,7 +62,7 @@ class InsufficientScope(InvalidToken):
         needed = sorted(set(required))
         missing = [scope for scope in needed if scope not in set(granted)]
         super().__init__(f"the token lacks the scope{'s' if len(missing) > 1 else ''} {' '.join(missing)}")
-        self.scope = " ".join(needed)
+        self.scope = join_scopes(needed)
 
 
 class VerifierUnavailable(Exception):

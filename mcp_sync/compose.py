@@ -717,7 +717,7 @@ class ProxyServer(MCPServer):
             return super().invoke_tool(name, arguments, cancel=cancel, progress=progress, context=context)
 
         with self._forwarding(ctx, link) as (call, upstream):
-            return upstream.call_tool(name, arguments, cancel=ctx.cancelled, on_progress=call.progressed)
+            return upstream.call_tool(name, arguments, cancel=ctx.cancelled, progress=call.progressed)
 
     def read_resource(self, uri: str, *, context: Context | None = None) -> ReadResourceResult:
         """Read ``uri``: one of the proxy's own resources, else the target's."""

@@ -147,8 +147,6 @@ Progress = ProgressCallback | bool | None
 RESOURCE_UPDATED = "resource:updated"
 """Client event: a subscribed resource changed and was read again."""
 
-Era = EraChoice
-"""What ``era=`` takes (kept under its old name): ``"auto"``, ``"handshake"``, ``"stateless"``, or the aliases."""
 DEFAULT_MAX_INPUT_ROUNDS = 8
 """How many interim results (rounds of input requests) one call may go through before the client gives up."""
 DEFAULT_PROBE_TIMEOUT = 10.0
@@ -253,8 +251,7 @@ class MCPClient:
     with ``server/discover`` and speaks the stateless revision 2026-07-28
     when the server answers it, falling back to the ``initialize`` handshake
     of the earlier revisions when it does not; ``"stateless"`` and
-    ``"handshake"`` force one of the two (``"modern"`` and ``"legacy"`` are
-    accepted as their older names). The methods work the same in both eras.
+    ``"handshake"`` force one of the two. The methods work the same in both eras.
 
     ``protocol_version`` is the revision offered at initialize; any of
     ``accepted_versions`` is accepted back. ``"auto"`` probes only when
@@ -287,7 +284,7 @@ class MCPClient:
         name: str = "mcp-sync",
         version: str = "0.1.0",
         *,
-        era: Era = "auto",
+        era: EraChoice = "auto",
         protocol_version: str | None = None,
         accepted_versions: tuple[str, ...] = (*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS),
         timeout: float | None = DEFAULT_TIMEOUT,
@@ -366,15 +363,6 @@ class MCPClient:
     def initialized(self) -> bool:
         """Whether the connection is open and ready (the handshake, or the discovery, done)."""
         return self._dispatcher is not None and not self._dispatcher.closed and self._peer is not None
-
-    @property
-    def connected_era(self) -> Literal["modern", "legacy"]:
-        """Which era the connection speaks: ``"modern"`` (2026-07-28) or ``"legacy"`` (a handshake revision).
-
-        The older words, kept for compatibility; :attr:`negotiated_era` says the same as
-        ``"stateless"`` or ``"handshake"``.
-        """
-        return self._connection().old_name
 
     @property
     def negotiated_era(self) -> EraName:
@@ -858,7 +846,6 @@ class MCPClient:
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         progress: Progress = None,
-        on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
     ) -> CallToolResult:
         """Call a tool and return its result.
@@ -871,7 +858,6 @@ class MCPClient:
         ``progress`` receives the progress notifications (on the reader
         thread: keep it quick); ``progress=True`` shows a progress bar on
         stderr instead (tqdm's when it is installed, plain lines otherwise).
-        ``on_progress`` is the older name for a progress callback.
 
         A server may run the call as a task (see :mod:`mcp_sync.client.tasks`):
         the client then polls it at the interval the server suggests, answers
@@ -879,15 +865,13 @@ class MCPClient:
         within ``timeout``. Running out of time, or ``cancel``, sends
         ``tasks/cancel``. :meth:`start_tool` returns the task instead.
         """
-        if progress is not None and on_progress is not None:
-            raise TypeError("call_tool() takes progress or on_progress, not both")
         params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         bar = None
         if progress is True:
             from ..display.progress import ProgressBar
 
             bar = ProgressBar(name)
-        callback = bar if bar is not None else progress if callable(progress) else on_progress
+        callback = bar if bar is not None else progress if callable(progress) else None
         era = self._connection()
         task_params(self, era, params, prefer=False)
         try:

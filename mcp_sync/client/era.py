@@ -16,11 +16,11 @@ it, without asking which era it is.
 >>> _ = server.start(server_end)
 >>> with MCPClient(era="handshake") as client:
 ...     _ = client.connect(client_end)
-...     client.negotiated_era, client.connected_era
-('handshake', 'legacy')
+...     client.negotiated_era
+'handshake'
 >>> server.stop()
->>> resolve_era("modern"), resolve_era("auto")
-('stateless', 'auto')
+>>> resolve_era("stateless")
+'stateless'
 """
 
 from __future__ import annotations
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from .core import MCPClient
 
 __all__ = [
-    "ERA_NAMES",
     "ClientEra",
     "EraChoice",
     "EraName",
@@ -73,17 +72,9 @@ log = logging.getLogger("mcp_sync.client")
 
 EraName = Literal["handshake", "stateless"]
 """The two eras: the ``initialize`` handshake (2024-11-05 to 2025-11-25), or stateless requests (2026-07-28)."""
-EraChoice = Literal["auto", "handshake", "stateless", "legacy", "modern"]
-"""What ``MCPClient(era=...)`` takes: probe and decide (``"auto"``), or one era; ``"legacy"`` and
-``"modern"`` are the older names of ``"handshake"`` and ``"stateless"``."""
-ERA_NAMES: dict[str, Literal["auto", "handshake", "stateless"]] = {
-    "auto": "auto",
-    "handshake": "handshake",
-    "stateless": "stateless",
-    "legacy": "handshake",
-    "modern": "stateless",
-}
-"""Each accepted ``era=`` value, and what it means."""
+EraChoice = Literal["auto", "handshake", "stateless"]
+"""What ``MCPClient(era=...)`` takes: probe and decide (``"auto"``), or one era."""
+_ERA_CHOICES: tuple[EraChoice, ...] = ("auto", "handshake", "stateless")
 
 _R = TypeVar("_R", bound=WireModel)
 
@@ -94,14 +85,12 @@ _HANDSHAKE_REFUSALS: dict[ProviderKind, str] = {
 }
 
 
-def resolve_era(era: str) -> Literal["auto", "handshake", "stateless"]:
-    """What an ``era=`` value means (``"legacy"`` is ``"handshake"``, ``"modern"`` is ``"stateless"``)."""
-    try:
-        return ERA_NAMES[era]
-    except KeyError:
-        raise ValueError(
-            f"era must be 'auto', 'handshake' or 'stateless' (or 'legacy', 'modern'), not {era!r}"
-        ) from None
+def resolve_era(era: str) -> EraChoice:
+    """``era``, checked: a value other than ``"auto"``, ``"handshake"`` or ``"stateless"`` raises ``ValueError``."""
+    for choice in _ERA_CHOICES:
+        if era == choice:
+            return choice
+    raise ValueError(f"era must be 'auto', 'handshake' or 'stateless', not {era!r}")
 
 
 # ------------------------------------------------------------------ eras
@@ -117,8 +106,6 @@ class ClientEra(abc.ABC):
 
     name: ClassVar[EraName]
     """``"handshake"`` or ``"stateless"``."""
-    old_name: ClassVar[Literal["legacy", "modern"]]
-    """The same era in the words :attr:`MCPClient.connected_era` has always used."""
 
     initialize_result: InitializeResult | None = None
     """The server's answer to ``initialize`` (handshake era only)."""
@@ -200,7 +187,6 @@ class HandshakeEra(ClientEra):
     """A connection opened with ``initialize`` (2024-11-05 to 2025-11-25): plain requests, and the server asks too."""
 
     name = "handshake"
-    old_name = "legacy"
 
     def __init__(self, client: MCPClient, dispatcher: JsonRpcDispatcher, peer: InitializeResult) -> None:
         super().__init__(client, dispatcher, peer)
@@ -285,7 +271,6 @@ class StatelessEra(ClientEra):
     """A connection that adopted a stateless revision after ``server/discover``: see :func:`~.rounds.exchange`."""
 
     name = "stateless"
-    old_name = "modern"
 
     def __init__(
         self,

@@ -29,7 +29,7 @@ import abc
 import functools
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import ValidationError
@@ -285,7 +285,8 @@ class StatelessEra(ClientEra):
         self.stateless_revision = revision
         self.discover_result = discovery
         self._streams: dict[str, Subscription] = {}
-        """The listen stream of each subscribed resource (guarded by the client's lock)."""
+        """The listen stream of each subscribed resource (guarded by ``_streams_lock``)."""
+        self._streams_lock = threading.Lock()
 
     @staticmethod
     def missing_provider(method: str, key: str) -> MissingProvider:
@@ -330,19 +331,19 @@ class StatelessEra(ClientEra):
             timeout=timeout,
             cancel=cancel,
         )
-        with self.client._lock:
+        with self._streams_lock:
             stale = self._streams.pop(uri, None)
             self._streams[uri] = listening
         return stale
 
     def unsubscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """Nothing to send: closing the stream is enough."""
-        with self.client._lock:
+        with self._streams_lock:
             return self._streams.pop(uri, None)
 
     def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout, cancel: threading.Event | None) -> None:
         """Nothing to send: 2026-07-28 has no ``logging/setLevel``; the level goes in each later request's ``_meta``."""
-        self.client._log_level = params.level
+        self.client.request_meta.log_level = params.level
 
     def roots_changed(self) -> None:
         """Nothing to send: 2026-07-28 has no such notification; its servers ask for the roots on each call."""
@@ -367,15 +368,9 @@ class StatelessEra(ClientEra):
             resource_subscriptions=list(resource_uris) or None,
         )
         params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
-        params["_meta"] = client._meta(self.revision)
-        subscription = Subscription(self.dispatcher, wanted, on_notification, client._forget_listen)
-        # Sent and registered under the routing lock: the acknowledgement may come before send_request returns.
-        with client._listen_lock:
-            pending = self.dispatcher.send_request("subscriptions/listen", params)
-            client._listens[pending.id] = subscription
-            subscription._start(pending)
-        subscription._wait_acknowledged(client.timeout if timeout is USE_DEFAULT else timeout, cancel)
-        return subscription
+        params["_meta"] = client.request_meta.copy(self.revision)
+        limit = client.timeout if timeout is USE_DEFAULT else timeout
+        return client.listens.open(self.dispatcher, params, wanted, on_notification, limit, cancel)
 
 
 # ------------------------------------------------------------ negotiation
@@ -392,16 +387,24 @@ class Negotiation:
     handshake as a fallback.
     """
 
-    def __init__(self, client: MCPClient, dispatcher: JsonRpcDispatcher, timeout: Timeout) -> None:
+    def __init__(
+        self,
+        client: MCPClient,
+        dispatcher: JsonRpcDispatcher,
+        timeout: Timeout,
+        settle: Callable[[ClientEra], None],
+    ) -> None:
         self.client = client
         self.dispatcher = dispatcher
         self.timeout = timeout
+        self.settle = settle
+        """Makes the era found the client's connection's: called as the negotiation ends, before it returns."""
 
     def run(self, handshake_only: bool) -> ClientEra:
         """Negotiate; ``handshake_only`` says the transport cannot carry stateless requests."""
         client = self.client
         handshake = client.era == "handshake" or handshake_only
-        named = client._handshake_chosen or not set(STATELESS_REVISIONS) & set(client.accepted_versions)
+        named = client.handshake_named or not set(STATELESS_REVISIONS) & set(client.accepted_versions)
         if handshake or (client.era == "auto" and named):
             return self._handshake(client.protocol_version)
         return self._probe()
@@ -410,7 +413,7 @@ class Negotiation:
         era = HandshakeEra(self.client, self.dispatcher, self._initialize(offered))
         # Settled before notifications/initialized: from then on the server may notify or ask, and what
         # that starts (a list refresh in the background, say) must find the connection's era in place.
-        self.client._settle(era)
+        self.settle(era)
         self.dispatcher.notify("notifications/initialized")
         return era
 
@@ -444,8 +447,9 @@ class Negotiation:
         limit = client.timeout if self.timeout is USE_DEFAULT else self.timeout
         wait = client.probe_timeout if limit is None else min(limit, client.probe_timeout)
         revision = STATELESS_REVISIONS[-1]
+        params = {"_meta": client.request_meta.copy(revision)}
         try:
-            raw = self.dispatcher.request("server/discover", {"_meta": client._meta(revision)}, timeout=wait)
+            raw = self.dispatcher.request("server/discover", params, timeout=wait)
         except MCPTransportError:
             raise  # an outage says nothing of the server's era
         except MCPError as exc:
@@ -514,9 +518,9 @@ class Negotiation:
             instructions=result.instructions,
         )
         era = StatelessEra(client, self.dispatcher, peer, revision, result)
-        client._settle(era)
-        if client._cache is not None:
-            client._cache.store("server/discover", {}, raw)
+        self.settle(era)
+        if client.cache is not None:
+            client.cache.store("server/discover", {}, raw)
         return era
 
 

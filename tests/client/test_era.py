@@ -236,7 +236,7 @@ def test_the_operations_that_differ_go_to_the_era(link: Callable[..., Link]) -> 
         "subscriptions/listen",  # the subscription is a stream; unsubscribing closes it
         "notifications/cancelled",
     ]
-    assert stateless.client._log_level == "error"
+    assert stateless.client.request_meta.log_level == "error"
 
 
 def test_a_second_subscription_to_a_uri_replaces_its_stream(link: Callable[..., Link]) -> None:

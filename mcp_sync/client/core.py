@@ -38,8 +38,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import ValidationError
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
-from ..protocol.skills import MAX_TOTAL_SIZE as MAX_SKILL_SIZE
-from ..protocol.skills import SkillEntry
 from ..protocol.types import (
     LOG_LEVELS,
     CallToolRequestParams,
@@ -59,14 +57,8 @@ from ..protocol.types import (
     GetPromptResult,
     Implementation,
     InitializeResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
-    PaginatedRequestParams,
-    PaginatedResult,
     Prompt,
     PromptReference,
     ReadResourceRequestParams,
@@ -81,7 +73,6 @@ from ..protocol.types import (
     SamplingCapability,
     ServerCapabilities,
     SetLevelRequestParams,
-    Tool,
     WireModel,
 )
 from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION, STATELESS_REVISIONS
@@ -91,21 +82,19 @@ from ..runtime.dispatcher import (
     Clock,
     JsonRpcDispatcher,
     ProgressCallback,
-    SystemClock,
     Timeout,
-    UseDefault,
 )
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
-from . import skills
 from .background import BackgroundPool
 from .cache import ResponseCache
 from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
+from .listings import Listings
 from .logs import forward_to_logging
 from .meta import RequestMeta
 from .providers import elicitation_capability
 from .rounds import validated
-from .skills import LoadedSkill
+from .skills import SkillMethods
 from .subscriptions import TAGGED, ListenTable, NotificationCallback, Subscription
 from .tasks import EXTENSION as TASKS_EXTENSION
 from .tasks import TaskForm, TaskPoller, ToolTask, created_task, drive, task_params
@@ -151,14 +140,7 @@ DEFAULT_MAX_INPUT_ROUNDS = 8
 DEFAULT_PROBE_TIMEOUT = 10.0
 """How long ``connect()`` waits for an answer to its ``server/discover`` probe before trying ``initialize``."""
 
-_LISTINGS = {
-    "tools": ("tools/list",),
-    "prompts": ("prompts/list",),
-    "resources": ("resources/list", "resources/templates/list"),
-}
-
 _R = TypeVar("_R", bound=WireModel)
-_P = TypeVar("_P", bound=PaginatedResult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +151,7 @@ class ResourceUpdated:
     contents: ReadResourceResult
 
 
-class MCPClient:
+class MCPClient(Listings, SkillMethods):
     """A client for one MCP server connection at a time.
 
     ``era`` says how to talk to the server: ``"auto"`` (the default) probes
@@ -568,72 +550,6 @@ class MCPClient:
                 self._background = BackgroundPool()
             self._background.submit((fn, arg), run)
 
-    def _collect(
-        self, method: str, result_type: type[_P], key: str, timeout: Timeout, cancel: threading.Event | None
-    ) -> list[Any]:
-        """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused).
-
-        ``timeout`` bounds the whole listing, not each page: a server that
-        hands out a new cursor with every page would otherwise be followed
-        for ever.
-        """
-        items: list[Any] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        clock = self._clock or SystemClock()
-        limit = self.timeout if isinstance(timeout, UseDefault) else timeout
-        deadline = None if limit is None else clock.monotonic() + limit
-        while True:
-            left = limit if deadline is None else deadline - clock.monotonic()
-            if left is not None and left <= 0:
-                raise MCPError(
-                    MCP_CODES.TIMEOUT,
-                    f"listing {method} did not end within {limit:g} s ({len(seen)} cursors followed)",
-                    context={"method": method, "timeout": limit},
-                )
-            params = PaginatedRequestParams(cursor=cursor)
-            page = self._call(method, params, result_type, timeout=left, cancel=cancel, fresh=True)
-            items.extend(getattr(page, key))
-            cursor = page.next_cursor
-            if not cursor:
-                return items
-            if cursor in seen:
-                raise MCPProtocolError(
-                    MCP_CODES.PROTOCOL_INVALID,
-                    f"the server repeated the cursor {cursor!r} while listing {method}",
-                    context={"method": method},
-                )
-            seen.add(cursor)
-
-    def _on_list_changed(self, kind: str, params: dict[str, Any]) -> None:
-        if self.listens.stale(params):
-            return
-        if self.cache is not None:
-            self.cache.invalidate(*_LISTINGS[kind])
-        self._in_background(self._refresh, kind)
-
-    def _refresh(self, kind: str) -> None:
-        if kind == "tools":
-            self.refresh_tools()
-        elif kind == "prompts":
-            self.refresh_prompts()
-        else:
-            self.refresh_resources()
-            self.refresh_templates_if_served()
-
-    def refresh_templates_if_served(self) -> None:
-        """Refresh the templates cache; a server without ``resources/templates/list`` has none.
-
-        The method belongs to the resources capability, but servers that have
-        no templates (the official SDK's, for one) answer it with -32601.
-        """
-        try:
-            self.refresh_resource_templates()
-        except MCPError as exc:
-            if exc.code != MCP_CODES.METHOD_NOT_FOUND:
-                raise
-            self._templates = []
-
     # ---------------------------------------------------------- subscriptions
 
     def listen(
@@ -688,19 +604,6 @@ class MCPClient:
     def ping(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> None:
         """Check that the server answers (with ``ping``; in 2026-07-28, which has none, ``server/discover``)."""
         self._connection().ping(timeout, cancel)
-
-    def list_tools(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListToolsResult:
-        """One page of the server's tools."""
-        params = PaginatedRequestParams(cursor=cursor)
-        return self._call("tools/list", params, ListToolsResult, timeout=timeout, cancel=cancel)
-
-    def refresh_tools(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Tool]:
-        """Fetch every page of tools and update :meth:`tools`."""
-        tools: list[Tool] = self._collect("tools/list", ListToolsResult, "tools", timeout, cancel)
-        self._tool_namespace.known = tools
-        return tools
 
     @property
     def tools(self) -> ToolNamespace:
@@ -852,49 +755,6 @@ class MCPClient:
 
     # -------------------------------------------------------------- resources
 
-    def list_resources(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListResourcesResult:
-        """One page of the server's resources."""
-        params = PaginatedRequestParams(cursor=cursor)
-        return self._call("resources/list", params, ListResourcesResult, timeout=timeout, cancel=cancel)
-
-    def refresh_resources(
-        self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> list[Resource]:
-        """Fetch every page of resources and update :meth:`resources`."""
-        resources: list[Resource] = self._collect("resources/list", ListResourcesResult, "resources", timeout, cancel)
-        self._resources = resources
-        return resources
-
-    def resources(self) -> list[Resource]:
-        """The server's resources as last fetched."""
-        self._initialized()
-        return list(self._resources)
-
-    def list_resource_templates(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListResourceTemplatesResult:
-        """One page of the server's resource templates."""
-        params = PaginatedRequestParams(cursor=cursor)
-        method = "resources/templates/list"
-        return self._call(method, params, ListResourceTemplatesResult, timeout=timeout, cancel=cancel)
-
-    def refresh_resource_templates(
-        self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> list[ResourceTemplate]:
-        """Fetch every page of resource templates and update :meth:`resource_templates`."""
-        templates: list[ResourceTemplate] = self._collect(
-            "resources/templates/list", ListResourceTemplatesResult, "resource_templates", timeout, cancel
-        )
-        self._templates = templates
-        return templates
-
-    def resource_templates(self) -> list[ResourceTemplate]:
-        """The server's resource templates as last fetched."""
-        self._initialized()
-        return list(self._templates)
-
     def read_resource(
         self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
     ) -> ReadResourceResult:
@@ -923,81 +783,6 @@ class MCPClient:
         ['skill://pdf-processing/SKILL.md']
         """
         return self._call(method, params, result_type, timeout=timeout, cancel=cancel)
-
-    # ------------------------------------------------------------ skills (SEP-2640)
-
-    def list_skills(self, *, timeout: Timeout = USE_DEFAULT) -> list[SkillEntry]:
-        """The server's Agent Skills (``skills/list``, every page), without reading any of their files.
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     [skill.name for skill in client.list_skills()]
-        ['pdf-processing']
-        """
-        return skills.list_skills(self, timeout=timeout)
-
-    def get_skill(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> SkillEntry:
-        """The entry of one skill, by the URI of its SKILL.md (``skills/get``).
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     client.get_skill("skill://pdf-processing/SKILL.md").frontmatter["license"]
-        'MIT'
-        """
-        return skills.get_skill(self, uri, timeout=timeout)
-
-    def load_skill(
-        self, skill: SkillEntry | str, *, max_size: int = MAX_SKILL_SIZE, timeout: Timeout = USE_DEFAULT
-    ) -> LoadedSkill:
-        """Read a skill's SKILL.md, verified against its entry (size, digest, frontmatter); see :mod:`.skills`.
-
-        Raises :class:`~mcp_sync.client.skills.SkillVerificationError` on any
-        mismatch, and before reading when the skill is over ``max_size`` bytes.
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     loaded = client.load_skill("skill://pdf-processing/SKILL.md")
-        >>> loaded.text.splitlines()[1], loaded.files()
-        ('name: pdf-processing', ['skill://pdf-processing/references/FORMS.md'])
-        """
-        return skills.load_skill(self, skill, max_size=max_size, timeout=timeout)
-
-    def read_skill_file(
-        self, skill: SkillEntry, uri: str, *, max_size: int = MAX_SKILL_SIZE, timeout: Timeout = USE_DEFAULT
-    ) -> bytes:
-        """The bytes of one file of a skill, verified against the skill's entry (size, digest).
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     skill = client.list_skills()[0]
-        ...     client.read_skill_file(skill, "skill://pdf-processing/references/FORMS.md").splitlines()[0]
-        b'# PDF forms'
-        """
-        return skills.read_skill_file(self, skill, uri, max_size=max_size, timeout=timeout)
-
-    def read_directory(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
-        """The files and subdirectories directly under a skill's directory (``resources/directory/read``).
-
-        A subdirectory's ``mime_type`` is ``"inode/directory"``; read it the
-        same way to walk down. Needs a server declaring the skills extension
-        with ``directoryRead``.
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     [(child.name, child.mime_type) for child in client.read_directory("skill://pdf-processing")]
-        [('references', 'inode/directory'), ('SKILL.md', 'text/markdown')]
-        """
-        return skills.read_directory(self, uri, timeout=timeout)
 
     def subscribe_resource(
         self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
@@ -1055,24 +840,6 @@ class MCPClient:
         self.events.emit(RESOURCE_UPDATED, ResourceUpdated(uri=uri, contents=contents))
 
     # ---------------------------------------------------------------- prompts
-
-    def list_prompts(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListPromptsResult:
-        """One page of the server's prompts."""
-        params = PaginatedRequestParams(cursor=cursor)
-        return self._call("prompts/list", params, ListPromptsResult, timeout=timeout, cancel=cancel)
-
-    def refresh_prompts(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Prompt]:
-        """Fetch every page of prompts and update :meth:`prompts`."""
-        prompts: list[Prompt] = self._collect("prompts/list", ListPromptsResult, "prompts", timeout, cancel)
-        self._prompts = prompts
-        return prompts
-
-    def prompts(self) -> list[Prompt]:
-        """The server's prompts as last fetched."""
-        self._initialized()
-        return list(self._prompts)
 
     def get_prompt(
         self,

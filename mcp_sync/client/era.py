@@ -30,7 +30,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClientEra",
+    "EraAwareTransport",
     "EraChoice",
     "EraName",
     "HandshakeEra",
@@ -376,6 +377,14 @@ class StatelessEra(ClientEra):
 # ------------------------------------------------------------ negotiation
 
 
+@runtime_checkable
+class EraAwareTransport(Protocol):
+    """A transport whose wire form differs between the eras (Streamable HTTP): the negotiation tells it which."""
+
+    def set_stateless_revision(self, revision: str | None) -> None:
+        """Send what follows at the 2026-07-28 ``revision``; ``None``: the handshake era's way."""
+
+
 class Negotiation:
     """How a new connection finds its era; :meth:`run` settles it on the client and returns it.
 
@@ -409,7 +418,14 @@ class Negotiation:
             return self._handshake(client.protocol_version)
         return self._probe()
 
+    def _tell_transport(self, revision: str | None) -> None:
+        """Tell the transport the era decided (or tried), when how it sends depends on it."""
+        transport = self.dispatcher.transport
+        if isinstance(transport, EraAwareTransport):
+            transport.set_stateless_revision(revision)
+
     def _handshake(self, offered: str) -> ClientEra:
+        self._tell_transport(None)
         era = HandshakeEra(self.client, self.dispatcher, self._initialize(offered))
         # Settled before notifications/initialized: from then on the server may notify or ask, and what
         # that starts (a list refresh in the background, say) must find the connection's era in place.
@@ -448,6 +464,7 @@ class Negotiation:
         wait = client.probe_timeout if limit is None else min(limit, client.probe_timeout)
         revision = STATELESS_REVISIONS[-1]
         params = {"_meta": client.request_meta.copy(revision)}
+        self._tell_transport(revision)
         try:
             raw = self.dispatcher.request("server/discover", params, timeout=wait)
         except MCPTransportError:

@@ -912,6 +912,11 @@ class MCPClient(Listings, SkillMethods):
         """Read the roots from ``provider`` (by default :attr:`roots_provider`) and keep them for :meth:`roots`.
 
         The server is not told (:meth:`refresh_roots` tells it); no provider at all means no roots.
+
+        >>> from mcp_sync.types import Root
+        >>> client = MCPClient(roots_provider=lambda: [Root(uri="file:///work")])
+        >>> [root.uri for root in client.read_roots()], client.read_roots(lambda: []), MCPClient().read_roots()
+        (['file:///work'], [], [])
         """
         provider = provider or self.roots_provider
         self._roots = list(provider()) if provider is not None else []
@@ -927,6 +932,8 @@ class MCPClient(Listings, SkillMethods):
         """Tell the server the roots changed, without reading them (in 2026-07-28, which has no such notice, nothing).
 
         Does nothing when not connected: a connection reads the roots as it opens.
+
+        >>> MCPClient().roots_changed()
         """
         era = self._era
         if era is not None and self.initialized:  # read first: a disconnect may clear it meanwhile

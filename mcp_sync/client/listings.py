@@ -178,6 +178,12 @@ class Listings:
 
         The method belongs to the resources capability, but servers that have
         no templates (the official SDK's, for one) answer it with -32601.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> with connect(MCPServer("demo"), era="handshake") as client:
+        ...     client.refresh_templates_if_served()
+        ...     client.resource_templates()
+        []
         """
         try:
             self.refresh_resource_templates()

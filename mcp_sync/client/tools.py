@@ -177,7 +177,15 @@ class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
         return list(self.known)
 
     def find(self, name: str) -> Tool | None:
-        """The tool ``name`` as last fetched, or, if it is not there, from the list fetched again."""
+        """The tool ``name`` as last fetched, or, if it is not there, from the list fetched again.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.register_tool("hello", lambda args, ctx: "hi")
+        >>> with connect(server) as client:
+        ...     client.tools.find("hello").name, client.tools.find("missing")
+        ('hello', None)
+        """
         tool = {tool.name: tool for tool in self.known}.get(name)
         if tool is None:
             tool = {tool.name: tool for tool in self._client.refresh_tools()}.get(name)
@@ -231,7 +239,14 @@ class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
 
 
 def check_structured(name: str, schema: dict[str, Any], value: Any) -> None:
-    """Raise ``PROTOCOL_INVALID`` unless ``value`` matches the output ``schema`` of tool ``name``."""
+    """Raise ``PROTOCOL_INVALID`` unless ``value`` matches the output ``schema`` of tool ``name``.
+
+    >>> check_structured("add", {"type": "object", "required": ["result"]}, {"result": 3})
+    >>> check_structured("add", {"type": "object", "required": ["result"]}, {})
+    Traceback (most recent call last):
+    ...
+    mcp_sync.protocol.errors.MCPProtocolError: ... does not match its output schema at the top level: ...
+    """
     try:
         jsonschema = importlib.import_module("jsonschema")
     except ImportError as exc:

@@ -164,6 +164,43 @@ def test_the_handshake_era_is_settled_after_initialize(link: Callable[..., Link]
     assert conn.methods()[:2] == ["initialize", "notifications/initialized"]
 
 
+class EraAwareWire(RecordingTransport):
+    """A transport whose wire form depends on the era: it is told the era, and keeps what it was told."""
+
+    def __init__(self, inner: InMemoryTransport) -> None:
+        super().__init__(inner)
+        self.told: list[str | None] = []
+
+    def set_stateless_revision(self, revision: str | None) -> None:
+        self.told.append(revision)
+
+
+@pytest.mark.parametrize(
+    ("era", "handlers", "told"),
+    [
+        ("stateless", {"server__discover": lambda p, c: discovered([STATELESS])}, [STATELESS]),
+        ("handshake", {"initialize": lambda p, c: INIT}, [None]),
+        # The probe goes at 2026-07-28; the server does not speak it, and the transport is told so before initialize.
+        (
+            "auto",
+            {
+                "server__discover": lambda p, c: (_ for _ in ()).throw(MCPError(MCP_CODES.METHOD_NOT_FOUND, "no")),
+                "initialize": lambda p, c: INIT,
+            },
+            [STATELESS, None],
+        ),
+    ],
+)
+def test_the_negotiation_tells_an_era_aware_transport_its_era(
+    era: str, handlers: dict[str, Callable[[dict[str, Any], RequestContext], Any]], told: list[str | None]
+) -> None:
+    with scripted(**handlers) as end, MCPClient(era=era, timeout=TIMEOUT) as client:  # type: ignore[arg-type]
+        wire = EraAwareWire(end)
+        client.connect(wire)
+        assert wire.told == told
+        assert client.negotiated_era == ("stateless" if told[-1] else "handshake")
+
+
 def test_auto_with_a_handshake_revision_named_settles_the_handshake_without_probing(
     link: Callable[..., Link],
 ) -> None:

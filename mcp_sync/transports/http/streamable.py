@@ -308,6 +308,12 @@ class StreamableHTTPClientTransport(BaseTransport):
         ``server/discover`` probe, and again if it falls back to
         ``initialize``): the era is the connection's, decided once, and not
         read back out of each message.
+
+        >>> transport = StreamableHTTPClientTransport("http://127.0.0.1:8000/mcp")
+        >>> transport.set_stateless_revision("2026-07-28")
+        >>> transport.stateless_revision
+        '2026-07-28'
+        >>> transport.close()
         """
         self.stateless_revision = revision
 

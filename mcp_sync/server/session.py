@@ -266,7 +266,7 @@ class ServerSession:
     def close(self, timeout: float = 5.0) -> None:
         """End this connection and wait for its handler threads, ``timeout`` seconds at most."""
         self.dispatcher.close(timeout)
-        self.server._forget(self)
+        self.server.forget(self)
 
     @property
     def closed(self) -> bool:
@@ -384,7 +384,7 @@ class ServerSession:
         server = self.server
         arguments, meta = params.get("arguments"), params.get("_meta")
         return (
-            server._runs_own_tools
+            server.runs_own_tools
             and not server.middlewares
             and server.task_runner is None
             and type(params.get("name")) is str
@@ -401,7 +401,7 @@ class ServerSession:
         but a name, an arguments object and a ``_meta`` object, which
         :class:`CallToolRequestParams` would accept as they are.
         """
-        return self.server._tool_result_wire(params["name"], params.get("arguments"), self._context(ctx))
+        return self.server.registry.tool_result_wire(params["name"], params.get("arguments"), self._context(ctx))
 
     def _extension_route(self, method: str) -> tuple[Handler, type[WireModel]]:
         """The handler and params model of an extension's ``method``; ``METHOD_NOT_FOUND`` when none is."""

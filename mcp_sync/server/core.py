@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from pydantic import BaseModel
 
 from ..protocol.errors import MCP_CODES, MCPError
-from ..protocol.skills import EXTENSION as SKILLS_EXTENSION
-from ..protocol.skills import GetSkillRequestParams, ListSkillsRequestParams, ReadDirectoryRequestParams, SkillEntry
+from ..protocol.skills import SkillEntry
 from ..protocol.tasks import TaskStatusNotificationParams
 from ..protocol.types import (
     Annotations,
@@ -262,13 +261,7 @@ class MCPServer:
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Iterable[str] = (),
     ) -> Resource:
-        """Register a resource at a fixed ``uri`` (see :meth:`ServerRegistry.register_resource`).
-
-        >>> server = MCPServer("demo")
-        >>> _ = server.register_resource("notes://1", lambda uri, ctx: "first note")
-        >>> server.read_resource("notes://1").contents[0].text
-        'first note'
-        """
+        """Register a resource at a fixed ``uri`` (see :meth:`ServerRegistry.register_resource`)."""
         return self.registry.register_resource(
             uri,
             handler,
@@ -303,11 +296,6 @@ class MCPServer:
     ) -> ResourceTemplate:
         """Register a family of resources such as ``"users://{id}/profile"`` (see
         :meth:`ServerRegistry.register_resource_template`).
-
-        >>> server = MCPServer("demo")
-        >>> _ = server.register_resource_template("users://{id}/profile", lambda uri, p, ctx: f"user {p['id']}")
-        >>> server.read_resource("users://7/profile").text
-        'user 7'
         """
         return self.registry.register_resource_template(
             uri_template,
@@ -342,10 +330,6 @@ class MCPServer:
     ) -> Prompt:
         """Register a prompt; ``handler(arguments, ctx)`` returns its messages (see
         :meth:`ServerRegistry.register_prompt`).
-
-        >>> server = MCPServer("demo")
-        >>> server.register_prompt("greet", lambda arguments, ctx: "Say hello").name
-        'greet'
         """
         return self.registry.register_prompt(
             name,
@@ -718,11 +702,8 @@ class MCPServer:
         """The skills this server serves; the first call declares the skills extension and its methods."""
         with self._lock:
             if self._skills is None:
-                self._skills = catalogue = SkillCatalogue(self)
-                self.extensions[SKILLS_EXTENSION] = {"directoryRead": True}
-                self.register_method("skills/list", ListSkillsRequestParams, catalogue.list, cacheable=True)
-                self.register_method("skills/get", GetSkillRequestParams, catalogue.get, cacheable=True)
-                self.register_method("resources/directory/read", ReadDirectoryRequestParams, catalogue.read_directory)
+                self._skills = SkillCatalogue(self)
+                self._skills.declare()
             return self._skills
 
     def add_skills(self, path: str | Path) -> list[SkillEntry]:

@@ -1,4 +1,4 @@
-"""tools/call's fast path (plain params, a tool returning text) answers exactly as the general path does."""
+"""tools/call has one path: params read as they are answer exactly as params read by the model do."""
 
 from __future__ import annotations
 

@@ -134,6 +134,10 @@ _FIRST_SWEEP = 64
 class MCPServer:
     """An MCP server: register tools, resources and prompts, then :meth:`start` transports.
 
+    What is registered is kept in :attr:`registry` (a :class:`ServerRegistry`);
+    the server hosts it: its connections, the notices they are sent, its
+    tasks, providers and middleware.
+
     ``page_size`` makes the list methods return pages of that many items
     (``None``: everything at once); ``timeout`` bounds the server's own
     requests to clients (sampling, roots, elicitation); ``max_workers``

@@ -543,7 +543,7 @@ class ProxyServer(MCPServer):
 
     def _serves_itself(self, uri: str) -> bool:
         """Whether ``uri`` is one of the proxy's own resources or matches one of its own templates."""
-        return uri in self._resources or any(t.parsed.match(uri) is not None for t in list(self._templates.values()))
+        return self.registry.serves_resource(uri)
 
     def _drop_subscriber(self, link: _Link, subscriber: int, uri: str) -> None:
         """``subscriber``'s subscription to ``uri`` was refused: it no longer counts (nothing to end upstream)."""

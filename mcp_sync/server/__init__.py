@@ -14,7 +14,7 @@ imports the server.
 
 from .authorization import Authorizer, RequestInfo
 from .context import Context, Elicited
-from .core import CompletionProvider, MCPServer, SamplingProvider, ServerInfo, ServerStats
+from .core import CompletionProvider, MCPServer, SamplingProvider, ServerStats
 from .session import ServerSession
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "MCPServer",
     "RequestInfo",
     "SamplingProvider",
-    "ServerInfo",
     "ServerSession",
     "ServerStats",
 ]

@@ -47,7 +47,6 @@ from ..protocol.stateless import (
 from ..protocol.types import (
     LOG_LEVELS,
     CallToolRequestParams,
-    CallToolResult,
     ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
@@ -126,8 +125,35 @@ def _wire(result: WireModel | dict[str, Any]) -> dict[str, Any]:
     return result if isinstance(result, dict) else result.to_wire()
 
 
+def _tool_call(params: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """The tool name and arguments of ``tools/call`` params (``INVALID_PARAMS`` when the model refuses them).
+
+    Params holding nothing but a name, an arguments object and a ``_meta``
+    object, which :class:`CallToolRequestParams` accepts as they are, are
+    read as they are (the common case, and faster); any others through the model.
+
+    >>> _tool_call({"name": "add", "arguments": {"a": 1}})
+    ('add', {'a': 1})
+    >>> _tool_call({"name": "add", "arguments": {"a": 1}, "task": {}})
+    ('add', {'a': 1})
+    """
+    name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
+    if (
+        type(name) is str
+        and (arguments is None or type(arguments) is dict)
+        and (meta is None or type(meta) is dict)
+        and params.keys() <= _PLAIN_CALL_KEYS
+    ):
+        return name, arguments
+    try:
+        typed = CallToolRequestParams.model_validate(params)
+    except ValidationError as exc:
+        raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid params: {format_validation_error(exc)}", cause=exc) from exc
+    return typed.name, typed.arguments
+
+
 _PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
-"""The members of a ``tools/call`` request's params that its fast path knows (see ``_call_plain_tool``)."""
+"""The members of a ``tools/call`` request's params read without their model (see ``_tool_call``)."""
 
 
 _JSON_KINDS = {
@@ -161,7 +187,7 @@ _ROUTES: dict[str, tuple[str, type[WireModel] | None]] = {
     "initialize": ("_initialize", InitializeRequestParams),
     "ping": ("_ping", None),
     "tools/list": ("_list_tools", PaginatedRequestParams),
-    "tools/call": ("_call_tool", CallToolRequestParams),
+    "tools/call": ("_call_tool", None),  # (its params are read by _call_tool itself: see _tool_call)
     "resources/list": ("_list_resources", PaginatedRequestParams),
     "resources/templates/list": ("_list_templates", PaginatedRequestParams),
     "resources/read": ("_read_resource", ReadResourceRequestParams),
@@ -266,7 +292,7 @@ class ServerSession:
     def close(self, timeout: float = 5.0) -> None:
         """End this connection and wait for its handler threads, ``timeout`` seconds at most."""
         self.dispatcher.close(timeout)
-        self.server._forget(self)
+        self.server.forget(self)
 
     @property
     def closed(self) -> bool:
@@ -329,11 +355,7 @@ class ServerSession:
     def _serve_request(self, params: Any, ctx: RequestContext) -> Any:
         """Every request of this connection: its route looked up, its era decided, its gate passed."""
         method = ctx.method
-        validated: Handler
-        if method == "tools/call" and self._plain_tool_call(ctx.params):
-            validated = self._call_plain_tool
-        else:
-            validated = self._validating(method)
+        validated = self._validating(method)
 
         _check_progress_token(ctx)
         # The one place the era of a request is decided; its channel goes with it to the handler's Context.
@@ -378,30 +400,6 @@ class ServerSession:
             return bound(typed, ctx)
 
         return validated
-
-    def _plain_tool_call(self, params: dict[str, Any]) -> bool:
-        """Whether a ``tools/call`` may skip the params and result models: see :meth:`_call_plain_tool`."""
-        server = self.server
-        arguments, meta = params.get("arguments"), params.get("_meta")
-        return (
-            server._runs_own_tools
-            and not server.middlewares
-            and server.task_runner is None
-            and type(params.get("name")) is str
-            and (arguments is None or type(arguments) is dict)
-            and (meta is None or type(meta) is dict)
-            and params.keys() <= _PLAIN_CALL_KEYS
-        )
-
-    def _call_plain_tool(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        """The fast path of ``tools/call``: what :meth:`_call_tool` answers, without the models on the way.
-
-        Taken when the server has no middleware and no tasks, does not
-        override :meth:`MCPServer.invoke_tool`, and the params hold nothing
-        but a name, an arguments object and a ``_meta`` object, which
-        :class:`CallToolRequestParams` would accept as they are.
-        """
-        return self.server._tool_result_wire(params["name"], params.get("arguments"), self._context(ctx))
 
     def _extension_route(self, method: str) -> tuple[Handler, type[WireModel]]:
         """The handler and params model of an extension's ``method``; ``METHOD_NOT_FOUND`` when none is."""
@@ -613,29 +611,35 @@ class ServerSession:
         prompts, cursor = self.server.page(self._listed(self.server.list_prompts, ctx), params.cursor)
         return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
-    def _call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> WireModel:
-        tasks = self.server.task_runner
-        if tasks is None:
-            return self._run_tool(params, ctx)
-        context = self._context(ctx)
-        task = tasks.decide(params.name, dict(params.arguments or {}), ctx.params, context)
-        if task is not None:
-            return task
-        result = self._run_tool(params, ctx)
-        if tasks.declared(context):  # a client of the extension tells a result from a task by resultType
-            result.result_type = "complete"
-        return result
+    def _call_tool(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        """``tools/call``, the one path: a task when the tool runs as one, else the tool's result in its wire form.
 
-    def _run_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> CallToolResult:
-        if self.server.middlewares:
-            return self._intercept(
+        The result goes out without a :class:`CallToolResult` made and dumped
+        again when the registry runs the tool itself (no middleware, and the
+        server does not override :meth:`MCPServer.invoke_tool`) and the tool
+        returns text, the common case; otherwise through ``invoke_tool``.
+        """
+        name, arguments = _tool_call(params)
+        server = self.server
+        context = self._context(ctx)
+        tasks = server.task_runner
+        if tasks is not None:
+            task = tasks.decide(name, dict(arguments or {}), ctx.params, context)
+            if task is not None:
+                return task.to_wire()
+        if server.middlewares:
+            wire = self._intercept(
                 "tool",
                 ctx,
-                lambda call: self.server.invoke_tool(
-                    call.params["name"], call.params.get("arguments"), context=call.ctx
-                ),
-            )
-        return self.server.invoke_tool(params.name, params.arguments, context=self._context(ctx))
+                lambda call: server.invoke_tool(call.params["name"], call.params.get("arguments"), context=call.ctx),
+            ).to_wire()
+        elif server.runs_own_tools:
+            wire = server.registry.tool_result_wire(name, arguments, context)
+        else:
+            wire = server.invoke_tool(name, arguments, context=context).to_wire()
+        if tasks is not None and tasks.declared(context):  # a client of the extension tells a result by resultType
+            wire["resultType"] = "complete"
+        return wire
 
     def _read_resource(self, params: ReadResourceRequestParams, ctx: RequestContext) -> ReadResourceResult:
         if self.server.middlewares:

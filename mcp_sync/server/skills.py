@@ -36,6 +36,7 @@ from urllib.parse import quote, unquote
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.skills import (
     DIRECTORY_MIME_TYPE,
+    EXTENSION,
     MAX_RESOURCES,
     MAX_TOTAL_SIZE,
     GetSkillRequestParams,
@@ -69,6 +70,13 @@ class SkillCatalogue:
         self._entries: dict[str, SkillEntry] = {}
         self._directories: dict[str, list[Resource]] = {}
         self._lock = threading.Lock()
+
+    def declare(self) -> None:
+        """Declare the skills extension on the server, and answer its methods with this catalogue (once)."""
+        self.server.extensions[EXTENSION] = {"directoryRead": True}
+        self.server.register_method("skills/list", ListSkillsRequestParams, self.list, cacheable=True)
+        self.server.register_method("skills/get", GetSkillRequestParams, self.get, cacheable=True)
+        self.server.register_method("resources/directory/read", ReadDirectoryRequestParams, self.read_directory)
 
     def entries(self) -> list[SkillEntry]:
         """Every skill served, in the order added."""

@@ -13,7 +13,6 @@ import json
 import re
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,9 +27,9 @@ from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.events import CONNECTION_CLOSED, REQUEST_COMPLETED, ConnectionClosed, RequestCompleted
 from mcp_sync.server.authorization import RequestInfo
 from mcp_sync.server.context import NO_CLIENT, Context, HandshakeChannel, NoClientChannel, StatelessChannel
-from mcp_sync.server.core import MCPServer, ServerInfo, ServerStats
+from mcp_sync.server.core import MCPServer, ServerStats
 from mcp_sync.server.session import ServerSession
-from mcp_sync.server.stateless import RequestStateSealer, StatelessRequest
+from mcp_sync.server.stateless import StatelessRequest
 from mcp_sync.server.uri_template import TemplateVariable, UriTemplate, template_pattern, template_variables
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
@@ -1337,29 +1336,13 @@ def test_handshake_handlers_ask_the_client_with_real_requests(server: MCPServer,
     assert "roots/list" in methods(conn.server_wire.sent)
 
 
-# ------------------------------------------------------------- old names
-
-
-def test_server_stats_keeps_its_old_name() -> None:
-    import mcp_sync.server as package
-
-    assert ServerInfo is ServerStats and package.ServerInfo is ServerStats
-    stats = MCPServer("demo", "1.0").get_info()
+def test_get_info_counts_what_is_registered() -> None:
+    server = MCPServer("demo", "1.0")
+    server.register_tool("hi", lambda arguments, ctx: "hello")
+    server.register_root("file:///work")
+    stats = server.get_info()
     assert isinstance(stats, ServerStats) and (stats.name, stats.version, stats.running) == ("demo", "1.0", False)
-
-
-def test_request_state_is_a_deprecated_name_of_the_sealer() -> None:
-    server = MCPServer("demo")
-    assert isinstance(server.request_state_sealer, RequestStateSealer)
-    with pytest.warns(DeprecationWarning, match="request_state_sealer"):
-        assert server.request_state is server.request_state_sealer
-    shared = RequestStateSealer(b"s" * 32)
-    with pytest.warns(DeprecationWarning, match="request_state_sealer"):
-        server.request_state = shared
-    assert server.request_state_sealer is shared
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert server.request_state_sealer is shared  # the new name does not warn
+    assert (stats.tools, stats.roots, stats.resources, stats.prompts) == (1, 1, 0, 0)
 
 
 def test_sessions_their_clients_ended_are_swept_as_new_ones_start() -> None:

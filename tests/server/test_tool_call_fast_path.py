@@ -1,4 +1,4 @@
-"""tools/call's fast path (plain params, a tool returning text) answers exactly as the general path does."""
+"""tools/call has one path: params read as they are answer exactly as params read by the model do."""
 
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def test_a_server_overriding_invoke_tool_is_asked_every_time() -> None:
 
     server = Counting("counting")
     server.register_tool("hi", lambda arguments, ctx: "hello")
-    assert not server._runs_own_tools
+    assert not server.runs_own_tools
     raw = open_raw(server)
     assert raw.request("tools/call", {"name": "hi"}) == {"content": [{"type": "text", "text": "hello"}]}
     assert Counting.calls == 1

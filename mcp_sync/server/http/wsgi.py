@@ -513,7 +513,7 @@ class _Connection:
         except OSError as error:  # idle timeout, reset, or shut down by close()
             log.debug("connection from %s ended: %r", self.address, error)
         finally:
-            server._forget(self)
+            server.forget(self)
 
     def shutdown(self) -> None:
         """Wake the thread: reads see end-of-file and writes fail (called under the server lock)."""
@@ -649,7 +649,7 @@ class _Connection:
         environ["SERVER_PROTOCOL"] = version.decode("latin-1")
         environ["wsgi.input"] = body
 
-        writer = _ResponseWriter(self.sock, http11, method == b"HEAD", keep_alive and not self.server._closing, body)
+        writer = _ResponseWriter(self.sock, http11, method == b"HEAD", keep_alive and not self.server.closing, body)
         if not self._respond(environ, writer):
             return False
         return writer.keep_alive and body.drain()
@@ -874,7 +874,13 @@ class WSGIServer:
                 self,
             )
 
-    def _forget(self, connection: _Connection) -> None:
+    @property
+    def closing(self) -> bool:
+        """Whether :meth:`close` began: a response sent now closes its connection instead of keeping it alive."""
+        return self._closing
+
+    def forget(self, connection: _Connection) -> None:
+        """Let go of ``connection``, whose thread ended, and close its socket (its thread calls this last)."""
         with self._lock:
             del self._connections[connection]
             connection.rfile.close()

@@ -1,4 +1,4 @@
-"""IPython integration: rich display formatters, ``%load_ext mcp_sync.notebook``, and a person in a notebook.
+"""IPython integration: rich display formatters (``%load_ext mcp_sync`` turns them on), and a person in a notebook.
 
 :func:`in_notebook` tells a Jupyter kernel; :class:`NotebookForm` answers an
 elicitation with ``input()`` boxes in the cell, :func:`show_log` shows a
@@ -41,11 +41,6 @@ def enable_rich_display(shell: Any = None) -> bool:
         formatters["text/html"].for_type(model, to_html)
         formatters["text/plain"].for_type(model, _pretty(to_text))
     return True
-
-
-def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext mcp_sync.notebook``: see :func:`enable_rich_display`."""
-    enable_rich_display(ipython)
 
 
 # ------------------------------------------------------------------ a person in a notebook

@@ -2,7 +2,7 @@
 
 - Our client against our server: in memory (with every message recorded),
   over stdio (``examples/echo_server.py``, ``examples/library_server.py``)
-  and over HTTP (:func:`mcp_sync.http_server.start_http`), in ``auto``
+  and over HTTP (:func:`mcp_sync.server.start_http`), in ``auto``
   (which lands on 2026-07-28), ``modern`` and ``legacy``: input rounds
   answered by the providers, ``_meta`` on every request, the response
   cache, subscriptions, logging, ``ping``.

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from helpers import kernel_spec
 
-from mcp_sync.display.ipython import enable_rich_display, load_ipython_extension
+from mcp_sync import load_ipython_extension
+from mcp_sync.display.ipython import enable_rich_display
 from mcp_sync.display.progress import ProgressBar
 from mcp_sync.display.render import (
     call_tool_result_html,

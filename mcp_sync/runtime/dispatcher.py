@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -78,7 +78,7 @@ from .events import (
 )
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
-from .transport import ReadingWait, Transport
+from .transport import Transport
 from .workers import ElasticPool
 
 __all__ = [
@@ -357,17 +357,11 @@ class JsonRpcDispatcher:
         self._inline = 0
         # Transports whose reading role can move between threads (stdio)
         # let handlers run on the thread that read the request.
-        # Declared on the Transport protocol; a transport written before it was (duck-typed,
-        # not a BaseTransport) may lack it, and the public protocol must keep serving it.
-        self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
+        self._handoff = transport.handoff_reading
         # Transports whose callers may read their own responses (stdio pipes) say so with these two;
         # not with a clock of the tests' own, which must see every wait.
-        self._pass_reading: Callable[[threading.Thread], None] | None = getattr(transport, "pass_reading", None)
-        self._wait_reading: ReadingWait | None = (
-            getattr(transport, "wait_reading", None) if type(self._clock) is SystemClock else None
-        )
-        # Transports that frame a JSON-RPC batch's answer as one array (duck-typed ones may not).
-        self._send_batch: Callable[[list[JSONRPCMessage]], None] | None = getattr(transport, "send_batch", None)
+        self._pass_reading = transport.pass_reading
+        self._wait_reading = transport.wait_reading if type(self._clock) is SystemClock else None
         self.accept_batch: Callable[[], bool] | None = None
         """Says whether a JSON-RPC batch received now is served (the server session's revision decides);
         ``None`` or ``False``: it is answered with one ``-32600``, as any array."""
@@ -687,12 +681,7 @@ class JsonRpcDispatcher:
             self._on_notification(message)
         elif isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
             self._on_response(message)
-        elif (
-            message.batch is not None
-            and self._send_batch is not None
-            and self.accept_batch is not None
-            and self.accept_batch()
-        ):
+        elif message.batch is not None and self.accept_batch is not None and self.accept_batch():
             self._on_batch(message.batch)
         elif message.reply:
             self._reply(message.response())
@@ -709,8 +698,7 @@ class JsonRpcDispatcher:
         """
         elements = batch_elements(values)
         expected = sum(isinstance(e, JSONRPCRequest) or (isinstance(e, InvalidMessage) and e.reply) for e in elements)
-        assert self._send_batch is not None
-        batch = _BatchReplies(expected, functools.partial(self._reply_batch, self._send_batch))
+        batch = _BatchReplies(expected, functools.partial(self._reply_batch, self.transport.send_batch))
         for element in elements:
             if isinstance(element, JSONRPCRequest):
                 self._on_request(element, batch)
@@ -719,7 +707,7 @@ class JsonRpcDispatcher:
             else:
                 self._on_message(element)
 
-    def _reply_batch(self, send: Callable[[list[JSONRPCMessage]], None], responses: list[JSONRPCMessage]) -> None:
+    def _reply_batch(self, send: Callable[[Sequence[JSONRPCMessage]], None], responses: list[JSONRPCMessage]) -> None:
         try:
             send(responses)
         except Exception as exc:  # the connection went away meanwhile

@@ -25,8 +25,8 @@ from schema_util import validate_definition
 
 from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
-from mcp_sync.runtime.dispatcher import RequestContext, _current
 from mcp_sync.runtime.events import CONNECTION_CLOSED
+from mcp_sync.runtime.request_context import RequestContext, acting_for
 from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
@@ -1392,8 +1392,7 @@ def test_session_transport_routing_units() -> None:
     fake_dispatcher = object()
     transport.dispatcher = fake_dispatcher
     context = RequestContext(fake_dispatcher, 5, "tools/call", {})  # type: ignore[arg-type]
-    _current.context = context
-    try:
+    with acting_for(context):
         transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 1}))
         related = standalone.get_nowait()
         assert isinstance(related, StreamEvent) and isinstance(related.message, JSONRPCNotification)
@@ -1403,8 +1402,6 @@ def test_session_transport_routing_units() -> None:
         second = transport.open_post(5, priming=False)
         second.context = context
         transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 2}))
-    finally:
-        _current.context = None
     transport.send(error_response(5, -32603, "for the second"))
     item = second.queue.get_nowait()
     assert isinstance(item, StreamEvent) and isinstance(item.message, JSONRPCNotification)

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mcp_sync import Context, MCPServer, start_http
-from mcp_sync.server.http.auth import TokenVerifier
-from mcp_sync.server.http.verifiers import IntrospectionVerifier, JWTVerifier
+from mcp_sync.server.authorization.tokens import TokenVerifier
+from mcp_sync.server.authorization.verifiers import IntrospectionVerifier, JWTVerifier
 
 server = MCPServer("protected", "1.0")
 resets = 0

@@ -93,7 +93,7 @@ from .protocol.types import (
 from .runtime.dispatcher import ProgressCallback
 from .runtime.request_context import RequestContext, acting_for, current_request
 from .runtime.transport import Transport
-from .server.auth import AuthInfo
+from .server.authorization import AuthInfo
 from .server.backend import Notice
 from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
 from .server.core import MCPServer
@@ -511,10 +511,9 @@ class ProxyServer(MCPServer):
         with self._proxy_lock:
             link = self._shared if self.shared else self._links.get(key)
         client = None if link is None else link.client
-        era = None if client is None else client._era  # the client's own way to say it, in the era it speaks
-        if era is not None:  # none: not connected yet, or no longer (a new connection reads the roots as it opens)
+        if client is not None:  # none: not connected yet (a new connection reads the roots as it opens)
             with contextlib.suppress(MCPError):  # the connection ended meanwhile: a new one reads the roots
-                era.roots_changed()
+                client.roots_changed()  # the client's own way to say it, in the era it speaks (or nothing)
 
     def subscription_changed(self, session: ServerSession, uri: str, subscribed: bool) -> None:
         """Subscribe to ``uri`` upstream as a downstream client does (the last one to leave unsubscribes).
@@ -718,7 +717,7 @@ class ProxyServer(MCPServer):
             return super().invoke_tool(name, arguments, cancel=cancel, progress=progress, context=context)
 
         with self._forwarding(ctx, link) as (call, upstream):
-            return upstream.call_tool(name, arguments, cancel=ctx.cancelled, on_progress=call.progressed)
+            return upstream.call_tool(name, arguments, cancel=ctx.cancelled, progress=call.progressed)
 
     def read_resource(self, uri: str, *, context: Context | None = None) -> ReadResourceResult:
         """Read ``uri``: one of the proxy's own resources, else the target's."""
@@ -788,7 +787,7 @@ def _unreachable() -> Iterator[None]:
 
 def _templates(client: MCPClient) -> list[ResourceTemplate]:
     """The target's resource templates (a server without the method has none: the client knows that case)."""
-    client._refresh_templates_if_served()  # the client's own rule, not a second copy of it
+    client.refresh_templates_if_served()  # the client's own rule, not a second copy of it
     return client.resource_templates()
 
 

@@ -80,7 +80,8 @@ def connect(
     receives its log messages. Other options go to
     :class:`~mcp_sync.client.MCPClient`: ``era`` (``"auto"``, the default,
     speaks 2026-07-28 with servers that answer ``server/discover`` and the
-    ``initialize`` handshake with the others; ``"modern"``, ``"legacy"``),
+    ``initialize`` handshake with the others; ``"stateless"`` or ``"handshake"``
+    forces one),
     ``cache``, ``max_input_rounds``, and so on. An option that does not
     apply to the kind of target raises ``TypeError``.
 

@@ -17,9 +17,9 @@ from typing import Any, TypeVar, cast
 
 from mcp_sync.client.core import MCPClient
 from mcp_sync.protocol.jsonrpc import InvalidMessage, encode_message
+from mcp_sync.runtime.http import ClosableAdapter
 from mcp_sync.runtime.transport import MessageHandler, ReadingWait
 from mcp_sync.server.core import MCPServer
-from mcp_sync.transports.http._common import ClosableAdapter
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCMessage
 

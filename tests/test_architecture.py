@@ -32,8 +32,9 @@ MAY_IMPORT = {
 }
 """Layer -> the layers its modules may import (the composition level may import anything)."""
 
-SERVER_HOSTING = ("server.stdio", "server.http.")
-"""The server modules that host a server on a transport, and so may import ``transports``."""
+SERVER_HOSTING = ("server.stdio",)
+"""The server modules that host a server on a transport, and so may import ``transports``: only stdio hosting, on
+the stdio framing (the HTTP server is its own carrier; outbound HTTP is in ``runtime.http``)."""
 
 IO_MODULES = {"socket", "subprocess", "http", "requests", "sseclient", "asyncio", "urllib3", "selectors", "select"}
 """Standard and third-party modules that do I/O; the pure layer and the roles' cores import none."""

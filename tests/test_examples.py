@@ -45,7 +45,7 @@ def test_the_library_server_over_stdio() -> None:
         assert client.call_tool("borrow", {"book_id": 3}).text == "'Python Tricks' is already out."
         assert client.call_tool("borrow", {"book_id": 99}).is_error
         progress: list[ProgressNotificationParams] = []
-        assert client.call_tool("reindex", on_progress=progress.append).structured_content == {"result": 4}
+        assert client.call_tool("reindex", progress=progress.append).structured_content == {"result": 4}
         assert [(p.progress, p.total) for p in progress] == [(1, 4), (2, 4), (3, 4), (4, 4)]
         assert '"author":"Donald Knuth"' in client.read_resource("books://2").text
         [template] = client.resource_templates()

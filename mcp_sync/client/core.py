@@ -27,22 +27,17 @@ and the methods hand the differing operations to the era it settled (see
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
-import importlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
-from ..protocol.skills import MAX_TOTAL_SIZE as MAX_SKILL_SIZE
-from ..protocol.skills import SkillEntry
-from ..protocol.stateless import SUBSCRIPTION_ID, request_meta
 from ..protocol.types import (
     LOG_LEVELS,
     CallToolRequestParams,
@@ -55,7 +50,6 @@ from ..protocol.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     DiscoverResult,
-    ElicitationCapability,
     ElicitRequestFormParams,
     ElicitResult,
     EmptyResult,
@@ -63,14 +57,8 @@ from ..protocol.types import (
     GetPromptResult,
     Implementation,
     InitializeResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
-    PaginatedRequestParams,
-    PaginatedResult,
     Prompt,
     PromptReference,
     ReadResourceRequestParams,
@@ -85,7 +73,6 @@ from ..protocol.types import (
     SamplingCapability,
     ServerCapabilities,
     SetLevelRequestParams,
-    Tool,
     WireModel,
 )
 from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION, STATELESS_REVISIONS
@@ -95,21 +82,23 @@ from ..runtime.dispatcher import (
     Clock,
     JsonRpcDispatcher,
     ProgressCallback,
-    SystemClock,
     Timeout,
-    UseDefault,
 )
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
-from . import skills
+from .background import BackgroundPool
 from .cache import ResponseCache
 from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
+from .listings import Listings
+from .logs import forward_to_logging
+from .meta import RequestMeta
+from .providers import elicitation_capability
 from .rounds import validated
-from .skills import LoadedSkill
-from .subscriptions import NotificationCallback, Subscription
+from .skills import SkillMethods
+from .subscriptions import TAGGED, ListenTable, NotificationCallback, Subscription
 from .tasks import EXTENSION as TASKS_EXTENSION
 from .tasks import TaskForm, TaskPoller, ToolTask, created_task, drive, task_params
-from .tools import ToolNamespace
+from .tools import ToolNamespace, check_structured
 
 if TYPE_CHECKING:
     import requests
@@ -130,7 +119,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcp_sync.client")
-server_log = logging.getLogger("mcp_sync.server_log")
 
 SamplingProvider = Callable[[CreateMessageRequestParams], CreateMessageResult]
 """Answers the server's ``sampling/createMessage`` requests."""
@@ -147,40 +135,12 @@ Progress = ProgressCallback | bool | None
 RESOURCE_UPDATED = "resource:updated"
 """Client event: a subscribed resource changed and was read again."""
 
-Era = EraChoice
-"""What ``era=`` takes (kept under its old name): ``"auto"``, ``"handshake"``, ``"stateless"``, or the aliases."""
 DEFAULT_MAX_INPUT_ROUNDS = 8
 """How many interim results (rounds of input requests) one call may go through before the client gives up."""
 DEFAULT_PROBE_TIMEOUT = 10.0
 """How long ``connect()`` waits for an answer to its ``server/discover`` probe before trying ``initialize``."""
 
-_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-_SUBSCRIBED = (
-    _ACKNOWLEDGED,
-    "notifications/tools/list_changed",
-    "notifications/prompts/list_changed",
-    "notifications/resources/list_changed",
-    "notifications/resources/updated",
-)
-"""The notifications a ``subscriptions/listen`` stream carries, tagged with its id."""
-_LISTINGS = {
-    "tools": ("tools/list",),
-    "prompts": ("prompts/list",),
-    "resources": ("resources/list", "resources/templates/list"),
-}
-
 _R = TypeVar("_R", bound=WireModel)
-_P = TypeVar("_P", bound=PaginatedResult)
-_PYTHON_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,70 +151,14 @@ class ResourceUpdated:
     contents: ReadResourceResult
 
 
-def _elicitation_capability(provider: ElicitationProvider | None) -> ElicitationCapability | None:
-    """What a client with ``provider`` declares: form mode, and URL mode when the provider says it takes it."""
-    if provider is None:
-        return None
-    return ElicitationCapability(form={}, url={} if getattr(provider, "url_mode", False) else None)
-
-
-def _forward_to_logging(params: LoggingMessageNotificationParams) -> None:
-    server_log.log(_PYTHON_LEVELS[params.level], "%s%s", f"[{params.logger}] " if params.logger else "", params.data)
-
-
-class _BackgroundPool:
-    """The one thread that runs what a notification starts (a list refresh, a re-read) off the reader thread.
-
-    It knows its own thread, so that a disconnect made from that very thread
-    (by a callback, say) does not wait for itself to finish.
-    """
-
-    def __init__(self) -> None:
-        self._membership = threading.local()  # set in the pool's thread only, by the initializer
-        self._executor = concurrent.futures.ThreadPoolExecutor(
-            1, thread_name_prefix="mcp-sync-client-refresh", initializer=self._enrol
-        )
-        self._queued: set[Hashable] = set()
-        self._queued_lock = threading.Lock()
-
-    def _enrol(self) -> None:
-        self._membership.inside = True
-
-    def submit(self, key: Hashable, fn: Callable[[], None]) -> None:
-        """Queue ``fn``, unless work under the same ``key`` waits in the queue already.
-
-        A server may send the same notification thousands of times in a row:
-        each would cost a refresh (a full listing) without this. Work that has
-        started is not waited for: a notification during a refresh queues the
-        next one.
-        """
-        with self._queued_lock:
-            if key in self._queued:
-                return
-            self._queued.add(key)
-
-        def run() -> None:
-            with self._queued_lock:
-                self._queued.discard(key)
-            fn()
-
-        self._executor.submit(run)
-
-    def shutdown(self) -> None:
-        """Drop the queued work and wait for the running one, unless called from the pool's own thread."""
-        inside: bool = getattr(self._membership, "inside", False)
-        self._executor.shutdown(wait=not inside, cancel_futures=True)
-
-
-class MCPClient:
+class MCPClient(Listings, SkillMethods):
     """A client for one MCP server connection at a time.
 
     ``era`` says how to talk to the server: ``"auto"`` (the default) probes
     with ``server/discover`` and speaks the stateless revision 2026-07-28
     when the server answers it, falling back to the ``initialize`` handshake
     of the earlier revisions when it does not; ``"stateless"`` and
-    ``"handshake"`` force one of the two (``"modern"`` and ``"legacy"`` are
-    accepted as their older names). The methods work the same in both eras.
+    ``"handshake"`` force one of the two. The methods work the same in both eras.
 
     ``protocol_version`` is the revision offered at initialize; any of
     ``accepted_versions`` is accepted back. ``"auto"`` probes only when
@@ -287,7 +191,7 @@ class MCPClient:
         name: str = "mcp-sync",
         version: str = "0.1.0",
         *,
-        era: Era = "auto",
+        era: EraChoice = "auto",
         protocol_version: str | None = None,
         accepted_versions: tuple[str, ...] = (*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS),
         timeout: float | None = DEFAULT_TIMEOUT,
@@ -309,7 +213,8 @@ class MCPClient:
         """The era asked for, by its name now: ``"auto"``, ``"handshake"`` or ``"stateless"``."""
         self.info = Implementation(name=name, version=version)
         self.protocol_version = protocol_version or LATEST_REVISION
-        self._handshake_chosen = protocol_version in HANDSHAKE_REVISIONS
+        self.handshake_named = protocol_version in HANDSHAKE_REVISIONS
+        """Whether a handshake revision was asked for by name (then ``era="auto"`` does not probe)."""
         self.accepted_versions = accepted_versions
         self.timeout = timeout
         self.sampling_provider = sampling_provider
@@ -324,7 +229,7 @@ class MCPClient:
         if log_handler is None:
             from .interactive import default_log_handler
 
-            log_handler = default_log_handler() or _forward_to_logging
+            log_handler = default_log_handler() or forward_to_logging
         self.log_handler: LogHandler = log_handler
         self.log_level = log_level
         """The lowest level of the server's log messages handed to ``log_handler`` (``None``: all)."""
@@ -335,7 +240,8 @@ class MCPClient:
         """The server's answer to ``initialize`` (``None`` in the 2026-07-28 era, which has no handshake)."""
         self.discover_result: DiscoverResult | None = None
         """The server's answer to ``server/discover`` in the 2026-07-28 era (``None`` in the handshake era)."""
-        self._cache = ResponseCache() if cache else None
+        self.cache = ResponseCache() if cache else None
+        """The 2026-07-28 results kept for as long as their ``ttlMs`` allows (``None`` with ``cache=False``)."""
         self._id_generator = id_generator
         self._clock = clock
         self._telemetry = telemetry
@@ -345,13 +251,12 @@ class MCPClient:
         self._era: ClientEra | None = None
         self._peer: InitializeResult | None = None
         self._stateless_revision: str | None = None
-        self._log_level: LoggingLevel | None = log_level
-        self._meta_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
-        self._background: _BackgroundPool | None = None
+        self.request_meta = RequestMeta(self, log_level)
+        """The ``_meta`` this client adds to each 2026-07-28 request (see :mod:`mcp_sync.client.meta`)."""
+        self._background: BackgroundPool | None = None
         self._lock = threading.RLock()
-        self._listen_lock = threading.RLock()
-        self._listens: dict[RequestId, Subscription] = {}
-        self._tools: list[Tool] = []
+        self.listens = ListenTable()
+        """The open :meth:`listen` streams, which the notifications they carry are routed to."""
         self._resources: list[Resource] = []
         self._templates: list[ResourceTemplate] = []
         self._prompts: list[Prompt] = []
@@ -366,15 +271,6 @@ class MCPClient:
     def initialized(self) -> bool:
         """Whether the connection is open and ready (the handshake, or the discovery, done)."""
         return self._dispatcher is not None and not self._dispatcher.closed and self._peer is not None
-
-    @property
-    def connected_era(self) -> Literal["modern", "legacy"]:
-        """Which era the connection speaks: ``"modern"`` (2026-07-28) or ``"legacy"`` (a handshake revision).
-
-        The older words, kept for compatibility; :attr:`negotiated_era` says the same as
-        ``"stateless"`` or ``"handshake"``.
-        """
-        return self._connection().old_name
 
     @property
     def negotiated_era(self) -> EraName:
@@ -412,17 +308,10 @@ class MCPClient:
         return ClientCapabilities(
             sampling=SamplingCapability() if self.sampling_provider is not None else None,
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
-            elicitation=_elicitation_capability(self.elicitation_provider),
+            elicitation=elicitation_capability(self.elicitation_provider),
             # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).
             extensions={TASKS_EXTENSION: {}},
         )
-
-    def _stateless_capabilities(self) -> dict[str, Any]:
-        """The capabilities of a 2026-07-28 request (roots without ``listChanged``, which that revision dropped)."""
-        wire = self.capabilities().to_wire()
-        if "roots" in wire:
-            wire["roots"] = {}
-        return wire
 
     def connect(self, transport: Any, *, timeout: Timeout = USE_DEFAULT) -> InitializeResult:
         """Open ``transport``, find out which era the server speaks, and fill the caches.
@@ -458,7 +347,7 @@ class MCPClient:
             # The era is settled by the negotiation itself, as it ends (before notifications/initialized
             # in the handshake era), not here once it has returned: see Negotiation._handshake.
             handshake_only = getattr(transport, "handshake_only", False)
-            result = Negotiation(self, dispatcher, timeout).run(handshake_only).peer
+            result = Negotiation(self, dispatcher, timeout, self._settle).run(handshake_only).peer
             self._fill_caches()
         except BaseException:
             self.disconnect()
@@ -483,8 +372,8 @@ class MCPClient:
             dispatcher.on_notification(
                 f"notifications/{kind}/list_changed", functools.partial(self._on_list_changed, kind)
             )
-        for method in _SUBSCRIBED:
-            dispatcher.on_notification(method, functools.partial(self._route, method))
+        for method in TAGGED:
+            dispatcher.on_notification(method, functools.partial(self.listens.route, method))
 
     def _fill_caches(self) -> None:
         capabilities = self.server_capabilities
@@ -492,11 +381,11 @@ class MCPClient:
             self.refresh_tools()
         if capabilities.resources is not None:
             self.refresh_resources()
-            self._refresh_templates_if_served()
+            self.refresh_templates_if_served()
         if capabilities.prompts is not None:
             self.refresh_prompts()
         if self.roots_provider is not None:
-            self._roots = list(self.roots_provider())
+            self.read_roots()
         if self.log_level is not None and capabilities.logging is not None:
             self.set_log_level(self.log_level)  # 2026-07-28 sends nothing: the level is in every request's _meta
 
@@ -519,7 +408,7 @@ class MCPClient:
         if poller is not None:
             poller.join()
 
-    def _detach(self, dispatcher: JsonRpcDispatcher | None) -> _BackgroundPool | None:
+    def _detach(self, dispatcher: JsonRpcDispatcher | None) -> BackgroundPool | None:
         """Forget the current connection's state, its era with it (the lock is held); return its background pool."""
         background, self._background = self._background, None
         self._dispatcher = dispatcher
@@ -527,12 +416,12 @@ class MCPClient:
         self._era = None
         self._stateless_revision = None
         self._subscriptions.clear()
-        if self._cache is not None:
-            self._cache.invalidate()
+        if self.cache is not None:
+            self.cache.invalidate()
         return background
 
     @staticmethod
-    def _release(dispatcher: JsonRpcDispatcher | None, background: _BackgroundPool | None) -> None:
+    def _release(dispatcher: JsonRpcDispatcher | None, background: BackgroundPool | None) -> None:
         """Close a detached connection and wait for its background work (not from inside it)."""
         if dispatcher is not None:
             dispatcher.close()
@@ -628,26 +517,6 @@ class MCPClient:
 
     # -------------------------------------------------------------- plumbing
 
-    def _meta(self, revision: str) -> dict[str, Any]:
-        """The ``_meta`` of a 2026-07-28 request, built again only when what it says changes (a copy, to add to)."""
-        return dict(self._shared_meta(revision))
-
-    def _shared_meta(self, revision: str) -> dict[str, Any]:
-        """What :meth:`_meta` copies: the client's own, read but never changed (the input rounds merge it in)."""
-        key = (
-            revision,
-            self.sampling_provider is None,
-            self.roots_provider is None,
-            self.elicitation_provider is None,
-            self.info,
-            self._log_level,
-        )
-        cached = self._meta_cache
-        if cached is None or cached[0] != key:
-            cached = (key, request_meta(revision, self._stateless_capabilities(), self.info.to_wire(), self._log_level))
-            self._meta_cache = cached
-        return cached[1]
-
     def _call(
         self,
         method: str,
@@ -678,81 +547,8 @@ class MCPClient:
             if self._dispatcher is None:
                 return
             if self._background is None:
-                self._background = _BackgroundPool()
+                self._background = BackgroundPool()
             self._background.submit((fn, arg), run)
-
-    def _collect(
-        self, method: str, result_type: type[_P], key: str, timeout: Timeout, cancel: threading.Event | None
-    ) -> list[Any]:
-        """Every page of a listing, fetched anew (a repeated cursor, which would loop for ever, is refused).
-
-        ``timeout`` bounds the whole listing, not each page: a server that
-        hands out a new cursor with every page would otherwise be followed
-        for ever.
-        """
-        items: list[Any] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        clock = self._clock or SystemClock()
-        limit = self.timeout if isinstance(timeout, UseDefault) else timeout
-        deadline = None if limit is None else clock.monotonic() + limit
-        while True:
-            left = limit if deadline is None else deadline - clock.monotonic()
-            if left is not None and left <= 0:
-                raise MCPError(
-                    MCP_CODES.TIMEOUT,
-                    f"listing {method} did not end within {limit:g} s ({len(seen)} cursors followed)",
-                    context={"method": method, "timeout": limit},
-                )
-            params = PaginatedRequestParams(cursor=cursor)
-            page = self._call(method, params, result_type, timeout=left, cancel=cancel, fresh=True)
-            items.extend(getattr(page, key))
-            cursor = page.next_cursor
-            if not cursor:
-                return items
-            if cursor in seen:
-                raise MCPProtocolError(
-                    MCP_CODES.PROTOCOL_INVALID,
-                    f"the server repeated the cursor {cursor!r} while listing {method}",
-                    context={"method": method},
-                )
-            seen.add(cursor)
-
-    def _stale(self, params: dict[str, Any]) -> bool:
-        """Whether a notification is tagged with a subscription that this client has closed already."""
-        meta = params.get("_meta")
-        tag = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
-        with self._listen_lock:
-            return tag is not None and tag not in self._listens
-
-    def _on_list_changed(self, kind: str, params: dict[str, Any]) -> None:
-        if self._stale(params):
-            return
-        if self._cache is not None:
-            self._cache.invalidate(*_LISTINGS[kind])
-        self._in_background(self._refresh, kind)
-
-    def _refresh(self, kind: str) -> None:
-        if kind == "tools":
-            self.refresh_tools()
-        elif kind == "prompts":
-            self.refresh_prompts()
-        else:
-            self.refresh_resources()
-            self._refresh_templates_if_served()
-
-    def _refresh_templates_if_served(self) -> None:
-        """Refresh the templates cache; a server without ``resources/templates/list`` has none.
-
-        The method belongs to the resources capability, but servers that have
-        no templates (the official SDK's, for one) answer it with -32601.
-        """
-        try:
-            self.refresh_resource_templates()
-        except MCPError as exc:
-            if exc.code != MCP_CODES.METHOD_NOT_FOUND:
-                raise
-            self._templates = []
 
     # ---------------------------------------------------------- subscriptions
 
@@ -803,41 +599,11 @@ class MCPClient:
         """
         return self._connection().dispatcher.on_notification(method, listener)
 
-    def _forget_listen(self, subscription: Subscription) -> None:
-        with self._listen_lock:
-            self._listens.pop(subscription.id, None)
-
-    def _route(self, method: str, params: dict[str, Any]) -> None:
-        """Hand a notification tagged with a subscription id to that subscription."""
-        meta = params.get("_meta")
-        tag = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
-        with self._listen_lock:
-            subscription = self._listens.get(tag) if isinstance(tag, (str, int)) else None
-        if subscription is None:
-            return  # untagged, or for a subscription closed meanwhile
-        if method == _ACKNOWLEDGED:
-            subscription._acknowledge(params)
-        else:
-            subscription._deliver(method, params)
-
     # ------------------------------------------------------------------ tools
 
     def ping(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> None:
         """Check that the server answers (with ``ping``; in 2026-07-28, which has none, ``server/discover``)."""
         self._connection().ping(timeout, cancel)
-
-    def list_tools(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListToolsResult:
-        """One page of the server's tools."""
-        params = PaginatedRequestParams(cursor=cursor)
-        return self._call("tools/list", params, ListToolsResult, timeout=timeout, cancel=cancel)
-
-    def refresh_tools(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Tool]:
-        """Fetch every page of tools and update :meth:`tools`."""
-        tools: list[Tool] = self._collect("tools/list", ListToolsResult, "tools", timeout, cancel)
-        self._tools = tools
-        return tools
 
     @property
     def tools(self) -> ToolNamespace:
@@ -858,7 +624,6 @@ class MCPClient:
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         progress: Progress = None,
-        on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
     ) -> CallToolResult:
         """Call a tool and return its result.
@@ -871,7 +636,6 @@ class MCPClient:
         ``progress`` receives the progress notifications (on the reader
         thread: keep it quick); ``progress=True`` shows a progress bar on
         stderr instead (tqdm's when it is installed, plain lines otherwise).
-        ``on_progress`` is the older name for a progress callback.
 
         A server may run the call as a task (see :mod:`mcp_sync.client.tasks`):
         the client then polls it at the interval the server suggests, answers
@@ -879,15 +643,13 @@ class MCPClient:
         within ``timeout``. Running out of time, or ``cancel``, sends
         ``tasks/cancel``. :meth:`start_tool` returns the task instead.
         """
-        if progress is not None and on_progress is not None:
-            raise TypeError("call_tool() takes progress or on_progress, not both")
         params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         bar = None
         if progress is True:
             from ..display.progress import ProgressBar
 
             bar = ProgressBar(name)
-        callback = bar if bar is not None else progress if callable(progress) else on_progress
+        callback = bar if bar is not None else progress if callable(progress) else None
         era = self._connection()
         task_params(self, era, params, prefer=False)
         try:
@@ -929,7 +691,7 @@ class MCPClient:
         as it came.
         """
         result = self.call_tool(name, arguments, timeout=timeout, cancel=cancel, progress=progress, raise_on_error=True)
-        tool = self._find_tool(name)
+        tool = self.tools.find(name)
         schema = tool.output_schema if tool is not None else None
         if result.structured_content is None:
             declared = " although it declares an output schema" if schema is not None else ""
@@ -939,7 +701,7 @@ class MCPClient:
                 context={"tool": name, "result": result.to_wire()},
             )
         if schema is not None:
-            _check_structured(name, schema, result.structured_content)
+            check_structured(name, schema, result.structured_content)
         return result.structured_content
 
     def start_tool(
@@ -991,57 +753,7 @@ class MCPClient:
         poller.watch(task)
         return task
 
-    def _find_tool(self, name: str) -> Tool | None:
-        """The tool ``name`` from the cache, fetching the list again if it is not there."""
-        tool = {tool.name: tool for tool in self._tools}.get(name)
-        if tool is None:
-            tool = {tool.name: tool for tool in self.refresh_tools()}.get(name)
-        return tool
-
     # -------------------------------------------------------------- resources
-
-    def list_resources(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListResourcesResult:
-        """One page of the server's resources."""
-        params = PaginatedRequestParams(cursor=cursor)
-        return self._call("resources/list", params, ListResourcesResult, timeout=timeout, cancel=cancel)
-
-    def refresh_resources(
-        self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> list[Resource]:
-        """Fetch every page of resources and update :meth:`resources`."""
-        resources: list[Resource] = self._collect("resources/list", ListResourcesResult, "resources", timeout, cancel)
-        self._resources = resources
-        return resources
-
-    def resources(self) -> list[Resource]:
-        """The server's resources as last fetched."""
-        self._initialized()
-        return list(self._resources)
-
-    def list_resource_templates(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListResourceTemplatesResult:
-        """One page of the server's resource templates."""
-        params = PaginatedRequestParams(cursor=cursor)
-        method = "resources/templates/list"
-        return self._call(method, params, ListResourceTemplatesResult, timeout=timeout, cancel=cancel)
-
-    def refresh_resource_templates(
-        self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> list[ResourceTemplate]:
-        """Fetch every page of resource templates and update :meth:`resource_templates`."""
-        templates: list[ResourceTemplate] = self._collect(
-            "resources/templates/list", ListResourceTemplatesResult, "resource_templates", timeout, cancel
-        )
-        self._templates = templates
-        return templates
-
-    def resource_templates(self) -> list[ResourceTemplate]:
-        """The server's resource templates as last fetched."""
-        self._initialized()
-        return list(self._templates)
 
     def read_resource(
         self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
@@ -1071,81 +783,6 @@ class MCPClient:
         ['skill://pdf-processing/SKILL.md']
         """
         return self._call(method, params, result_type, timeout=timeout, cancel=cancel)
-
-    # ------------------------------------------------------------ skills (SEP-2640)
-
-    def list_skills(self, *, timeout: Timeout = USE_DEFAULT) -> list[SkillEntry]:
-        """The server's Agent Skills (``skills/list``, every page), without reading any of their files.
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     [skill.name for skill in client.list_skills()]
-        ['pdf-processing']
-        """
-        return skills.list_skills(self, timeout=timeout)
-
-    def get_skill(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> SkillEntry:
-        """The entry of one skill, by the URI of its SKILL.md (``skills/get``).
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     client.get_skill("skill://pdf-processing/SKILL.md").frontmatter["license"]
-        'MIT'
-        """
-        return skills.get_skill(self, uri, timeout=timeout)
-
-    def load_skill(
-        self, skill: SkillEntry | str, *, max_size: int = MAX_SKILL_SIZE, timeout: Timeout = USE_DEFAULT
-    ) -> LoadedSkill:
-        """Read a skill's SKILL.md, verified against its entry (size, digest, frontmatter); see :mod:`.skills`.
-
-        Raises :class:`~mcp_sync.client.skills.SkillVerificationError` on any
-        mismatch, and before reading when the skill is over ``max_size`` bytes.
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     loaded = client.load_skill("skill://pdf-processing/SKILL.md")
-        >>> loaded.text.splitlines()[1], loaded.files()
-        ('name: pdf-processing', ['skill://pdf-processing/references/FORMS.md'])
-        """
-        return skills.load_skill(self, skill, max_size=max_size, timeout=timeout)
-
-    def read_skill_file(
-        self, skill: SkillEntry, uri: str, *, max_size: int = MAX_SKILL_SIZE, timeout: Timeout = USE_DEFAULT
-    ) -> bytes:
-        """The bytes of one file of a skill, verified against the skill's entry (size, digest).
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     skill = client.list_skills()[0]
-        ...     client.read_skill_file(skill, "skill://pdf-processing/references/FORMS.md").splitlines()[0]
-        b'# PDF forms'
-        """
-        return skills.read_skill_file(self, skill, uri, max_size=max_size, timeout=timeout)
-
-    def read_directory(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
-        """The files and subdirectories directly under a skill's directory (``resources/directory/read``).
-
-        A subdirectory's ``mime_type`` is ``"inode/directory"``; read it the
-        same way to walk down. Needs a server declaring the skills extension
-        with ``directoryRead``.
-
-        >>> from mcp_sync import MCPServer, connect
-        >>> server = MCPServer("demo")
-        >>> _ = server.add_skills("examples/skills")
-        >>> with connect(server) as client:
-        ...     [(child.name, child.mime_type) for child in client.read_directory("skill://pdf-processing")]
-        [('references', 'inode/directory'), ('SKILL.md', 'text/markdown')]
-        """
-        return skills.read_directory(self, uri, timeout=timeout)
 
     def subscribe_resource(
         self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
@@ -1191,7 +828,7 @@ class MCPClient:
         except ValidationError:
             log.debug("ignored malformed notifications/resources/updated: %r", params)
             return
-        if uri in self._subscriptions and not self._stale(params):
+        if uri in self._subscriptions and not self.listens.stale(params):
             self._in_background(self._reread, uri)
 
     def _reread(self, uri: str) -> None:
@@ -1203,24 +840,6 @@ class MCPClient:
         self.events.emit(RESOURCE_UPDATED, ResourceUpdated(uri=uri, contents=contents))
 
     # ---------------------------------------------------------------- prompts
-
-    def list_prompts(
-        self, cursor: str | None = None, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> ListPromptsResult:
-        """One page of the server's prompts."""
-        params = PaginatedRequestParams(cursor=cursor)
-        return self._call("prompts/list", params, ListPromptsResult, timeout=timeout, cancel=cancel)
-
-    def refresh_prompts(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Prompt]:
-        """Fetch every page of prompts and update :meth:`prompts`."""
-        prompts: list[Prompt] = self._collect("prompts/list", ListPromptsResult, "prompts", timeout, cancel)
-        self._prompts = prompts
-        return prompts
-
-    def prompts(self) -> list[Prompt]:
-        """The server's prompts as last fetched."""
-        self._initialized()
-        return list(self._prompts)
 
     def get_prompt(
         self,
@@ -1289,13 +908,36 @@ class MCPClient:
         """The roots this client exposes, as last read from the roots provider."""
         return list(self._roots)
 
+    def read_roots(self, provider: RootsProvider | None = None) -> list[Root]:
+        """Read the roots from ``provider`` (by default :attr:`roots_provider`) and keep them for :meth:`roots`.
+
+        The server is not told (:meth:`refresh_roots` tells it); no provider at all means no roots.
+
+        >>> from mcp_sync.types import Root
+        >>> client = MCPClient(roots_provider=lambda: [Root(uri="file:///work")])
+        >>> [root.uri for root in client.read_roots()], client.read_roots(lambda: []), MCPClient().read_roots()
+        (['file:///work'], [], [])
+        """
+        provider = provider or self.roots_provider
+        self._roots = list(provider()) if provider is not None else []
+        return list(self._roots)
+
     def refresh_roots(self) -> list[Root]:
         """Read the roots provider again and tell the server the list changed."""
-        self._roots = list(self.roots_provider()) if self.roots_provider is not None else []
+        roots = self.read_roots()
+        self.roots_changed()
+        return roots
+
+    def roots_changed(self) -> None:
+        """Tell the server the roots changed, without reading them (in 2026-07-28, which has no such notice, nothing).
+
+        Does nothing when not connected: a connection reads the roots as it opens.
+
+        >>> MCPClient().roots_changed()
+        """
         era = self._era
         if era is not None and self.initialized:  # read first: a disconnect may clear it meanwhile
             era.roots_changed()
-        return list(self._roots)
 
     def _on_log(self, params: dict[str, Any]) -> None:
         try:
@@ -1310,35 +952,3 @@ class MCPClient:
     def __repr__(self) -> str:
         state = "connected" if self.initialized else "not connected"
         return f"<MCPClient {self.info.name} ({state})>"
-
-
-def _check_structured(name: str, schema: dict[str, Any], value: Any) -> None:
-    """Raise ``PROTOCOL_INVALID`` unless ``value`` matches the output ``schema`` of tool ``name``."""
-    try:
-        jsonschema = importlib.import_module("jsonschema")
-    except ImportError as exc:
-        raise ImportError(
-            "checking structured content against a tool's output schema needs the jsonschema package "
-            "(pip install jsonschema)"
-        ) from exc
-    validator_class = jsonschema.validators.validator_for(schema)
-    try:
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise MCPProtocolError(
-            MCP_CODES.PROTOCOL_INVALID,
-            f"tool {name!r} declares an invalid output schema: {exc.message}",
-            cause=exc,
-            context={"tool": name},
-        ) from exc
-    error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
-    if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "the top level"
-        raise MCPProtocolError(
-            MCP_CODES.PROTOCOL_INVALID,
-            f"the structured content of tool {name!r} does not match its output schema at {where}: {error.message}",
-            context={"tool": name, "structured_content": value},
-        )
-
-
-# ------------------------------------------------------------- tool functions

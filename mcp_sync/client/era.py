@@ -16,11 +16,11 @@ it, without asking which era it is.
 >>> _ = server.start(server_end)
 >>> with MCPClient(era="handshake") as client:
 ...     _ = client.connect(client_end)
-...     client.negotiated_era, client.connected_era
-('handshake', 'legacy')
+...     client.negotiated_era
+'handshake'
 >>> server.stop()
->>> resolve_era("modern"), resolve_era("auto")
-('stateless', 'auto')
+>>> resolve_era("stateless")
+'stateless'
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import abc
 import functools
 import logging
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -60,8 +60,8 @@ if TYPE_CHECKING:
     from .core import MCPClient
 
 __all__ = [
-    "ERA_NAMES",
     "ClientEra",
+    "EraAwareTransport",
     "EraChoice",
     "EraName",
     "HandshakeEra",
@@ -74,17 +74,9 @@ log = logging.getLogger("mcp_sync.client")
 
 EraName = Literal["handshake", "stateless"]
 """The two eras: the ``initialize`` handshake (2024-11-05 to 2025-11-25), or stateless requests (2026-07-28)."""
-EraChoice = Literal["auto", "handshake", "stateless", "legacy", "modern"]
-"""What ``MCPClient(era=...)`` takes: probe and decide (``"auto"``), or one era; ``"legacy"`` and
-``"modern"`` are the older names of ``"handshake"`` and ``"stateless"``."""
-ERA_NAMES: dict[str, Literal["auto", "handshake", "stateless"]] = {
-    "auto": "auto",
-    "handshake": "handshake",
-    "stateless": "stateless",
-    "legacy": "handshake",
-    "modern": "stateless",
-}
-"""Each accepted ``era=`` value, and what it means."""
+EraChoice = Literal["auto", "handshake", "stateless"]
+"""What ``MCPClient(era=...)`` takes: probe and decide (``"auto"``), or one era."""
+_ERA_CHOICES: tuple[EraChoice, ...] = ("auto", "handshake", "stateless")
 
 _R = TypeVar("_R", bound=WireModel)
 
@@ -95,14 +87,12 @@ _HANDSHAKE_REFUSALS: dict[ProviderKind, str] = {
 }
 
 
-def resolve_era(era: str) -> Literal["auto", "handshake", "stateless"]:
-    """What an ``era=`` value means (``"legacy"`` is ``"handshake"``, ``"modern"`` is ``"stateless"``)."""
-    try:
-        return ERA_NAMES[era]
-    except KeyError:
-        raise ValueError(
-            f"era must be 'auto', 'handshake' or 'stateless' (or 'legacy', 'modern'), not {era!r}"
-        ) from None
+def resolve_era(era: str) -> EraChoice:
+    """``era``, checked: a value other than ``"auto"``, ``"handshake"`` or ``"stateless"`` raises ``ValueError``."""
+    for choice in _ERA_CHOICES:
+        if era == choice:
+            return choice
+    raise ValueError(f"era must be 'auto', 'handshake' or 'stateless', not {era!r}")
 
 
 # ------------------------------------------------------------------ eras
@@ -118,8 +108,6 @@ class ClientEra(abc.ABC):
 
     name: ClassVar[EraName]
     """``"handshake"`` or ``"stateless"``."""
-    old_name: ClassVar[Literal["legacy", "modern"]]
-    """The same era in the words :attr:`MCPClient.connected_era` has always used."""
 
     initialize_result: InitializeResult | None = None
     """The server's answer to ``initialize`` (handshake era only)."""
@@ -201,7 +189,6 @@ class HandshakeEra(ClientEra):
     """A connection opened with ``initialize`` (2024-11-05 to 2025-11-25): plain requests, and the server asks too."""
 
     name = "handshake"
-    old_name = "legacy"
 
     def __init__(self, client: MCPClient, dispatcher: JsonRpcDispatcher, peer: InitializeResult) -> None:
         super().__init__(client, dispatcher, peer)
@@ -286,7 +273,6 @@ class StatelessEra(ClientEra):
     """A connection that adopted a stateless revision after ``server/discover``: see :func:`~.rounds.exchange`."""
 
     name = "stateless"
-    old_name = "modern"
 
     def __init__(
         self,
@@ -301,7 +287,8 @@ class StatelessEra(ClientEra):
         self.stateless_revision = revision
         self.discover_result = discovery
         self._streams: dict[str, Subscription] = {}
-        """The listen stream of each subscribed resource (guarded by the client's lock)."""
+        """The listen stream of each subscribed resource (guarded by ``_streams_lock``)."""
+        self._streams_lock = threading.Lock()
 
     @staticmethod
     def missing_provider(method: str, key: str) -> MissingProvider:
@@ -346,19 +333,19 @@ class StatelessEra(ClientEra):
             timeout=timeout,
             cancel=cancel,
         )
-        with self.client._lock:
+        with self._streams_lock:
             stale = self._streams.pop(uri, None)
             self._streams[uri] = listening
         return stale
 
     def unsubscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """Nothing to send: closing the stream is enough."""
-        with self.client._lock:
+        with self._streams_lock:
             return self._streams.pop(uri, None)
 
     def set_log_level(self, params: SetLevelRequestParams, timeout: Timeout, cancel: threading.Event | None) -> None:
         """Nothing to send: 2026-07-28 has no ``logging/setLevel``; the level goes in each later request's ``_meta``."""
-        self.client._log_level = params.level
+        self.client.request_meta.log_level = params.level
 
     def roots_changed(self) -> None:
         """Nothing to send: 2026-07-28 has no such notification; its servers ask for the roots on each call."""
@@ -383,18 +370,20 @@ class StatelessEra(ClientEra):
             resource_subscriptions=list(resource_uris) or None,
         )
         params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
-        params["_meta"] = client._meta(self.revision)
-        subscription = Subscription(self.dispatcher, wanted, on_notification, client._forget_listen)
-        # Sent and registered under the routing lock: the acknowledgement may come before send_request returns.
-        with client._listen_lock:
-            pending = self.dispatcher.send_request("subscriptions/listen", params)
-            client._listens[pending.id] = subscription
-            subscription._start(pending)
-        subscription._wait_acknowledged(client.timeout if timeout is USE_DEFAULT else timeout, cancel)
-        return subscription
+        params["_meta"] = client.request_meta.copy(self.revision)
+        limit = client.timeout if timeout is USE_DEFAULT else timeout
+        return client.listens.open(self.dispatcher, params, wanted, on_notification, limit, cancel)
 
 
 # ------------------------------------------------------------ negotiation
+
+
+@runtime_checkable
+class EraAwareTransport(Protocol):
+    """A transport whose wire form differs between the eras (Streamable HTTP): the negotiation tells it which."""
+
+    def set_stateless_revision(self, revision: str | None) -> None:
+        """Send what follows at the 2026-07-28 ``revision``; ``None``: the handshake era's way."""
 
 
 class Negotiation:
@@ -408,25 +397,40 @@ class Negotiation:
     handshake as a fallback.
     """
 
-    def __init__(self, client: MCPClient, dispatcher: JsonRpcDispatcher, timeout: Timeout) -> None:
+    def __init__(
+        self,
+        client: MCPClient,
+        dispatcher: JsonRpcDispatcher,
+        timeout: Timeout,
+        settle: Callable[[ClientEra], None],
+    ) -> None:
         self.client = client
         self.dispatcher = dispatcher
         self.timeout = timeout
+        self.settle = settle
+        """Makes the era found the client's connection's: called as the negotiation ends, before it returns."""
 
     def run(self, handshake_only: bool) -> ClientEra:
         """Negotiate; ``handshake_only`` says the transport cannot carry stateless requests."""
         client = self.client
         handshake = client.era == "handshake" or handshake_only
-        named = client._handshake_chosen or not set(STATELESS_REVISIONS) & set(client.accepted_versions)
+        named = client.handshake_named or not set(STATELESS_REVISIONS) & set(client.accepted_versions)
         if handshake or (client.era == "auto" and named):
             return self._handshake(client.protocol_version)
         return self._probe()
 
+    def _tell_transport(self, revision: str | None) -> None:
+        """Tell the transport the era decided (or tried), when how it sends depends on it."""
+        transport = self.dispatcher.transport
+        if isinstance(transport, EraAwareTransport):
+            transport.set_stateless_revision(revision)
+
     def _handshake(self, offered: str) -> ClientEra:
+        self._tell_transport(None)
         era = HandshakeEra(self.client, self.dispatcher, self._initialize(offered))
         # Settled before notifications/initialized: from then on the server may notify or ask, and what
         # that starts (a list refresh in the background, say) must find the connection's era in place.
-        self.client._settle(era)
+        self.settle(era)
         self.dispatcher.notify("notifications/initialized")
         return era
 
@@ -460,8 +464,10 @@ class Negotiation:
         limit = client.timeout if self.timeout is USE_DEFAULT else self.timeout
         wait = client.probe_timeout if limit is None else min(limit, client.probe_timeout)
         revision = STATELESS_REVISIONS[-1]
+        params = {"_meta": client.request_meta.copy(revision)}
+        self._tell_transport(revision)
         try:
-            raw = self.dispatcher.request("server/discover", {"_meta": client._meta(revision)}, timeout=wait)
+            raw = self.dispatcher.request("server/discover", params, timeout=wait)
         except MCPTransportError:
             raise  # an outage says nothing of the server's era
         except MCPError as exc:
@@ -530,9 +536,9 @@ class Negotiation:
             instructions=result.instructions,
         )
         era = StatelessEra(client, self.dispatcher, peer, revision, result)
-        client._settle(era)
-        if client._cache is not None:
-            client._cache.store("server/discover", {}, raw)
+        self.settle(era)
+        if client.cache is not None:
+            client.cache.store("server/discover", {}, raw)
         return era
 
 

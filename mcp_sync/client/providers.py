@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     CreateMessageRequestParams,
+    ElicitationCapability,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
@@ -47,6 +48,7 @@ __all__ = [
     "MissingProvider",
     "ProviderKind",
     "Responder",
+    "elicitation_capability",
     "responder",
     "with_schema_defaults",
 ]
@@ -104,8 +106,7 @@ def responder(client: MCPClient, method: str, missing: MissingProvider) -> Respo
         list_roots = _present(client.roots_provider, kind, missing)
 
         def answer_roots(params: Any) -> WireModel:
-            client._roots = list(list_roots())
-            return ListRootsResult(roots=client._roots)
+            return ListRootsResult(roots=client.read_roots(list_roots))
 
         return answer_roots
     if kind == "sampling":
@@ -122,6 +123,17 @@ def responder(client: MCPClient, method: str, missing: MissingProvider) -> Respo
         return with_schema_defaults(result, params) if client.elicitation_defaults else result
 
     return answer
+
+
+def elicitation_capability(provider: object | None) -> ElicitationCapability | None:
+    """What a client with elicitation ``provider`` declares: form mode, and URL mode when the provider takes it.
+
+    >>> elicitation_capability(None) is None, elicitation_capability(print).to_wire()
+    (True, {'form': {}})
+    """
+    if provider is None:
+        return None
+    return ElicitationCapability(form={}, url={} if getattr(provider, "url_mode", False) else None)
 
 
 def with_schema_defaults(result: ElicitResult, params: ElicitRequestFormParams) -> ElicitResult:

@@ -78,7 +78,7 @@ def exchange(
 ) -> dict[str, Any]:
     """The complete result of ``method`` with params ``wire``: cached (unless ``fresh``), or asked for."""
     client = era.client
-    cache = client._cache if method in CACHEABLE else None
+    cache = client.cache if method in CACHEABLE else None
     if cache is not None and not fresh:
         cached = cache.get(method, wire)
         if cached is not None:
@@ -86,7 +86,7 @@ def exchange(
     original, rounds, relisted = wire, 0, False
     while True:
         # The _meta is built at each round: a provider set meanwhile changes the capabilities it declares.
-        shared, own = client._shared_meta(era.revision), wire.get("_meta")
+        shared, own = client.request_meta.shared(era.revision), wire.get("_meta")
         sent = {**wire, "_meta": {**own, **shared} if own else dict(shared)}
         try:
             raw = era.dispatcher.request(method, sent, timeout=timeout, cancel=cancel, on_progress=on_progress)

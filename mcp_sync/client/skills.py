@@ -26,7 +26,7 @@ import base64
 import binascii
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.skills import (
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_PAGES",
     "LoadedSkill",
+    "SkillMethods",
     "SkillVerificationError",
     "get_skill",
     "list_skills",
@@ -246,3 +247,80 @@ def _content(result: ReadResourceResult, uri: str) -> bytes:
         except binascii.Error as exc:
             raise _refused(uri, f"{uri}: the blob is not base64") from exc
     return content.text.encode("utf-8")
+
+
+class SkillMethods:
+    """The Agent Skills methods of :class:`~mcp_sync.client.MCPClient` (SEP-2640): the functions above, as methods."""
+
+    def list_skills(self, *, timeout: Timeout = USE_DEFAULT) -> list[SkillEntry]:
+        """The server's Agent Skills (``skills/list``, every page), without reading any of their files.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [skill.name for skill in client.list_skills()]
+        ['pdf-processing']
+        """
+        return list_skills(cast("MCPClient", self), timeout=timeout)
+
+    def get_skill(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> SkillEntry:
+        """The entry of one skill, by the URI of its SKILL.md (``skills/get``).
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     client.get_skill("skill://pdf-processing/SKILL.md").frontmatter["license"]
+        'MIT'
+        """
+        return get_skill(cast("MCPClient", self), uri, timeout=timeout)
+
+    def load_skill(
+        self, skill: SkillEntry | str, *, max_size: int = MAX_TOTAL_SIZE, timeout: Timeout = USE_DEFAULT
+    ) -> LoadedSkill:
+        """Read a skill's SKILL.md, verified against its entry (size, digest, frontmatter); see :mod:`.skills`.
+
+        Raises :class:`~mcp_sync.client.skills.SkillVerificationError` on any
+        mismatch, and before reading when the skill is over ``max_size`` bytes.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     loaded = client.load_skill("skill://pdf-processing/SKILL.md")
+        >>> loaded.text.splitlines()[1], loaded.files()
+        ('name: pdf-processing', ['skill://pdf-processing/references/FORMS.md'])
+        """
+        return load_skill(cast("MCPClient", self), skill, max_size=max_size, timeout=timeout)
+
+    def read_skill_file(
+        self, skill: SkillEntry, uri: str, *, max_size: int = MAX_TOTAL_SIZE, timeout: Timeout = USE_DEFAULT
+    ) -> bytes:
+        """The bytes of one file of a skill, verified against the skill's entry (size, digest).
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     skill = client.list_skills()[0]
+        ...     client.read_skill_file(skill, "skill://pdf-processing/references/FORMS.md").splitlines()[0]
+        b'# PDF forms'
+        """
+        return read_skill_file(cast("MCPClient", self), skill, uri, max_size=max_size, timeout=timeout)
+
+    def read_directory(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
+        """The files and subdirectories directly under a skill's directory (``resources/directory/read``).
+
+        A subdirectory's ``mime_type`` is ``"inode/directory"``; read it the
+        same way to walk down. Needs a server declaring the skills extension
+        with ``directoryRead``.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.add_skills("examples/skills")
+        >>> with connect(server) as client:
+        ...     [(child.name, child.mime_type) for child in client.read_directory("skill://pdf-processing")]
+        [('references', 'inode/directory'), ('SKILL.md', 'text/markdown')]
+        """
+        return read_directory(cast("MCPClient", self), uri, timeout=timeout)

@@ -1,8 +1,15 @@
-"""An open ``subscriptions/listen`` stream of 2026-07-28: :class:`Subscription`.
+"""The ``subscriptions/listen`` streams of 2026-07-28: :class:`Subscription`, and the client's :class:`ListenTable`.
 
 The client opens one with :meth:`~mcp_sync.client.MCPClient.listen`; it
 owns a delivery thread that hands each notification to the callback in
-order, and ends when closed or when the server ends the stream.
+order, and ends when closed or when the server ends the stream. The
+client's :class:`ListenTable` keeps its open streams by id and hands each
+notification tagged with a subscription id to its stream.
+
+>>> table = ListenTable()
+>>> table.route("notifications/tools/list_changed", {"_meta": {SUBSCRIPTION_ID: 7}})  # no such stream: dropped
+>>> table.stale({"_meta": {SUBSCRIPTION_ID: 7}}), table.stale({})
+(True, False)
 """
 
 from __future__ import annotations
@@ -16,12 +23,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCP_CODES, MCPError
+from ..protocol.stateless import SUBSCRIPTION_ID
 from ..protocol.types import RequestId, SubscriptionFilter
 
 if TYPE_CHECKING:
     from ..runtime.dispatcher import JsonRpcDispatcher, PendingRequest
 
 __all__ = [
+    "TAGGED",
+    "ListenTable",
     "NotificationCallback",
     "Subscription",
 ]
@@ -32,14 +42,15 @@ log = logging.getLogger("mcp_sync.client")
 NotificationCallback = Callable[[str, dict[str, Any]], None]
 """Receives a subscription's notifications: ``(method, params)``."""
 
-
-# ------------------------------------------------------------------ caching
-
-
-# ------------------------------------------------------------------ headers
-
-
-# ------------------------------------------------------------- subscriptions
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+TAGGED = (
+    _ACKNOWLEDGED,
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+)
+"""The notifications a ``subscriptions/listen`` stream carries, tagged with its id."""
 
 _END = object()
 
@@ -171,3 +182,63 @@ class Subscription:
     def __repr__(self) -> str:
         state = "ended" if self.done.is_set() else "open"
         return f"<Subscription {self._pending.id if self._pending is not None else '?'} ({state})>"
+
+
+class ListenTable:
+    """The open ``subscriptions/listen`` streams of one client, by id: opens them, routes what they carry.
+
+    A notification of :data:`TAGGED` carries the id of the stream it belongs
+    to in its ``_meta``; :meth:`route` hands it to that stream, and
+    :meth:`stale` tells the client's own handlers to ignore it once its
+    stream was closed.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._open: dict[RequestId, Subscription] = {}
+
+    def open(
+        self,
+        dispatcher: JsonRpcDispatcher,
+        params: dict[str, Any],
+        wanted: SubscriptionFilter,
+        on_notification: NotificationCallback | None,
+        timeout: float | None,
+        cancel: threading.Event | None,
+    ) -> Subscription:
+        """Send ``subscriptions/listen`` with ``params``; return the stream once the server acknowledged it."""
+        subscription = Subscription(dispatcher, wanted, on_notification, self._forget)
+        # Sent and registered under the routing lock: the acknowledgement may come before send_request returns.
+        with self._lock:
+            pending = dispatcher.send_request("subscriptions/listen", params)
+            self._open[pending.id] = subscription
+            subscription._start(pending)
+        subscription._wait_acknowledged(timeout, cancel)
+        return subscription
+
+    def _forget(self, subscription: Subscription) -> None:
+        with self._lock:
+            self._open.pop(subscription.id, None)
+
+    def stale(self, params: dict[str, Any]) -> bool:
+        """Whether a notification is tagged with a subscription that is no longer open."""
+        tag = _tag(params)
+        with self._lock:
+            return tag is not None and tag not in self._open
+
+    def route(self, method: str, params: dict[str, Any]) -> None:
+        """Hand a notification tagged with a subscription id to that subscription (untagged or stale: dropped)."""
+        tag = _tag(params)
+        with self._lock:
+            subscription = self._open.get(tag) if isinstance(tag, (str, int)) else None
+        if subscription is None:
+            return  # untagged, or for a subscription closed meanwhile
+        if method == _ACKNOWLEDGED:
+            subscription._acknowledge(params)
+        else:
+            subscription._deliver(method, params)
+
+
+def _tag(params: dict[str, Any]) -> Any:
+    meta = params.get("_meta")
+    return meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None

@@ -263,7 +263,7 @@ def task_params(client: MCPClient, era: ClientEra, params: CallToolRequestParams
     requests = (declared.get("tasks") or {}).get("requests") or {}
     if "call" not in (requests.get("tools") or {}):
         return
-    tool = client._find_tool(params.name)
+    tool = client.tools.find(params.name)
     execution = ((tool.model_extra or {}).get("execution") if tool is not None else None) or {}
     support = execution.get("taskSupport", "forbidden")
     if support == "required" or (prefer and support == "optional"):

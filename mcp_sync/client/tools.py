@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import keyword
@@ -9,6 +10,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.errors import MCP_CODES, MCPProtocolError
 from ..protocol.schema import arguments_of, json_type_name, properties_of, python_annotation
 from ..protocol.types import (
     CallToolResult,
@@ -167,22 +169,39 @@ class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
 
     def __init__(self, client: MCPClient) -> None:
         self._client = client
+        self.known: list[Tool] = []
+        """The tools as last fetched (set by :meth:`MCPClient.refresh_tools`), kept across connections."""
 
     def __call__(self) -> list[Tool]:
-        self._client._initialized()
-        return list(self._client._tools)
+        self._client.server_capabilities  # noqa: B018  # raises NOT_INITIALIZED when not connected
+        return list(self.known)
+
+    def find(self, name: str) -> Tool | None:
+        """The tool ``name`` as last fetched, or, if it is not there, from the list fetched again.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.register_tool("hello", lambda args, ctx: "hi")
+        >>> with connect(server) as client:
+        ...     client.tools.find("hello").name, client.tools.find("missing")
+        ('hello', None)
+        """
+        tool = {tool.name: tool for tool in self.known}.get(name)
+        if tool is None:
+            tool = {tool.name: tool for tool in self._client.refresh_tools()}.get(name)
+        return tool
 
     def __getitem__(self, name: str) -> Callable[..., CallToolResult]:
-        tool = {tool.name: tool for tool in self._client._tools}.get(name)
+        tool = {tool.name: tool for tool in self.known}.get(name)
         if tool is None:
             raise KeyError(name)
         return tool_function(self._client, tool)
 
     def __iter__(self) -> Iterator[str]:
-        return iter([tool.name for tool in self._client._tools])
+        return iter([tool.name for tool in self.known])
 
     def __len__(self) -> int:
-        return len(self._client._tools)
+        return len(self.known)
 
     def _attributes(self) -> dict[str, str]:
         """Attribute name -> tool name: tools named as identifiers first, then the others' aliases."""
@@ -211,9 +230,45 @@ class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         from ..display.render import tools_text
 
-        printer.text(tools_text(list(self._client._tools)))
+        printer.text(tools_text(list(self.known)))
 
     def _repr_html_(self) -> str:
         from ..display.render import tools_html
 
-        return tools_html(list(self._client._tools))
+        return tools_html(list(self.known))
+
+
+def check_structured(name: str, schema: dict[str, Any], value: Any) -> None:
+    """Raise ``PROTOCOL_INVALID`` unless ``value`` matches the output ``schema`` of tool ``name``.
+
+    >>> check_structured("add", {"type": "object", "required": ["result"]}, {"result": 3})
+    >>> check_structured("add", {"type": "object", "required": ["result"]}, {})
+    Traceback (most recent call last):
+    ...
+    mcp_sync.protocol.errors.MCPProtocolError: ... does not match its output schema at the top level: ...
+    """
+    try:
+        jsonschema = importlib.import_module("jsonschema")
+    except ImportError as exc:
+        raise ImportError(
+            "checking structured content against a tool's output schema needs the jsonschema package "
+            "(pip install jsonschema)"
+        ) from exc
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise MCPProtocolError(
+            MCP_CODES.PROTOCOL_INVALID,
+            f"tool {name!r} declares an invalid output schema: {exc.message}",
+            cause=exc,
+            context={"tool": name},
+        ) from exc
+    error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+        raise MCPProtocolError(
+            MCP_CODES.PROTOCOL_INVALID,
+            f"the structured content of tool {name!r} does not match its output schema at {where}: {error.message}",
+            context={"tool": name, "structured_content": value},
+        )

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "MCP_CODES",
@@ -30,9 +30,14 @@ __all__ = [
     "MCPTransportError",
     "define_codes",
     "error_class_for",
+    "format_validation_error",
+    "invalid",
     "jsonrpc_code_for",
     "mcp_code_for",
+    "validate",
 ]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class CodeRegistry:
@@ -300,3 +305,46 @@ def format_validation_error(exc: ValidationError) -> str:
         path = ".".join(str(p) for p in error["loc"]) or "(root)"
         parts.append(f"{path}: {error['msg']}")
     return "; ".join(parts)
+
+
+def invalid(
+    exc: ValidationError, code: str, what: str, *, context: Mapping[str, Any] | None = None, data: Any = None
+) -> MCPError:
+    """The error that says ``what`` did not validate, field by field: ``"<what>: <path>: <msg>; ..."``.
+
+    The one way a pydantic :class:`~pydantic.ValidationError` becomes an
+    :class:`MCPError` of ``code`` (its class follows the code, as always):
+    ``INVALID_PARAMS`` for what a peer sent to be served, ``PROTOCOL_INVALID``
+    for an answer that does not fit its result.
+
+    >>> from pydantic import BaseModel
+    >>> class Point(BaseModel):
+    ...     x: int
+    >>> try:
+    ...     Point.model_validate({})
+    ... except ValidationError as exc:
+    ...     invalid(exc, MCP_CODES.PROTOCOL_INVALID, "invalid answer")
+    MCPProtocolError('MCP.PROTOCOL_INVALID', 'invalid answer: x: Field required')
+    """
+    return MCPError(code, f"{what}: {format_validation_error(exc)}", cause=exc, context=context, data=data)
+
+
+def validate(
+    model: type[_M], value: Any, code: str, what: str, *, context: Mapping[str, Any] | None = None, data: Any = None
+) -> _M:
+    """``value`` read into ``model``; the :func:`invalid` error of ``code`` when it does not fit.
+
+    >>> from pydantic import BaseModel
+    >>> class Point(BaseModel):
+    ...     x: int
+    >>> validate(Point, {"x": 1}, MCP_CODES.INVALID_PARAMS, "Invalid params").x
+    1
+    >>> validate(Point, {}, MCP_CODES.INVALID_PARAMS, "Invalid params", context={"tool": "move"})
+    Traceback (most recent call last):
+      ...
+    mcp_sync.protocol.errors.MCPError: [MCP.INVALID_PARAMS] Invalid params: x: Field required
+    """
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise invalid(exc, code, what, context=context, data=data) from exc

@@ -1,10 +1,11 @@
 """The HTTP headers of 2026-07-28 that mirror a request's body: ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``.
 
-One codec for both roles. The client writes a value with
-:func:`header_value` and keeps only the tools whose ``x-mcp-header``
-annotations :func:`header_declarations` accepts (:func:`screen_tools`); the
-server reads a value with :func:`header_text` and checks it against the
-body with :func:`param_header_problem`. An invalid annotation raises
+One codec, and one mapping, for both roles. The client keeps only the
+tools whose ``x-mcp-header`` annotations :func:`header_declarations`
+accepts (:func:`screen_tools`) and sends :func:`request_headers`; the
+server finds what ``Mcp-Name`` mirrors with :func:`named_param`, reads a
+value with :func:`header_text` and checks the ``Mcp-Param-*`` headers
+against the body with :func:`param_headers_problem`. An invalid annotation raises
 :class:`InvalidHeaderDeclaration` here, always: a server that wants "no
 headers to check" for such a tool catches it.
 
@@ -14,6 +15,8 @@ headers to check" for such a tool catches it.
 'Hello, 世界'
 >>> header_declarations({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}})
 {'Region': ('region',)}
+>>> request_headers("tools/call", {"name": "deploy", "arguments": {"region": "eu"}}, {"Region": ("region",)})
+{'Mcp-Method': 'tools/call', 'Mcp-Name': 'deploy', 'Mcp-Param-Region': 'eu'}
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .tasks import NAMED_BY_TASK_ID
+
 __all__ = [
     "HEADER_ANNOTATION",
     "NAMED_BY",
@@ -31,7 +36,11 @@ __all__ = [
     "header_declarations",
     "header_text",
     "header_value",
+    "mirrored_argument",
+    "named_param",
     "param_header_problem",
+    "param_headers_problem",
+    "request_headers",
     "screen_tools",
 ]
 
@@ -204,3 +213,71 @@ def param_header_problem(name: str, header: str | None, value: Any) -> str | Non
     else:
         matches = text == value
     return None if matches else f"header {field} ({text!r}) does not match the argument ({value!r})"
+
+
+def named_param(method: str) -> str | None:
+    """The parameter that the ``Mcp-Name`` header of ``method`` mirrors (``None``: the method sends none).
+
+    >>> named_param("resources/read"), named_param("tasks/get"), named_param("tools/list")
+    ('uri', 'taskId', None)
+    """
+    return NAMED_BY.get(method) or ("taskId" if method in NAMED_BY_TASK_ID else None)
+
+
+def mirrored_argument(arguments: Any, path: tuple[str, ...]) -> Any:
+    """The tool argument at ``path`` (a declared header's property path) in ``arguments``; ``None`` when absent.
+
+    >>> mirrored_argument({"target": {"region": "eu"}}, ("target", "region")), mirrored_argument({}, ("region",))
+    ('eu', None)
+    """
+    value = arguments
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def request_headers(
+    method: str, params: Mapping[str, Any] | None, declared: Mapping[str, tuple[str, ...]] | None = None
+) -> dict[str, str]:
+    """The headers that mirror a 2026-07-28 request's body: ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-{Name}``.
+
+    ``Mcp-Name`` carries the parameter :func:`named_param` says, when it is
+    there; a ``tools/call`` carries an ``Mcp-Param-{Name}`` for each header
+    its tool ``declared`` (:func:`header_declarations`) whose argument has a
+    value. Values are encoded with :func:`header_value`.
+
+    >>> request_headers("prompts/get", {"name": "greet"})
+    {'Mcp-Method': 'prompts/get', 'Mcp-Name': 'greet'}
+    """
+    params = params or {}
+    headers = {"Mcp-Method": method}
+    named = named_param(method)
+    name = header_value(params.get(named)) if named is not None else None
+    if name is not None:
+        headers["Mcp-Name"] = name
+    arguments = params.get("arguments")
+    for header, path in (declared or {}).items() if method == "tools/call" else ():
+        text = header_value(mirrored_argument(arguments, path))
+        if text is not None:
+            headers[f"Mcp-Param-{header}"] = text
+    return headers
+
+
+def param_headers_problem(
+    declared: Mapping[str, tuple[str, ...]], arguments: Any, header: Callable[[str], str | None]
+) -> str | None:
+    """Why the ``Mcp-Param-*`` headers of a ``tools/call`` do not match its ``arguments``; ``None`` if they do.
+
+    ``declared`` is the tool's :func:`header_declarations`; ``header(field)``
+    is the request's header ``field`` (``None``: not sent). The server's side
+    of :func:`request_headers`, checked with :func:`param_header_problem`.
+
+    >>> sent = {"Mcp-Param-Region": "us"}
+    >>> param_headers_problem({"Region": ("region",)}, {"region": "eu"}, sent.get)
+    "header Mcp-Param-Region ('us') does not match the argument ('eu')"
+    """
+    for name, path in declared.items():
+        problem = param_header_problem(name, header(f"Mcp-Param-{name}"), mirrored_argument(arguments, path))
+        if problem is not None:
+            return problem
+    return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .auth import Authorizer, RequestInfo
+from .authorization import Authorizer, RequestInfo
 from .context import Context, Elicited
 from .core import CompletionProvider, MCPServer, SamplingProvider, ServerInfo, ServerStats
 from .session import ServerSession

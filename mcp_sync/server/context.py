@@ -65,7 +65,7 @@ from ..protocol.types import (
 from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
-    from .auth import AuthInfo
+    from .authorization import AuthInfo
     from .core import MCPServer
     from .session import ServerSession
 
@@ -373,7 +373,7 @@ class Context:
     raise ``MISSING_CAPABILITY``. ``channel`` is how the client is reached
     (see the module's description); without one it follows from
     ``stateless`` and ``session`` (:func:`default_channel`). ``auth`` is who
-    the request speaks for (:class:`~mcp_sync.server.auth.AuthInfo`, from its
+    the request speaks for (:class:`~mcp_sync.server.authorization.AuthInfo`, from its
     verified bearer token over HTTP); ``None`` where nothing authenticates
     the caller (stdio, local calls, HTTP without a token verifier).
 

@@ -68,7 +68,7 @@ from ..protocol.versions import check_log_level
 from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
-from .auth import AuthInfo, Authorizer, ScopeRefused
+from .authorization import AuthInfo, Authorizer, ScopeRefused
 from .backend import Backend, BackendUnavailable, InProcessBackend, Notice, delivering
 from .context import NO_CLIENT, Context, ProgressReporter
 from .functions import FunctionSpec

@@ -103,7 +103,7 @@ from ..protocol.versions import (
 )
 from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, Timeout
 from ..runtime.request_context import RequestContext
-from .auth import NO_AUTH, AuthInfo, RequestInfo
+from .authorization import NO_AUTH, AuthInfo, RequestInfo
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
 from .middleware import Call, CallKind, run_chain
 from .stateless import InputRequired, StatelessRequest, resource_not_found

@@ -1,6 +1,6 @@
 """MCPClient in the handshake era, against a real MCPServer and against scripted fake servers.
 
-Every client here is made with ``era="legacy"``: these tests are about the
+Every client here is made with ``era="handshake"``: these tests are about the
 ``initialize`` handshake and what follows it (``tests/test_modern_client.py``
 covers the 2026-07-28 era and the probe that chooses between the two).
 
@@ -118,7 +118,7 @@ def clients() -> Iterator[list[MCPClient]]:
 @pytest.fixture
 def link(server: MCPServer, clients: list[MCPClient]) -> Callable[..., Link]:
     def make(client: MCPClient | None = None, **connect: Any) -> Link:
-        client = client or MCPClient(era="legacy")
+        client = client or MCPClient(era="handshake")
         clients.append(client)
         client_end, server_end = InMemoryTransport.pair()
         client_wire, server_wire = RecordingTransport(client_end), RecordingTransport(server_end)
@@ -169,7 +169,7 @@ def _init_result(version: str = "2025-11-25", capabilities: dict[str, Any] | Non
 
 
 def test_connect_performs_the_initialize_handshake(server: MCPServer, link: Callable[..., Link]) -> None:
-    conn = link(MCPClient("my-client", "3.1", era="legacy"))
+    conn = link(MCPClient("my-client", "3.1", era="handshake"))
     client = conn.client
     assert client.initialized is True
     received = methods(conn.server_wire.received)
@@ -195,7 +195,7 @@ def test_connect_performs_the_initialize_handshake(server: MCPServer, link: Call
 
 def test_declared_capabilities_follow_the_providers(link: Callable[..., Link]) -> None:
     client = MCPClient(
-        era="legacy",
+        era="handshake",
         sampling_provider=lambda params: CreateMessageResult(role="assistant", content=[], model="m"),
         roots_provider=lambda: [Root(uri="file:///a")],
         elicitation_provider=lambda params: ElicitResult(action="cancel"),
@@ -239,7 +239,7 @@ NOT_CONNECTED_CALLS: list[tuple[str, Callable[[MCPClient], Any]]] = [
 
 @pytest.mark.parametrize("call", [c for _, c in NOT_CONNECTED_CALLS], ids=[n for n, _ in NOT_CONNECTED_CALLS])
 def test_methods_before_connect_raise_not_initialized(call: Callable[[MCPClient], Any]) -> None:
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     with pytest.raises(MCPError) as caught:
         call(client)
     assert caught.value.code == MCP_CODES.NOT_INITIALIZED
@@ -261,7 +261,7 @@ def test_connect_twice_raises_already_connected(server: MCPServer, link: Callabl
 def test_protocol_version_mismatch_closes_the_transport(
     server: MCPServer, link: Callable[..., Link], clients: list[MCPClient]
 ) -> None:
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     clients.append(client)
     with fake_server(lambda params, ctx: _init_result("1999-01-01")) as (client_end, _fake, seen):
         with pytest.raises(MCPError) as caught:
@@ -277,11 +277,11 @@ def test_protocol_version_mismatch_closes_the_transport(
 
 
 def test_the_accepted_versions_are_the_clients_choice(link: Callable[..., Link], clients: list[MCPClient]) -> None:
-    old = link(MCPClient(era="legacy", protocol_version="2024-11-05", accepted_versions=("2024-11-05",)))
+    old = link(MCPClient(era="handshake", protocol_version="2024-11-05", accepted_versions=("2024-11-05",)))
     assert old.client.negotiated_version == "2024-11-05"
     assert old.session.revision == "2024-11-05"
 
-    picky = MCPClient(era="legacy", protocol_version="2026-07-28", accepted_versions=("2026-07-28",))
+    picky = MCPClient(era="handshake", protocol_version="2026-07-28", accepted_versions=("2026-07-28",))
     clients.append(picky)
     with pytest.raises(MCPError) as caught:
         link(picky)  # the server answers the latest handshake revision instead
@@ -289,7 +289,7 @@ def test_the_accepted_versions_are_the_clients_choice(link: Callable[..., Link],
 
 
 def test_a_malformed_initialize_result_is_a_protocol_error(clients: list[MCPClient]) -> None:
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     clients.append(client)
     with fake_server(lambda params, ctx: {"protocolVersion": 2025}) as (client_end, _fake, _seen):
         with pytest.raises(MCPProtocolError) as caught:
@@ -302,7 +302,7 @@ def test_a_malformed_initialize_result_is_a_protocol_error(clients: list[MCPClie
 
 
 def test_connect_lists_only_what_the_server_offers(clients: list[MCPClient]) -> None:
-    client = MCPClient(era="legacy", roots_provider=lambda: [Root(uri="file:///r")])
+    client = MCPClient(era="handshake", roots_provider=lambda: [Root(uri="file:///r")])
     clients.append(client)
     with fake_server(lambda params, ctx: _init_result()) as (client_end, _fake, seen):
         client.connect(client_end)
@@ -319,7 +319,7 @@ def test_a_server_without_resource_templates_is_accepted(
     clients: list[MCPClient], caplog: pytest.LogCaptureFixture
 ) -> None:
     """Servers with resources but no resources/templates/list (the official SDK's answer -32601)."""
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     clients.append(client)
     listings = [0]
 
@@ -346,7 +346,7 @@ def test_a_server_without_resource_templates_is_accepted(
 
 
 def test_a_server_that_repeats_a_cursor_is_a_protocol_error(clients: list[MCPClient]) -> None:
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     clients.append(client)
     pages = {None: "a", "a": "b", "b": "a"}
 
@@ -369,7 +369,7 @@ def test_a_failing_cache_fill_leaves_the_client_disconnected(
     server: MCPServer, link: Callable[..., Link], clients: list[MCPClient], refused: str
 ) -> None:
     server.set_authorizer(lambda info: info.method != refused)
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     with pytest.raises(MCPError) as caught:
         link(client)
     assert caught.value.code == MCP_CODES.UNAUTHORIZED
@@ -441,7 +441,7 @@ def test_a_connection_ended_by_the_server_can_be_replaced(server: MCPServer, lin
 def test_the_client_is_a_context_manager(server: MCPServer) -> None:
     client_end, server_end = InMemoryTransport.pair()
     server.start(server_end)
-    with MCPClient(era="legacy") as client:
+    with MCPClient(era="handshake") as client:
         client.connect(client_end)
         assert client.initialized
     assert not client.initialized
@@ -491,7 +491,7 @@ def test_progress_notifications_reach_on_progress(server: MCPServer, link: Calla
 
     server.register_tool("work", work)
     got: list[ProgressNotificationParams] = []
-    assert text_of(link().client.call_tool("work", on_progress=got.append)) == "done"
+    assert text_of(link().client.call_tool("work", progress=got.append)) == "done"
     assert [(p.progress, p.total, p.message) for p in got] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
@@ -782,7 +782,7 @@ def test_a_list_change_that_arrives_while_disconnecting_starts_no_work(
     server: MCPServer, link: Callable[..., Link]
 ) -> None:
     telemetry = _PausingTelemetry("notifications/tools/list_changed")
-    conn = link(MCPClient(era="legacy", telemetry=telemetry))
+    conn = link(MCPClient(era="handshake", telemetry=telemetry))
     client = conn.client
     server.register_tool("late", lambda args, ctx: None)
     disconnecting = threading.Thread(target=client.disconnect)
@@ -815,7 +815,9 @@ def test_providers_answer_the_servers_requests(server: MCPServer, link: Callable
 
     roots = [Root(uri="file:///one", name="one")]
     conn = link(
-        MCPClient(era="legacy", sampling_provider=sampler, roots_provider=lambda: roots, elicitation_provider=elicitor)
+        MCPClient(
+            era="handshake", sampling_provider=sampler, roots_provider=lambda: roots, elicitation_provider=elicitor
+        )
     )
     params = CreateMessageRequestParams(
         messages=[SamplingMessage(role="user", content=TextContent(text="q"))], max_tokens=5
@@ -834,7 +836,7 @@ def test_providers_answer_the_servers_requests(server: MCPServer, link: Callable
 
 def test_without_providers_the_server_gets_errors(server: MCPServer, link: Callable[..., Link]) -> None:
     client = MCPClient(
-        era="legacy",
+        era="handshake",
         sampling_provider=lambda params: CreateMessageResult(role="assistant", content=[], model="m"),
         roots_provider=lambda: [],
         elicitation_provider=lambda params: ElicitResult(action="cancel"),
@@ -862,7 +864,7 @@ def test_without_providers_the_server_gets_errors(server: MCPServer, link: Calla
 
 def test_refresh_roots_tells_the_server(link: Callable[..., Link]) -> None:
     roots = [Root(uri="file:///a")]
-    client = MCPClient(era="legacy", roots_provider=lambda: roots)
+    client = MCPClient(era="handshake", roots_provider=lambda: roots)
     assert client.refresh_roots() == roots  # not connected: nothing to tell
     conn = link(client)
     roots.append(Root(uri="file:///b"))
@@ -914,7 +916,7 @@ def test_server_logs_go_to_python_logging_by_default(
 
 def test_malformed_notifications_are_ignored(server: MCPServer, link: Callable[..., Link]) -> None:
     got: list[LoggingMessageNotificationParams] = []
-    conn = link(MCPClient(era="legacy", log_handler=got.append))
+    conn = link(MCPClient(era="handshake", log_handler=got.append))
     updates: list[ResourceUpdated] = []
     updated = threading.Event()
     conn.client.events.on(RESOURCE_UPDATED, lambda p: (updates.append(p), updated.set()))

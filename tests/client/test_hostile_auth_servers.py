@@ -31,7 +31,7 @@ from servers.trickler import RawServer, Trickler
 from mcp_sync import MCPError
 from mcp_sync.client.auth import LoopbackInteraction, OAuth
 from mcp_sync.client.auth import oauth as oauth_module
-from mcp_sync.client.auth.discovery import Challenge, secure_url
+from mcp_sync.protocol.oauth import Challenge, secure_url
 
 TIMEOUT = 10.0
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}

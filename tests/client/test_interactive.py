@@ -19,8 +19,9 @@ import pytest
 
 import mcp_sync
 from mcp_sync.client import interactive
-from mcp_sync.client.core import MCPClient, _forward_to_logging
+from mcp_sync.client.core import MCPClient
 from mcp_sync.client.forms import NotebookForm, TerminalForm
+from mcp_sync.client.logs import forward_to_logging
 from mcp_sync.client.providers import ElicitParams, responder
 from mcp_sync.display.ipython import show_log
 from mcp_sync.errors import MCP_CODES, MCPError
@@ -64,7 +65,7 @@ def test_nobody_at_hand_no_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert interactive.default_elicitation_provider() is None and interactive.default_log_handler() is None
     client = MCPClient()
     assert client.elicitation_provider is None and client.capabilities().elicitation is None
-    assert client.log_handler is _forward_to_logging and client.log_level is None
+    assert client.log_handler is forward_to_logging and client.log_level is None
 
 
 @pytest.mark.parametrize("value", ["0", "off", " No ", "false", "never"])
@@ -80,7 +81,7 @@ def test_at_a_terminal_the_person_is_prompted(monkeypatch: pytest.MonkeyPatch) -
     client = MCPClient()
     assert isinstance(client.elicitation_provider, TerminalForm)
     assert client.capabilities().to_wire() == {"elicitation": {"form": {}, "url": {}}, "extensions": TASKS}
-    assert client.log_handler is _forward_to_logging  # a script's logs go to logging, as before
+    assert client.log_handler is forward_to_logging  # a script's logs go to logging, as before
     assert MCPClient(elicitation_provider=None).elicitation_provider is None
     client.set_elicitation_provider(None)
     assert client.capabilities().elicitation is None

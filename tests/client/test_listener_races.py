@@ -27,8 +27,8 @@ from helpers import KeepAliveJSONHandler, PutHookAdapter, wait_until
 import mcp_sync
 import mcp_sync.client.core
 from mcp_sync import MCP_CODES, MCPError, MCPServer
+from mcp_sync.runtime.http import new_session
 from mcp_sync.server.middleware import Call, Next
-from mcp_sync.transports.http._common import new_session
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.stdio import StdioTransport
 from mcp_sync.types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest

@@ -49,16 +49,13 @@ from mcp_sync.client.auth import (
 )
 from mcp_sync.client.auth import interaction as interaction_module
 from mcp_sync.client.auth import oauth as oauth_module
-from mcp_sync.client.auth.discovery import (
-    Challenge,
-    authorization_server_metadata,
-    protected_resource_metadata,
-)
+from mcp_sync.client.auth.discovery import authorization_server_metadata, protected_resource_metadata
 from mcp_sync.client.auth.interaction import show
 from mcp_sync.client.auth.jose import access_token_hash
 from mcp_sync.client.auth.models import ProtectedResourceMetadata
 from mcp_sync.client.auth.stores import default_store_directory
 from mcp_sync.client.factories import open_url
+from mcp_sync.protocol.oauth import Challenge
 from mcp_sync.server.http.app import StreamableHTTPApp, start_http
 from mcp_sync.server.http.wsgi import WSGIServer
 
@@ -1659,7 +1656,7 @@ def test_a_failed_sign_in_reaches_the_caller_with_its_reason(auth: ScriptedAuth,
     assert "no interaction is set" in refused.value.message
     auth.on("POST", "/register", Reply(403, {"error": "access_denied"}))
     with pytest.raises(MCPError) as refused:
-        MCPClient.http(protected, auth=OAuth(interaction=Robot(auth)), connect_timeout=TIMEOUT, era="legacy")
+        MCPClient.http(protected, auth=OAuth(interaction=Robot(auth)), connect_timeout=TIMEOUT, era="handshake")
     assert reason(refused) == "registration_failed"
 
 
@@ -1721,7 +1718,9 @@ def test_a_failed_sign_in_on_the_get_stream_ends_it_with_a_warning(
     oauth = OAuth(interaction=None)
     oauth.store.save(f"tokens {url}", {"access_token": "good"})
     try:
-        with MCPClient.http(url, auth=oauth, transport="streamable", era="legacy", connect_timeout=TIMEOUT) as client:
+        with MCPClient.http(
+            url, auth=oauth, transport="streamable", era="handshake", connect_timeout=TIMEOUT
+        ) as client:
             assert awaited.seen.wait(TIMEOUT)
             for listener in [t for t in threading.enumerate() if t.name == "mcp-sync-http-get"]:
                 listener.join(TIMEOUT)

@@ -213,7 +213,7 @@ def pair(server: MCPServer) -> Iterator[Callable[..., Pair]]:
 def test_auto_lands_on_2026_and_every_request_describes_itself(pair: Callable[..., Pair]) -> None:
     link = pair(name="probe", version="9")
     client = link.client
-    assert client.connected_era == "modern" and client.negotiated_version == REVISION
+    assert client.negotiated_era == "stateless" and client.negotiated_version == REVISION
     assert client.initialize_result is None and client.discover_result is not None
     assert REVISION in client.discover_result.supported_versions
     assert (client.server_info.name, client.server_info.version) == ("modern", "2.0")
@@ -443,9 +443,9 @@ def test_a_subscription_ends_with_its_connection(server: MCPServer, pair: Callab
 
 
 def test_listen_needs_2026(server: MCPServer) -> None:
-    link = Pair(server, era="legacy")
+    link = Pair(server, era="handshake")
     with link.client as client:
-        assert client.connected_era == "legacy" and client.negotiated_version == LATEST
+        assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
         with pytest.raises(MCPError) as caught:
             client.listen(tools=True)
         assert caught.value.code == MCP_CODES.METHOD_NOT_FOUND and "2026-07-28" in caught.value.message
@@ -465,7 +465,7 @@ def test_era_must_be_known() -> None:
     with pytest.raises(ValueError, match="era must be"):
         MCPClient(era="future")  # type: ignore[arg-type]
     with pytest.raises(MCPError) as caught:
-        MCPClient().connected_era  # noqa: B018
+        MCPClient().negotiated_era  # noqa: B018
     assert caught.value.code == MCP_CODES.NOT_INITIALIZED
 
 
@@ -513,7 +513,7 @@ def test_a_first_refusal_naming_our_revision_is_retried() -> None:
 
     with scripted(server__discover=discover) as end, MCPClient() as client:
         client.connect(end)
-        assert client.connected_era == "modern" and client.server_info.name == "picky" and len(asked) == 2
+        assert client.negotiated_era == "stateless" and client.server_info.name == "picky" and len(asked) == 2
 
 
 @pytest.mark.parametrize(
@@ -521,11 +521,11 @@ def test_a_first_refusal_naming_our_revision_is_retried() -> None:
     [
         ("auto", unsupported(REVISION), MCP_CODES.PROTOCOL_VERSION_MISMATCH),  # refused twice
         ("auto", unsupported("2099-01-01"), MCP_CODES.PROTOCOL_VERSION_MISMATCH),
-        ("modern", unsupported(LATEST), MCP_CODES.PROTOCOL_VERSION_MISMATCH),
+        ("stateless", unsupported(LATEST), MCP_CODES.PROTOCOL_VERSION_MISMATCH),
         ("auto", lambda p, c: {**discovered(["2099-01-01"])}, MCP_CODES.PROTOCOL_VERSION_MISMATCH),
-        ("modern", lambda p, c: {**discovered([LATEST])}, MCP_CODES.PROTOCOL_VERSION_MISMATCH),
-        ("modern", lambda p, c: {"nothing": True}, MCP_CODES.PROTOCOL_INVALID),
-        ("modern", lambda p, c: (_ for _ in ()).throw(MCPError(MCP_CODES.NOT_FOUND, "no")), MCP_CODES.NOT_FOUND),
+        ("stateless", lambda p, c: {**discovered([LATEST])}, MCP_CODES.PROTOCOL_VERSION_MISMATCH),
+        ("stateless", lambda p, c: {"nothing": True}, MCP_CODES.PROTOCOL_INVALID),
+        ("stateless", lambda p, c: (_ for _ in ()).throw(MCPError(MCP_CODES.NOT_FOUND, "no")), MCP_CODES.NOT_FOUND),
         (
             "auto",
             lambda p, c: (_ for _ in ()).throw(MCPError(MCP_CODES.HEADER_MISMATCH, "h")),
@@ -561,7 +561,7 @@ def test_answers_that_show_a_handshake_server(handler: Any, offered: str) -> Non
 
     with scripted(server__discover=handler, initialize=initialize) as end, MCPClient(era="auto") as client:
         client.connect(end)
-        assert client.connected_era == "legacy" and offers == [offered]
+        assert client.negotiated_era == "handshake" and offers == [offered]
 
 
 def test_a_server_silent_on_the_probe_is_taken_for_a_handshake_one() -> None:
@@ -573,7 +573,7 @@ def test_a_server_silent_on_the_probe_is_taken_for_a_handshake_one() -> None:
         MCPClient(probe_timeout=0.2, timeout=None) as client,
     ):
         client.connect(end)
-        assert client.connected_era == "legacy"
+        assert client.negotiated_era == "handshake"
 
 
 def test_a_server_that_goes_away_during_the_probe_fails_the_connect() -> None:
@@ -761,15 +761,15 @@ def stdio(script: Path, **options: Any) -> MCPClient:
     return stdio_client([sys.executable, str(script)], env=CHILD_ENV, **options)
 
 
-@pytest.mark.parametrize("era", ["auto", "modern", "legacy"])
+@pytest.mark.parametrize("era", ["auto", "stateless", "handshake"])
 def test_echo_server_over_stdio(era: str) -> None:
     with stdio(ECHO_SERVER, era=era) as client:
-        assert client.connected_era == ("legacy" if era == "legacy" else "modern")
+        assert client.negotiated_era == ("handshake" if era == "handshake" else "stateless")
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
         assert client.call_tool("add", {"a": 2, "b": 3}).structured_content == {"result": 5}
 
 
-@pytest.mark.parametrize("era", ["auto", "legacy"])
+@pytest.mark.parametrize("era", ["auto", "handshake"])
 def test_the_library_server_borrows_through_its_elicitation_in_either_era(era: str) -> None:
     asked: list[str] = []
 
@@ -778,7 +778,7 @@ def test_the_library_server_borrows_through_its_elicitation_in_either_era(era: s
         return ElicitResult(action="accept", content={"name": "Ada", "weeks": 3})
 
     with stdio(LIBRARY_SERVER, era=era, elicitation_provider=borrower) as client:
-        assert client.connected_era == ("legacy" if era == "legacy" else "modern")
+        assert client.negotiated_era == ("handshake" if era == "handshake" else "stateless")
         found = client.call_tool_structured("search", {"query": "python"})
         assert [book["id"] for book in found["result"]] == [3, 4]
         assert client.call_tool("borrow", {"book_id": 3}).text == "'Python Tricks' is yours for 3 weeks, Ada."
@@ -794,14 +794,14 @@ def test_the_library_server_borrows_through_its_elicitation_in_either_era(era: s
 # ------------------------------------------------------------------- HTTP
 
 
-@pytest.mark.parametrize("era", ["auto", "modern", "legacy"])
+@pytest.mark.parametrize("era", ["auto", "stateless", "handshake"])
 def test_our_client_and_server_over_http(server: MCPServer, era: str) -> None:
     with (
         start_http(server) as running,
         MCPClient.http(running.url, era=era, timeout=CALL_TIMEOUT, **PROVIDERS) as client,
     ):
-        modern = era != "legacy"
-        assert client.connected_era == ("modern" if modern else "legacy")
+        modern = era != "handshake"
+        assert client.negotiated_era == ("stateless" if modern else "handshake")
         assert client.call_tool("greet").text == "Hello, Ada!"
         assert client.call_tool("two_rounds").text == "blue ['file:///work']"
         assert client.call_tool("locate", {"region": "Hello, 世界"}).text == "in Hello, 世界"
@@ -840,7 +840,7 @@ def test_over_http_tools_with_invalid_headers_are_left_out(server: MCPServer, ca
         with caplog.at_level(logging.WARNING), MCPClient.http(running.url, timeout=CALL_TIMEOUT) as client:
             assert "bad" not in client.tools and "greet" in client.tools
         assert "tool 'bad' with an invalid header" in caplog.text
-        with MCPClient.http(running.url, era="legacy", timeout=CALL_TIMEOUT) as client:
+        with MCPClient.http(running.url, era="handshake", timeout=CALL_TIMEOUT) as client:
             assert "bad" in client.tools  # only 2026-07-28 mirrors arguments into headers
 
 
@@ -849,7 +849,7 @@ def test_auto_over_http_falls_back_to_our_legacy_sse_endpoint(server: MCPServer)
         start_http(server) as running,
         MCPClient.http(running.url.replace("/mcp", "/sse"), timeout=CALL_TIMEOUT, **PROVIDERS) as client,
     ):
-        assert client.connected_era == "legacy" and client.call_tool("greet").text == "Hello, Ada!"
+        assert client.negotiated_era == "handshake" and client.call_tool("greet").text == "Hello, Ada!"
 
 
 def test_a_subscription_over_http_is_closed_with_its_stream(server: MCPServer) -> None:
@@ -952,7 +952,7 @@ def test_auto_over_http_against_a_handshake_server(refuse: Any) -> None:
     server = Handshake(refuse)
     try:
         with http_client(server.url, transport="streamable", timeout=CALL_TIMEOUT) as client:
-            assert client.connected_era == "legacy" and client.negotiated_version == LATEST
+            assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
             assert client.call_tool("echo", {"text": "old"}).text == "old"
         assert server.methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
     finally:
@@ -1023,7 +1023,7 @@ def everything_entry() -> list[str]:
 
 def test_auto_over_stdio_against_the_everything_server(everything_entry: list[str]) -> None:
     with stdio_client([*everything_entry, "stdio"], timeout=CALL_TIMEOUT, stderr=logging.getLogger("peer")) as client:
-        assert client.connected_era == "legacy" and client.negotiated_version == LATEST
+        assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
         assert client.call_tool("echo", {"message": "hi"}).text == "Echo: hi"
 
 
@@ -1046,7 +1046,7 @@ def test_auto_over_http_against_the_everything_server(everything_entry: list[str
         assert refusal.status_code == 400 and refusal.json()["error"]["code"] == -32000
         assert refusal.json()["id"] is None
         with http_client(url, timeout=CALL_TIMEOUT) as client:
-            assert client.connected_era == "legacy" and client.negotiated_version == LATEST
+            assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
             assert client.call_tool("echo", {"message": "over http"}).text == "Echo: over http"
     finally:
         process.kill()
@@ -1084,7 +1084,7 @@ def test_auto_over_stdio_against_mcp_server_time(peer_python: str, tmp_path: Pat
     with stdio_client(
         [*command, "--local-timezone", "UTC"], timeout=CALL_TIMEOUT, stderr=logging.getLogger("peer")
     ) as client:
-        assert client.connected_era == ("legacy" if handshake_only else "modern")
+        assert client.negotiated_era == ("handshake" if handshake_only else "stateless")
         assert client.negotiated_version == (LATEST if handshake_only else REVISION)
         assert client.server_info.name == "mcp-time"
         result = client.call_tool("get_current_time", {"timezone": "Europe/Paris"})

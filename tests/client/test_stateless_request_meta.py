@@ -57,4 +57,5 @@ def test_a_request_with_meta_of_its_own_carries_both(client: MCPClient) -> None:
     forced = seen(client, {PROTOCOL_VERSION: "1999-01-01"})
     assert forced == plain
     assert seen(client, None) == plain and seen(client, {}) == plain
-    assert client._meta("2026-07-28") == plain and client._meta("2026-07-28") is not client._meta("2026-07-28")
+    meta = client.request_meta
+    assert meta.copy("2026-07-28") == plain and meta.copy("2026-07-28") is not meta.copy("2026-07-28")

@@ -283,7 +283,7 @@ def test_example_server_in_memory() -> None:
             "Tool execution completed",
         ]
         progress: list[float] = []
-        client.call_tool("test_tool_with_progress", {}, on_progress=lambda p: progress.append(p.progress))
+        client.call_tool("test_tool_with_progress", {}, progress=lambda p: progress.append(p.progress))
         assert progress == [0, 50, 100]
         assert client.call_tool("test_sampling", {"prompt": "Hi"}).text == "LLM response: an answer"
         assert "action=accept" in client.call_tool("test_elicitation", {"message": "Who?"}).text

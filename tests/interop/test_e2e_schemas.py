@@ -177,7 +177,7 @@ def test_walks_the_full_mcp_method_surface(server: MCPServer, revision: str) -> 
         assert [t.name for t in client.refresh_tools()] == ["echo", "slow", "weather", "sound"]
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
         progress: list[ProgressNotificationParams] = []
-        assert client.call_tool("slow", {"steps": 3}, on_progress=progress.append).text == "done after 3 steps"
+        assert client.call_tool("slow", {"steps": 3}, progress=progress.append).text == "done after 3 steps"
         assert [(p.progress, p.total) for p in progress] == [(1, 3), (2, 3), (3, 3)]
         assert client.call_tool("weather").text == '{"celsius": 21}'
         sound = client.call_tool("sound")
@@ -185,7 +185,7 @@ def test_walks_the_full_mcp_method_surface(server: MCPServer, revision: str) -> 
         cancel = threading.Event()
         with pytest.raises(MCPError) as cancelled:
             client.call_tool(
-                "slow", {"steps": 1, "wait_for_cancel": True}, cancel=cancel, on_progress=lambda p: cancel.set()
+                "slow", {"steps": 1, "wait_for_cancel": True}, cancel=cancel, progress=lambda p: cancel.set()
             )
         assert cancelled.value.code == MCP_CODES.REQUEST_CANCELLED
 
@@ -259,7 +259,7 @@ def test_progress_and_cancellation_propagate_over_the_wire(server: MCPServer) ->
         cancel = threading.Event()
         with pytest.raises(MCPError) as err:
             client.call_tool(
-                "slow", {"steps": 2, "wait_for_cancel": True}, cancel=cancel, on_progress=lambda p: cancel.set()
+                "slow", {"steps": 2, "wait_for_cancel": True}, cancel=cancel, progress=lambda p: cancel.set()
             )
         assert err.value.code == MCP_CODES.REQUEST_CANCELLED
         # The server handler saw the cancellation and sent no response for it.

@@ -274,7 +274,7 @@ def test_everything_long_running_operation_progress_and_cancel(everything: list[
     with connect(everything, env=EVERYTHING_ENV) as client:
         progress: list[ProgressNotificationParams] = []
         result = client.call_tool(
-            "trigger-long-running-operation", {"duration": 0.8, "steps": 4}, on_progress=progress.append
+            "trigger-long-running-operation", {"duration": 0.8, "steps": 4}, progress=progress.append
         )
         assert "Steps: 4" in texts(result.content)[0]
         # Notifications travel before the result on the same pipe, so all have arrived.
@@ -292,7 +292,7 @@ def test_everything_long_running_operation_progress_and_cancel(everything: list[
         started = time.monotonic()
         with pytest.raises(MCPError) as err:
             client.call_tool(
-                "trigger-long-running-operation", {"duration": 20, "steps": 40}, cancel=cancel, on_progress=on_progress
+                "trigger-long-running-operation", {"duration": 20, "steps": 40}, cancel=cancel, progress=on_progress
             )
         assert err.value.code == MCP_CODES.REQUEST_CANCELLED
         assert seen and time.monotonic() - started < 10

@@ -34,7 +34,7 @@ from authserver import REDIRECT_URI, USERNAME, AuthServer, running_authorization
 from helpers import free_port
 
 from mcp_sync.server import start_http
-from mcp_sync.server.http.verifiers import JWTVerifier
+from mcp_sync.server.authorization.verifiers import JWTVerifier
 
 pytestmark = pytest.mark.timeout(180)  # the first run installs the peers
 

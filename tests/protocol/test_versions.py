@@ -459,7 +459,7 @@ def _exchange(server: MCPServer, revision: str) -> tuple[dict[str, dict[str, Any
     try:
         client.connect(recorder)
         client.set_log_level("debug")
-        client.call_tool("everything", {"q": "x"}, on_progress=lambda p: None)
+        client.call_tool("everything", {"q": "x"}, progress=lambda p: None)
         client.read_resource("mem://doc")
         client.read_resource("mem://other")
         client.get_prompt("ask", {"topic": "t"})

@@ -304,7 +304,7 @@ def test_the_cancellation_of_a_request_reaches_the_sampling_provider_answering_f
 
     client_end, server_end = InMemoryTransport.pair()
     server.start(server_end)
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     client.connect(client_end)
     try:
         cancel = threading.Event()

@@ -209,10 +209,12 @@ def test_context_progress_and_log_reach_the_client(server: MCPServer) -> None:
 
     logged = threading.Event()
     logs: list[Any] = []
-    client = MCPClient("watcher", era="legacy", log_handler=lambda message: (logs.append(message.data), logged.set()))
+    client = MCPClient(
+        "watcher", era="handshake", log_handler=lambda message: (logs.append(message.data), logged.set())
+    )
     with connect_pair(server, client):
         progress: list[tuple[float, str | None]] = []
-        result = client.call_tool("work", {"steps": 2}, on_progress=lambda p: progress.append((p.progress, p.message)))
+        result = client.call_tool("work", {"steps": 2}, progress=lambda p: progress.append((p.progress, p.message)))
         assert result.text == "watcher True"
         assert progress == [(1, "step 1"), (2, "step 2")]
         assert logged.wait(5) and logs == [{"steps": 2}]
@@ -331,7 +333,7 @@ def test_elicit_decline_and_an_answer_that_does_not_fit(server: MCPServer) -> No
 
     answers = iter([ElicitResult(action="decline"), ElicitResult(action="accept", content={"name": "x", "age": -1})])
     # the handshake era: each elicit is one request to the client (no rounds replaying the handler)
-    client = MCPClient(era="legacy", elicitation_provider=lambda params: next(answers))
+    client = MCPClient(era="handshake", elicitation_provider=lambda params: next(answers))
     with connect_pair(server, client) as client:
         result = client.call_tool("ask")
     assert outcomes == [("decline", False, None)]
@@ -357,11 +359,11 @@ def test_a_client_without_the_capability_gets_a_tool_error(server: MCPServer) ->
         """Needs sampling."""
         return str(ctx.sample("hi").content)
 
-    with connect_pair(server, MCPClient(era="legacy")) as client:
+    with connect_pair(server, MCPClient(era="handshake")) as client:
         result = client.call_tool("needs_sampling")
     assert result.is_error and "does not support sampling" in result.text
     # at 2026-07-28 the request itself is refused, naming the capability it lacks
-    with connect_pair(server, MCPClient(era="modern")) as client, pytest.raises(MCPError) as err:
+    with connect_pair(server, MCPClient(era="stateless")) as client, pytest.raises(MCPError) as err:
         client.call_tool("needs_sampling")
     assert err.value.jsonrpc_code == -32021 and err.value.data == {"requiredCapabilities": {"sampling": {}}}
 

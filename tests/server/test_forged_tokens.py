@@ -23,9 +23,9 @@ from servers.scripted_auth import Reply, ScriptedServer
 from servers.trickler import Trickler
 
 from mcp_sync import MCPServer
+from mcp_sync.server.authorization.tokens import InvalidToken, VerifierUnavailable
+from mcp_sync.server.authorization.verifiers import IntrospectionVerifier, JWTVerifier
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
-from mcp_sync.server.http.auth import InvalidToken, VerifierUnavailable
-from mcp_sync.server.http.verifiers import IntrospectionVerifier, JWTVerifier
 
 TIMEOUT = 30.0
 INITIALIZE = {
@@ -196,7 +196,7 @@ def test_an_introspection_exp_too_large_for_a_float_is_far_off_not_a_crash() -> 
 
 
 def test_a_signed_exp_too_large_for_a_float_is_not_a_number() -> None:
-    from mcp_sync.server.http.verifiers import _number
+    from mcp_sync.server.authorization.verifiers import _number
 
     with pytest.raises(InvalidToken, match="exp claim is not a number"):
         _number({"exp": int(HUGE)}, "exp")

@@ -3,7 +3,7 @@
 - ``examples/wsgi_app.py`` under gunicorn (``gthread``, one worker) and
   waitress: our client initializes, lists and calls tools and gets progress
   in both eras (its default finds the stateless revision 2026-07-28; the
-  handshake era, ``era="legacy"``, negotiates 2025-11-25), answers a
+  handshake era, ``era="handshake"``, negotiates 2025-11-25), answers a
   sampling request in each era's way, and speaks the legacy HTTP+SSE
   transport.
 - The same app stateless under gunicorn with two workers: calls land on both
@@ -70,7 +70,7 @@ INITIALIZE = {
 pytestmark = pytest.mark.timeout(90)
 
 MODERN = "2026-07-28"
-ERAS = {"auto": MODERN, "legacy": "2025-11-25"}
+ERAS = {"auto": MODERN, "handshake": "2025-11-25"}
 """The client's eras, each with the version it negotiates with our servers."""
 
 
@@ -278,7 +278,7 @@ def stop_with_clients_connected(hosted: Hosted, url: str, legacy: str) -> float:
     """
     with connect(legacy, transport="sse") as gone:
         gone.ping()
-    client = connect(url, era="legacy")  # a session of the handshake era, whose GET stream stays open
+    client = connect(url, era="handshake")  # a session of the handshake era, whose GET stream stays open
     try:
         client.ping()
         return hosted.check_stop()
@@ -321,7 +321,7 @@ def test_progress_notifications_arrive_before_the_result(wsgi_host: Hosted, era:
     seen: list[ProgressNotificationParams] = []
     with connect(wsgi_host.base + "/mcp", era=era) as client:
         assert client.negotiated_version == ERAS[era]
-        result = client.call_tool("countdown", {"steps": 4}, on_progress=seen.append)
+        result = client.call_tool("countdown", {"steps": 4}, progress=seen.append)
         got_by_then = len(seen)
     assert result.text == "liftoff"
     assert got_by_then == 4
@@ -331,9 +331,9 @@ def test_progress_notifications_arrive_before_the_result(wsgi_host: Hosted, era:
 def test_sampling_round_trip_through_the_stream(wsgi_host: Hosted) -> None:
     """Handshake era: the sampling request travels on the call's SSE response while the tool waits."""
     sampler = Sampler("blue")
-    with connect(wsgi_host.base + "/mcp", sampling_provider=sampler, era="legacy") as client:
+    with connect(wsgi_host.base + "/mcp", sampling_provider=sampler, era="handshake") as client:
         result = client.call_tool(
-            "ask_model", {"question": "What colour is the sky?"}, on_progress=sampler.progress.append
+            "ask_model", {"question": "What colour is the sky?"}, progress=sampler.progress.append
         )
     assert result.text == "the model says: blue"
     # The progress notification came first, on the same response, while the tool waited for the answer.
@@ -347,7 +347,7 @@ def test_sampling_in_input_rounds(wsgi_host: Hosted) -> None:
     with connect(wsgi_host.base + "/mcp", sampling_provider=sampler) as client:
         assert client.negotiated_version == MODERN
         result = client.call_tool(
-            "ask_model", {"question": "What colour is the sky?"}, on_progress=sampler.progress.append
+            "ask_model", {"question": "What colour is the sky?"}, progress=sampler.progress.append
         )
     assert result.text == "the model says: blue"
     assert sampler.asked == [("What colour is the sky?", 1)]  # asked once, after the first round's progress
@@ -367,7 +367,7 @@ def test_the_legacy_http_sse_transport(wsgi_host: Hosted) -> None:
     sampler = Sampler("green")
     with connect(wsgi_host.base + "/sse", transport="sse", sampling_provider=sampler) as client:
         assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3.0}
-        assert client.call_tool("countdown", {"steps": 2}, on_progress=seen.append).text == "liftoff"
+        assert client.call_tool("countdown", {"steps": 2}, progress=seen.append).text == "liftoff"
         assert client.call_tool("ask_model", {"question": "grass?"}).text == "the model says: green"
     assert [p.progress for p in seen] == [1, 2]
 
@@ -546,12 +546,12 @@ def test_flask_mount_streams_progress_and_sampling(flask_host: Hosted, era: str)
         assert client.negotiated_version == ERAS[era]
         client.call_tool("add_note", {"text": "call Ada"})
         client.call_tool("add_note", {"text": "water plants"})
-        result = client.call_tool("summarize_notes", on_progress=sampler.progress.append)
+        result = client.call_tool("summarize_notes", progress=sampler.progress.append)
     assert result.text == "short and sweet"
     [(question, progress_by_then)] = sampler.asked
     assert question.startswith("Summarize these notes: ") and "call Ada; water plants" in question
     notes = question.count("; ") + 1
-    rounds = 1 if era == "legacy" else 2  # at 2026-07-28 the tool runs again once the answer is in
+    rounds = 1 if era == "handshake" else 2  # at 2026-07-28 the tool runs again once the answer is in
     assert notes >= 2 and progress_by_then == notes  # every progress notification came before the request
     assert [p.progress for p in sampler.progress] == list(range(1, notes + 1)) * rounds
 
@@ -626,12 +626,12 @@ def test_django_mount_streams_progress_and_sampling(django_host: Hosted, era: st
     with connect(django_host.base + "/mcp", sampling_provider=sampler, era=era) as client:
         assert client.negotiated_version == ERAS[era]
         client.call_tool("add_book", {"title": "Emma"})
-        result = client.call_tool("recommend", on_progress=sampler.progress.append)
+        result = client.call_tool("recommend", progress=sampler.progress.append)
     assert result.text == "Dune first"
     [(question, progress_by_then)] = sampler.asked
     assert question.startswith("Which should I read first: ") and "Emma" in question
     books = question.count("; ") + 1
-    rounds = 1 if era == "legacy" else 2  # at 2026-07-28 the tool runs again once the answer is in
+    rounds = 1 if era == "handshake" else 2  # at 2026-07-28 the tool runs again once the answer is in
     assert progress_by_then == books  # every progress notification came before the request
     assert [p.progress for p in sampler.progress] == list(range(1, books + 1)) * rounds
 

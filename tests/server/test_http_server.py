@@ -24,13 +24,15 @@ import requests
 from schema_util import validate_definition
 
 from mcp_sync.protocol.jsonrpc import error_response
+from mcp_sync.protocol.oauth import bearer_challenge as challenge
+from mcp_sync.protocol.oauth import bearer_token
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
 from mcp_sync.runtime.events import CONNECTION_CLOSED
 from mcp_sync.runtime.request_context import RequestContext, acting_for
 from mcp_sync.runtime.workers import ElasticPool
+from mcp_sync.server.authorization.tokens import token_expired, token_principal, token_scopes
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
-from mcp_sync.server.http.auth import bearer_token, challenge, token_expired, token_principal, token_scopes
 from mcp_sync.server.http.event_store import EventStore, InMemoryEventStore
 from mcp_sync.server.http.security import accepts, host_allowed, origin_allowed
 from mcp_sync.server.http.sessions import (

@@ -60,14 +60,14 @@ def test_no_progress_goes_out_for_a_request_already_answered() -> None:
         kept.append(ctx)
         return "started"
 
-    client = MCPClient(era="legacy")
+    client = MCPClient(era="handshake")
     client_end, server_end = InMemoryTransport.pair()
     recorder = RecordingTransport(client_end)
     server.start(server_end)
     client.connect(recorder)  # type: ignore[arg-type]
     try:
         seen: list[Any] = []
-        assert client.call_tool("start", {}, on_progress=seen.append).text == "started"
+        assert client.call_tool("start", {}, progress=seen.append).text == "started"
         assert [p.message for p in seen] == ["half"]
         (ctx,) = kept
         ctx.progress(2, 2, "late")  # after the answer
@@ -159,7 +159,7 @@ def test_a_server_wide_log_message_goes_to_no_2026_client_for_it_names_no_log_le
     # one. A message for every client (MCPServer.log) went, untagged, to a 2026-07-28 client's connection.
     server = MCPServer("demo")
     client = MCPClient(era="stateless")
-    handshake = MCPClient(era="legacy")
+    handshake = MCPClient(era="handshake")
     client_end, server_end = InMemoryTransport.pair()
     recorder = RecordingTransport(client_end)
     server.start(server_end)

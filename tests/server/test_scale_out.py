@@ -486,7 +486,7 @@ def test_200_calls_spread_over_the_workers_with_progress_and_sampling_rounds(
     with http_client(url, era="stateless", timeout=TIMEOUT, sampling_provider=sampler) as client:
         for _ in range(3):
             seen: list[ProgressNotificationParams] = []
-            assert client.call_tool("progress", {"steps": 5}, on_progress=seen.append).text == "5 steps"
+            assert client.call_tool("progress", {"steps": 5}, progress=seen.append).text == "5 steps"
             assert [(p.progress, p.total) for p in seen] == [(step, 5) for step in range(1, 6)]
         # Each answer is a retry that any worker may take: it opens the requestState another one sealed.
         for _ in range(6):

@@ -335,9 +335,7 @@ def test_two_processes_behind_a_per_request_round_robin_serve_one_handshake_sess
                     pids = {client.call_tool("pid").structured_content["result"] for _ in range(6)}  # type: ignore[index]
                     assert pids == workers_of(first) | workers_of(second)
                     progressed: list[float] = []
-                    done = client.call_tool(
-                        "progress", {"steps": 4}, on_progress=lambda p: progressed.append(p.progress)
-                    )
+                    done = client.call_tool("progress", {"steps": 4}, progress=lambda p: progressed.append(p.progress))
                     assert done.text == "4 steps" and progressed == [1, 2, 3, 4]
                     for _ in range(4):  # served by both, heard once each
                         assert client.call_tool("touch", {"uri": URIS[0]}).text.startswith(URIS[0])

@@ -222,7 +222,7 @@ def test_a_handshake_session_is_served_by_both_processes_and_ends_everywhere(pai
         assert {client.call_tool("where").text for _ in range(6)} == {"a", "b"}
         for _ in range(2):
             seen: list[ProgressNotificationParams] = []
-            assert client.call_tool("progress", {"steps": 4}, on_progress=seen.append).text == "4 steps"
+            assert client.call_tool("progress", {"steps": 4}, progress=seen.append).text == "4 steps"
             assert [p.progress for p in seen] == [1, 2, 3, 4]
         # The sampling request goes out on the POST of the call; the client's answer, POSTed next, reaches the
         # other app, which passes it on through Redis to the app whose handler waits.
@@ -524,7 +524,7 @@ def test_handshake_clients_are_served_by_any_worker(scaled: tuple[Hosted, RedisS
     ):
         for _ in range(3):
             seen: list[ProgressNotificationParams] = []
-            assert client.call_tool("progress", {"steps": 5}, on_progress=seen.append).text == "5 steps"
+            assert client.call_tool("progress", {"steps": 5}, progress=seen.append).text == "5 steps"
             assert [(p.progress, p.total) for p in seen] == [(step, 5) for step in range(1, 6)]
         for _ in range(6):  # the answer to each sampling request is POSTed anew: any worker may take it
             assert client.call_tool("ask", {"question": "What colour is the sky?"}).text == "blue"

@@ -30,7 +30,7 @@ import mcp_sync
 from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
-from mcp_sync.server.auth import NO_AUTH, AuthInfo, ScopeRefused
+from mcp_sync.server.authorization import NO_AUTH, AuthInfo, ScopeRefused
 from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.sessions import StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
@@ -274,7 +274,7 @@ def test_stateless_era_calls_without_the_scope_get_403(running: RunningHTTPServe
 
 
 def test_our_client_in_both_eras_sees_its_callers_auth(running: RunningHTTPServer) -> None:
-    for era in ("legacy", "auto"):
+    for era in ("handshake", "auto"):
         with mcp_sync.connect(running.url, headers=bearer("carol:read,prompts"), era=era, timeout=TIMEOUT) as client:
             assert client.call_tool("whoami").structured_content == {
                 "subject": "carol",
@@ -297,7 +297,7 @@ def test_list_all_shows_everything_and_still_refuses(running: RunningHTTPServer)
 
 def test_without_a_token_verifier_nobody_is_authenticated_and_scopes_do_not_apply() -> None:
     server = build()
-    with start_http(server) as open_app, mcp_sync.connect(open_app.url, era="legacy", timeout=TIMEOUT) as client:
+    with start_http(server) as open_app, mcp_sync.connect(open_app.url, era="handshake", timeout=TIMEOUT) as client:
         assert len(client.list_tools().tools) == 3
         assert client.call_tool("reset").text == "reset"
     server.stop()

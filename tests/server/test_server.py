@@ -26,7 +26,7 @@ from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.events import CONNECTION_CLOSED, REQUEST_COMPLETED, ConnectionClosed, RequestCompleted
-from mcp_sync.server.auth import RequestInfo
+from mcp_sync.server.authorization import RequestInfo
 from mcp_sync.server.context import NO_CLIENT, Context, HandshakeChannel, NoClientChannel, StatelessChannel
 from mcp_sync.server.core import MCPServer, ServerInfo, ServerStats
 from mcp_sync.server.session import ServerSession
@@ -400,7 +400,7 @@ def test_a_call_tool_result_is_returned_as_is(server: MCPServer, link: Callable[
     result = CallToolResult(content=[TextContent(text="x")], structured_content={"n": 1}, is_error=False)
     server.register_tool("t", lambda args, ctx: result)
     assert server.invoke_tool("t") is result
-    assert link(MCPClient(era="legacy")).client.call_tool("t") == result
+    assert link(MCPClient(era="handshake")).client.call_tool("t") == result
 
 
 def test_cancel_event_reaches_the_handler_and_the_call_is_cancelled(server: MCPServer) -> None:
@@ -493,7 +493,7 @@ def test_progress_from_a_handler(server: MCPServer, link: Callable[..., Link]) -
 
     conn = link()
     got: list[Any] = []
-    assert text_of(conn.client.call_tool("work", on_progress=got.append)) == "done"
+    assert text_of(conn.client.call_tool("work", progress=got.append)) == "done"
     assert [(p.progress, p.total, p.message) for p in got] == [(50, 100, "half way"), (100, None, None)]
     call_id = next(m["id"] for m in wire(conn.client_wire.sent) if m.get("method") == "tools/call")
     sent = [m["params"] for m in wire(conn.server_wire.sent) if m.get("method") == "notifications/progress"]
@@ -502,7 +502,7 @@ def test_progress_from_a_handler(server: MCPServer, link: Callable[..., Link]) -
         {"progressToken": call_id, "progress": 100},
     ]
 
-    # Without on_progress the client sends no token and the server sends no progress.
+    # Without progress the client sends no token and the server sends no progress.
     before = len(conn.server_wire.sent)
     conn.client.call_tool("work")
     assert "notifications/progress" not in methods(conn.server_wire.sent[before:])
@@ -526,8 +526,8 @@ def test_one_server_serves_several_clients_each_with_its_own_state(
     server.register_resource("mem://x", lambda uri, ctx: "x")
     logs_a: list[LoggingMessageNotificationParams] = []
     logs_b: list[LoggingMessageNotificationParams] = []
-    a = link(MCPClient("a", protocol_version="2025-03-26", log_handler=logs_a.append, era="legacy"))
-    b = link(MCPClient("b", log_handler=logs_b.append, era="legacy"))
+    a = link(MCPClient("a", protocol_version="2025-03-26", log_handler=logs_a.append, era="handshake"))
+    b = link(MCPClient("b", log_handler=logs_b.append, era="handshake"))
     assert server.sessions == [a.session, b.session]
     assert server.get_info().sessions == 2
     assert (a.session.revision, b.session.revision) == ("2025-03-26", "2025-11-25")
@@ -587,7 +587,7 @@ def test_authorizer_gates_requests(server: MCPServer, link: Callable[..., Link])
         return info.method != "tools/call"
 
     server.set_authorizer(no_tool_calls)
-    conn = link(MCPClient(era="legacy"))
+    conn = link(MCPClient(era="handshake"))
     with pytest.raises(MCPError) as caught:
         conn.client.call_tool("echo", {"msg": "hi"})
     assert caught.value.code == MCP_CODES.UNAUTHORIZED
@@ -775,7 +775,7 @@ def test_unknown_resource_is_not_found_locally_and_minus_32002_on_the_wire(
         server.read_resource("mem://missing")
     assert (local.value.code, local.value.context) == (MCP_CODES.NOT_FOUND, {"uri": "mem://missing"})
     with pytest.raises(MCPError) as remote:
-        link(MCPClient(era="legacy")).client.read_resource("mem://missing")
+        link(MCPClient(era="handshake")).client.read_resource("mem://missing")
     assert remote.value.code == MCP_CODES.NOT_FOUND
     assert remote.value.jsonrpc_code == -32002
     assert remote.value.message == "Resource not found: mem://missing"
@@ -792,7 +792,7 @@ def test_mark_resource_updated_before_start_is_a_silent_no_op() -> None:
 def test_mark_resource_updated_reaches_only_subscribed_sessions(server: MCPServer, link: Callable[..., Link]) -> None:
     version = [0]
     server.register_resource("mem://x", lambda uri, ctx: f"v{version[0]}")
-    subscribed, other = link(MCPClient(era="legacy")), link(MCPClient(era="legacy"))
+    subscribed, other = link(MCPClient(era="handshake")), link(MCPClient(era="handshake"))
     updated = threading.Event()
     payloads: list[ResourceUpdated] = []
     subscribed.client.events.on(RESOURCE_UPDATED, lambda p: (payloads.append(p), updated.set()))
@@ -879,7 +879,7 @@ def _complete_params(value: str = "") -> CompleteRequestParams:
 def test_completion_without_a_provider_is_empty(server: MCPServer, link: Callable[..., Link]) -> None:
     empty = CompleteResult(completion=Completion(values=[], total=0, has_more=False))
     assert server.complete(_complete_params()) == empty
-    assert link(MCPClient(era="legacy")).client.complete(PromptReference(name="greet"), "name", "") == empty
+    assert link(MCPClient(era="handshake")).client.complete(PromptReference(name="greet"), "name", "") == empty
 
 
 def test_completion_provider_values_are_truncated_at_100(server: MCPServer, link: Callable[..., Link]) -> None:
@@ -933,7 +933,7 @@ def test_sampling_through_the_clients_provider(server: MCPServer, link: Callable
 
     server.register_tool("ask", ask)
     server.set_sampling_provider(lambda params, ctx: CreateMessageResult(role="assistant", content=[], model="server"))
-    conn = link(MCPClient(sampling_provider=sampler, era="legacy"))
+    conn = link(MCPClient(sampling_provider=sampler, era="handshake"))
     assert text_of(conn.client.call_tool("ask", {"q": "ping?"})) == "client: echo: ping?"
     assert "sampling/createMessage" in methods(conn.client_wire.received)
 
@@ -958,10 +958,10 @@ def test_sampling_falls_back_to_the_servers_provider(server: MCPServer, link: Ca
 
 def test_list_roots_needs_the_roots_capability(server: MCPServer, link: Callable[..., Link]) -> None:
     roots = [Root(uri="file:///work", name="work")]
-    with_roots = link(MCPClient(roots_provider=lambda: roots, era="legacy"))
+    with_roots = link(MCPClient(roots_provider=lambda: roots, era="handshake"))
     assert with_roots.session.list_roots().roots == roots
     assert with_roots.session.list_roots(timeout=5).roots == roots
-    without = link(MCPClient(era="legacy"))
+    without = link(MCPClient(era="handshake"))
     with pytest.raises(MCPError) as caught:
         without.session.list_roots()
     assert caught.value.code == MCP_CODES.MISSING_CAPABILITY
@@ -980,11 +980,11 @@ def test_elicit_needs_the_capability_and_revision_2025_06_18(server: MCPServer, 
         asked.append(params)
         return ElicitResult(action="accept", content={"name": "Ada"})
 
-    current = link(MCPClient(elicitation_provider=provider, era="legacy"))
+    current = link(MCPClient(elicitation_provider=provider, era="handshake"))
     assert current.session.elicit(_FORM) == ElicitResult(action="accept", content={"name": "Ada"})
     assert asked[0].message == "Name?"
-    older = link(MCPClient(elicitation_provider=provider, protocol_version="2025-03-26", era="legacy"))
-    without = link(MCPClient(era="legacy"))
+    older = link(MCPClient(elicitation_provider=provider, protocol_version="2025-03-26", era="handshake"))
+    without = link(MCPClient(era="handshake"))
     for conn in (older, without):
         with pytest.raises(MCPError) as caught:
             conn.session.elicit(_FORM)
@@ -1059,7 +1059,7 @@ def test_log_levels_filter_per_session(server: MCPServer, link: Callable[..., Li
     assert server.log_level is None
 
     got: list[LoggingMessageNotificationParams] = []
-    conn = link(MCPClient(log_handler=got.append, era="legacy"))
+    conn = link(MCPClient(log_handler=got.append, era="handshake"))
     server.log("debug", "everything goes before any level is set")
     server.set_log_level("warning")
     server.log("info", "quiet")
@@ -1098,7 +1098,7 @@ def test_handlers_log_through_their_context(server: MCPServer, link: Callable[..
 
     server.register_tool("chatty", chatty)
     got: list[LoggingMessageNotificationParams] = []
-    conn = link(MCPClient(log_handler=got.append, era="legacy"))
+    conn = link(MCPClient(log_handler=got.append, era="handshake"))
     assert text_of(conn.client.call_tool("chatty")) == "ok"
     assert [(m.level, m.data, m.logger) for m in got] == [("notice", "working", "tool")]
     assert text_of(server.invoke_tool("chatty")) == "ok"  # no session: logging is a no-op
@@ -1119,7 +1119,7 @@ def test_server_log_reaches_clients_that_have_not_initialized(server: MCPServer)
 def test_list_changes_reach_initialized_clients_and_refresh_their_caches(
     server: MCPServer, link: Callable[..., Link]
 ) -> None:
-    conn = link(MCPClient(era="legacy"))
+    conn = link(MCPClient(era="handshake"))
     client = conn.client
     server.register_tool("late", echo)
     assert wait_until(lambda: [t.name for t in client.tools()] == ["late"])
@@ -1250,10 +1250,10 @@ def test_a_wire_context_knows_the_client_and_the_request(server: MCPServer, link
             "asker",
             "9.9",
             sampling_provider=lambda p: CreateMessageResult(role="assistant", content=[], model="m"),
-            era="legacy",
+            era="handshake",
         )
     )
-    conn.client.call_tool("who", on_progress=lambda p: None)
+    conn.client.call_tool("who", progress=lambda p: None)
     ctx = contexts[0]
     call_id = next(m["id"] for m in wire(conn.client_wire.sent) if m.get("method") == "tools/call")
     assert ctx.request_id == call_id
@@ -1289,7 +1289,7 @@ def test_the_channel_is_chosen_where_the_context_is_built(server: MCPServer, lin
     assert [ctx.channel for ctx in contexts] == [NO_CLIENT] * 4  # local calls: no client to reach
     contexts.clear()
 
-    conn = link(MCPClient(era="legacy"))
+    conn = link(MCPClient(era="handshake"))
     conn.client.call_tool("who")
     conn.client.read_resource("memo://who")
     conn.client.get_prompt("who")
@@ -1332,7 +1332,7 @@ def test_a_context_without_a_client_refuses_every_question() -> None:
 def test_handshake_handlers_ask_the_client_with_real_requests(server: MCPServer, link: Callable[..., Link]) -> None:
     roots = [Root(uri="file:///work", name="work")]
     server.register_tool("roots", lambda args, ctx: ", ".join(r.uri for r in ctx.list_roots(timeout=5)))
-    conn = link(MCPClient(roots_provider=lambda: roots, era="legacy"))
+    conn = link(MCPClient(roots_provider=lambda: roots, era="handshake"))
     assert text_of(conn.client.call_tool("roots")) == "file:///work"
     assert "roots/list" in methods(conn.server_wire.sent)
 

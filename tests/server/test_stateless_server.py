@@ -312,7 +312,7 @@ def test_ask_all_in_the_handshake_era_asks_one_by_one() -> None:
 
     server = build_server()
     client = MCPClient(
-        era="legacy",
+        era="handshake",
         sampling_provider=lambda p: CreateMessageResult(role="assistant", content=TextContent(text="x"), model="m"),
         elicitation_provider=lambda p: ElicitResult(action="cancel"),
         roots_provider=lambda: [Root(uri="file:///")],

@@ -34,7 +34,7 @@ def connect(server: MCPServer, era: str) -> MCPClient:
 
 
 def test_a_subscription_past_the_bound_is_invalid_params_until_one_ends(server: MCPServer) -> None:
-    client = connect(server, "legacy")
+    client = connect(server, "handshake")
     try:
         for n in range(3):
             client.subscribe_resource(f"notes://{n}", timeout=WAIT)

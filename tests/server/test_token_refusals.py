@@ -1,6 +1,6 @@
 """How the HTTP app answers what a token verifier decides: 401, 403 with the scope to step up to, 503.
 
-The verifiers (``mcp_sync.server.http.verifiers``) raise ``InvalidToken``,
+The verifiers (``mcp_sync.server.authorization.verifiers``) raise ``InvalidToken``,
 ``InsufficientScope`` or ``VerifierUnavailable``; any callable verifier may
 too. A real oidc-provider issues the tokens of the last test.
 """
@@ -16,9 +16,9 @@ import pytest
 import requests
 
 from mcp_sync import MCPServer
+from mcp_sync.server.authorization.tokens import InsufficientScope, InvalidToken, VerifierUnavailable
+from mcp_sync.server.authorization.verifiers import JWTVerifier
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
-from mcp_sync.server.http.auth import InsufficientScope, InvalidToken, VerifierUnavailable
-from mcp_sync.server.http.verifiers import JWTVerifier
 
 TIMEOUT = 30.0
 INITIALIZE = {

@@ -21,8 +21,8 @@ import requests
 from helpers import finish_within
 from servers.trickler import Trickler
 
-from mcp_sync.server.http.auth import VerifierUnavailable
-from mcp_sync.server.http.verifiers import IntrospectionVerifier, JWTVerifier
+from mcp_sync.server.authorization.tokens import VerifierUnavailable
+from mcp_sync.server.authorization.verifiers import IntrospectionVerifier, JWTVerifier
 
 BOUND = 5.0
 """Far more than the 0.5 s deadline; far less than the 14 s the dribbled headers take."""

@@ -1,4 +1,4 @@
-"""The token verifiers (``mcp_sync.server.http.verifiers``), against a real authorization server.
+"""The token verifiers (``mcp_sync.server.authorization.verifiers``), against a real authorization server.
 
 The JWTs are issued by panva's ``oidc-provider`` (``tests/authserver.py``)
 through a real code flow, and checked by :class:`JWTVerifier` against its
@@ -41,14 +41,14 @@ from joserfc import jws, jwt
 from joserfc.errors import SecurityWarning
 from joserfc.jwk import ECKey, Key, OctKey, OKPKey, RSAKey
 
-from mcp_sync.server.http.auth import (
+from mcp_sync.server.authorization.tokens import (
     InsufficientScope,
     InvalidToken,
     VerifierUnavailable,
     token_principal,
     token_scopes,
 )
-from mcp_sync.server.http.verifiers import (
+from mcp_sync.server.authorization.verifiers import (
     JWT_EXTRA,
     MAX_DOCUMENT_BYTES,
     MAX_TOKEN_LENGTH,
@@ -653,7 +653,7 @@ def test_the_jws_registry_allows_only_the_algorithm_asked_for() -> None:
     """The registry the verifier checks signatures with (its own, to spare EdDSA a warning per request)."""
     from joserfc.errors import UnsupportedAlgorithmError
 
-    from mcp_sync.server.http.verifiers import _registry_class
+    from mcp_sync.server.authorization.verifiers import _registry_class
 
     registry = _registry_class()(algorithms=["EdDSA"])
     assert registry.get_alg("EdDSA").name == "EdDSA"

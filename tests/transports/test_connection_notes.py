@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from servers.trickler import Trickler
 
-from mcp_sync.transports.http._common import new_session, taking
+from mcp_sync.runtime.http import new_session, taking
 
 
 @pytest.fixture

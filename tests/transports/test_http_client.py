@@ -35,9 +35,10 @@ from helpers import free_port
 import mcp_sync.transports.http.streamable as http_module
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
 from mcp_sync.client import http_client
+from mcp_sync.runtime.http import new_session
 from mcp_sync.server.context import Context
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
-from mcp_sync.transports.http._common import EventSource, default_sse_client, new_session
+from mcp_sync.transports.http._common import EventSource, default_sse_client
 from mcp_sync.transports.http.sse import SSEClientTransport
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.types import (
@@ -192,7 +193,7 @@ def legacy(peer_python: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 def connect_to(url: str, **options: Any) -> MCPClient:
     options.setdefault("timeout", CALL_TIMEOUT)
-    options.setdefault("era", "legacy")
+    options.setdefault("era", "handshake")
     options.setdefault("sampling_provider", sampler)
     options.setdefault("elicitation_provider", elicitor)
     return http_client(url, **options)
@@ -233,7 +234,7 @@ def test_many_threads_share_one_connection(streamable: SdkServer) -> None:
 def test_progress_sampling_and_elicitation_over_the_sdks_sse_streams(resumable: SdkServer) -> None:
     seen: list[ProgressNotificationParams] = []
     with connect_to(resumable.url) as client:
-        assert client.call_tool("count", {"steps": 3}, on_progress=seen.append).content[0].text == "counted to 3"  # type: ignore[union-attr]
+        assert client.call_tool("count", {"steps": 3}, progress=seen.append).content[0].text == "counted to 3"  # type: ignore[union-attr]
         assert [(p.progress, p.total, p.message) for p in seen] == [(i, 3, f"step {i} of 3") for i in (1, 2, 3)]
         assert client.call_tool("sample", {"prompt": "colour?"}).content[0].text == "the model said: blue"  # type: ignore[union-attr]
         assert client.call_tool("ask", {"question": "colour?"}).content[0].text == "the user likes green"  # type: ignore[union-attr]
@@ -244,9 +245,9 @@ def test_a_stream_the_sdk_closes_mid_call_is_resumed_with_last_event_id(resumabl
     session = RecordingSession()
     # Our own delay would be a minute: the call can only succeed by following the server's retry advice (200 ms).
     transport = StreamableHTTPClientTransport(resumable.url, session=session, reconnect_delay=60.0)
-    with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
+    with MCPClient(era="handshake", timeout=CALL_TIMEOUT) as client:
         client.connect(transport)
-        result = client.call_tool("hang_up", {}, on_progress=seen.append)
+        result = client.call_tool("hang_up", {}, progress=seen.append)
         assert result.content[0].text == "answered after the hang-up"  # type: ignore[union-attr]
         assert [p.message for p in seen] == ["after the hang-up"]
     session.close()
@@ -268,11 +269,11 @@ def test_the_sdks_legacy_sse_server(legacy: SdkServer) -> None:
     transport = SSEClientTransport(legacy.url)
     assert transport.endpoint is not None and transport.endpoint.startswith(legacy.url.replace("/sse", "/messages/"))
     with MCPClient(
-        era="legacy", timeout=CALL_TIMEOUT, sampling_provider=sampler, elicitation_provider=elicitor
+        era="handshake", timeout=CALL_TIMEOUT, sampling_provider=sampler, elicitation_provider=elicitor
     ) as client:
         client.connect(transport)
         assert client.call_tool("echo", {"text": "old"}).content[0].text == "old"  # type: ignore[union-attr]
-        assert client.call_tool("count", {"steps": 2}, on_progress=seen.append).content[0].text == "counted to 2"  # type: ignore[union-attr]
+        assert client.call_tool("count", {"steps": 2}, progress=seen.append).content[0].text == "counted to 2"  # type: ignore[union-attr]
         assert client.call_tool("sample", {"prompt": "?"}).content[0].text == "the model said: blue"  # type: ignore[union-attr]
         assert client.call_tool("ask", {"question": "?"}).content[0].text == "the user likes green"  # type: ignore[union-attr]
     assert len(seen) == 2
@@ -289,7 +290,7 @@ def test_a_restarted_server_forgot_the_session_and_the_next_call_starts_a_new_on
 ) -> None:
     with sdk_server(peer_python, tmp_path, "sse") as server:
         transport = StreamableHTTPClientTransport(server.url, reconnect_delay=0.05)
-        with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
+        with MCPClient(era="handshake", timeout=CALL_TIMEOUT) as client:
             client.connect(transport)
             first = transport.session_id
             assert client.call_tool("echo", {"text": "before"}).content[0].text == "before"  # type: ignore[union-attr]
@@ -338,7 +339,7 @@ def test_connection_refused_names_the_url() -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     started = time.monotonic()
     with pytest.raises(MCPTransportError) as caught:
-        http_client(url, connect_timeout=30, era="legacy")
+        http_client(url, connect_timeout=30, era="handshake")
     assert time.monotonic() - started < 5.0  # refused at once, not after the connect timeout
     assert url in str(caught.value)
     assert caught.value.context["url"] == url
@@ -492,7 +493,7 @@ def open_client(url: str, **options: Any) -> tuple[MCPClient, StreamableHTTPClie
     }
     options.setdefault("reconnect_delay", 0.05)
     transport = StreamableHTTPClientTransport(url, **options)
-    client = MCPClient(era="legacy", timeout=CALL_TIMEOUT, **client_options)
+    client = MCPClient(era="handshake", timeout=CALL_TIMEOUT, **client_options)
     client.connect(transport)
     return client, transport
 
@@ -618,7 +619,7 @@ def test_a_json_batch_delivers_every_message(mini: Mini) -> None:
     seen: list[ProgressNotificationParams] = []
     client, _ = open_client(mini.url)
     with client:
-        assert client.call_tool("echo", {}, on_progress=seen.append).content == []
+        assert client.call_tool("echo", {}, progress=seen.append).content == []
     assert [p.progress for p in seen] == [1]
 
 
@@ -695,7 +696,7 @@ def test_a_server_that_does_not_answer_in_time_fails_the_call_not_the_connection
         assert echo(client) == "hi"
 
 
-@pytest.mark.parametrize("era", ["legacy", "stateless"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_a_call_given_up_before_its_response_came_closes_its_connection(mini: Mini, era: str) -> None:
     # A server that sends its headers only with its answer: the client has no response to close, so it shuts down
     # the connection the request went on. That is how the server hears of it (in 2026-07-28, the cancellation).
@@ -739,7 +740,7 @@ def test_a_call_given_up_before_it_was_sent_is_not_sent(mini: Mini) -> None:
     session.request = gated  # type: ignore[method-assign]
     transport = StreamableHTTPClientTransport(mini.url, session=session, reconnect_delay=0.05)
     try:
-        with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
+        with MCPClient(era="handshake", timeout=CALL_TIMEOUT) as client:
             client.connect(transport)
             with pytest.raises(MCPError) as caught:
                 client.call_tool("echo", {"text": "hi"}, timeout=0.3)
@@ -827,7 +828,7 @@ def test_a_protocol_version_that_is_not_a_string_is_not_sent(mini: Mini) -> None
     mini.on["initialize"] = lambda r: r.result({**INIT_RESULT, "protocolVersion": 5}, Mcp_Session_Id="s1")
     transport = StreamableHTTPClientTransport(mini.url)
     with pytest.raises(MCPError, match="protocolVersion"):
-        MCPClient(era="legacy", timeout=CALL_TIMEOUT).connect(transport)
+        MCPClient(era="handshake", timeout=CALL_TIMEOUT).connect(transport)
     assert transport.protocol_version is None and transport.closed
 
 
@@ -858,7 +859,7 @@ def test_an_sse_answer_delivers_what_comes_before_it_and_stops_at_it(mini: Mini)
     seen: list[ProgressNotificationParams] = []
     client, _ = open_client(mini.url)
     with client:
-        assert client.call_tool("echo", {}, on_progress=seen.append).content == []
+        assert client.call_tool("echo", {}, progress=seen.append).content == []
     assert [p.progress for p in seen] == [1]
 
 
@@ -1323,7 +1324,7 @@ def test_http_client_refuses_an_unknown_transport() -> None:
 def test_auto_falls_back_and_names_both_failures(mini: Mini) -> None:
     mini.on["initialize"] = lambda r: r.reply(405)
     with pytest.raises(MCPError) as caught:
-        http_client(mini.url, connect_timeout=5, era="legacy")
+        http_client(mini.url, connect_timeout=5, era="handshake")
     message = str(caught.value)
     assert f"could not connect to the MCP server at {mini.url}" in message
     assert "Streamable HTTP failed" in message and "HTTP 405" in message
@@ -1333,7 +1334,7 @@ def test_auto_falls_back_and_names_both_failures(mini: Mini) -> None:
 def test_streamable_does_not_fall_back(mini: Mini) -> None:
     mini.on["initialize"] = lambda r: r.reply(405)
     with pytest.raises(MCPError, match="HTTP 405") as caught:
-        http_client(mini.url, transport="streamable", connect_timeout=5, era="legacy")
+        http_client(mini.url, transport="streamable", connect_timeout=5, era="handshake")
     assert "Streamable HTTP failed" not in str(caught.value)
     assert mini.requests_for("GET") == []
 
@@ -1341,7 +1342,7 @@ def test_streamable_does_not_fall_back(mini: Mini) -> None:
 def test_auto_does_not_fall_back_after_a_server_error(mini: Mini) -> None:
     mini.on["initialize"] = lambda r: r.reply(500)
     with pytest.raises(MCPError, match="HTTP 500"):
-        http_client(mini.url, connect_timeout=5, era="legacy")
+        http_client(mini.url, connect_timeout=5, era="handshake")
     assert mini.requests_for("GET") == []
 
 
@@ -1386,7 +1387,7 @@ def test_legacy_endpoint_is_resolved_against_the_url(mini: Mini) -> None:
     legacy_stream(mini, ("endpoint", "/messages?session=1"), ("ping", "ignored"), ("message", ""))
     transport = SSEClientTransport(mini.url)
     assert transport.endpoint == mini.url.replace("/mcp", "/messages?session=1")
-    with MCPClient(era="legacy", timeout=CALL_TIMEOUT) as client:
+    with MCPClient(era="handshake", timeout=CALL_TIMEOUT) as client:
         client.connect(transport)
         assert echo(client) == "old"
     assert repr(transport) == f"<SSEClientTransport {mini.url}>"
@@ -1432,7 +1433,7 @@ def test_legacy_get_refused_or_unreachable(mini: Mini) -> None:
 def test_legacy_post_failures(mini: Mini, caplog: pytest.LogCaptureFixture) -> None:
     legacy_stream(mini, ("endpoint", "/messages"))
     transport = SSEClientTransport(mini.url, timeout=(2, 0.3))
-    client = MCPClient(era="legacy", timeout=CALL_TIMEOUT, roots_provider=lambda: [])
+    client = MCPClient(era="handshake", timeout=CALL_TIMEOUT, roots_provider=lambda: [])
     client.connect(transport)
     with client:
         mini.on["tools/call"] = lambda r: r.json(
@@ -1455,7 +1456,7 @@ def test_legacy_post_failures(mini: Mini, caplog: pytest.LogCaptureFixture) -> N
 def test_legacy_server_that_goes_away(mini: Mini) -> None:
     legacy_stream(mini, ("endpoint", "/messages"))
     transport = SSEClientTransport(mini.url)
-    client = MCPClient(era="legacy", timeout=CALL_TIMEOUT)
+    client = MCPClient(era="handshake", timeout=CALL_TIMEOUT)
     client.connect(transport)
     with client:
         mini.stop()
@@ -1528,7 +1529,7 @@ def test_our_client_and_our_server(ours: RunningHTTPServer) -> None:
     with client:
         assert echo(client, "ours") == "ours"
         assert transport.session_id is not None and transport.protocol_version == "2025-11-25"
-        assert client.call_tool("count", {"steps": 3}, on_progress=seen.append).content[0].text == "counted"  # type: ignore[union-attr]
+        assert client.call_tool("count", {"steps": 3}, progress=seen.append).content[0].text == "counted"  # type: ignore[union-attr]
         assert client.call_tool("ask_model", {"prompt": "?"}).content[0].text == "the model said blue"  # type: ignore[union-attr]
     if not ours.app.json_response:
         assert [p.progress for p in seen] == [1, 2, 3]

@@ -40,7 +40,7 @@ from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPProtocolError, MCPTransp
 from mcp_sync.client import http_client, stdio_client
 from mcp_sync.protocol.stateless import PROTOCOL_VERSION
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
-from mcp_sync.transports.http._common import new_session
+from mcp_sync.runtime.http import new_session
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.transports.stdio import ProcessTransport, StdioTransport
@@ -432,7 +432,7 @@ def test_a_session_passed_in_is_left_alone_on_close() -> None:
 
 
 def test_abort_connections_leaves_other_adapters_alone_and_survives_pickling() -> None:
-    from mcp_sync.transports.http._common import ClosableAdapter, abort_connections
+    from mcp_sync.runtime.http import ClosableAdapter, abort_connections
 
     plain = requests.Session()
     abort_connections(plain)  # nothing to do: its adapters cannot abort

@@ -5,177 +5,34 @@ The order of every lookup is the MCP specification's (authorization section,
 else the path-based and then the root well-known URL (RFC 9728); for the
 authorization server, RFC 8414 with path insertion and then OpenID
 discovery (both placements). Each document is checked against the URL it
-was looked up for, and a mismatch refuses the flow.
+was looked up for, and a mismatch refuses the flow. The URLs and the
+challenge are :mod:`mcp_sync.protocol.oauth`'s, which the server shares.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from pydantic import ValidationError
 
-from ...protocol.errors import MCP_CODES, MCPError
+from ...protocol.errors import MCP_CODES, MCPError, validate
+from ...protocol.oauth import (
+    Challenge,
+    authorization_server_urls,
+    protected_resource_urls,
+    resource_matches,
+    secure_url,
+)
 from .models import AuthorizationServerMetadata, ProtectedResourceMetadata
 
-__all__ = [
-    "Challenge",
-    "auth_error",
-    "authorization_server_metadata",
-    "authorization_server_urls",
-    "canonical_url",
-    "origin",
-    "protected_resource_metadata",
-    "protected_resource_urls",
-    "resource_matches",
-    "secure_url",
-]
-
-# A name starts where no name character precedes it: else a long run of name characters with no "="
-# is tried from each of its positions, and a hostile 64 KB header takes minutes to read.
-_PARAM = re.compile(r'(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))')
+__all__ = ["auth_error", "authorization_server_metadata", "protected_resource_metadata"]
 
 
 def auth_error(reason: str, message: str, **context: Any) -> MCPError:
     """The error a flow that cannot finish raises: ``UNAUTHORIZED``, with ``reason`` in ``data`` and ``context``."""
     return MCPError(MCP_CODES.UNAUTHORIZED, message, data={"reason": reason}, context={"reason": reason, **context})
-
-
-@dataclass(frozen=True)
-class Challenge:
-    """What a 401 or 403 says in its ``WWW-Authenticate`` header (RFC 6750, RFC 9728).
-
-    >>> c = Challenge.parse('Bearer error="insufficient_scope", scope="files:read files:write", '
-    ...                     'resource_metadata="https://api.example/.well-known/oauth-protected-resource"')
-    >>> c.error, c.scope
-    ('insufficient_scope', 'files:read files:write')
-    """
-
-    scheme: str | None = None
-    params: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, header: str | None) -> Challenge:
-        """Read the first Bearer (or DPoP) challenge of a header; an empty one when there is none."""
-        if not header:
-            return cls()
-        # Scheme names are looked for outside quoted strings only: blanked out (same length), they hide nothing.
-        bare = re.sub(r'"(?:[^"\\]|\\.)*"', lambda quoted: '"' + " " * (len(quoted.group()) - 2) + '"', header)
-        match = re.search(r"\b(Bearer|DPoP)\b", bare, re.IGNORECASE)
-        if match is None:
-            return cls()
-        end = len(header)
-        # Parameters run until the next scheme name (a bare token followed by a space and a parameter).
-        following = re.search(r",\s*[A-Za-z][A-Za-z0-9_-]*\s+[A-Za-z0-9_.-]+\s*=", bare[match.end() :])
-        if following is not None:
-            end = match.end() + following.start()
-        rest = header[match.end() : end]
-        params: dict[str, str] = {}
-        for name, quoted, bare in _PARAM.findall(rest):
-            params.setdefault(name.lower(), re.sub(r"\\(.)", r"\1", quoted) if quoted else bare)
-        return cls(match.group(1), params)
-
-    @property
-    def error(self) -> str | None:
-        return self.params.get("error")
-
-    @property
-    def scope(self) -> str | None:
-        return self.params.get("scope") or None
-
-    @property
-    def resource_metadata(self) -> str | None:
-        return self.params.get("resource_metadata") or None
-
-
-def canonical_url(url: str) -> str:
-    """A server URL as a resource identifier: no fragment, no query, lower-case scheme and host."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, "", ""))
-
-
-def origin(url: str) -> str:
-    """``scheme://host[:port]`` of a URL."""
-    parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
-
-
-def resource_matches(resource: str, server_url: str) -> bool:
-    """Whether a metadata ``resource`` names ``server_url``: the same origin, and the server's path or one above it.
-
-    >>> resource_matches("https://api.example/mcp", "https://api.example/mcp")
-    True
-    >>> resource_matches("https://api.example/", "https://api.example/mcp")
-    True
-    >>> resource_matches("https://api.example/mcp2", "https://api.example/mcp")
-    False
-    >>> resource_matches("https://evil.example/mcp", "https://api.example/mcp")
-    False
-    """
-    wanted, served = urlsplit(canonical_url(resource)), urlsplit(canonical_url(server_url))
-    if (wanted.scheme, wanted.netloc) != (served.scheme, served.netloc):
-        return False
-    prefix = wanted.path.rstrip("/")
-    return served.path.rstrip("/") == prefix or served.path.startswith(prefix + "/")
-
-
-def secure_url(url: str) -> bool:
-    """Whether an authorization server URL may be used: HTTPS, or HTTP to this machine (MCP authorization spec).
-
-    >>> secure_url("https://auth.example/token"), secure_url("http://127.0.0.1:9000/token")
-    (True, True)
-    >>> secure_url("http://auth.example/token"), secure_url("javascript:alert(1)")
-    (False, False)
-    """
-    parts = urlsplit(url)
-    scheme, host = parts.scheme.lower(), parts.hostname or ""
-    return bool(host) and (scheme == "https" or (scheme == "http" and _loopback(host)))
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a name: only "localhost" is known to stay on this machine
-
-
-def protected_resource_urls(server_url: str, challenge: Challenge) -> list[str]:
-    """Where to look for the server's protected-resource metadata, in order.
-
-    >>> protected_resource_urls("https://api.example/v1/mcp", Challenge())
-    ['https://api.example/.well-known/oauth-protected-resource/v1/mcp', 'https://api.example/.well-known/oauth-protected-resource']
-    """
-    urls = [challenge.resource_metadata] if challenge.resource_metadata else []
-    base, path = origin(server_url), urlsplit(server_url).path.rstrip("/")
-    if path:
-        urls.append(f"{base}/.well-known/oauth-protected-resource{path}")
-    urls.append(f"{base}/.well-known/oauth-protected-resource")
-    return urls
-
-
-def authorization_server_urls(issuer: str) -> list[str]:
-    """Where to look for an authorization server's metadata, in order (RFC 8414, then OpenID discovery).
-
-    >>> authorization_server_urls("https://auth.example/tenant1")  # doctest: +NORMALIZE_WHITESPACE
-    ['https://auth.example/.well-known/oauth-authorization-server/tenant1',
-     'https://auth.example/.well-known/openid-configuration/tenant1',
-     'https://auth.example/tenant1/.well-known/openid-configuration']
-    """
-    base, path = origin(issuer), urlsplit(issuer).path.rstrip("/")
-    if not path:
-        return [f"{base}/.well-known/oauth-authorization-server", f"{base}/.well-known/openid-configuration"]
-    return [
-        f"{base}/.well-known/oauth-authorization-server{path}",
-        f"{base}/.well-known/openid-configuration{path}",
-        f"{base}{path}/.well-known/openid-configuration",
-    ]
 
 
 Fetch = Callable[[str], "requests.Response | None"]
@@ -205,7 +62,7 @@ def protected_resource_metadata(
     (``reason="resource_mismatch"``): a token for another resource must
     not be asked for on this one's word.
     """
-    for url in protected_resource_urls(server_url, challenge):
+    for url in protected_resource_urls(server_url, challenge.resource_metadata):
         document = _document(fetch, url)
         if document is None:
             continue
@@ -243,12 +100,11 @@ def authorization_server_metadata(
         document = _json_object(response)
         if document is None:
             continue
-        try:
-            metadata = AuthorizationServerMetadata.model_validate(document)
-        except ValidationError as exc:
-            raise auth_error(
-                "metadata_invalid", f"the authorization server metadata at {url} is invalid: {exc}"
-            ) from None
+        reason = {"reason": "metadata_invalid"}
+        what = f"the authorization server metadata at {url} is invalid"
+        metadata = validate(
+            AuthorizationServerMetadata, document, MCP_CODES.UNAUTHORIZED, what, data=reason, context=reason
+        )
         if check_issuer and metadata.issuer != issuer:
             raise auth_error(
                 "issuer_mismatch",

@@ -32,10 +32,11 @@ from typing import Any, TypeAlias
 import requests
 
 from ...protocol.errors import MCPError
-from .discovery import Challenge, auth_error, authorization_server_metadata
+from ...protocol.oauth import Challenge
+from .discovery import auth_error, authorization_server_metadata
 from .jose import DPoP, KeyLike
 from .models import AuthorizationServerMetadata, ClientRegistration, Tokens
-from .oauth import OFFLINE_ACCESS, OAuth, _Authority, _describe
+from .oauth import OFFLINE_ACCESS, Authority, OAuth, describe_refusal
 from .stores import TokenStore
 
 __all__ = [
@@ -105,7 +106,7 @@ class _Grant(OAuth):
         return self._token_request(authority, self._client(authority, None), form, scope)
 
     @abstractmethod
-    def _grant(self, authority: _Authority, scope: str | None) -> dict[str, str]:
+    def _grant(self, authority: Authority, scope: str | None) -> dict[str, str]:
         """The grant's own parameters: ``grant_type`` and what goes with it."""
         ...
 
@@ -155,7 +156,7 @@ class ClientCredentials(_Grant):
             dpop=dpop,
         )
 
-    def _grant(self, authority: _Authority, scope: str | None) -> dict[str, str]:
+    def _grant(self, authority: Authority, scope: str | None) -> dict[str, str]:
         return {"grant_type": "client_credentials"}
 
 
@@ -220,7 +221,7 @@ class EnterpriseAuthorization(_Grant):
         self.idp_client_secret = idp_client_secret
         self.subject_token_type = subject_token_type
 
-    def _grant(self, authority: _Authority, scope: str | None) -> dict[str, str]:
+    def _grant(self, authority: Authority, scope: str | None) -> dict[str, str]:
         return {
             "grant_type": JWT_BEARER,
             "assertion": self.identity_assertion(authority.issuer, authority.resource, scope),
@@ -250,7 +251,7 @@ class EnterpriseAuthorization(_Grant):
         if response.status_code != 200:
             raise auth_error(
                 "token_exchange_failed",
-                f"the identity provider {self.idp_issuer} refused the token exchange: {_describe(response)}",
+                f"the identity provider {self.idp_issuer} refused the token exchange: {describe_refusal(response)}",
                 status=response.status_code,
             )
         try:
@@ -330,11 +331,11 @@ class WorkloadIdentity(_Grant):
                 self._refused = {seen: exc}  # only the latest: an assertion is not sent again once refused
             raise
 
-    def _grant(self, authority: _Authority, scope: str | None) -> dict[str, str]:
+    def _grant(self, authority: Authority, scope: str | None) -> dict[str, str]:
         return {"grant_type": JWT_BEARER, "assertion": self._pending}
 
     def _client(
-        self, authority: _Authority, redirect_uri: str | None, client_id: str | None = None
+        self, authority: Authority, redirect_uri: str | None, client_id: str | None = None
     ) -> ClientRegistration:
         if self.client_id is None:
             return ClientRegistration(client_id="", token_endpoint_auth_method="none")  # no client authentication

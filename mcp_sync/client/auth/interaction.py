@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from ...runtime.deadline import Deadline
 from .discovery import auth_error
 
 __all__ = ["Interaction", "LoopbackInteraction", "PasteInteraction", "default_interaction"]
@@ -164,12 +165,12 @@ class PasteInteraction:
 
     def authorize(self, url: str, timeout: float) -> str:
         show(url, False)
-        started = time.monotonic()
+        deadline = Deadline.after(timeout, clock=time.monotonic)  # this module's clock, which tests replace
         try:
             answer = input("Paste the address your browser was sent to: ").strip()
         except (EOFError, KeyboardInterrupt):
             raise auth_error("cancelled", "the sign-in was cancelled") from None
-        if time.monotonic() - started > timeout:
+        if deadline.expired:
             raise auth_error("timeout", f"the sign-in took longer than {timeout:g} s")
         return answer
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 import secrets
 import threading
 import time
@@ -27,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from .discovery import origin
+from ...protocol.oauth import Challenge, origin
 
 if TYPE_CHECKING:
     from joserfc.jwk import ECKey, OKPKey, RSAKey
@@ -230,9 +229,6 @@ def dpop_proof(
     return key.sign(claims, {"typ": "dpop+jwt", "jwk": key.public_jwk})
 
 
-_NONCE_CHALLENGE = re.compile(r'\berror\s*=\s*"?use_dpop_nonce\b')
-
-
 class DPoP:
     """Proof of possession for one client (RFC 9449): its key, and the nonces servers asked for.
 
@@ -276,7 +272,7 @@ class DPoP:
         with self._lock:
             self._nonces[origin(response.url)] = nonce
         if response.status_code == 401:
-            return _NONCE_CHALLENGE.search(response.headers.get("WWW-Authenticate") or "") is not None
+            return Challenge.parse(response.headers.get("WWW-Authenticate"), ("DPoP",)).error == "use_dpop_nonce"
         if response.status_code == 400:
             try:
                 body = response.json()

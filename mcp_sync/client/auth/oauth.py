@@ -35,10 +35,8 @@ import base64
 import hashlib
 import json
 import logging
-import re
 import secrets
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,14 +48,12 @@ import urllib3
 from pydantic import ValidationError
 
 from ...protocol.errors import MCPError
-from ...transports.http._bounded import BadAnswer, exchange
-from ...transports.http._common import new_session
+from ...protocol.oauth import Challenge, canonical_url, origin, redirect_registered, well_formed
+from ...runtime.deadline import Deadline
+from ...runtime.http import BadAnswer, bounded_request, new_session
 from .discovery import (
-    Challenge,
     auth_error,
     authorization_server_metadata,
-    canonical_url,
-    origin,
     protected_resource_metadata,
 )
 from .interaction import Interaction, default_interaction
@@ -78,12 +74,18 @@ HTTP_TIMEOUT = 30.0
 """Seconds any one request to an authorization server may take, all told: connecting, the headers, the whole body."""
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most an authorization server's answer (a metadata document, a token response) may hold."""
-_ONE_TOKEN = re.compile(r"[\x21-\x7e]+")  # RFC 6749 appendix A.12, without the space: it goes in a header
 
 
 @dataclass
-class _Authority:
-    """Who authorizes one MCP server, as discovered for it."""
+class Authority:
+    """Who authorizes one MCP server, as discovered for it (what the grants of :mod:`.grants` sign in with).
+
+    >>> from mcp_sync.client.auth.models import AuthorizationServerMetadata
+    >>> metadata = AuthorizationServerMetadata.model_validate(
+    ...     {"issuer": "https://auth.example", "token_endpoint": "https://auth.example/token"})
+    >>> Authority("https://api.example/mcp", "https://api.example/mcp", "https://auth.example", metadata, None).issuer
+    'https://auth.example'
+    """
 
     server_url: str
     resource: str
@@ -319,7 +321,7 @@ class OAuth(requests.auth.AuthBase):
         assert raw is not None
         return self._finish(authority, PendingAuthorization.model_validate(raw), query)
 
-    def _discover(self, server_url: str, challenge: Challenge) -> _Authority:
+    def _discover(self, server_url: str, challenge: Challenge) -> Authority:
         """Who authorizes ``server_url``: from its protected-resource metadata, else (2025-03-26) its own origin."""
         server_url = canonical_url(server_url)
         resource_metadata = protected_resource_metadata(self._fetch, server_url, challenge)
@@ -330,7 +332,7 @@ class OAuth(requests.auth.AuthBase):
                 raise auth_error("metadata_unavailable", f"the authorization server {issuer} publishes no metadata")
             resource = resource_metadata.resource or server_url
             supported = resource_metadata.scopes_supported
-            return _Authority(server_url, resource, issuer, metadata, supported, challenge.resource_metadata)
+            return Authority(server_url, resource, issuer, metadata, supported, challenge.resource_metadata)
         # 2025-03-26: no protected-resource metadata; the server's origin is its authorization server,
         # with metadata at the origin's well-known URL or, failing that, the default endpoints.
         issuer = origin(server_url)
@@ -343,9 +345,9 @@ class OAuth(requests.auth.AuthBase):
             registration_endpoint=f"{issuer}/register",
             code_challenge_methods_supported=["S256"],  # 2025-03-26 requires PKCE of every server
         )
-        return _Authority(server_url, server_url, issuer, metadata, None)
+        return Authority(server_url, server_url, issuer, metadata, None)
 
-    def _scope(self, authority: _Authority, challenge: Challenge, granted: Tokens | None) -> str | None:
+    def _scope(self, authority: Authority, challenge: Challenge, granted: Tokens | None) -> str | None:
         """What to ask for: the challenge's scope, else the configured or advertised scopes, with those granted kept."""
         if challenge.scope:
             wanted = challenge.scope.split()
@@ -360,7 +362,7 @@ class OAuth(requests.auth.AuthBase):
             wanted.append(OFFLINE_ACCESS)  # SEP-2207: a refresh token, where the authorization server offers one
         return " ".join(dict.fromkeys(wanted)) or None
 
-    def _authorization_url(self, authority: _Authority, scope: str | None) -> str:
+    def _authorization_url(self, authority: Authority, scope: str | None) -> str:
         """The authorization request (PKCE S256, state, resource), kept pending under its state."""
         endpoint = authority.metadata.authorization_endpoint
         if endpoint is None:
@@ -406,7 +408,7 @@ class OAuth(requests.auth.AuthBase):
         separator = "&" if "?" in endpoint else "?"
         return f"{endpoint}{separator}{urlencode(query)}"
 
-    def _finish(self, authority: _Authority, pending: PendingAuthorization, query: dict[str, list[str]]) -> Tokens:
+    def _finish(self, authority: Authority, pending: PendingAuthorization, query: dict[str, list[str]]) -> Tokens:
         """Check the authorization response (error, ``iss``) and exchange its code for tokens."""
         error = _first(query, "error")
         if error is not None:
@@ -483,7 +485,7 @@ class OAuth(requests.auth.AuthBase):
     # ----------------------------------------------------------- registration
 
     def _client(
-        self, authority: _Authority, redirect_uri: str | None, client_id: str | None = None
+        self, authority: Authority, redirect_uri: str | None, client_id: str | None = None
     ) -> ClientRegistration:
         """This client for ``authority``'s server: pre-registered, a metadata document, kept, or newly registered.
 
@@ -502,7 +504,7 @@ class OAuth(requests.auth.AuthBase):
             return ClientRegistration(client_id=self.client_metadata_url, token_endpoint_auth_method="none")
         latest = f"client {authority.issuer}"
         kept = self._registration(f"{latest} {client_id}" if client_id is not None else latest, authority.issuer)
-        if kept is not None and (redirect_uri is None or _registered(redirect_uri, kept.redirect_uris or [])):
+        if kept is not None and (redirect_uri is None or redirect_registered(redirect_uri, kept.redirect_uris or [])):
             return kept
         if redirect_uri is None:
             raise auth_error("registration_failed", f"this client is not registered with {authority.issuer}")
@@ -520,7 +522,7 @@ class OAuth(requests.auth.AuthBase):
             return None
         return kept if kept is not None and kept.issuer == issuer else None
 
-    def _register(self, authority: _Authority, redirect_uri: str) -> ClientRegistration:
+    def _register(self, authority: Authority, redirect_uri: str) -> ClientRegistration:
         """Dynamic client registration (RFC 7591)."""
         metadata = authority.metadata
         if metadata.registration_endpoint is None:
@@ -549,7 +551,7 @@ class OAuth(requests.auth.AuthBase):
         if response.status_code not in (200, 201):
             raise auth_error(
                 "registration_failed",
-                f"the authorization server {authority.issuer} refused the registration: {_describe(response)}",
+                f"the authorization server {authority.issuer} refused the registration: {describe_refusal(response)}",
                 status=response.status_code,
             )
         try:
@@ -568,7 +570,7 @@ class OAuth(requests.auth.AuthBase):
     # ----------------------------------------------------------------- tokens
 
     def _token_request(
-        self, authority: _Authority, client: ClientRegistration, form: dict[str, str], scope: str | None
+        self, authority: Authority, client: ClientRegistration, form: dict[str, str], scope: str | None
     ) -> Tokens:
         """POST to the token endpoint with the client's authentication; the tokens, kept for the server."""
         endpoint = authority.metadata.token_endpoint
@@ -586,7 +588,7 @@ class OAuth(requests.auth.AuthBase):
         if response.status_code != 200:
             raise auth_error(
                 "token_request_failed",
-                f"the token endpoint of {authority.issuer} refused: {_describe(response)}",
+                f"the token endpoint of {authority.issuer} refused: {describe_refusal(response)}",
                 status=response.status_code,
             )
         try:
@@ -603,7 +605,7 @@ class OAuth(requests.auth.AuthBase):
                 f"the token endpoint of {authority.issuer} issued a token of type {tokens.token_type[:40]!r}, "
                 "which this client cannot present",
             )
-        if not _ONE_TOKEN.fullmatch(tokens.access_token):
+        if not well_formed(tokens.access_token):
             raise auth_error(
                 "token_request_failed", f"the token endpoint of {authority.issuer} sent an access token that is not one"
             )
@@ -652,7 +654,7 @@ class OAuth(requests.auth.AuthBase):
         """GET a metadata document; ``None`` when the host cannot be reached."""
         try:
             return _checked(
-                exchange(
+                bounded_request(
                     self.http,
                     "GET",
                     url,
@@ -675,7 +677,7 @@ class OAuth(requests.auth.AuthBase):
         sent on elsewhere would carry the code, the verifier and the client's secret with it.
         """
         try:
-            response = exchange(
+            response = bounded_request(
                 self.http,
                 method,
                 url,
@@ -707,10 +709,10 @@ def _let_go(response: requests.Response) -> None:
     A resource server's 401 whose body has no end is not waited for: the
     connection is dropped instead.
     """
-    deadline = time.monotonic() + 1.0
+    deadline = Deadline.after(1.0)
     left = 64 * 1024
     try:
-        while left > 0 and time.monotonic() < deadline and (chunk := response.raw.read1(left)):
+        while left > 0 and not deadline.expired and (chunk := response.raw.read1(left)):
             left -= len(chunk)
     except (urllib3.exceptions.HTTPError, OSError):
         pass  # a refusal cut short: nothing to keep
@@ -724,19 +726,6 @@ def _failure(exc: Exception) -> str:
 def _pointing_to(resource_metadata: str | None) -> Challenge:
     """A challenge that names only where the server's metadata is (as a first 401 said)."""
     return Challenge("Bearer", {"resource_metadata": resource_metadata}) if resource_metadata else Challenge()
-
-
-def _registered(redirect_uri: str, registered: list[str]) -> bool:
-    """Whether ``redirect_uri`` is among those registered; a loopback one whatever its port (RFC 8252 section 7.3)."""
-    if redirect_uri in registered:
-        return True
-    wanted = urlsplit(redirect_uri)
-    if wanted.scheme != "http" or wanted.hostname not in ("127.0.0.1", "::1", "localhost"):
-        return False
-    return any(
-        (kept.scheme, kept.hostname, kept.path) == (wanted.scheme, wanted.hostname, wanted.path)
-        for kept in map(urlsplit, registered)
-    )
 
 
 def _first(query: dict[str, list[str]], name: str) -> str | None:
@@ -773,8 +762,14 @@ def _registration_method(metadata: AuthorizationServerMetadata) -> str:
     return "client_secret_basic" if "client_secret_basic" in offered else offered[0]
 
 
-def _describe(response: requests.Response) -> str:
-    """A refusal's status and OAuth error, never its whole body (which may echo a secret)."""
+def describe_refusal(response: requests.Response) -> str:
+    """A refusal's status and OAuth error, never its whole body (which may echo a secret).
+
+    >>> refused = requests.Response()
+    >>> refused.status_code, refused._content = 400, b'{"error": "invalid_grant", "error_description": "expired"}'
+    >>> describe_refusal(refused)
+    '400 invalid_grant expired'
+    """
     try:
         body = response.json()
     except ValueError:

@@ -5,7 +5,7 @@
   compare ``Host`` and ``Origin`` with allow-lists whose entries are
   ``name``, ``name:port``, ``name:*`` (any port, or none) or ``*``.
 
-Bearer tokens are read in :mod:`mcp_sync.server.http.auth`; the headers of
+Bearer tokens are read in :mod:`mcp_sync.server.authorization.tokens`; the headers of
 2026-07-28 that mirror the body in :mod:`mcp_sync.protocol.headers`.
 
 >>> accepts("application/json, text/event-stream", "text/event-stream")

@@ -62,7 +62,7 @@ from ..backend import delivering
 from .event_store import EventStore, SharedEventStore
 
 if TYPE_CHECKING:
-    from ..auth import AuthInfo
+    from ..authorization import AuthInfo
     from ..session import ServerSession
 
 __all__ = [

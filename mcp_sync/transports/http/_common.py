@@ -1,24 +1,21 @@
-"""What both HTTP client transports share: timeouts, the ``requests`` session, SSE parsing, errors as answers."""
+"""What both HTTP client transports share: timeouts, sending, SSE parsing, errors as answers.
+
+The sessions, their closable connections and the bounded request are not the
+transports' own: they are in :mod:`mcp_sync.runtime.http`, for both roles.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import re
-import socket
-import threading
-import weakref
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol
 
 import pydantic_core
 import requests
-import requests.adapters
 import requests.auth
 import requests.structures
 import requests.utils
 import sseclient
-import urllib3
 import urllib3.exceptions
 
 from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
@@ -30,11 +27,6 @@ from ...protocol.types import (
     RequestId,
 )
 
-if TYPE_CHECKING:
-    pass
-
-POOL_SIZE = 32
-"""Connections kept per host by the sessions the transports make for themselves."""
 _CHUNK = 1 << 16
 _SNIPPET = 200
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -172,163 +164,13 @@ def default_sse_client(response: requests.Response) -> EventSource:
     return EventStream(response)
 
 
-class ClosableAdapter(requests.adapters.HTTPAdapter):
-    """An :class:`~requests.adapters.HTTPAdapter` that can shut down every connection it opened, in use or not.
-
-    :meth:`~requests.adapters.HTTPAdapter.close` closes the connections
-    waiting in the pool only. A request waiting for its response holds its
-    connection outside the pool, and the thread that sent it stays blocked
-    in the socket read until the read timeout. :meth:`abort_connections`
-    shuts down the socket of every connection the adapter's pools (proxies'
-    included) opened: such a read returns at once, and its request fails.
-    """
-
-    def __init__(self, **options: Any) -> None:
-        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._connections_lock = threading.Lock()
-        super().__init__(**options)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        # Unpickling builds the pool manager again (requests calls init_poolmanager), before __init__ would run.
-        self._connections = weakref.WeakSet()
-        self._connections_lock = threading.Lock()
-        super().__setstate__(state)
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
-        self._track(self.poolmanager)
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
-        known = proxy in self.proxy_manager
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        if not known:
-            self._track(manager)
-        return manager
-
-    def _track(self, manager: urllib3.PoolManager) -> None:
-        """Make ``manager``'s pools note each connection they open."""
-        note = self._note
-        tracked: dict[str, type[urllib3.HTTPConnectionPool]] = {}
-        for scheme, pool_class in manager.pool_classes_by_scheme.items():
-
-            def new_conn(pool: Any, base: Any = pool_class) -> Any:
-                connection = base._new_conn(pool)
-                connection.response_class = _InterimAwareResponse
-                note(connection)
-                return connection
-
-            def get_conn(pool: Any, timeout: Any = None, base: Any = pool_class) -> Any:
-                connection = base._get_conn(pool, timeout)
-                holder = getattr(_taker, "note", None)
-                connection._mcp_sync_holder = holder
-                if holder is not None:
-                    holder(connection)
-                return connection
-
-            def put_conn(pool: Any, connection: Any, base: Any = pool_class) -> None:
-                # The holder lets go before the connection is back where another request may take it: urllib3
-                # puts it back inside a read that reaches the end of a response (and before it marks the
-                # response released), requests' auths and redirects before they send again.
-                holder = getattr(connection, "_mcp_sync_holder", None)
-                if holder is not None:
-                    connection._mcp_sync_holder = None
-                    holder(None)
-                base._put_conn(pool, connection)
-
-            members = {"_new_conn": new_conn, "_get_conn": get_conn, "_put_conn": put_conn}
-            subclass = type(f"Closable{pool_class.__name__}", (pool_class,), members)
-            tracked[scheme] = cast("type[urllib3.HTTPConnectionPool]", subclass)
-        manager.pool_classes_by_scheme = tracked
-
-    def _note(self, connection: Any) -> None:
-        with self._connections_lock:
-            self._connections.add(connection)
-
-    def abort_connections(self) -> None:
-        """Shut down the socket of every connection opened so far; a read blocked on one returns at once."""
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            shut_down(connection)
-
-
-class ClosedAfterInterim(http.client.HTTPException):
-    """The server sent an interim answer (``100 Continue``) and closed the connection without a final one."""
-
-
-class _InterimAwareResponse(http.client.HTTPResponse):
-    """:mod:`http.client`'s response, telling a connection closed after an interim answer from one closed before any.
-
-    ``http.client`` raises ``RemoteDisconnected`` for both. Closed before any
-    answer, the server is as good as gone (:func:`unreachable`); closed after
-    a ``100 Continue``, it is there and answered badly: one call fails.
-    """
-
-    _interim = False
-
-    def _read_status(self) -> tuple[str, int, str]:
-        try:
-            status: tuple[str, int, str] = super()._read_status()  # type: ignore[misc]
-        except http.client.RemoteDisconnected:
-            if self._interim:
-                raise ClosedAfterInterim(
-                    "the server closed the connection after an interim answer, without a final one"
-                ) from None
-            raise
-        self._interim = True  # begin() reads another status line only after a 100 Continue
-        return status
-
-
-_taker = threading.local()
-"""``note``: what is told of each connection this thread takes from (or gives back to) a ClosableAdapter's pools."""
-
-
-@contextlib.contextmanager
-def taking(note: Callable[[Any], None]) -> Iterator[None]:
-    """Within the block, each connection this thread takes from a :class:`ClosableAdapter`'s pools goes to ``note``.
-
-    How a request can be stopped from another thread before its response
-    has come (there is no response to :func:`abort` yet): the connection
-    it was sent on is :func:`shut_down`. When that connection goes back to
-    the pool (on whatever thread), ``note(None)`` is called first.
-    Blocks nest: the outer ``note`` is back after the inner block.
-    """
-    outer = getattr(_taker, "note", None)
-    _taker.note = note
-    try:
-        yield
-    finally:
-        _taker.note = outer
-
-
-def shut_down(connection: Any) -> None:
-    """Shut down ``connection``'s socket: a read blocked on it returns at once (no socket yet: nothing to do)."""
-    # AttributeError: no socket (not connected yet, or closed already).
-    with contextlib.suppress(OSError, AttributeError):
-        connection.sock.shutdown(socket.SHUT_RDWR)
-
-
-def new_session() -> requests.Session:
-    """A :class:`requests.Session` whose connection pool holds :data:`POOL_SIZE` connections per host.
-
-    Each call in flight and each open stream holds a connection; the default
-    pool of 10 would drop (and log) connections beyond that. Its adapter is a
-    :class:`ClosableAdapter`: see :func:`abort_connections`.
-    """
-    session = requests.Session()
-    adapter = ClosableAdapter(pool_maxsize=POOL_SIZE)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
-
-
 class Sender:
     """Sends a transport's requests through its :class:`requests.Session`.
 
     A session the caller gave is used through its ``request`` method, as
     given (it may be a subclass that does more there).
 
-    For a session the transport made itself (:func:`new_session`,
+    For a session the transport made itself (:func:`~mcp_sync.runtime.http.new_session`,
     ``own=True``) the per-URL work is done once. ``Session.request`` reads
     the proxy and CA-bundle variables and ``~/.netrc`` again on every call
     and merges the session's settings through generic code: for a small MCP
@@ -341,6 +183,7 @@ class Sender:
     ``prepare_request`` builds for such a session. Once the server sets a
     cookie, ``prepare_request`` does the work.
 
+    >>> from mcp_sync.runtime.http import new_session
     >>> send = Sender(new_session(), own=True)
     >>> send.session.trust_env
     True
@@ -427,28 +270,6 @@ class _URLSettings:
         if use is not None:
             prepared.prepare_auth(use, self.url)
         return prepared
-
-
-def abort_connections(session: requests.Session) -> None:
-    """Shut down every connection of ``session``'s :class:`ClosableAdapter` adapters, in use or idle.
-
-    A thread blocked waiting for a response on one of them (a server that
-    never answers) gets an error at once. Adapters of other kinds (a session
-    the caller made) are left alone.
-    """
-    for adapter in set(session.adapters.values()):
-        if isinstance(adapter, ClosableAdapter):
-            adapter.abort_connections()
-
-
-def abort(response: requests.Response) -> None:
-    """Stop ``response`` from another thread: a read blocked on its socket returns at once.
-
-    Only the socket is shut down; the thread reading the response closes it
-    (``http.client`` responses must not be closed under a reader's feet).
-    """
-    with contextlib.suppress(Exception):
-        response.raw.shutdown()
 
 
 def connect_part(timeout: Timeout) -> float:

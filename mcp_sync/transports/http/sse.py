@@ -27,6 +27,7 @@ import requests.auth
 from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPTransportError
 from ...protocol.jsonrpc import decode_message, encode_message
 from ...protocol.types import JSONRPCMessage, JSONRPCRequest
+from ...runtime.http import abort, new_session
 from ...runtime.transport import BaseTransport
 from ._common import (
     DEFAULT_SSE_READ_TIMEOUT,
@@ -36,7 +37,6 @@ from ._common import (
     Sender,
     SSEClientFactory,
     Timeout,
-    abort,
     broken_answer,
     connect_part,
     content_type,
@@ -45,7 +45,6 @@ from ._common import (
     error_answer,
     http_error_answer,
     lost_connection,
-    new_session,
     read_body,
     snippet,
     unreachable,

@@ -43,10 +43,8 @@ import requests.adapters
 import requests.auth
 
 from ...protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError
-from ...protocol.headers import NAMED_BY, header_value, screen_tools
+from ...protocol.headers import request_headers, screen_tools
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message, parse_value
-from ...protocol.stateless import meta_revision
-from ...protocol.tasks import NAMED_BY_TASK_ID
 from ...protocol.types import (
     JSONRPCErrorResponse,
     JSONRPCMessage,
@@ -55,6 +53,7 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     RequestId,
 )
+from ...runtime.http import abort, abort_connections, new_session, shut_down, taking
 from ...runtime.transport import BaseTransport
 from ...runtime.workers import ElasticPool, PoolClosed
 from ._common import (
@@ -67,8 +66,6 @@ from ._common import (
     SSEClientFactory,
     SSEEvent,
     Timeout,
-    abort,
-    abort_connections,
     broken_answer,
     connect_part,
     content_type,
@@ -77,11 +74,8 @@ from ._common import (
     error_answer,
     http_error_answer,
     lost_connection,
-    new_session,
     read_body,
-    shut_down,
     snippet,
-    taking,
     unreachable,
 )
 
@@ -146,12 +140,6 @@ class _Cursor:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def stateless_revision(message: JSONRPCMessage) -> str | None:
-    """The revision a 2026-07-28 request names in its ``_meta`` (``None`` for any other message)."""
-    revision = meta_revision(message.params) if isinstance(message, JSONRPCRequest) else None
-    return revision if isinstance(revision, str) else None
 
 
 class _InflightRequest:
@@ -285,7 +273,8 @@ class StreamableHTTPClientTransport(BaseTransport):
         self._workers = ElasticPool("mcp-sync-http-post", idle_timeout=_IDLE_WORKER)
         self._listening = False
         self._listener: threading.Thread | None = None
-        self._stateless = False
+        self.stateless_revision: str | None = None
+        """The 2026-07-28 revision the requests go at (``None``: the handshake era), as the client's era says."""
         self._declarations: dict[str, dict[str, tuple[str, ...]]] = {}
 
     def __repr__(self) -> str:
@@ -308,24 +297,29 @@ class StreamableHTTPClientTransport(BaseTransport):
             headers[_VERSION_HEADER] = state.version
         return headers
 
+    def set_stateless_revision(self, revision: str | None) -> None:
+        """Send the requests that follow at the 2026-07-28 ``revision``; ``None``: the handshake era's way.
+
+        The client's era negotiation calls it as it decides (before its
+        ``server/discover`` probe, and again if it falls back to
+        ``initialize``): the era is the connection's, decided once, and not
+        read back out of each message.
+
+        >>> transport = StreamableHTTPClientTransport("http://127.0.0.1:8000/mcp")
+        >>> transport.set_stateless_revision("2026-07-28")
+        >>> transport.stateless_revision
+        '2026-07-28'
+        >>> transport.close()
+        """
+        self.stateless_revision = revision
+
     def _stateless_headers(self, request: JSONRPCRequest, revision: str) -> dict[str, str]:
-        """The headers of a 2026-07-28 request: its revision, method and name, and its tool's mirrored arguments."""
-        headers = {**self.headers, "Accept": _ACCEPT_ANY, _VERSION_HEADER: revision, "Mcp-Method": request.method}
-        params = request.params or {}
-        named = NAMED_BY.get(request.method) or ("taskId" if request.method in NAMED_BY_TASK_ID else None)
-        name = header_value(params.get(named)) if named is not None else None
-        if name is not None:
-            headers["Mcp-Name"] = name
-        arguments = params.get("arguments")
+        """The headers of a 2026-07-28 request: its revision, and those that mirror its body (method, name, tool)."""
+        headers = {**self.headers, "Accept": _ACCEPT_ANY, _VERSION_HEADER: revision}
         with self._state_lock:
-            declared = self._declarations.get(str(params.get("name"))) if request.method == "tools/call" else None
-        for header, path in (declared or {}).items():
-            value: Any = arguments
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            text = header_value(value)
-            if text is not None:
-                headers[f"Mcp-Param-{header}"] = text
+            name = (request.params or {}).get("name")
+            declared = self._declarations.get(str(name)) if request.method == "tools/call" else None
+        headers.update(request_headers(request.method, request.params, declared))
         return headers
 
     def _learn_tools(self, answer: JSONRPCResultResponse) -> JSONRPCResultResponse:
@@ -349,9 +343,8 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _post(
         self, message: JSONRPCMessage, state: _SessionState | None, *, stream: bool, timeout: Timeout | None = None
     ) -> requests.Response:
-        revision = stateless_revision(message)
-        if revision is not None:
-            assert isinstance(message, JSONRPCRequest)
+        revision = self.stateless_revision
+        if revision is not None and isinstance(message, JSONRPCRequest):
             headers = self._stateless_headers(message, revision)
         else:
             headers = self._headers(state, _ACCEPT_ANY)
@@ -405,9 +398,6 @@ class StreamableHTTPClientTransport(BaseTransport):
         if isinstance(message, JSONRPCRequest):
             if message.method == "initialize":
                 self._initialize = message
-            self._stateless = message.method != "initialize" and (
-                self._stateless or stateless_revision(message) is not None
-            )
             inflight = _InflightRequest(message)
             with self._state_lock:
                 self._inflight[message.id] = inflight
@@ -423,7 +413,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             self._abandon((message.params or {}).get("requestId"))
         elif isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id is not None:
             self._related.pop(message.id, None)
-        if self._stateless:
+        if self.stateless_revision is not None:
             return  # 2026-07-28 defines no notification over HTTP: closing the stream was the cancellation
         self._send_one_way(message, self._state())
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized":
@@ -516,7 +506,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             if (
                 request.method == "tools/list"
                 and isinstance(answer, JSONRPCResultResponse)
-                and stateless_revision(request)
+                and self.stateless_revision is not None
             ):
                 answer = self._learn_tools(answer)
             self._deliver(answer)
@@ -563,7 +553,7 @@ class StreamableHTTPClientTransport(BaseTransport):
             response.status_code == 404
             and state.id is not None
             and request.method != "initialize"
-            and not stateless_revision(request)
+            and self.stateless_revision is None
         ):
             # No longer this request's to shut down, before it goes back to the pool (where another may take it).
             self._took(inflight, None)
@@ -689,7 +679,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         answer, broken, news = self._read_once(response, cursor, request)
         while answer is None and not inflight.abandoned and not self.closed:
             if cursor.last_event_id is None:
-                if broken is not None and (stateless_revision(request) is not None or isinstance(broken, ValueError)):
+                if broken is not None and (self.stateless_revision is not None or isinstance(broken, ValueError)):
                     # 2026-07-28 streams cannot be resumed: the request is lost, not the connection. Nor is it lost
                     # when the client refused what the server sent (ValueError: an event too big to read); a stream
                     # cut off with no event id to resume it looks like a server gone, and closes the transport.

@@ -6,17 +6,17 @@ Each is a ``token_verifier`` for :class:`~mcp_sync.server.http.app.StreamableHTT
     app = StreamableHTTPApp(server, token_verifier=verifier)
 
 A verifier is called with the raw bearer token and returns the token's
-claims, normalised so that :func:`~mcp_sync.server.http.auth.token_scopes`
-and :func:`~mcp_sync.server.http.auth.token_principal` read them: ``scope``
+claims, normalised so that :func:`~mcp_sync.server.authorization.tokens.token_scopes`
+and :func:`~mcp_sync.server.authorization.tokens.token_principal` read them: ``scope``
 a space-separated string (from ``scope``, or from an ``scp`` list or
 string), ``client_id`` (from ``azp`` when the token has no ``client_id``),
 and ``sub``, ``exp`` and the rest as the token has them. A token it refuses
-raises :class:`~mcp_sync.server.http.auth.InvalidToken` (a 401; the
+raises :class:`~mcp_sync.server.authorization.tokens.InvalidToken` (a 401; the
 message is a clear ``error_description`` and never holds the token), one
-without ``required_scopes`` :class:`~mcp_sync.server.http.auth.InsufficientScope`
+without ``required_scopes`` :class:`~mcp_sync.server.authorization.tokens.InsufficientScope`
 (a 403), and when the authorization server cannot be reached (down, a
 timeout, a 5xx, a document that is not what it should be) it raises
-:class:`~mcp_sync.server.http.auth.VerifierUnavailable` (a 503).
+:class:`~mcp_sync.server.authorization.tokens.VerifierUnavailable` (a 503).
 
 Every HTTP exchange they make is bounded by ``timeout`` (seconds, all told:
 connecting, the headers and the body, so an answer trickled a byte at a time
@@ -42,14 +42,16 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote_plus, urlsplit
+from urllib.parse import quote_plus
 
 import requests
 import urllib3
 
-from ...transports.http._bounded import AnswerTooLong, AnswerTooSlow, exchange
-from ...transports.http._common import new_session
-from .auth import InsufficientScope, InvalidToken, VerifierUnavailable
+from ...protocol.grammar import B64TOKEN
+from ...protocol.oauth import authorization_server_urls
+from ...runtime.deadline import Deadline
+from ...runtime.http import AnswerTooLong, AnswerTooSlow, bounded_request, new_session
+from .tokens import InsufficientScope, InvalidToken, VerifierUnavailable
 
 if TYPE_CHECKING:
     from joserfc.jwk import Key
@@ -66,7 +68,6 @@ __all__ = [
     "InvalidToken",
     "JWTVerifier",
     "VerifierUnavailable",
-    "metadata_urls",
 ]
 
 log = logging.getLogger("mcp_sync.http")
@@ -100,7 +101,6 @@ DEFAULT_ALGORITHMS = (
 _AT_JWT_TYPES = frozenset({"at+jwt", "application/at+jwt"})
 _PLAIN_JWT_TYPES = frozenset({"jwt", "application/jwt"})
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
-_B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750 section 2.1
 _SHOWN = re.compile(r"[A-Za-z0-9._~+/:@-]{1,200}")
 _NOT_FOUND = frozenset({400, 401, 403, 404, 405, 406, 410})
 """Answers to a metadata URL that mean "not here": discovery tries the next URL."""
@@ -195,7 +195,7 @@ def _request(
     raise :class:`VerifierUnavailable`; any other status is the caller's to judge.
     """
     try:
-        response = exchange(session, method, url, timeout=timeout, max_bytes=MAX_DOCUMENT_BYTES, **options)
+        response = bounded_request(session, method, url, timeout=timeout, max_bytes=MAX_DOCUMENT_BYTES, **options)
     except AnswerTooLong:
         raise VerifierUnavailable(f"{what} at {url} answered more than {MAX_DOCUMENT_BYTES} bytes") from None
     except AnswerTooSlow:
@@ -209,28 +209,6 @@ def _request(
         return status, json.loads(body)
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python recurses
         return status, None
-
-
-def metadata_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata is looked for, in order: RFC 8414, then OpenID discovery (both placements).
-
-    >>> metadata_urls("https://auth.example")  # doctest: +NORMALIZE_WHITESPACE
-    ['https://auth.example/.well-known/oauth-authorization-server',
-     'https://auth.example/.well-known/openid-configuration']
-    >>> metadata_urls("https://auth.example/tenant1")  # doctest: +NORMALIZE_WHITESPACE
-    ['https://auth.example/.well-known/oauth-authorization-server/tenant1',
-     'https://auth.example/.well-known/openid-configuration/tenant1',
-     'https://auth.example/tenant1/.well-known/openid-configuration']
-    """
-    parts = urlsplit(issuer)
-    base, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-    if not path:
-        return [f"{base}/.well-known/oauth-authorization-server", f"{base}/.well-known/openid-configuration"]
-    return [
-        f"{base}/.well-known/oauth-authorization-server{path}",
-        f"{base}/.well-known/openid-configuration{path}",
-        f"{base}{path}/.well-known/openid-configuration",
-    ]
 
 
 # ----------------------------------------------------------------------------------------------- JWT
@@ -554,7 +532,7 @@ class JWTVerifier:
 
     def _discover(self) -> str:
         """The ``jwks_uri`` of the issuer's metadata (kept in :attr:`jwks_url` once found)."""
-        for url in metadata_urls(self.issuer):
+        for url in authorization_server_urls(self.issuer):
             status, document = _request(self._session, "GET", url, what="the issuer's metadata", timeout=self.timeout)
             if status in _NOT_FOUND:
                 continue
@@ -655,7 +633,7 @@ class IntrospectionVerifier:
         self._owns_session = session is None
         self._session = session if session is not None else new_session()
         self._clock = clock
-        self._cache: collections.OrderedDict[bytes, tuple[float, dict[str, Any] | None]] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[bytes, tuple[Deadline, dict[str, Any] | None]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -665,7 +643,7 @@ class IntrospectionVerifier:
         """The introspection answer for an active token (normalised); :class:`InvalidToken` otherwise."""
         if len(token) > MAX_TOKEN_LENGTH:
             raise InvalidToken(f"the token is longer than {MAX_TOKEN_LENGTH} bytes")
-        if not _B64TOKEN.fullmatch(token):
+        if not B64TOKEN.fullmatch(token):
             raise InvalidToken("the token has characters a bearer token cannot have")
         key = hashlib.sha256(token.encode("ascii")).digest()
         found, answer = self._cached(key)
@@ -722,7 +700,7 @@ class IntrospectionVerifier:
             entry = self._cache.get(key)
             if entry is None:
                 return False, None
-            if self._clock() >= entry[0]:
+            if entry[0].expired:
                 del self._cache[key]
                 return False, None
             self._cache.move_to_end(key)
@@ -739,7 +717,7 @@ class IntrospectionVerifier:
         if ttl <= 0 or self.max_cache == 0:
             return
         with self._lock:
-            self._cache[key] = (self._clock() + ttl, answer)
+            self._cache[key] = (Deadline.after(ttl, clock=self._clock), answer)
             self._cache.move_to_end(key)
             while len(self._cache) > self.max_cache:
                 self._cache.popitem(last=False)

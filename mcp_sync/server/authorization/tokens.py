@@ -1,17 +1,20 @@
-"""Bearer tokens on the HTTP server: reading ``Authorization``, a token's claims, and ``WWW-Authenticate``.
+"""Bearer tokens on the HTTP server: the verifier's contract, its refusals, and what a token's claims say.
 
->>> bearer_token("Bearer abc"), token_scopes({"scope": "read write"}) == {"read", "write"}
-('abc', True)
->>> challenge(error="invalid_token", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp")
-'Bearer error="invalid_token", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp"'
+Reading ``Authorization`` and writing ``WWW-Authenticate`` are the rules of
+:mod:`mcp_sync.protocol.oauth` (:func:`~mcp_sync.protocol.oauth.bearer_token`,
+:func:`~mcp_sync.protocol.oauth.bearer_challenge`), which the client shares.
+
+>>> token_scopes({"scope": "read write"}) == {"read", "write"}, token_principal({"sub": "alice"})
+(True, 'alice')
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from ...protocol.oauth import join_scopes, split_scopes
 
 TokenVerifier = Callable[[str], "Mapping[str, Any] | None"]
 """Checks a bearer token: returns its claims (``sub``, ``scope``, ``exp``...), or ``None`` when invalid.
@@ -59,7 +62,7 @@ class InsufficientScope(InvalidToken):
         needed = sorted(set(required))
         missing = [scope for scope in needed if scope not in set(granted)]
         super().__init__(f"the token lacks the scope{'s' if len(missing) > 1 else ''} {' '.join(missing)}")
-        self.scope = " ".join(needed)
+        self.scope = join_scopes(needed)
 
 
 class VerifierUnavailable(Exception):
@@ -81,38 +84,11 @@ class VerifierUnavailable(Exception):
         self.retry_after = retry_after
 
 
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header, if that is what it holds."""
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.strip().partition(" ")
-    token = token.strip()
-    return token if scheme.lower() == "bearer" and token else None
-
-
-_ONE_TOKEN = re.compile(r"[\x21-\x7e]+")
-_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
-
-
-def well_formed(token: str) -> bool:
-    """Whether a bearer token can be one token: visible ASCII characters, no space (RFC 6749 appendix A.12).
-
-    Two ``Authorization`` headers joined by the HTTP server (``a,Bearer b``)
-    or a token with spaces is not one: such a request is malformed, whatever
-    a verifier would make of it. (RFC 6750's ``b64token`` is stricter; the
-    verifiers of :mod:`~mcp_sync.server.http.verifiers` hold tokens to it.)
-
-    >>> well_formed("eyJhbGciOi.eyJzdWIi.c2ln"), well_formed("a,Bearer b")
-    (True, False)
-    """
-    return _ONE_TOKEN.fullmatch(token) is not None
-
-
 def token_scopes(claims: Mapping[str, Any]) -> frozenset[str]:
     """The scopes granted by a token: its ``scope`` string, or its ``scopes``/``scp`` list."""
     scope = claims.get("scope")
     if isinstance(scope, str):
-        return frozenset(scope.split())
+        return split_scopes(scope)
     for key in ("scopes", "scp"):
         value = claims.get(key)
         if isinstance(value, (list, tuple)):
@@ -135,19 +111,3 @@ def token_principal(claims: Mapping[str, Any]) -> str | None:
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
             return str(value)
     return None
-
-
-def challenge(**params: str | None) -> str:
-    """A ``WWW-Authenticate`` value for the Bearer scheme with the given parameters (``None`` ones left out).
-
-    Characters a header cannot carry (outside printable ASCII) become ``?``.
-    """
-    quoted = [f'{name}="{_escape(value)}"' for name, value in params.items() if value is not None]
-    return "Bearer " + ", ".join(quoted) if quoted else "Bearer"
-
-
-def _escape(value: str) -> str:
-    # A header carries printable ASCII only (RFC 6750 section 3 for error_description): a verifier's
-    # message in another language, or with a line break, would make the answer a 500 (or split it).
-    printable = _UNPRINTABLE.sub("?", value)
-    return printable.replace("\\", "\\\\").replace('"', '\\"')

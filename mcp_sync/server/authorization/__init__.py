@@ -1,11 +1,25 @@
-"""Who may do what: the facts of a request that an :data:`Authorizer` decides on.
+"""The server's authorization: who a request speaks for, what it may do, and how its bearer token is checked.
 
-An authorizer sees every request of both eras (after its era is known, before
-its handler runs); a request it refuses is answered ``UNAUTHORIZED``.
+Here, at the package's face, is what every request of both eras is decided
+on: an :data:`Authorizer` sees each request's :class:`RequestInfo` (after its
+era is known, before its handler runs) and a request it refuses is answered
+``UNAUTHORIZED``; :class:`AuthInfo` is who a request speaks for (``ctx.auth``)
+and :class:`ScopeRefused` the error of a call whose scopes the caller lacks.
+
+The modules: ``tokens``, the contract of a token verifier and its refusals
+(``TokenVerifier``, ``InvalidToken``, ``InsufficientScope``,
+``VerifierUnavailable``) and what a token's claims say; ``verifiers``, the
+verifiers that ask an authorization server (``JWTVerifier``,
+``IntrospectionVerifier``: outbound HTTP, so imported only when used). The
+OAuth rules the client shares (well-known URLs, challenges, bearer
+credentials) are :mod:`mcp_sync.protocol.oauth`'s.
 
 >>> from mcp_sync import MCPServer
 >>> server = MCPServer("demo")
 >>> server.set_authorizer(lambda info: info.method != "tools/call" or info.params.get("name") != "shutdown")
+
+Layer rule: part of ``server``; imports ``runtime`` and ``protocol`` (this
+module and ``tokens`` are pure; ``verifiers`` loads ``requests``).
 """
 
 from __future__ import annotations
@@ -15,10 +29,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.errors import MCP_CODES, MCPError
+from ...protocol.errors import MCP_CODES, MCPError
+from ...protocol.oauth import join_scopes
+from .tokens import token_scopes
 
 if TYPE_CHECKING:
-    from .session import ServerSession
+    from ..session import ServerSession
 
 
 @dataclass(frozen=True)
@@ -58,8 +74,6 @@ class AuthInfo:
     @classmethod
     def from_claims(cls, claims: Mapping[str, Any]) -> AuthInfo:
         """The facts of a verified token's claims (``sub``, ``client_id``/``azp``, ``scope``/``scp``, ``exp``)."""
-        from .http.auth import token_scopes
-
         expires = claims.get("exp")
         client = claims.get("client_id", claims.get("azp"))
         subject = claims.get("sub")
@@ -110,7 +124,7 @@ class ScopeRefused(MCPError):
     """
 
     def __init__(self, needed: Iterable[str], what: str) -> None:
-        self.scope = " ".join(sorted(set(needed)))
+        self.scope = join_scopes(needed)
         super().__init__(
             MCP_CODES.UNAUTHORIZED,
             f"Insufficient scope for {what}: it needs {self.scope}",

@@ -1,0 +1,192 @@
+"""Content and what content refers to: text, image, audio, embedded and linked resources, tools and tool results."""
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Field
+
+from ..rendering import render
+from .base import BaseMetadata, Icons, Result, Role, WireModel
+
+# --------------------------------------------------------------------------
+# Content
+# --------------------------------------------------------------------------
+
+
+class Annotations(WireModel):
+    """Hints on how a client should use or show a piece of content."""
+
+    audience: list[Role] | None = None
+    priority: float | None = Field(default=None, ge=0, le=1)
+    last_modified: str | None = None
+
+
+class TextContent(WireModel):
+    """Plain text content."""
+
+    type: Literal["text"] = "text"
+    text: str
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class ImageContent(WireModel):
+    """A base64-encoded image."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class AudioContent(WireModel):
+    """A base64-encoded audio clip."""
+
+    type: Literal["audio"] = "audio"
+    data: str
+    mime_type: str
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class BaseResourceContents(WireModel):
+    """Fields shared by text and blob resource contents (``ResourceContents`` in the schema)."""
+
+    uri: str
+    mime_type: str | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class TextResourceContents(BaseResourceContents):
+    """The content of a resource as text."""
+
+    text: str
+
+
+class BlobResourceContents(BaseResourceContents):
+    """The content of a resource as base64-encoded bytes."""
+
+    blob: str
+
+
+ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
+"""Text or blob resource contents (told apart by ``text`` / ``blob``)."""
+
+
+class Resource(BaseMetadata, Icons):
+    """A resource that a server can read out."""
+
+    uri: str
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: Annotations | None = None
+    size: int | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class ResourceTemplate(BaseMetadata, Icons):
+    """A URI template (RFC 6570) describing a family of resources."""
+
+    uri_template: str
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class ResourceLink(Resource):
+    """A reference to a resource, placed among content blocks."""
+
+    type: Literal["resource_link"] = "resource_link"
+
+
+class EmbeddedResource(WireModel):
+    """The contents of a resource, placed inline among content blocks."""
+
+    type: Literal["resource"] = "resource"
+    resource: ResourceContents
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+ContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+    Field(discriminator="type"),
+]
+"""One item of tool results and prompt messages, chosen by its ``type``."""
+
+
+class ToolUseContent(WireModel):
+    """A model's request to call a tool, inside sampling messages."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class ToolResultContent(WireModel):
+    """The outcome of a tool call, handed back to the model in sampling."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[ContentBlock]
+    structured_content: Any = None
+    is_error: bool | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+SamplingMessageContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
+    Field(discriminator="type"),
+]
+"""One item of a sampling message, chosen by its ``type``."""
+
+
+# --------------------------------------------------------------------------
+# Tools
+# --------------------------------------------------------------------------
+
+
+class ToolAnnotations(WireModel):
+    """Untrusted hints about how a tool behaves."""
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+class Tool(BaseMetadata, Icons):
+    """A tool the server offers; its schemas are kept as plain JSON Schema dicts."""
+
+    description: str | None = None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class CallToolResult(Result):
+    """What a tool call returns."""
+
+    content: list[ContentBlock]
+    structured_content: Any = None
+    is_error: bool | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of the text content blocks, one per line.
+
+        >>> CallToolResult(content=[TextContent(text="a"), TextContent(text="b")]).text
+        'a\\nb'
+        """
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
+
+    def _repr_html_(self) -> str | None:
+        return render("text/html", self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(render("text/plain", self) or repr(self))

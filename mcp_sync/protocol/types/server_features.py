@@ -1,0 +1,148 @@
+"""The params and results of the MCP spec's server features: resources, prompts, tools (calls and lists)."""
+
+from typing import Any
+
+from pydantic import Field
+
+from ..rendering import render
+from .base import (
+    BaseMetadata,
+    CacheableResult,
+    Icons,
+    NotificationParams,
+    PaginatedResult,
+    RequestParams,
+    Result,
+    Role,
+    WireModel,
+)
+from .client_features import InputResponseRequestParams
+from .content import ContentBlock, Resource, ResourceContents, ResourceTemplate, TextResourceContents, Tool
+
+# --------------------------------------------------------------------------
+# Resources
+# --------------------------------------------------------------------------
+
+
+class ResourceRequestParams(RequestParams):
+    """Base of request parameters that name one resource."""
+
+    uri: str
+
+
+class ReadResourceRequestParams(ResourceRequestParams, InputResponseRequestParams):
+    """Parameters of ``resources/read``."""
+
+
+class SubscribeRequestParams(ResourceRequestParams):
+    """Parameters of ``resources/subscribe``."""
+
+
+class UnsubscribeRequestParams(ResourceRequestParams):
+    """Parameters of ``resources/unsubscribe``."""
+
+
+class ListResourcesResult(PaginatedResult, CacheableResult):
+    """A page of resources."""
+
+    resources: list[Resource]
+
+
+class ListResourceTemplatesResult(PaginatedResult, CacheableResult):
+    """A page of resource templates."""
+
+    resource_templates: list[ResourceTemplate]
+
+
+class ReadResourceResult(CacheableResult):
+    """The contents of a resource."""
+
+    contents: list[ResourceContents]
+
+    @property
+    def text(self) -> str:
+        """The text of the text contents, one per line."""
+        return "\n".join(item.text for item in self.contents if isinstance(item, TextResourceContents))
+
+    def _repr_html_(self) -> str | None:
+        return render("text/html", self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(render("text/plain", self) or repr(self))
+
+
+class ResourceUpdatedNotificationParams(NotificationParams):
+    """Parameters of ``notifications/resources/updated``."""
+
+    uri: str
+
+
+# --------------------------------------------------------------------------
+# Prompts
+# --------------------------------------------------------------------------
+
+
+class PromptArgument(BaseMetadata):
+    """An argument a prompt template accepts."""
+
+    description: str | None = None
+    required: bool | None = None
+
+
+class Prompt(BaseMetadata, Icons):
+    """A prompt or prompt template the server offers."""
+
+    description: str | None = None
+    arguments: list[PromptArgument] | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class PromptMessage(WireModel):
+    """One message of a prompt."""
+
+    role: Role
+    content: ContentBlock
+
+
+class GetPromptRequestParams(InputResponseRequestParams):
+    """Parameters of ``prompts/get``."""
+
+    name: str
+    arguments: dict[str, str] | None = None
+
+
+class GetPromptResult(Result):
+    """A prompt rendered with its arguments."""
+
+    description: str | None = None
+    messages: list[PromptMessage]
+
+    def _repr_html_(self) -> str | None:
+        return render("text/html", self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(render("text/plain", self) or repr(self))
+
+
+class ListPromptsResult(PaginatedResult, CacheableResult):
+    """A page of prompts."""
+
+    prompts: list[Prompt]
+
+
+# --------------------------------------------------------------------------
+# Tools (requests and lists)
+# --------------------------------------------------------------------------
+
+
+class CallToolRequestParams(InputResponseRequestParams):
+    """Parameters of ``tools/call``."""
+
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
+class ListToolsResult(PaginatedResult, CacheableResult):
+    """A page of tools."""
+
+    tools: list[Tool]

@@ -1,0 +1,333 @@
+"""Outbound HTTP, for both roles: sessions whose connections can be shut down, and one bounded request.
+
+What the OAuth client, the server's token verifiers and the HTTP client
+transports share of :mod:`requests` (nothing of MCP): :func:`new_session`
+makes a session whose :class:`ClosableAdapter` can shut down every
+connection it opened, :func:`taking` tells which connection a thread's
+request goes on, and :func:`bounded_request` sends one request and reads
+its answer within a time and a size in all.
+
+The timeout of ``requests`` bounds the connection and each read, not the
+whole: a server that sends its headers, or its body, a byte at a time holds
+the request for ever. :func:`bounded_request` has a watchdog thread shut the
+request's connection down once its time is up, and reads the body a piece at
+a time (what has come), keeping at most ``max_bytes`` of it.
+
+This module loads ``requests``: the pure modules never import it.
+
+Example::
+
+    try:
+        answer = bounded_request(new_session(), "GET", url, timeout=5.0, max_bytes=1 << 20)
+    except AnswerTooSlow:
+        ...  # not connected, answered and read within 5 s in all
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, cast
+
+import requests
+import requests.adapters
+import urllib3
+import urllib3.exceptions
+
+from .deadline import Deadline
+
+__all__ = [
+    "POOL_SIZE",
+    "AnswerTooLong",
+    "AnswerTooSlow",
+    "BadAnswer",
+    "ClosableAdapter",
+    "ClosedAfterInterim",
+    "abort",
+    "abort_connections",
+    "bounded_request",
+    "new_session",
+    "shut_down",
+    "taking",
+]
+
+POOL_SIZE = 32
+"""Connections kept per host by the sessions :func:`new_session` makes."""
+_JOIN_TIMEOUT = 2.0
+"""How long the end of a bounded request waits for its watchdog thread (seconds)."""
+
+
+class ClosableAdapter(requests.adapters.HTTPAdapter):
+    """An :class:`~requests.adapters.HTTPAdapter` that can shut down every connection it opened, in use or not.
+
+    :meth:`~requests.adapters.HTTPAdapter.close` closes the connections
+    waiting in the pool only. A request waiting for its response holds its
+    connection outside the pool, and the thread that sent it stays blocked
+    in the socket read until the read timeout. :meth:`abort_connections`
+    shuts down the socket of every connection the adapter's pools (proxies'
+    included) opened: such a read returns at once, and its request fails.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._connections_lock = threading.Lock()
+        super().__init__(**options)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Unpickling builds the pool manager again (requests calls init_poolmanager), before __init__ would run.
+        self._connections = weakref.WeakSet()
+        self._connections_lock = threading.Lock()
+        super().__setstate__(state)
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        self._track(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        known = proxy in self.proxy_manager
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not known:
+            self._track(manager)
+        return manager
+
+    def _track(self, manager: urllib3.PoolManager) -> None:
+        """Make ``manager``'s pools note each connection they open."""
+        note = self._note
+        tracked: dict[str, type[urllib3.HTTPConnectionPool]] = {}
+        for scheme, pool_class in manager.pool_classes_by_scheme.items():
+
+            def new_conn(pool: Any, base: Any = pool_class) -> Any:
+                connection = base._new_conn(pool)
+                connection.response_class = _InterimAwareResponse
+                note(connection)
+                return connection
+
+            def get_conn(pool: Any, timeout: Any = None, base: Any = pool_class) -> Any:
+                connection = base._get_conn(pool, timeout)
+                holder = getattr(_taker, "note", None)
+                connection._mcp_sync_holder = holder
+                if holder is not None:
+                    holder(connection)
+                return connection
+
+            def put_conn(pool: Any, connection: Any, base: Any = pool_class) -> None:
+                # The holder lets go before the connection is back where another request may take it: urllib3
+                # puts it back inside a read that reaches the end of a response (and before it marks the
+                # response released), requests' auths and redirects before they send again.
+                holder = getattr(connection, "_mcp_sync_holder", None)
+                if holder is not None:
+                    connection._mcp_sync_holder = None
+                    holder(None)
+                base._put_conn(pool, connection)
+
+            members = {"_new_conn": new_conn, "_get_conn": get_conn, "_put_conn": put_conn}
+            subclass = type(f"Closable{pool_class.__name__}", (pool_class,), members)
+            tracked[scheme] = cast("type[urllib3.HTTPConnectionPool]", subclass)
+        manager.pool_classes_by_scheme = tracked
+
+    def _note(self, connection: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(connection)
+
+    def abort_connections(self) -> None:
+        """Shut down the socket of every connection opened so far; a read blocked on one returns at once."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            shut_down(connection)
+
+
+class ClosedAfterInterim(http.client.HTTPException):
+    """The server sent an interim answer (``100 Continue``) and closed the connection without a final one."""
+
+
+class _InterimAwareResponse(http.client.HTTPResponse):
+    """:mod:`http.client`'s response, telling a connection closed after an interim answer from one closed before any.
+
+    ``http.client`` raises ``RemoteDisconnected`` for both. Closed before any
+    answer, the server is as good as gone (:func:`unreachable`); closed after
+    a ``100 Continue``, it is there and answered badly: one call fails.
+    """
+
+    _interim = False
+
+    def _read_status(self) -> tuple[str, int, str]:
+        try:
+            status: tuple[str, int, str] = super()._read_status()  # type: ignore[misc]
+        except http.client.RemoteDisconnected:
+            if self._interim:
+                raise ClosedAfterInterim(
+                    "the server closed the connection after an interim answer, without a final one"
+                ) from None
+            raise
+        self._interim = True  # begin() reads another status line only after a 100 Continue
+        return status
+
+
+_taker = threading.local()
+"""``note``: what is told of each connection this thread takes from (or gives back to) a ClosableAdapter's pools."""
+
+
+@contextlib.contextmanager
+def taking(note: Callable[[Any], None]) -> Iterator[None]:
+    """Within the block, each connection this thread takes from a :class:`ClosableAdapter`'s pools goes to ``note``.
+
+    How a request can be stopped from another thread before its response
+    has come (there is no response to :func:`abort` yet): the connection
+    it was sent on is :func:`shut_down`. When that connection goes back to
+    the pool (on whatever thread), ``note(None)`` is called first.
+    Blocks nest: the outer ``note`` is back after the inner block.
+    """
+    outer = getattr(_taker, "note", None)
+    _taker.note = note
+    try:
+        yield
+    finally:
+        _taker.note = outer
+
+
+def shut_down(connection: Any) -> None:
+    """Shut down ``connection``'s socket: a read blocked on it returns at once (no socket yet: nothing to do)."""
+    # AttributeError: no socket (not connected yet, or closed already).
+    with contextlib.suppress(OSError, AttributeError):
+        connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+def new_session() -> requests.Session:
+    """A :class:`requests.Session` whose connection pool holds :data:`POOL_SIZE` connections per host.
+
+    Each call in flight and each open stream holds a connection; the default
+    pool of 10 would drop (and log) connections beyond that. Its adapter is a
+    :class:`ClosableAdapter`: see :func:`abort_connections`.
+    """
+    session = requests.Session()
+    adapter = ClosableAdapter(pool_maxsize=POOL_SIZE)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def abort_connections(session: requests.Session) -> None:
+    """Shut down every connection of ``session``'s :class:`ClosableAdapter` adapters, in use or idle.
+
+    A thread blocked waiting for a response on one of them (a server that
+    never answers) gets an error at once. Adapters of other kinds (a session
+    the caller made) are left alone.
+    """
+    for adapter in set(session.adapters.values()):
+        if isinstance(adapter, ClosableAdapter):
+            adapter.abort_connections()
+
+
+def abort(response: requests.Response) -> None:
+    """Stop ``response`` from another thread: a read blocked on its socket returns at once.
+
+    Only the socket is shut down; the thread reading the response closes it
+    (``http.client`` responses must not be closed under a reader's feet).
+    """
+    with contextlib.suppress(Exception):
+        response.raw.shutdown()
+
+
+_CHUNK = 64 * 1024
+_AGAIN = 0.05
+"""Seconds between later shutdowns, once the time is up: a connection still connecting had no socket to shut down."""
+
+
+class BadAnswer(requests.RequestException):
+    """An answer given up on: too long or too slow."""
+
+
+class AnswerTooLong(BadAnswer):
+    """An answer longer than the request's ``max_bytes``."""
+
+
+class AnswerTooSlow(BadAnswer):
+    """A bounded request not finished (connected, answered and read whole) within its ``timeout``."""
+
+
+class _Watchdog:
+    """A thread that shuts down the connection noted last once ``seconds`` have passed, until the block ends."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.fired = False
+        self._connection: Any = None
+        self._lock = threading.Lock()
+        self._ended = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="mcp-sync-http-deadline", daemon=True)
+
+    def note(self, connection: Any) -> None:
+        """The request goes on ``connection`` now (``None``: it let go of it, which another may take)."""
+        with self._lock:
+            self._connection = connection
+
+    def _watch(self) -> None:
+        wait = self.seconds
+        while not self._ended.wait(wait):
+            with self._lock:  # never once the request let go of the connection: see note()
+                self.fired = True
+                shut_down(self._connection)
+            wait = _AGAIN
+
+    def __enter__(self) -> _Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._ended.set()
+        self._thread.join(_JOIN_TIMEOUT)
+
+
+def bounded_request(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    timeout: float,
+    max_bytes: int,
+    whole: bool = True,
+    **options: Any,
+) -> requests.Response:
+    """Send one request and read its answer within ``timeout`` seconds in all; the response, its body read.
+
+    ``whole=False``: only the status and headers are waited for, the body
+    is the caller's to read (or close). Raises :class:`AnswerTooSlow` when
+    the time is up (a read timeout too), :class:`AnswerTooLong` for a body
+    over ``max_bytes``, and what ``requests`` raises otherwise. ``options``
+    go to :meth:`requests.Session.request`.
+
+    Only the connections of a :class:`ClosableAdapter` (the
+    sessions :func:`new_session` makes) can be shut down: with a
+    session of other adapters, the headers are bounded per read only, and the
+    body is given up on after the first piece that comes too late.
+    """
+    deadline = Deadline.after(timeout)
+    watchdog = _Watchdog(timeout)
+    body = bytearray()  # (grown in place: a trickled answer comes in many small pieces)
+    try:
+        with watchdog, taking(watchdog.note):
+            response = session.request(method, url, timeout=timeout, stream=True, **options)
+            if whole:
+                with response:
+                    while chunk := response.raw.read1(_CHUNK, decode_content=True):
+                        body += chunk
+                        if len(body) > max_bytes:
+                            raise AnswerTooLong(f"the answer is longer than {max_bytes} bytes")
+                        if deadline.expired:
+                            break  # the watchdog could not shut this connection down: see above
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+        if watchdog.fired or isinstance(exc, (requests.ReadTimeout, urllib3.exceptions.ReadTimeoutError)):
+            raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s") from None
+        raise
+    if watchdog.fired or deadline.expired:
+        # Late, even if it looks whole: a body without a length, cut short by the shutdown, would.
+        response.close()
+        raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s")
+    if whole:
+        response._content = bytes(body)  # what requests keeps of a body it read itself
+    return response

@@ -31,7 +31,7 @@ import mcp_sync
 SERVER = """
 import sys
 from mcp_sync import MCPServer
-from mcp_sync.http_server import serve_http
+from mcp_sync import serve_http
 server = MCPServer("bench")
 @server.tool()
 def echo(text: str) -> str:

@@ -9,7 +9,7 @@ its fixed answer), and stops if they differ. Every client makes the same
 calls, each echoing ``"hello"``:
 
 - ``mcp_sync -> mcp_sync``: our client (in this process) and our server
-  (:func:`mcp_sync.http_server.serve_http` in a child);
+  (:func:`mcp_sync.serve_http` in a child);
 - ``SDK -> SDK (sse)`` and ``SDK -> SDK (json)``: the SDK's client
   (``bench/sdk_http_client.py``) and the SDK's server
   (``bench/sdk_http_server.py``) in its default mode and in JSON-response
@@ -72,7 +72,7 @@ SDK_SERVER = HERE / "sdk_http_server.py"
 OUR_SERVER = """
 import logging, sys
 from mcp_sync import MCPServer
-from mcp_sync.http_server import serve_http
+from mcp_sync import serve_http
 logging.disable(logging.INFO)
 server = MCPServer("bench-echo")
 @server.tool(structured_output=False)

@@ -8,7 +8,7 @@ Each server runs in a child process on 127.0.0.1 with an ``echo`` tool, a
 ``register`` tool and a ``touch`` tool that sends one tools-list-changed
 notification to every client:
 
-- ``mcp_sync``: :func:`~mcp_sync.http_server.serve_http` with
+- ``mcp_sync``: :func:`~mcp_sync.serve_http` with
   ``max_connections`` and ``max_sessions`` raised above N (by default it
   serves 256 connections and 1,000 sessions). ``touch`` registers or unregisters a
   dummy tool, which notifies every session (and every listen stream that
@@ -98,7 +98,7 @@ OUR_SERVER = (
     + """
 import logging, sys, time
 from mcp_sync import MCPServer
-from mcp_sync.http_server import serve_http
+from mcp_sync import serve_http
 logging.disable(logging.INFO)
 port, streams = int(sys.argv[1]), int(sys.argv[2])
 server = MCPServer("bench-streams")

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp_sync import Context, MCPServer
-from mcp_sync.context import Elicited
 from mcp_sync.errors import MCP_CODES, MCPError
+from mcp_sync.server import Elicited
 from mcp_sync.types import (
     AudioContent,
     CallToolResult,
@@ -742,7 +742,7 @@ def main(argv: list[str] | None = None) -> None:
         level=logging.DEBUG if options.verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s"
     )
 
-    from mcp_sync.http_server import serve_http
+    from mcp_sync import serve_http
 
     # Blocks until interrupted (Ctrl-C, SIGINT), then closes every session.
     serve_http(build_server(), options.host, options.port)

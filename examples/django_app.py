@@ -32,8 +32,7 @@ from django.core.wsgi import get_wsgi_application
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from mcp_sync import Context, MCPServer
-from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync import Context, MCPServer, StreamableHTTPApp
 
 MCP_MOUNT = "/mcp"
 

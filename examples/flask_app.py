@@ -30,9 +30,8 @@ import threading
 from flask import Flask
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
-from mcp_sync import Context, MCPServer
-from mcp_sync.http_server import StreamableHTTPApp
-from mcp_sync.wsgi_server import WSGIServer
+from mcp_sync import Context, MCPServer, StreamableHTTPApp
+from mcp_sync.server.http.wsgi import WSGIServer
 
 MCP_MOUNT = "/mcp"
 

@@ -29,8 +29,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from mcp_sync import Context, MCPServer
-from mcp_sync.http_server import start_http
+from mcp_sync import Context, MCPServer, start_http
 from mcp_sync.server.authorization.tokens import TokenVerifier
 from mcp_sync.server.authorization.verifiers import IntrospectionVerifier, JWTVerifier
 

@@ -10,7 +10,7 @@ With it, the workers (and other machines given the same URL) share the secret
 that signs 2026-07-28 ``requestState`` and the server-wide notifications, so a
 2026-07-28 client may reach any worker with any request::
 
-    from mcp_sync.http_client import http_client
+    from mcp_sync.client import http_client
 
     with http_client("http://127.0.0.1:8000/mcp", era="stateless") as client:
         print(client.call_tool("pid").text)               # a different worker, call after call
@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import os
 
-from mcp_sync import Context, MCPServer
-from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync import Context, MCPServer, StreamableHTTPApp
 
 server = MCPServer("scaled-example", "1.0")
 

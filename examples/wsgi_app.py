@@ -8,7 +8,7 @@ The module exposes ``application``; from the repository's root::
 and a client connects to ``http://127.0.0.1:8000/mcp`` (the 2024-11-05
 HTTP+SSE transport is at ``/sse``)::
 
-    from mcp_sync.http_client import http_client
+    from mcp_sync.client import http_client
 
     with http_client("http://127.0.0.1:8000/mcp") as client:
         print(client.call_tool("add", {"a": 2, "b": 3}).text)
@@ -49,8 +49,7 @@ from __future__ import annotations
 
 import os
 
-from mcp_sync import Context, MCPServer
-from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync import Context, MCPServer, StreamableHTTPApp
 
 server = MCPServer("wsgi-example", "1.0")
 

@@ -41,6 +41,9 @@ _EXPORTS = {
     "MCPProtocolError": "protocol.errors",
     "MCPTransportError": "protocol.errors",
     "define_codes": "protocol.errors",
+    "StreamableHTTPApp": "server.http.app",
+    "serve_http": "server.http.app",
+    "start_http": "server.http.app",
 }
 
 __all__ = [
@@ -57,13 +60,17 @@ __all__ = [
     "ProxyServer",
     "ServerGroup",
     "ServerSession",
+    "StreamableHTTPApp",
     "Telemetry",
     "Transport",
     "__version__",
     "connect",
     "connect_all",
     "define_codes",
+    "load_ipython_extension",
     "proxy",
+    "serve_http",
+    "start_http",
 ]
 
 if TYPE_CHECKING:
@@ -76,6 +83,7 @@ if TYPE_CHECKING:
     from .runtime.transport import Transport
     from .server.context import Context
     from .server.core import MCPServer
+    from .server.http.app import StreamableHTTPApp, serve_http, start_http
     from .server.session import ServerSession
     from .transports.memory import InMemoryTransport
 
@@ -90,6 +98,20 @@ def _render(kind: str, model: object) -> str | None:
 # Set here, at the composition level, so that ``protocol`` never imports ``display``
 # and still every result shown in a notebook (even one built by hand) renders richly.
 _rendering.set_renderer(_render)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext mcp_sync``: show tool results, resource contents and prompts richly in that IPython shell.
+
+    The display package is imported only here, when IPython loads the extension::
+
+        %load_ext mcp_sync
+
+    See :func:`mcp_sync.display.ipython.enable_rich_display`.
+    """
+    from .display.ipython import enable_rich_display
+
+    enable_rich_display(ipython)
 
 
 def __getattr__(name: str) -> Any:

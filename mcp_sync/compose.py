@@ -90,7 +90,8 @@ from .protocol.types import (
     Root,
     Tool,
 )
-from .runtime.dispatcher import ProgressCallback, RequestContext, acting_for, current_request
+from .runtime.dispatcher import ProgressCallback
+from .runtime.request_context import RequestContext, acting_for, current_request
 from .runtime.transport import Transport
 from .server.authorization import AuthInfo
 from .server.backend import Notice

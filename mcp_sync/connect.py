@@ -87,7 +87,7 @@ def connect(
 
     Use the client in a ``with`` block, or call ``close()``. Inside IPython
     or Jupyter, results then display richly (see
-    :func:`mcp_sync.notebook.enable_rich_display`).
+    :func:`mcp_sync.display.ipython.enable_rich_display`).
     """
     given = {
         "headers": headers,

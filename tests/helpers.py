@@ -11,14 +11,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from mcp_sync.client.core import MCPClient
 from mcp_sync.protocol.jsonrpc import InvalidMessage, encode_message
 from mcp_sync.runtime.http import ClosableAdapter
-from mcp_sync.runtime.transport import MessageHandler
+from mcp_sync.runtime.transport import MessageHandler, ReadingWait
 from mcp_sync.server.core import MCPServer
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCMessage
@@ -44,6 +44,14 @@ class RecordingTransport:
         return self.inner.handoff_reading
 
     @property
+    def pass_reading(self) -> Callable[[threading.Thread], None] | None:
+        return self.inner.pass_reading
+
+    @property
+    def wait_reading(self) -> ReadingWait | None:
+        return self.inner.wait_reading
+
+    @property
     def handshake_only(self) -> bool:
         return self.inner.handshake_only
 
@@ -51,6 +59,11 @@ class RecordingTransport:
         with self._lock:
             self.sent.append(encode_message(message))
         self.inner.send(message)
+
+    def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
+        with self._lock:
+            self.sent.extend(encode_message(message) for message in messages)
+        self.inner.send_batch(messages)
 
     def on_message(self, handler: MessageHandler) -> Callable[[], None]:
         def record(message: JSONRPCMessage | InvalidMessage) -> None:

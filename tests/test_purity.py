@@ -13,8 +13,8 @@ import mcp_sync
 def test_import_mcp_sync_is_light() -> None:
     code = (
         "import sys, mcp_sync\n"
-        "heavy = [m for m in ('requests', 'sseclient', 'opentelemetry', 'mcp_sync.client', 'mcp_sync.server')"
-        " if m in sys.modules]\n"
+        "heavy = [m for m in ('requests', 'sseclient', 'opentelemetry', 'mcp_sync.client', 'mcp_sync.server',"
+        " 'mcp_sync.display') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
@@ -26,6 +26,32 @@ def test_lazy_exports_resolve_and_unknown_names_fail() -> None:
     assert "MCPClient" in dir(mcp_sync)
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = mcp_sync.Nope  # type: ignore[attr-defined]
+
+
+def test_the_http_host_has_public_homes_loaded_when_first_used() -> None:
+    """``StreamableHTTPApp``, ``serve_http`` and ``start_http`` come from ``mcp_sync`` and ``mcp_sync.server``.
+
+    ``import mcp_sync.server`` (what a stdio server loads) does not load the
+    HTTP stack; the first use of one of its names does.
+    """
+    code = (
+        "import sys\n"
+        "import mcp_sync.server as server\n"
+        "print('mcp_sync.server.http.app' in sys.modules)\n"
+        "from mcp_sync.server.http import app\n"
+        "import mcp_sync\n"
+        "names = ('StreamableHTTPApp', 'serve_http', 'start_http')\n"
+        "print(all(getattr(server, n) is getattr(app, n) is getattr(mcp_sync, n) for n in names))\n"
+        "print(server.RunningHTTPServer is app.RunningHTTPServer)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["False", "True", "True"]
+    import mcp_sync.server
+    from mcp_sync.server.http import app
+
+    assert mcp_sync.server.start_http is app.start_http and mcp_sync.StreamableHTTPApp is app.StreamableHTTPApp
+    with pytest.raises(AttributeError, match=r"'mcp_sync\.server' has no attribute 'Nope'"):
+        _ = mcp_sync.server.Nope  # type: ignore[attr-defined]
 
 
 def test_the_client_and_server_import_only_what_a_connection_needs() -> None:

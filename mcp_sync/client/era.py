@@ -50,7 +50,8 @@ from ..protocol.types import (
     WireModel,
 )
 from ..protocol.versions import STATELESS_REVISIONS
-from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, ProgressCallback, RequestContext, Timeout
+from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, ProgressCallback, Timeout
+from ..runtime.request_context import RequestContext
 from .providers import QUESTIONS, MissingProvider, ProviderKind, responder
 from .rounds import exchange, validated
 from .subscriptions import NotificationCallback, Subscription

@@ -67,11 +67,11 @@ def default_elicitation_provider() -> ElicitationProvider | None:
     """The provider that asks the person where this runs (see the module's description), or ``None``."""
     place = where()
     if place == "notebook":
-        from ..display.widgets import notebook_form
+        from .widget_form import notebook_form
 
         return notebook_form()
     if place == "terminal":
-        from ..display.forms import TerminalForm
+        from .forms import TerminalForm
 
         return TerminalForm()
     return None

@@ -1,8 +1,9 @@
-"""IPython integration: rich display formatters, ``%load_ext mcp_sync.notebook``, and a person in a notebook.
+"""IPython integration: rich display formatters (``%load_ext mcp_sync`` turns them on), and a person in a notebook.
 
-:func:`in_notebook` tells a Jupyter kernel; :class:`NotebookForm` answers an
-elicitation with ``input()`` boxes in the cell, :func:`show_log` shows a
-server log message in the running cell.
+:func:`in_notebook` tells a Jupyter kernel; :func:`show_link` shows an
+address as a link in the running cell, :func:`show_log` a server log message.
+The forms that answer an elicitation there are in :mod:`mcp_sync.client.forms`
+and :mod:`mcp_sync.client.widget_form`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from html import escape
 from typing import Any
 
 from ..protocol.types import LoggingMessageNotificationParams
-from .forms import PromptDialog
 from .render import DISPLAYS
 
 
@@ -41,11 +41,6 @@ def enable_rich_display(shell: Any = None) -> bool:
         formatters["text/html"].for_type(model, to_html)
         formatters["text/plain"].for_type(model, _pretty(to_text))
     return True
-
-
-def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext mcp_sync.notebook``: see :func:`enable_rich_display`."""
-    enable_rich_display(ipython)
 
 
 # ------------------------------------------------------------------ a person in a notebook
@@ -88,21 +83,6 @@ class Link:
 def show_link(url: str) -> None:
     """Show ``url`` as a clickable link in the running cell."""
     display(Link(url))
-
-
-class NotebookForm(PromptDialog):
-    """An elicitation answered in the cell's output with ``input()`` boxes, one per field (Jupyter supports them).
-
-    See :class:`~mcp_sync.display.forms.PromptDialog` for the sequence; a
-    URL-mode elicitation shows the URL as a link.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(_input, print, show_url=show_link)
-
-
-def _input(prompt: str) -> str:
-    return input(prompt)
 
 
 def _log_text(params: LoggingMessageNotificationParams) -> str:

@@ -7,7 +7,7 @@ The ``*_html`` and ``*_text`` functions render tool results, resource
 contents, prompts and tool lists as HTML (for Jupyter) and plain text (for
 IPython's terminal and the ``mcp-sync`` command). :func:`enable_rich_display`
 registers them with a running IPython, which :func:`mcp_sync.connect` does
-by itself; ``%load_ext mcp_sync.notebook`` does it by hand.
+by itself; ``%load_ext mcp_sync`` does it by hand.
 
 >>> from mcp_sync.types import CallToolResult, TextContent
 >>> print(call_tool_result_text(CallToolResult(content=[TextContent(text="5")], structured_content={"sum": 5})))

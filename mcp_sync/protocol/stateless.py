@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import JsonRpcCode
-from .versions import STATELESS_REVISIONS
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
@@ -34,13 +33,6 @@ SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-
-
-MODERN_REVISIONS = STATELESS_REVISIONS
-"""Deprecated alias of :data:`mcp_sync.protocol.versions.STATELESS_REVISIONS` (defined there, once).
-
-Kept importable from here for the modules that still say "modern".
-"""
 
 
 REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})

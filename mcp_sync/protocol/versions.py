@@ -42,10 +42,7 @@ HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """The revisions with an ``initialize`` handshake, oldest first."""
 
 STATELESS_REVISIONS = ("2026-07-28",)
-"""The stateless revisions (no handshake; each request describes itself), oldest first.
-
-Defined only here; :data:`mcp_sync.protocol.stateless.MODERN_REVISIONS` is the old name of this same tuple.
-"""
+"""The stateless revisions (no handshake; each request describes itself), oldest first; defined only here."""
 
 KNOWN_REVISIONS = (*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS)
 """Every revision mcp_sync knows, oldest first: the order :func:`at_least` compares by."""

@@ -8,7 +8,8 @@ hand its reading to another thread first (stdio), so a handler may always
 itself call the peer and wait. Notifications go to listeners in arrival
 order, on the reader thread: listeners must be quick and must not wait for
 the peer. (On stdio a caller waiting for its response may be the one reading,
-and then it is the thread that delivers what arrives meanwhile.)
+and then it is the thread that delivers what arrives meanwhile.) What a
+handler gets with its params is a :class:`~mcp_sync.runtime.request_context.RequestContext`.
 
 >>> from mcp_sync.transports.memory import InMemoryTransport
 >>> a, b = InMemoryTransport.pair()
@@ -24,7 +25,6 @@ and then it is the thread that delivers what arrives meanwhile.)
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import enum
 import functools
 import itertools
@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,7 +48,7 @@ from ..protocol.errors import (
     format_validation_error,
     mcp_code_for,
 )
-from ..protocol.jsonrpc import InvalidMessage, encode_message, envelope, error_response
+from ..protocol.jsonrpc import InvalidMessage, envelope, error_response
 from ..protocol.types import (
     CancelledNotificationParams,
     Error,
@@ -76,9 +76,10 @@ from .events import (
     RequestCompleted,
     RequestReceived,
 )
+from .request_context import BatchReplies, RequestContext, current_request, serving
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
-from .transport import ReadingWait, Transport
+from .transport import Transport
 from .workers import ElasticPool
 
 __all__ = [
@@ -89,12 +90,9 @@ __all__ = [
     "JsonRpcDispatcher",
     "PendingRequest",
     "ProgressCallback",
-    "RequestContext",
     "SystemClock",
     "Timeout",
     "UseDefault",
-    "acting_for",
-    "current_request",
 ]
 
 log = logging.getLogger("mcp_sync.dispatcher")
@@ -114,39 +112,6 @@ USE_DEFAULT = UseDefault.USE_DEFAULT
 
 Timeout = float | None | UseDefault
 """What a ``timeout=`` parameter takes: seconds, ``None`` for no limit, or :data:`USE_DEFAULT`."""
-
-_current = threading.local()
-
-
-def current_request() -> RequestContext | None:
-    """The request whose handler runs on this thread, if any.
-
-    Transports use it to send what a handler emits (progress, log messages,
-    requests to the peer) along with the request it belongs to.
-    """
-    context: RequestContext | None = getattr(_current, "context", None)
-    return context
-
-
-@contextlib.contextmanager
-def acting_for(context: RequestContext | None) -> Iterator[None]:
-    """Run the block as if in ``context``'s handler: what it sends travels with that request.
-
-    For work a handler hands to another thread (a proxy relaying the
-    progress its upstream reports, say), which transports would otherwise
-    take for the connection's own.
-
-    >>> with acting_for(None):
-    ...     current_request() is None
-    True
-    """
-    previous = current_request()
-    _current.context = context
-    try:
-        yield
-    finally:
-        _current.context = previous
-
 
 _CANCEL_POLL = 0.02
 """How often a waiting call looks at the caller's cancel event, in seconds (a :class:`CancelEvent` tells it instead)."""
@@ -198,15 +163,6 @@ def _to_result(result: Any) -> dict[str, Any]:
     return dict(result)
 
 
-def _progress_token(token: Any) -> ProgressToken | None:
-    """``token`` as a progress token: a string or an integer (``2.0`` is one); ``None`` for anything else."""
-    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
-        return token
-    if isinstance(token, float) and token.is_integer():
-        return int(token)
-    return None
-
-
 def _shutting_down(request_id: RequestId) -> JSONRPCMessage:
     return error_response(request_id, JsonRpcCode.INTERNAL_ERROR, "The server is shutting down")
 
@@ -237,77 +193,6 @@ class PendingRequest:
     """Its OpenTelemetry span, while a tracer provider is configured."""
     waiter: threading.Thread | None = None
     """The thread waiting for it that may read the response itself (see ``StdioTransport.wait_reading``)."""
-
-
-@dataclass(eq=False)
-class RequestContext:
-    """What a request handler knows about the request it serves.
-
-    ``cancelled`` is set when the peer cancels the request or the connection
-    closes; long handlers should check it. ``progress()`` reports progress
-    when the caller asked for it (and does nothing otherwise).
-    """
-
-    dispatcher: JsonRpcDispatcher
-    request_id: RequestId
-    method: str
-    params: dict[str, Any]
-    cancelled: threading.Event = field(default_factory=CancelEvent)
-    answered: bool = False
-    """Whether the request has had its answer (then nothing more is sent)."""
-    state: dict[str, Any] = field(default_factory=dict)
-    """Scratch space for the layers above (the session keeps per-request protocol state here)."""
-    batch: _BatchReplies | None = None
-    """The JSON-RPC batch the request came in, whose one answer carries its response; ``None``: it came alone."""
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The request's ``_meta`` object (empty when absent)."""
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
-
-    @property
-    def progress_token(self) -> ProgressToken | None:
-        """The caller's progress token, if it sent a valid one (a string or an integer)."""
-        return _progress_token(self.meta.get("progressToken"))
-
-    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Send ``notifications/progress`` for this request, if the caller wants it."""
-        token = self.progress_token
-        if token is None:
-            return
-        params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
-        self.dispatcher.notify("notifications/progress", params)
-
-
-class _BatchReplies:
-    """The answers to one JSON-RPC batch, held until the last of them arrives, then sent as one array.
-
-    ``expected`` counts the batch's requests and the invalid elements that get
-    an error; a request the peer cancelled counts as answered, without a response.
-    """
-
-    def __init__(self, expected: int, send: Callable[[list[JSONRPCMessage]], None]) -> None:
-        self._left = expected
-        self._send = send
-        self._responses: list[JSONRPCMessage] = []
-        self._lock = threading.Lock()
-
-    def add(self, response: JSONRPCMessage | None) -> None:
-        """One element is answered (``None``: it gets no response); the last sends the array."""
-        if response is not None:
-            try:
-                encode_message(response)  # one response that is not JSON must not lose the whole array
-            except Exception as exc:
-                request_id = getattr(response, "id", None)
-                response = error_response(request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {exc}")
-        with self._lock:
-            if response is not None:
-                self._responses.append(response)
-            self._left -= 1
-            responses = self._responses if self._left == 0 else None
-        if responses:  # (a batch whose requests were all cancelled gets no answer at all)
-            self._send(responses)
 
 
 _DISPATCHER_IDS = itertools.count(1)
@@ -357,17 +242,11 @@ class JsonRpcDispatcher:
         self._inline = 0
         # Transports whose reading role can move between threads (stdio)
         # let handlers run on the thread that read the request.
-        # Declared on the Transport protocol; a transport written before it was (duck-typed,
-        # not a BaseTransport) may lack it, and the public protocol must keep serving it.
-        self._handoff: Callable[[], None] | None = getattr(transport, "handoff_reading", None)
+        self._handoff = transport.handoff_reading
         # Transports whose callers may read their own responses (stdio pipes) say so with these two;
         # not with a clock of the tests' own, which must see every wait.
-        self._pass_reading: Callable[[threading.Thread], None] | None = getattr(transport, "pass_reading", None)
-        self._wait_reading: ReadingWait | None = (
-            getattr(transport, "wait_reading", None) if type(self._clock) is SystemClock else None
-        )
-        # Transports that frame a JSON-RPC batch's answer as one array (duck-typed ones may not).
-        self._send_batch: Callable[[list[JSONRPCMessage]], None] | None = getattr(transport, "send_batch", None)
+        self._pass_reading = transport.pass_reading
+        self._wait_reading = transport.wait_reading if type(self._clock) is SystemClock else None
         self.accept_batch: Callable[[], bool] | None = None
         """Says whether a JSON-RPC batch received now is served (the server session's revision decides);
         ``None`` or ``False``: it is answered with one ``-32600``, as any array."""
@@ -523,7 +402,7 @@ class JsonRpcDispatcher:
             cancel = None
         deadline = None if timeout is None else self._clock.monotonic() + timeout
         # A caller outside any handler may read its response itself; a handler's thread waits.
-        read_wait = self._wait_reading if getattr(_current, "context", None) is None else None
+        read_wait = self._wait_reading if current_request() is None else None
         if read_wait is not None:
             pending.waiter = threading.current_thread()
         try:
@@ -687,12 +566,7 @@ class JsonRpcDispatcher:
             self._on_notification(message)
         elif isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
             self._on_response(message)
-        elif (
-            message.batch is not None
-            and self._send_batch is not None
-            and self.accept_batch is not None
-            and self.accept_batch()
-        ):
+        elif message.batch is not None and self.accept_batch is not None and self.accept_batch():
             self._on_batch(message.batch)
         elif message.reply:
             self._reply(message.response())
@@ -709,8 +583,7 @@ class JsonRpcDispatcher:
         """
         elements = batch_elements(values)
         expected = sum(isinstance(e, JSONRPCRequest) or (isinstance(e, InvalidMessage) and e.reply) for e in elements)
-        assert self._send_batch is not None
-        batch = _BatchReplies(expected, functools.partial(self._reply_batch, self._send_batch))
+        batch = BatchReplies(expected, functools.partial(self._reply_batch, self.transport.send_batch))
         for element in elements:
             if isinstance(element, JSONRPCRequest):
                 self._on_request(element, batch)
@@ -719,13 +592,13 @@ class JsonRpcDispatcher:
             else:
                 self._on_message(element)
 
-    def _reply_batch(self, send: Callable[[list[JSONRPCMessage]], None], responses: list[JSONRPCMessage]) -> None:
+    def _reply_batch(self, send: Callable[[Sequence[JSONRPCMessage]], None], responses: list[JSONRPCMessage]) -> None:
         try:
             send(responses)
         except Exception as exc:  # the connection went away meanwhile
             log.debug("could not send the answers to a batch: %s", exc)
 
-    def _answer(self, batch: _BatchReplies | None, response: JSONRPCMessage) -> MCPError | None:
+    def _answer(self, batch: BatchReplies | None, response: JSONRPCMessage) -> MCPError | None:
         """Send ``response`` (or hold it with its batch's other answers); return the error instead of raising it."""
         if batch is None:
             return self._reply(response)
@@ -822,7 +695,7 @@ class JsonRpcDispatcher:
             except Exception:
                 log.exception("progress callback for %s failed", pending.method)
 
-    def _on_request(self, request: JSONRPCRequest, batch: _BatchReplies | None = None) -> None:
+    def _on_request(self, request: JSONRPCRequest, batch: BatchReplies | None = None) -> None:
         handoff = self._handoff
         with self._lock:
             if self._closed:
@@ -888,13 +761,12 @@ class JsonRpcDispatcher:
                         f"Invalid params: {format_validation_error(exc)}",
                         cause=exc,
                     ) from exc
-            _current.context = ctx
             # The handler runs inside the request's span: the requests it makes continue the trace.
             token = None if span is None else activate(span)
             try:
-                result = _to_result(entry.fn(params, ctx))
+                with serving(ctx):
+                    result = _to_result(entry.fn(params, ctx))
             finally:
-                _current.context = None
                 if token is not None:
                     deactivate(token)
             response = envelope(JSONRPCResultResponse, {"jsonrpc": "2.0", "id": ctx.request_id, "result": result})

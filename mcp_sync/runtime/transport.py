@@ -52,7 +52,7 @@ CloseHandler = Callable[[BaseException | None], None]
 """Called once when the transport closes, with the error that closed it, if any."""
 
 ReadingWait = Callable[[concurrent.futures.Future[Any], float | None, Callable[[], bool]], bool]
-"""``(future, timeout, keep) -> done``: see :attr:`BaseTransport.wait_reading`."""
+"""``(future, timeout, keep) -> done``: see :attr:`Transport.wait_reading`."""
 
 
 @runtime_checkable
@@ -75,7 +75,8 @@ class Transport(Protocol):
     def close(self) -> None:
         """Close the connection. Idempotent."""
 
-    # Optional capabilities: BaseTransport gives every transport the defaults.
+    # What a carrier can do with its reading thread and with batches: BaseTransport gives the
+    # defaults (it cannot; answers one by one), a transport of one's own defines them too.
 
     @property
     def handoff_reading(self) -> Callable[[], None] | None:
@@ -87,6 +88,22 @@ class Transport(Protocol):
         has nothing to hand off). Without one, handlers run on the
         dispatcher's pool, so that the reader thread is never blocked.
         """
+
+    @property
+    def pass_reading(self) -> Callable[[threading.Thread], None] | None:
+        """How a reader thread lends reading to the caller whose response it delivers (stdio); ``None``: it cannot."""
+
+    @property
+    def wait_reading(self) -> ReadingWait | None:
+        """How a caller waits for its response, reading it itself when reading was lent to it; ``None``: on the future.
+
+        ``(future, timeout, keep) -> done``: waits up to ``timeout`` seconds
+        (``None``: no limit) for ``future``; afterwards ``keep()`` says whether
+        this caller keeps reading lent to it (no other call waits).
+        """
+
+    def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
+        """Send the answers to a JSON-RPC batch together (one JSON array where the carrier frames one)."""
 
     @property
     def handshake_only(self) -> bool:
@@ -109,9 +126,9 @@ class BaseTransport(ABC):
     handoff_reading: Callable[[], None] | None = None
     """See :attr:`Transport.handoff_reading`; ``None``: handlers run on the dispatcher's pool."""
     pass_reading: Callable[[threading.Thread], None] | None = None
-    """How a reader thread lends reading to the caller whose response it delivers (stdio); ``None``: it cannot."""
+    """See :attr:`Transport.pass_reading`; ``None``: reading is never lent."""
     wait_reading: ReadingWait | None = None
-    """How a caller waits for its response, reading it itself when reading was lent to it; ``None``: on the future."""
+    """See :attr:`Transport.wait_reading`; ``None``: a caller waits on its response's future."""
     handshake_only: bool = False
     """See :attr:`Transport.handshake_only`."""
     network_transport: str | None = None
@@ -143,8 +160,6 @@ class BaseTransport(ABC):
         """Send the answers to a JSON-RPC batch together, as one JSON array where the carrier frames one.
 
         Carriers that frame no array (the default, as here) send them one by one.
-        Optional for a transport of one's own: the dispatcher answers a batch
-        only on a transport that has this method.
 
         >>> from mcp_sync.types import JSONRPCNotification
         >>> from mcp_sync.transports.memory import InMemoryTransport

@@ -10,7 +10,18 @@ imports the server.
 ...     return a + b
 >>> server.invoke_tool("add", {"a": 1, "b": 2}).text
 '3'
+
+The HTTP host (:class:`StreamableHTTPApp`, :func:`serve_http`,
+:func:`start_http`, :class:`RunningHTTPServer`) is importable from here too,
+loaded the first time one of its names is used: a stdio server never loads it::
+
+    from mcp_sync.server import start_http
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .authorization import Authorizer, RequestInfo
 from .context import Context, Elicited
@@ -24,7 +35,25 @@ __all__ = [
     "Elicited",
     "MCPServer",
     "RequestInfo",
+    "RunningHTTPServer",
     "SamplingProvider",
     "ServerSession",
     "ServerStats",
+    "StreamableHTTPApp",
+    "serve_http",
+    "start_http",
 ]
+
+_HTTP = ("RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http")
+"""The names of :mod:`mcp_sync.server.http.app` exported here, imported when first used (the HTTP stack is big)."""
+
+if TYPE_CHECKING:
+    from .http.app import RunningHTTPServer, StreamableHTTPApp, serve_http, start_http
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HTTP:
+        raise AttributeError(f"module 'mcp_sync.server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(".http.app", __name__), name)
+    globals()[name] = value
+    return value

@@ -19,7 +19,7 @@ workers, machines behind a load balancer) need these:
 
 A :class:`Backend` provides all of them. :class:`InProcessBackend` (the default)
 shares nothing: everything stays in this process, as without a backend.
-:class:`~mcp_sync.server.http.redis_backend.RedisBackend` shares them
+:class:`~mcp_sync.server.scale.redis_backend.RedisBackend` shares them
 through Redis; :class:`~mcp_sync.server.http.app.StreamableHTTPApp` picks
 it with ``backend="redis://..."`` or ``MCP_SYNC_REDIS_URL``.
 

@@ -372,11 +372,10 @@ class Context:
     :meth:`MCPServer.invoke_tool`, where the methods that need a client
     raise ``MISSING_CAPABILITY``. ``channel`` is how the client is reached
     (see the module's description); without one it follows from
-    ``stateless`` and ``session`` (:func:`default_channel`). ``modern`` is
-    the deprecated name of ``stateless``. ``auth`` is who the request
-    speaks for (:class:`~mcp_sync.server.authorization.AuthInfo`, from its verified
-    bearer token over HTTP); ``None`` where nothing authenticates the
-    caller (stdio, local calls, HTTP without a token verifier).
+    ``stateless`` and ``session`` (:func:`default_channel`). ``auth`` is who
+    the request speaks for (:class:`~mcp_sync.server.authorization.AuthInfo`, from its
+    verified bearer token over HTTP); ``None`` where nothing authenticates
+    the caller (stdio, local calls, HTTP without a token verifier).
 
     >>> ctx = Context()
     >>> ctx.client_info is None, ctx.stateless is None
@@ -394,7 +393,6 @@ class Context:
         meta: dict[str, Any] | None = None,
         stateless: StatelessRequest | None = None,
         channel: ClientChannel | None = None,
-        modern: StatelessRequest | None = None,
         auth: AuthInfo | None = None,
     ) -> None:
         self.request_id = request_id
@@ -403,7 +401,7 @@ class Context:
         self.session = session
         self.server = server if server is not None or session is None else session.server
         self.meta = meta or {}
-        self.channel: ClientChannel = channel or default_channel(session, stateless or modern)
+        self.channel: ClientChannel = channel or default_channel(session, stateless)
         self._progress = progress
         self.task_id: str | None = None
         """The task this call runs as (see :mod:`mcp_sync.server.tasks`), else ``None``."""
@@ -412,11 +410,6 @@ class Context:
     def stateless(self) -> StatelessRequest | None:
         """What a 2026-07-28 request says about itself (revision, capabilities, answers so far); else ``None``."""
         return self.channel.stateless
-
-    @property
-    def modern(self) -> StatelessRequest | None:
-        """Deprecated name of :attr:`stateless`."""
-        return self.stateless
 
     @property
     def client_info(self) -> Implementation | None:

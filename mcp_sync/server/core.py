@@ -781,7 +781,7 @@ class MCPServer:
     def serve_stdio(self) -> None:
         """Serve this server on stdin and stdout until stdin closes or SIGTERM/SIGINT arrives.
 
-        See :func:`mcp_sync.stdio.serve_stdio`: while it serves, ``print()``
+        See :func:`mcp_sync.server.stdio.serve_stdio`: while it serves, ``print()``
         goes to stderr and reading stdin gives end-of-file, so tools cannot
         corrupt the protocol.
         """

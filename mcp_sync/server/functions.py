@@ -3,7 +3,7 @@
 A :class:`FunctionSpec` reads a function's signature once: its parameters
 become a pydantic model (whose JSON schema is the tool's ``inputSchema``
 and which validates each call's arguments), a parameter annotated with
-:class:`~mcp_sync.context.Context` receives the handler context, and the
+:class:`~mcp_sync.server.context.Context` receives the handler context, and the
 return annotation gives the tool's ``outputSchema``. ``async def``
 functions are run to completion on a private event loop.
 

@@ -100,7 +100,8 @@ from ..protocol.versions import (
     check_log_level,
     negotiate,
 )
-from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, RequestContext, Timeout
+from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, Timeout
+from ..runtime.request_context import RequestContext
 from .authorization import NO_AUTH, AuthInfo, RequestInfo
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
 from .middleware import Call, CallKind, run_chain

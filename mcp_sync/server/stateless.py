@@ -54,7 +54,6 @@ __all__ = [
     "ClientRequest",
     "InputRequired",
     "MissingClientCapability",
-    "ModernRequest",
     "RequestStateSealer",
     "StatelessRequest",
 ]
@@ -210,10 +209,6 @@ def _described(capabilities: dict[str, Any], info: Any) -> _Described:
         # Compared against the JSON read back, not the request's own objects, which its handler may change.
         _DESCRIBED[key] = (pydantic_core.from_json(key), models)
     return models
-
-
-ModernRequest = StatelessRequest
-"""Deprecated name of :class:`StatelessRequest` (the stateless era was once called "modern")."""
 
 
 class RequestStateSealer:

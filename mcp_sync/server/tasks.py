@@ -20,7 +20,7 @@ the handler) fails it with that error.
 
 Task state lives in a :class:`TaskStore`: :class:`MemoryTaskStore` by
 default (a task is forgotten when its TTL has passed, polled or not), or a
-shared one such as :class:`~mcp_sync.server.http.redis_tasks.RedisTaskStore`.
+shared one such as :class:`~mcp_sync.server.scale.redis_tasks.RedisTaskStore`.
 Either is bounded, with or without TTLs: it keeps at most
 :data:`DEFAULT_MAX_TASKS` tasks (the tasks that finished first are forgotten
 to make room) and refuses a new task (``-32603``) while

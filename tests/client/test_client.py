@@ -25,8 +25,9 @@ import pytest
 from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.events import CONNECTION_CLOSED
+from mcp_sync.runtime.request_context import RequestContext
 from mcp_sync.runtime.telemetry import Telemetry
 from mcp_sync.server.context import Context
 from mcp_sync.server.core import MCPServer

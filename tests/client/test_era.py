@@ -18,7 +18,8 @@ import pytest
 from mcp_sync.client.core import MCPClient
 from mcp_sync.client.era import HandshakeEra, StatelessEra, resolve_era
 from mcp_sync.errors import MCP_CODES, MCPError
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
+from mcp_sync.runtime.request_context import RequestContext
 from mcp_sync.server.context import Context
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.session import ServerSession

@@ -20,10 +20,10 @@ import pytest
 import mcp_sync
 from mcp_sync.client import interactive
 from mcp_sync.client.core import MCPClient
+from mcp_sync.client.forms import NotebookForm, TerminalForm
 from mcp_sync.client.logs import forward_to_logging
 from mcp_sync.client.providers import ElicitParams, responder
-from mcp_sync.display.forms import TerminalForm
-from mcp_sync.display.ipython import NotebookForm, show_log
+from mcp_sync.display.ipython import show_log
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.types import (
     ElicitRequestFormParams,

@@ -56,7 +56,7 @@ import mcp_sync
 from mcp_sync import MCPServer
 from mcp_sync.client.auth import FileTokenStore, LoopbackInteraction, MemoryTokenStore, OAuth, Tokens
 from mcp_sync.errors import MCP_CODES, MCPError
-from mcp_sync.http_server import RunningHTTPServer, start_http
+from mcp_sync.server import RunningHTTPServer, start_http
 
 ROOT = Path(__file__).resolve().parents[2]
 SCOPES_SUPPORTED = ["mcp:read", "mcp:write"]

@@ -2,7 +2,7 @@
 
 - Our client against our server: in memory (with every message recorded),
   over stdio (``examples/echo_server.py``, ``examples/library_server.py``)
-  and over HTTP (:func:`mcp_sync.http_server.start_http`), in ``auto``
+  and over HTTP (:func:`mcp_sync.server.start_http`), in ``auto``
   (which lands on 2026-07-28), ``modern`` and ``legacy``: input rounds
   answered by the providers, ``_meta`` on every request, the response
   cache, subscriptions, logging, ``ping``.
@@ -53,8 +53,9 @@ from mcp_sync.protocol.stateless import (
     PROTOCOL_VERSION,
     SUBSCRIPTION_ID,
 )
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.events import REQUEST_RECEIVED
+from mcp_sync.runtime.request_context import RequestContext
 from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport

@@ -21,7 +21,8 @@ from mcp_sync.client.tasks import TaskPoller, TaskState, ToolTask, UnknownTaskEr
 from mcp_sync.protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, SERVER_INFO
 from mcp_sync.protocol.tasks import EXTENSION
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, RequestContext
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
+from mcp_sync.runtime.request_context import RequestContext
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import CallToolResult, ElicitRequestFormParams, ElicitResult, TextContent
 

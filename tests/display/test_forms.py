@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
-from mcp_sync.display import forms, ipython, widgets
-from mcp_sync.display.forms import OMITTED, Field, InvalidAnswer, PromptDialog, TerminalForm, form_fields
+from mcp_sync.client import forms
+from mcp_sync.client import widget_form as widgets
+from mcp_sync.client.forms import OMITTED, Field, InvalidAnswer, PromptDialog, TerminalForm, form_fields
+from mcp_sync.display import ipython
 from mcp_sync.display.progress import ProgressBar, _load_tqdm
 from mcp_sync.types import (
     ElicitRequestedSchema,
@@ -365,7 +367,7 @@ def test_a_notebook_form_uses_input_boxes(monkeypatch: pytest.MonkeyPatch, capsy
     monkeypatch.setattr("builtins.input", lambda prompt: next(replies))
     shown: list[object] = []
     monkeypatch.setattr("IPython.display.display", shown.append)
-    form = ipython.NotebookForm()
+    form = forms.NotebookForm()
     assert form(params(rname={"type": "string"})).content == {"rname": "Ada"}
     assert form(URL).action == "accept"
     assert [repr(item) for item in shown] == ["Open this address to go on: https://example.com/sign"]
@@ -509,11 +511,11 @@ def test_the_notebook_form_is_chosen_from_what_is_installed(monkeypatch: pytest.
     )
     form = widgets.notebook_form(shell)
     assert isinstance(form, widgets.WidgetForm) and form.kernel is kernel and form.url_mode
-    assert isinstance(widgets.notebook_form(types.SimpleNamespace()), ipython.NotebookForm)  # ipykernel 6: no routing
+    assert isinstance(widgets.notebook_form(types.SimpleNamespace()), forms.NotebookForm)  # ipykernel 6: no routing
     import ipykernel.comm.comm
 
     monkeypatch.delattr(ipykernel.comm.comm.BaseComm, "_reply_subshell_for")
     assert widgets.routing_kernel(shell) is None
     monkeypatch.setitem(sys.modules, "ipywidgets", None)
-    assert isinstance(widgets.notebook_form(shell), ipython.NotebookForm)
+    assert isinstance(widgets.notebook_form(shell), forms.NotebookForm)
     assert forms.PromptDialog.url_mode

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from helpers import kernel_spec
 
-from mcp_sync.display.ipython import enable_rich_display, load_ipython_extension
+from mcp_sync import load_ipython_extension
+from mcp_sync.display.ipython import enable_rich_display
 from mcp_sync.display.progress import ProgressBar
 from mcp_sync.display.render import (
     call_tool_result_html,
@@ -358,3 +359,20 @@ def test_an_async_tool_runs_from_a_live_kernel_whose_loop_is_running(kernel: str
     [run] = notebook.cells
     assert [out.output_type for out in run.outputs] == ["stream"]
     assert run.outputs[0].text == "True {'result': 42}\n"
+
+
+def test_load_ext_mcp_sync_in_a_live_kernel_turns_on_rich_display(kernel: str) -> None:
+    """``%load_ext mcp_sync``: a result shows as its text (``text/plain``), not the model's repr."""
+    import nbclient
+    import nbformat
+
+    cells = [
+        "import sys\n%load_ext mcp_sync\nprint('mcp_sync.display' in sys.modules)",
+        "from mcp_sync.types import CallToolResult, TextContent\nCallToolResult(content=[TextContent(text='five')])",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell) for cell in cells])
+    nbclient.NotebookClient(notebook, kernel_name=kernel, timeout=60).execute()
+    loaded, shown = notebook.cells
+    assert [out.text for out in loaded.outputs] == ["True\n"]
+    [result] = shown.outputs
+    assert result.data["text/plain"] == "five" and "tool result" in result.data["text/html"]

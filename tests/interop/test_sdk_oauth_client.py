@@ -33,7 +33,7 @@ import requests
 from authserver import REDIRECT_URI, USERNAME, AuthServer, running_authorization_server
 from helpers import free_port
 
-from mcp_sync.http_server import start_http
+from mcp_sync.server import start_http
 from mcp_sync.server.authorization.verifiers import JWTVerifier
 
 pytestmark = pytest.mark.timeout(180)  # the first run installs the peers

@@ -89,8 +89,6 @@ def test_one_ordered_registry_of_every_revision() -> None:
     assert (*HANDSHAKE_REVISIONS, *STATELESS_REVISIONS) == KNOWN_REVISIONS
     assert [revision_index(r) for r in KNOWN_REVISIONS] == list(range(len(KNOWN_REVISIONS)))
     assert revision_index("2030-01-01") is None
-    # The stateless revisions are defined once; the old name in protocol.stateless is the same tuple.
-    assert stateless_data.MODERN_REVISIONS is STATELESS_REVISIONS
 
 
 def test_stateless_request_meta_names_the_revision_and_an_optional_log_level() -> None:

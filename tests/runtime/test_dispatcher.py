@@ -28,9 +28,7 @@ from mcp_sync.runtime.dispatcher import (
     DEFAULT_TIMEOUT,
     JsonRpcDispatcher,
     PendingRequest,
-    RequestContext,
     SystemClock,
-    current_request,
 )
 from mcp_sync.runtime.events import (
     CONNECTION_CLOSED,
@@ -45,6 +43,7 @@ from mcp_sync.runtime.events import (
     RequestCompleted,
     RequestReceived,
 )
+from mcp_sync.runtime.request_context import RequestContext, current_request
 from mcp_sync.runtime.telemetry import Telemetry, default_telemetry
 from mcp_sync.runtime.transport import BaseTransport
 from mcp_sync.transports.memory import InMemoryTransport

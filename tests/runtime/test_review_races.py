@@ -27,7 +27,8 @@ from mcp_sync.client.core import MCPClient
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.runtime.cancellation import CancelEvent
-from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest, RequestContext
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest
+from mcp_sync.runtime.request_context import RequestContext
 from mcp_sync.server.http.app import StreamableHTTPApp, start_http
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport

@@ -24,7 +24,7 @@ import pytest
 import requests
 
 from mcp_sync import MCPServer
-from mcp_sync.http_server import start_http
+from mcp_sync.server import start_http
 from mcp_sync.server.http.cors import ALLOWED_HEADERS, CORSPolicy
 
 pytestmark = pytest.mark.timeout(60)
@@ -299,7 +299,7 @@ def test_auth_refusals_and_metadata_are_readable_cross_origin() -> None:
 
 APP = f"""
 from mcp_sync import MCPServer
-from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync.server import StreamableHTTPApp
 
 application = StreamableHTTPApp(
     MCPServer("cors-waitress"), cors_origins=[{INSPECTOR!r}], token_verifier={{"good": {{"sub": "a"}}}}.get

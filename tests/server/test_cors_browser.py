@@ -54,7 +54,7 @@ import peers
 import pytest
 
 from mcp_sync import Context, MCPServer
-from mcp_sync.http_server import RunningHTTPServer, StreamableHTTPApp
+from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp
 from mcp_sync.server.http.app import StartResponse, WSGIEnviron
 
 pytestmark = pytest.mark.timeout(60)

@@ -49,7 +49,7 @@ SITE = textwrap.dedent(
     from django.urls import path
 
     from mcp_sync import MCPServer
-    from mcp_sync.http_server import StreamableHTTPApp
+    from mcp_sync.server import StreamableHTTPApp
 
     MOUNT = {MOUNT!r}
     WELL_KNOWN = "/.well-known/oauth-protected-resource" + MOUNT

@@ -27,8 +27,8 @@ from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.oauth import bearer_challenge as challenge
 from mcp_sync.protocol.oauth import bearer_token
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
-from mcp_sync.runtime.dispatcher import RequestContext, _current
 from mcp_sync.runtime.events import CONNECTION_CLOSED
+from mcp_sync.runtime.request_context import RequestContext, acting_for
 from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server.authorization.tokens import token_expired, token_principal, token_scopes
 from mcp_sync.server.core import MCPServer
@@ -1394,8 +1394,7 @@ def test_session_transport_routing_units() -> None:
     fake_dispatcher = object()
     transport.dispatcher = fake_dispatcher
     context = RequestContext(fake_dispatcher, 5, "tools/call", {})  # type: ignore[arg-type]
-    _current.context = context
-    try:
+    with acting_for(context):
         transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 1}))
         related = standalone.get_nowait()
         assert isinstance(related, StreamEvent) and isinstance(related.message, JSONRPCNotification)
@@ -1405,8 +1404,6 @@ def test_session_transport_routing_units() -> None:
         second = transport.open_post(5, priming=False)
         second.context = context
         transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 2}))
-    finally:
-        _current.context = None
     transport.send(error_response(5, -32603, "for the second"))
     item = second.queue.get_nowait()
     assert isinstance(item, StreamEvent) and isinstance(item.message, JSONRPCNotification)

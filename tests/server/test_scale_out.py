@@ -43,7 +43,7 @@ from mcp_sync.client import http_client
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.server.backend import BackendUnavailable, InProcessBackend, Notice
 from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
-from mcp_sync.server.http.redis_backend import REDIS_URL_VARIABLE, RedisBackend
+from mcp_sync.server.scale.redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from mcp_sync.types import CreateMessageRequestParams, CreateMessageResult, ProgressNotificationParams, TextContent
 
 TIMEOUT = 10.0

@@ -31,8 +31,8 @@ from test_scale_out_sessions import NAME, SUBSCRIBED, _legacy, build_server, ini
 
 from mcp_sync.server.backend import SessionRecord
 from mcp_sync.server.http.app import StreamableHTTPApp
-from mcp_sync.server.http.redis_backend import RedisBackend
 from mcp_sync.server.http.wsgi import WSGIServer
+from mcp_sync.server.scale.redis_backend import RedisBackend
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -29,8 +29,8 @@ from test_scale_out_sessions import SUBSCRIBED, TIMEOUT, Pair, _copy, initialize
 
 from mcp_sync import MCPServer
 from mcp_sync.server.backend import BackendUnavailable, Notice
-from mcp_sync.server.http.redis_backend import RedisBackend
-from mcp_sync.server.http.redis_events import ONCE_TTL, RedisEventStore
+from mcp_sync.server.scale.redis_backend import RedisBackend
+from mcp_sync.server.scale.redis_events import ONCE_TTL, RedisEventStore
 from mcp_sync.types import JSONRPCNotification
 
 pytestmark = pytest.mark.timeout(60)

@@ -41,9 +41,9 @@ from mcp_sync.client import http_client
 from mcp_sync.server.backend import BackendUnavailable, Notice, SessionRecord
 from mcp_sync.server.http.app import StreamableHTTPApp
 from mcp_sync.server.http.event_store import InMemoryEventStore
-from mcp_sync.server.http.redis_backend import RedisBackend
 from mcp_sync.server.http.sessions import HTTPSession, SessionRegistry, StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
+from mcp_sync.server.scale.redis_backend import RedisBackend
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCNotification, ProgressNotificationParams
 

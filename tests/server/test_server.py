@@ -1297,18 +1297,18 @@ def test_the_channel_is_chosen_where_the_context_is_built(server: MCPServer, lin
     # One channel per request: cancelling a request withdraws the question it has in flight, and no other.
     assert [c.cancelled for c in channels] == [ctx.cancelled for ctx in contexts]
     assert len({id(c) for c in channels}) == 3
-    assert all(ctx.stateless is None and ctx.modern is None for ctx in contexts)
+    assert all(ctx.stateless is None for ctx in contexts)
 
 
 def test_a_context_built_by_hand_derives_its_channel() -> None:
     assert Context().channel is NO_CLIENT
     assert isinstance(NO_CLIENT, NoClientChannel) and NO_CLIENT.stateless is None
     request = StatelessRequest("2026-07-28", ClientCapabilities(roots={}))
-    for ctx in (Context(stateless=request), Context(modern=request)):  # modern= is the old keyword
-        assert isinstance(ctx.channel, StatelessChannel)
-        assert ctx.stateless is request and ctx.modern is request
-        assert ctx.client_capabilities.roots is not None
-        ctx.log("error", "no session: goes nowhere")
+    ctx = Context(stateless=request)
+    assert isinstance(ctx.channel, StatelessChannel)
+    assert ctx.stateless is request
+    assert ctx.client_capabilities.roots is not None
+    ctx.log("error", "no session: goes nowhere")
     own = NoClientChannel()
     assert Context(stateless=request, channel=own).channel is own  # an explicit channel wins
 

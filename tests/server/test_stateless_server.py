@@ -19,7 +19,7 @@ from mcp_sync import MCP_CODES, Context, MCPError, MCPServer
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.server.context import HandshakeChannel, StatelessChannel
-from mcp_sync.server.stateless import ModernRequest, RequestStateSealer, StatelessRequest
+from mcp_sync.server.stateless import RequestStateSealer, StatelessRequest
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CreateMessageRequest,
@@ -447,16 +447,10 @@ def test_each_request_gets_the_channel_of_its_era(stateless: tuple[MCPServer, Js
     assert isinstance(old_era.channel, HandshakeChannel) and old_era.stateless is None
     assert old_era.client_info is not None and old_era.client_info.name == "old"
     assert isinstance(new_era.channel, StatelessChannel)
-    assert isinstance(new_era.stateless, StatelessRequest) and new_era.modern is new_era.stateless
+    assert isinstance(new_era.stateless, StatelessRequest)
     assert new_era.stateless.revision == REVISION
     assert new_era.client_info is not None and new_era.client_info.name == "modern-test"
     assert new_era.client_capabilities.roots is not None and old_era.client_capabilities.roots is None
-
-
-def test_the_stateless_request_keeps_its_old_name() -> None:
-    assert ModernRequest is StatelessRequest
-    request = ModernRequest.read({"_meta": meta()})
-    assert isinstance(request, StatelessRequest) and request.client_capabilities.sampling is not None
 
 
 # ----------------------------------------------------------------- the sealer

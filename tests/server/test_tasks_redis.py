@@ -1,4 +1,4 @@
-"""Tasks kept in a real Redis (``mcp_sync.server.http.redis_tasks``): any process answers for any task.
+"""Tasks kept in a real Redis (``mcp_sync.server.scale.redis_tasks``): any process answers for any task.
 
 In this process, two apps with a server each stand for two processes that
 share only Redis: a task started through one is followed, answered and
@@ -32,8 +32,8 @@ from mcp_sync.errors import MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import is_terminal
 from mcp_sync.server.http.app import RunningHTTPServer, start_http
-from mcp_sync.server.http.redis_backend import RedisBackend
-from mcp_sync.server.http.redis_tasks import RedisTaskStore, share_tasks
+from mcp_sync.server.scale.redis_backend import RedisBackend
+from mcp_sync.server.scale.redis_tasks import RedisTaskStore, share_tasks
 from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord
 
 TIMEOUT = 10.0

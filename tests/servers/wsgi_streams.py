@@ -7,7 +7,7 @@ opens streams that never end by themselves, and stops gunicorn with SIGTERM.
 from __future__ import annotations
 
 from mcp_sync import MCPServer
-from mcp_sync.http_server import StreamableHTTPApp
+from mcp_sync.server import StreamableHTTPApp
 
 server = MCPServer("streams", "1.0")
 

@@ -136,13 +136,13 @@ from ..authorization.tokens import (
 )
 from ..backend import Backend, BackendUnavailable, InProcessBackend, SessionRecord
 from ..core import MCPServer
+from ..scale.redis_backend import REDIS_URL_VARIABLE, RedisBackend
+from ..scale.redis_tasks import share_tasks
 from ..session import ServerSession
 from ..stateless import StatelessRequest
 from .cors import CORSPolicy
 from .event_store import EventStore, SharedEventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
-from .redis_backend import REDIS_URL_VARIABLE, RedisBackend
-from .redis_tasks import share_tasks
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import (
     HTTPSession,
@@ -623,7 +623,7 @@ class StreamableHTTPApp:
     ``backend`` is what the processes serving ``server`` share (see
     :mod:`~mcp_sync.server.backend`): a :class:`~mcp_sync.server.backend.Backend`,
     or a ``redis://`` (``rediss://``, ``unix://``) URL for a
-    :class:`~mcp_sync.server.http.redis_backend.RedisBackend`; unset, the URL
+    :class:`~mcp_sync.server.scale.redis_backend.RedisBackend`; unset, the URL
     in ``MCP_SYNC_REDIS_URL`` if any, else nothing shared (in-process). With
     Redis, the ``requestState`` secret is shared, every process's listen
     and GET streams get the resource updates and list changes raised in any

@@ -8,7 +8,7 @@ followed on that stream, replayed from the store.
 The default :class:`InMemoryEventStore` keeps the latest events of each
 stream in this process. Processes that serve the same sessions (gunicorn
 workers, machines behind a load balancer) share a :class:`SharedEventStore`
-instead (:class:`~mcp_sync.server.http.redis_events.RedisEventStore`, picked
+instead (:class:`~mcp_sync.server.scale.redis_events.RedisEventStore`, picked
 by the Redis backend): any of them then replays a stream to a client that
 resumes it, and the one holding a session's GET stream hears of the events
 the others write to it.

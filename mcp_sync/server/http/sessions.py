@@ -55,7 +55,7 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     RequestId,
 )
-from ...runtime.dispatcher import RequestContext, current_request
+from ...runtime.request_context import RequestContext, current_request
 from ...runtime.transport import BaseTransport
 from ...runtime.workers import stay_on_this_thread
 from ..backend import delivering

@@ -978,7 +978,7 @@ def serve(
 
     The URL is logged (logger ``mcp_sync.wsgi_server``, level INFO)::
 
-        from mcp_sync.wsgi_server import serve
+        from mcp_sync.server.http.wsgi import serve
         serve(my_wsgi_app, port=8000)
     """
     server = WSGIServer(app, host, port, max_connections=max_connections, idle_timeout=idle_timeout)

@@ -3,7 +3,7 @@
 The client opens an SSE stream with a GET; the server's first event,
 ``endpoint``, names the URL to POST messages to; every server message then
 arrives on the stream as a ``message`` event. Newer servers speak Streamable
-HTTP (:mod:`mcp_sync.http_client`); :func:`~mcp_sync.http_client.http_client`
+HTTP (:mod:`mcp_sync.transports.http.streamable`); :func:`~mcp_sync.client.http_client`
 falls back to this transport by itself. To use it directly::
 
     from mcp_sync import MCPClient
@@ -78,7 +78,7 @@ class SSEClientTransport(BaseTransport):
     ``endpoint`` event closes it.
     ``session``, ``headers``, ``auth``, ``timeout``, ``sse_read_timeout`` and
     ``sse_client_factory`` are as for
-    :class:`~mcp_sync.http_client.StreamableHTTPClientTransport`. It
+    :class:`~mcp_sync.transports.http.streamable.StreamableHTTPClientTransport`. It
     carries the handshake revisions only: a client connecting over it
     does not probe for 2026-07-28.
     """

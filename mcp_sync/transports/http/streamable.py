@@ -9,7 +9,7 @@ HTTP+SSE transport of 2024-11-05. :func:`http_client` connects a client with
 either, trying Streamable HTTP first as the spec's backwards-compatibility
 section describes::
 
-    from mcp_sync.http_client import http_client
+    from mcp_sync.client import http_client
 
     with http_client("http://127.0.0.1:8000/mcp") as client:
         print(client.call_tool("echo", {"text": "hi"}).text)

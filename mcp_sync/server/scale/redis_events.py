@@ -14,7 +14,7 @@ notification written by every process's copy of a session is kept once: the
 first write sets ``<prefix>:events:<stream id>:once:<notice key>`` (for a
 minute) and the others find it set.
 
-The :class:`~mcp_sync.server.http.redis_backend.RedisBackend` makes one for
+The :class:`~mcp_sync.server.scale.redis_backend.RedisBackend` makes one for
 its app (``backend.event_store()``); give the app one of your own to change
 its bounds::
 
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ...protocol.jsonrpc import InvalidMessage, decode_message, encode_message
 from ...protocol.types import JSONRPCMessage
 from ..backend import BackendUnavailable
-from .event_store import InMemoryEventStore, ReplaySink, SharedEventStore
+from ..http.event_store import InMemoryEventStore, ReplaySink, SharedEventStore
 
 if TYPE_CHECKING:
     from .redis_backend import RedisBackend

@@ -1,6 +1,6 @@
 """Tasks kept in Redis, so that any worker answers for any task and a task outlives the connection that began it.
 
-An app whose backend is a :class:`~mcp_sync.server.http.redis_backend.RedisBackend`
+An app whose backend is a :class:`~mcp_sync.server.scale.redis_backend.RedisBackend`
 keeps its server's tasks (see :mod:`mcp_sync.server.tasks`) in that Redis,
 with the backend's connection and key prefix: one key per task,
 ``<prefix>:task:<id>``, holding the task's record as JSON and expiring at the
@@ -90,13 +90,13 @@ class RedisTaskStore:
         self._create = self._client().register_script(_CREATE)  # sent to Redis at its first use
 
     def _key(self, task_id: str) -> str:
-        return f"{self.backend._prefix()}:task:{task_id}"
+        return f"{self.backend.key_prefix}:task:{task_id}"
 
     def _set(self, name: str) -> str:
-        return f"{self.backend._prefix()}:tasks:{name}"
+        return f"{self.backend.key_prefix}:tasks:{name}"
 
     def _client(self) -> Any:
-        return self.backend._client
+        return self.backend.redis
 
     def create(self, record: TaskRecord) -> None:
         """Keep ``record`` until its TTL passes (or it makes room, once finished); ``-32603`` when too many run."""
@@ -112,13 +112,13 @@ class RedisTaskStore:
             json.dumps(record.to_json()),
             self._key(""),
         ]
-        refused = self.backend._call(self._create, keys=keys, args=args)
+        refused = self.backend.call(self._create, keys=keys, args=args)
         if refused:
             raise too_many_running(int(refused))
 
     def get(self, task_id: str) -> TaskRecord | None:
         """The task as kept, or ``None`` (unknown, or expired)."""
-        data = self.backend._call(self._client().get, self._key(task_id))
+        data = self.backend.call(self._client().get, self._key(task_id))
         return None if data is None else TaskRecord.from_json(json.loads(data))
 
     def update(self, task_id: str, change: Callable[[TaskRecord], None]) -> TaskRecord | None:
@@ -142,14 +142,14 @@ class RedisTaskStore:
             changed.append(record)
 
         # redis-py runs the function again whenever another process changed the key meanwhile.
-        self.backend._call(self._client().transaction, transaction, key)
+        self.backend.call(self._client().transaction, transaction, key)
         return changed[0]
 
     def records(self) -> list[TaskRecord]:
         """Every task kept, oldest first."""
         client = self._client()
-        keys = self.backend._call(lambda: list(client.scan_iter(match=self._key("*"), count=500)))
-        values = self.backend._call(self._client().mget, keys) if keys else []
+        keys = self.backend.call(lambda: list(client.scan_iter(match=self._key("*"), count=500)))
+        values = self.backend.call(self._client().mget, keys) if keys else []
         records = [TaskRecord.from_json(json.loads(value)) for value in values if value is not None]
         return sorted(records, key=lambda record: record.created_at)
 

@@ -5,7 +5,8 @@ schema; :meth:`Field.parse` turns what a person typed into the value the
 schema asks for, or raises :class:`InvalidAnswer` saying what is wrong.
 :class:`PromptDialog` asks for a form one field at a time through two
 callables (``ask(prompt) -> line`` and ``say(text)``), so that a terminal
-(:class:`TerminalForm`) and a notebook's ``input()`` share it.
+(:class:`TerminalForm`) and a notebook's ``input()`` (:class:`NotebookForm`)
+share it. The notebook's widget form is in :mod:`mcp_sync.client.widget_form`.
 
 >>> from mcp_sync.types import ElicitRequestedSchema, NumberSchema
 >>> [age] = form_fields(ElicitRequestedSchema(properties={"age": NumberSchema(type="integer", minimum=0)}))
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TextIO, cast
 from urllib.parse import urlsplit
 
+from ..display.ipython import show_link
 from ..protocol.types import (
     BooleanSchema,
     ElicitRequestedSchema,
@@ -52,6 +54,7 @@ __all__ = [
     "Field",
     "FieldKind",
     "InvalidAnswer",
+    "NotebookForm",
     "PromptDialog",
     "TerminalForm",
     "form_fields",
@@ -496,3 +499,18 @@ class TerminalForm(PromptDialog):
         finally:
             self._terminal = None
             termios.tcsetattr(descriptor, termios.TCSANOW, saved)
+
+
+class NotebookForm(PromptDialog):
+    """An elicitation answered in the cell's output with ``input()`` boxes, one per field (Jupyter supports them).
+
+    See :class:`PromptDialog` for the sequence; a URL-mode elicitation shows
+    the URL as a link.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_input, print, show_url=show_link)
+
+
+def _input(prompt: str) -> str:
+    return input(prompt)

@@ -6,7 +6,7 @@ wait behind it. The form therefore has its widgets' messages handled on a
 kernel *subshell* of its own (ipykernel 7.4 and later), created for the form
 and removed after it. :func:`notebook_form` picks this form when ipywidgets
 is installed and the kernel can route widget messages so, and
-:class:`~mcp_sync.display.ipython.NotebookForm` (``input()`` boxes) otherwise.
+:class:`~mcp_sync.client.forms.NotebookForm` (``input()`` boxes) otherwise.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any, Literal
 
+from ..display.ipython import Link, display, running_shell
 from ..protocol.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
-from .forms import OMITTED, Field, InvalidAnswer, PromptDialog, form_fields
-from .ipython import Link, NotebookForm, display, running_shell
+from .forms import OMITTED, Field, InvalidAnswer, NotebookForm, PromptDialog, form_fields
 
 __all__ = [
     "FormView",

@@ -27,7 +27,7 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
   older one ends), a client's answer to a handler's request (the process
   whose handler waits delivers it), and the doorbell of the event store;
 - ``<prefix>:events:<stream id>``: the SSE streams clients may resume, kept
-  by :class:`~mcp_sync.server.http.redis_events.RedisEventStore`
+  by :class:`~mcp_sync.server.scale.redis_events.RedisEventStore`
   (:meth:`RedisBackend.event_store`).
 
 Every Redis call is bounded by ``timeout`` seconds. Redis unreachable when
@@ -139,7 +139,7 @@ class RedisBackend:
             health_check_interval=max(1, int(timeout * 5)),
         )
         try:
-            self._call(self._client.ping)
+            self.call(self._client.ping)
         except BackendUnavailable:
             self._client.close()
             self._receiving_client.close()
@@ -157,14 +157,19 @@ class RedisBackend:
         self.failures = 0
         """How many times the receiving thread lost Redis or failed to reach it (for monitoring)."""
 
-    def _call(self, call: Any, *args: Any, **kwargs: Any) -> Any:
-        """``call(*args, **kwargs)`` against Redis; :class:`BackendUnavailable` saying why when it fails."""
+    def call(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """``call(*args, **kwargs)`` against Redis; :class:`BackendUnavailable` saying why when it fails.
+
+        For what else keeps its data in this Redis (the event store, the
+        task store): a call bounded by ``timeout`` and failing as the
+        backend's own do::
+
+            value = backend.call(backend.redis.get, f"{backend.key_prefix}:mine")
+        """
         try:
             return call(*args, **kwargs)
         except self._errors as exc:
             raise BackendUnavailable(f"Redis at {self.url} is unavailable: {exc}", cause=exc) from exc
-
-    call = _call
 
     @property
     def redis(self) -> Any:
@@ -197,8 +202,8 @@ class RedisBackend:
         if not sealer.secret_given:
             key = f"{self._prefix()}:request-state-secret"
             # The first process to start makes it; every other one reads that one.
-            self._call(self._client.set, key, secrets.token_bytes(32), nx=True)
-            shared: bytes = self._call(self._client.get, key)
+            self.call(self._client.set, key, secrets.token_bytes(32), nx=True)
+            shared: bytes = self.call(self._client.get, key)
             server.request_state_sealer = RequestStateSealer(shared, ttl=sealer.ttl, max_bytes=sealer.max_bytes)
             self._secret = shared
         server.backend = self
@@ -273,7 +278,7 @@ class RedisBackend:
 
     def save_session(self, record: SessionRecord, ttl: float) -> None:
         """Keep ``record`` for ``ttl`` seconds (``SET EX``) and publish it to the processes holding a copy."""
-        self._call(self._client.set, self._session_key(record.session_id), record.to_json(), ex=_seconds(ttl))
+        self.call(self._client.set, self._session_key(record.session_id), record.to_json(), ex=_seconds(ttl))
         fields = {"k": "session_changed", "s": record.session_id, "r": record.to_json()}
         self._publish_session(fields)
 
@@ -287,7 +292,7 @@ class RedisBackend:
         """
         if not self._subscribed.wait(self.timeout):
             raise BackendUnavailable(f"Redis at {self.url} is unavailable: not subscribed to {self.channel} yet")
-        data = self._call(self._client.getex, self._session_key(session_id), ex=_seconds(ttl))
+        data = self.call(self._client.getex, self._session_key(session_id), ex=_seconds(ttl))
         if data is None:
             return None
         try:
@@ -298,11 +303,11 @@ class RedisBackend:
 
     def touch_session(self, session_id: str, ttl: float) -> bool:
         """Push the record's expiry away (``EXPIRE``); ``False`` when it ended (the key is gone)."""
-        return bool(self._call(self._client.expire, self._session_key(session_id), _seconds(ttl)))
+        return bool(self.call(self._client.expire, self._session_key(session_id), _seconds(ttl)))
 
     def end_session(self, session_id: str) -> None:
         """Delete the record and publish the end: every process drops its copy."""
-        self._call(self._client.delete, self._session_key(session_id))
+        self.call(self._client.delete, self._session_key(session_id))
         self._publish_session({"k": "session_ended", "s": session_id})
 
     def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
@@ -315,7 +320,7 @@ class RedisBackend:
         self._publish_session({"k": "session_stream", "s": session_id})
 
     def event_store(self) -> RedisEventStore:
-        """The SSE events in Redis (see :mod:`~mcp_sync.server.http.redis_events`): made once, with its defaults."""
+        """The SSE events in Redis (see :mod:`~mcp_sync.server.scale.redis_events`): made once, with its defaults."""
         from .redis_events import RedisEventStore
 
         return self._events or RedisEventStore(self)
@@ -325,7 +330,7 @@ class RedisBackend:
         self._events = store
 
     def _publish_session(self, fields: dict[str, Any]) -> None:
-        self._call(self._client.publish, self.channel, json.dumps({"o": self.origin(), **fields}))
+        self.call(self._client.publish, self.channel, json.dumps({"o": self.origin(), **fields}))
 
     # -------------------------------------------------------------- receiving
 

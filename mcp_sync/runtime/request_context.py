@@ -1,0 +1,163 @@
+"""An incoming request as its handler sees it, and which request the running thread serves.
+
+:class:`RequestContext` is what a handler gets with its params (id, method,
+``_meta``, the cancel event, ``progress()``); :class:`BatchReplies` holds the
+answers of the JSON-RPC batch a request came in; :func:`current_request` is
+the request whose handler runs on this thread (set by the dispatcher around
+the handler, :func:`serving`, and for work handed to another thread,
+:func:`acting_for`).
+
+>>> current_request() is None
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.errors import JsonRpcCode
+from ..protocol.jsonrpc import encode_message, error_response
+from ..protocol.types import JSONRPCMessage, ProgressNotificationParams, ProgressToken, RequestId
+from .cancellation import CancelEvent
+
+if TYPE_CHECKING:
+    from .dispatcher import JsonRpcDispatcher
+
+__all__ = ["BatchReplies", "RequestContext", "acting_for", "current_request", "serving"]
+
+_current = threading.local()
+
+
+def current_request() -> RequestContext | None:
+    """The request whose handler runs on this thread, if any.
+
+    Transports use it to send what a handler emits (progress, log messages,
+    requests to the peer) along with the request it belongs to.
+    """
+    context: RequestContext | None = getattr(_current, "context", None)
+    return context
+
+
+@contextlib.contextmanager
+def acting_for(context: RequestContext | None) -> Iterator[None]:
+    """Run the block as if in ``context``'s handler: what it sends travels with that request.
+
+    For work a handler hands to another thread (a proxy relaying the
+    progress its upstream reports, say), which transports would otherwise
+    take for the connection's own.
+
+    >>> with acting_for(None):
+    ...     current_request() is None
+    True
+    """
+    previous = current_request()
+    _current.context = context
+    try:
+        yield
+    finally:
+        _current.context = previous
+
+
+@contextlib.contextmanager
+def serving(context: RequestContext) -> Iterator[None]:
+    """Run a request's handler in the block: :func:`current_request` is ``context`` there, and ``None`` after.
+
+    The dispatcher wraps each handler in it (its threads serve one request
+    at a time, so nothing is restored).
+
+    >>> ctx = RequestContext(None, 1, "ping", {})  # type: ignore[arg-type]
+    >>> with serving(ctx):
+    ...     current_request() is ctx
+    True
+    >>> current_request() is None
+    True
+    """
+    _current.context = context
+    try:
+        yield
+    finally:
+        _current.context = None
+
+
+def _progress_token(token: Any) -> ProgressToken | None:
+    """``token`` as a progress token: a string or an integer (``2.0`` is one); ``None`` for anything else."""
+    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+        return token
+    if isinstance(token, float) and token.is_integer():
+        return int(token)
+    return None
+
+
+@dataclass(eq=False)
+class RequestContext:
+    """What a request handler knows about the request it serves.
+
+    ``cancelled`` is set when the peer cancels the request or the connection
+    closes; long handlers should check it. ``progress()`` reports progress
+    when the caller asked for it (and does nothing otherwise).
+    """
+
+    dispatcher: JsonRpcDispatcher
+    request_id: RequestId
+    method: str
+    params: dict[str, Any]
+    cancelled: threading.Event = field(default_factory=CancelEvent)
+    answered: bool = False
+    """Whether the request has had its answer (then nothing more is sent)."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """Scratch space for the layers above (the session keeps per-request protocol state here)."""
+    batch: BatchReplies | None = None
+    """The JSON-RPC batch the request came in, whose one answer carries its response; ``None``: it came alone."""
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The request's ``_meta`` object (empty when absent)."""
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def progress_token(self) -> ProgressToken | None:
+        """The caller's progress token, if it sent a valid one (a string or an integer)."""
+        return _progress_token(self.meta.get("progressToken"))
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` for this request, if the caller wants it."""
+        token = self.progress_token
+        if token is None:
+            return
+        params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
+        self.dispatcher.notify("notifications/progress", params)
+
+
+class BatchReplies:
+    """The answers to one JSON-RPC batch, held until the last of them arrives, then sent as one array.
+
+    ``expected`` counts the batch's requests and the invalid elements that get
+    an error; a request the peer cancelled counts as answered, without a response.
+    """
+
+    def __init__(self, expected: int, send: Callable[[list[JSONRPCMessage]], None]) -> None:
+        self._left = expected
+        self._send = send
+        self._responses: list[JSONRPCMessage] = []
+        self._lock = threading.Lock()
+
+    def add(self, response: JSONRPCMessage | None) -> None:
+        """One element is answered (``None``: it gets no response); the last sends the array."""
+        if response is not None:
+            try:
+                encode_message(response)  # one response that is not JSON must not lose the whole array
+            except Exception as exc:
+                request_id = getattr(response, "id", None)
+                response = error_response(request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {exc}")
+        with self._lock:
+            if response is not None:
+                self._responses.append(response)
+            self._left -= 1
+            responses = self._responses if self._left == 0 else None
+        if responses:  # (a batch whose requests were all cancelled gets no answer at all)
+            self._send(responses)

@@ -160,7 +160,7 @@ from .wsgi import CONNECTION_SOCKET, MAX_CONNECTIONS, WRITE_FROM_ANY_THREAD, WSG
 
 __all__ = ["RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http"]
 
-log = logging.getLogger("mcp_sync.http")
+log = logging.getLogger(__name__)
 
 WSGIEnviron = dict[str, Any]
 StartResponse = Callable[..., Any]

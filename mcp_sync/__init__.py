@@ -42,8 +42,8 @@ _EXPORTS = {
     "MCPTransportError": "protocol.errors",
     "define_codes": "protocol.errors",
     "StreamableHTTPApp": "server.http.app",
-    "serve_http": "server.http.app",
-    "start_http": "server.http.app",
+    "serve_http": "server.http.embedded",
+    "start_http": "server.http.embedded",
 }
 
 __all__ = [
@@ -83,7 +83,8 @@ if TYPE_CHECKING:
     from .runtime.transport import Transport
     from .server.context import Context
     from .server.core import MCPServer
-    from .server.http.app import StreamableHTTPApp, serve_http, start_http
+    from .server.http.app import StreamableHTTPApp
+    from .server.http.embedded import serve_http, start_http
     from .server.session import ServerSession
     from .transports.memory import InMemoryTransport
 

@@ -285,7 +285,7 @@ def _proxy(args: argparse.Namespace) -> int:
 
 def _serve_http(server: MCPServer, args: argparse.Namespace) -> int:
     """Serve ``server`` over HTTP (or HTTP+SSE, ``--transport sse``) until Ctrl-C."""
-    from .server.http.app import start_http
+    from .server.http.embedded import start_http
 
     port = 8000 if args.port is None else args.port
     stateless = getattr(args, "stateless", False)

@@ -26,8 +26,8 @@ import requests
 import mcp_sync
 from mcp_sync.cli import CommandError, load_server, main, parse_arguments, parse_value
 from mcp_sync.client import MCPClient
+from mcp_sync.server import start_http
 from mcp_sync.server.core import MCPServer
-from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 
 ROOT = Path(__file__).parent.parent
@@ -661,7 +661,7 @@ def protected(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     import authserver
     import conformance
 
-    from mcp_sync.server.http.app import start_http
+    from mcp_sync.server import start_http
 
     port = conformance.free_port()
     url = f"http://127.0.0.1:{port}/mcp"

@@ -23,7 +23,7 @@ import mcp_sync
 from mcp_sync import MCPClient, MCPError, MCPServer, cli
 from mcp_sync.compose import ProxyServer
 from mcp_sync.errors import MCP_CODES
-from mcp_sync.server.http.app import start_http
+from mcp_sync.server import start_http
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

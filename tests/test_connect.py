@@ -16,8 +16,8 @@ from mcp_sync.client.core import MCPClient
 from mcp_sync.connect import connect
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.runtime.dispatcher import DEFAULT_TIMEOUT
+from mcp_sync.server import start_http
 from mcp_sync.server.core import MCPServer
-from mcp_sync.server.http.app import start_http
 from mcp_sync.types import LoggingMessageNotificationParams
 
 ROOT = Path(__file__).parent.parent

@@ -16,8 +16,8 @@ from test_compose import wait_for
 
 import mcp_sync
 from mcp_sync import MCPClient, MCPError, MCPServer
+from mcp_sync.server import start_http
 from mcp_sync.server.context import Context
-from mcp_sync.server.http.app import start_http
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

@@ -38,18 +38,18 @@ def test_the_http_host_has_public_homes_loaded_when_first_used() -> None:
         "import sys\n"
         "import mcp_sync.server as server\n"
         "print('mcp_sync.server.http.app' in sys.modules)\n"
-        "from mcp_sync.server.http import app\n"
+        "from mcp_sync.server.http import app, embedded\n"
         "import mcp_sync\n"
-        "names = ('StreamableHTTPApp', 'serve_http', 'start_http')\n"
-        "print(all(getattr(server, n) is getattr(app, n) is getattr(mcp_sync, n) for n in names))\n"
-        "print(server.RunningHTTPServer is app.RunningHTTPServer)\n"
+        "homes = {'StreamableHTTPApp': app, 'serve_http': embedded, 'start_http': embedded}\n"
+        "print(all(getattr(server, n) is getattr(m, n) is getattr(mcp_sync, n) for n, m in homes.items()))\n"
+        "print(server.RunningHTTPServer is embedded.RunningHTTPServer)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.splitlines() == ["False", "True", "True"]
     import mcp_sync.server
-    from mcp_sync.server.http import app
+    from mcp_sync.server.http import app, embedded
 
-    assert mcp_sync.server.start_http is app.start_http and mcp_sync.StreamableHTTPApp is app.StreamableHTTPApp
+    assert mcp_sync.server.start_http is embedded.start_http and mcp_sync.StreamableHTTPApp is app.StreamableHTTPApp
     with pytest.raises(AttributeError, match=r"'mcp_sync\.server' has no attribute 'Nope'"):
         _ = mcp_sync.server.Nope  # type: ignore[attr-defined]
 

@@ -44,16 +44,22 @@ __all__ = [
     "start_http",
 ]
 
-_HTTP = ("RunningHTTPServer", "StreamableHTTPApp", "serve_http", "start_http")
-"""The names of :mod:`mcp_sync.server.http.app` exported here, imported when first used (the HTTP stack is big)."""
+_HTTP = {
+    "StreamableHTTPApp": ".http.app",
+    "RunningHTTPServer": ".http.embedded",
+    "serve_http": ".http.embedded",
+    "start_http": ".http.embedded",
+}
+"""The HTTP host's names exported here, each with its module, imported when first used (the HTTP stack is big)."""
 
 if TYPE_CHECKING:
-    from .http.app import RunningHTTPServer, StreamableHTTPApp, serve_http, start_http
+    from .http.app import StreamableHTTPApp
+    from .http.embedded import RunningHTTPServer, serve_http, start_http
 
 
 def __getattr__(name: str) -> Any:
     if name not in _HTTP:
         raise AttributeError(f"module 'mcp_sync.server' has no attribute {name!r}")
-    value = getattr(importlib.import_module(".http.app", __name__), name)
+    value = getattr(importlib.import_module(_HTTP[name], __name__), name)
     globals()[name] = value
     return value

@@ -30,7 +30,7 @@ import requests
 from mcp_sync import MCPClient, MCPServer, connect
 from mcp_sync.client.tasks import ToolTask, UnknownTaskError
 from mcp_sync.protocol.errors import MCP_CODES, MCPError
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.middleware import Call, Next
 from mcp_sync.types import ElicitRequestFormParams, ElicitResult
 

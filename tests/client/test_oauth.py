@@ -56,7 +56,7 @@ from mcp_sync.client.auth.models import ProtectedResourceMetadata
 from mcp_sync.client.auth.stores import default_store_directory
 from mcp_sync.client.factories import open_url
 from mcp_sync.protocol.oauth import Challenge
-from mcp_sync.server.http.app import StreamableHTTPApp, start_http
+from mcp_sync.server import StreamableHTTPApp, start_http
 from mcp_sync.server.http.wsgi import WSGIServer
 
 TIMEOUT = 10.0

@@ -56,7 +56,7 @@ from mcp_sync.protocol.stateless import (
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.events import REQUEST_RECEIVED
 from mcp_sync.runtime.request_context import RequestContext
-from mcp_sync.server.http.app import start_http
+from mcp_sync.server import start_http
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (

@@ -36,7 +36,7 @@ from helpers import free_port
 
 import mcp_sync
 from mcp_sync import MCP_CODES, MCPClient, MCPError
-from mcp_sync.server.http.app import start_http
+from mcp_sync.server import start_http
 from mcp_sync.types import (
     BlobResourceContents,
     CreateMessageRequestParams,

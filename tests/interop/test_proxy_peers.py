@@ -253,7 +253,7 @@ def protected() -> Iterator[tuple[str, Any]]:
     """Our server behind a real authorization server (oidc-provider): its URL, and the authorization server."""
     import authserver
 
-    from mcp_sync.server.http.app import start_http
+    from mcp_sync.server import start_http
 
     port = conformance.free_port()
     url = f"http://127.0.0.1:{port}/mcp"

@@ -35,7 +35,7 @@ from test_fastmcp_peers import TARGET_SCRIPT, TARGET_TOOLS, TIMEOUT, load_target
 
 import mcp_sync
 from mcp_sync import MCP_CODES, MCPError
-from mcp_sync.server.http.app import start_http
+from mcp_sync.server import start_http
 from mcp_sync.types import (
     BlobResourceContents,
     CreateMessageRequestParams,

@@ -29,7 +29,7 @@ from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOC
 from mcp_sync.runtime.cancellation import CancelEvent
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest
 from mcp_sync.runtime.request_context import RequestContext
-from mcp_sync.server.http.app import StreamableHTTPApp, start_http
+from mcp_sync.server import StreamableHTTPApp, start_http
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCNotification, JSONRPCRequest

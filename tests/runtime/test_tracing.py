@@ -26,8 +26,8 @@ from mcp_sync import MCPError, MCPServer
 from mcp_sync.client.core import MCPClient
 from mcp_sync.runtime import tracing
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
+from mcp_sync.server import start_http
 from mcp_sync.server.context import Context
-from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import CompleteRequestParams, PromptReference
 

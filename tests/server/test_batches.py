@@ -36,8 +36,8 @@ from mcp_sync.protocol.errors import MCP_CODES, MCPTransportError
 from mcp_sync.protocol.types import JSONRPCNotification
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.request_context import RequestContext
+from mcp_sync.server import start_http
 from mcp_sync.server.backend import BackendUnavailable
-from mcp_sync.server.http.app import start_http
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.transports.stdio import StdioTransport
 

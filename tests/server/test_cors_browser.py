@@ -55,7 +55,7 @@ import pytest
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp
-from mcp_sync.server.http.app import StartResponse, WSGIEnviron
+from mcp_sync.server.http.wire import StartResponse, WSGIEnviron
 
 pytestmark = pytest.mark.timeout(60)
 

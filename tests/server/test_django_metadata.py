@@ -218,7 +218,7 @@ def test_a_host_that_mounts_the_well_known_url_itself_gets_the_resource_without_
 ) -> None:
     """The host strips the whole well-known path (``SCRIPT_NAME``), leaving ``PATH_INFO`` empty."""
     from mcp_sync import MCPServer
-    from mcp_sync.server.http.app import StreamableHTTPApp
+    from mcp_sync.server import StreamableHTTPApp
 
     app = StreamableHTTPApp(
         MCPServer("mounted"),

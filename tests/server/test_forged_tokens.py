@@ -23,9 +23,9 @@ from servers.scripted_auth import Reply, ScriptedServer
 from servers.trickler import Trickler
 
 from mcp_sync import MCPServer
+from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.authorization.tokens import InvalidToken, VerifierUnavailable
 from mcp_sync.server.authorization.verifiers import IntrospectionVerifier, JWTVerifier
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
 
 TIMEOUT = 30.0
 INITIALIZE = {

@@ -22,7 +22,7 @@ import requests
 
 from mcp_sync import MCPServer
 from mcp_sync.client import http_client
-from mcp_sync.server.http.app import StreamableHTTPApp, start_http
+from mcp_sync.server import StreamableHTTPApp, start_http
 from mcp_sync.server.http.hosting import gunicorn_worker_stopping
 
 gunicorn_sync = pytest.importorskip("gunicorn.workers.sync")

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 from servers.wire_server import build_server
 
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server import RunningHTTPServer, start_http
 
 TIMEOUT = 10.0
 INITIALIZE = json.dumps(

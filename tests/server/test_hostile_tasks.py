@@ -34,7 +34,7 @@ from mcp_sync import MCPServer
 from mcp_sync.protocol.frontmatter import parse_frontmatter
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.protocol.tasks import EXTENSION, is_terminal
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server import RunningHTTPServer, start_http
 
 SEED = 20261201
 TIMEOUT = 10.0

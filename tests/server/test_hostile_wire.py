@@ -29,7 +29,7 @@ from helpers import end_raw_peer
 from servers.wire_server import build_server
 
 from mcp_sync.protocol.jsonrpc import decode_message, reads_as_response, recover_id
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server import RunningHTTPServer, start_http
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 WIRE_SERVER = ROOT / "tests" / "servers" / "wire_server.py"

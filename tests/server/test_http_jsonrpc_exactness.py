@@ -41,8 +41,8 @@ import pytest
 import requests
 from schema_util import validate_definition
 
+from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.core import MCPServer
-from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.wsgi import RequestBodyError, WSGIServer
 
 REVISION = "2025-11-25"

@@ -1,5 +1,5 @@
 """A request served alone runs on the thread that brought it (the embedded server's), its answer streamed by a
-handler thread only when it turns into a stream while the handler runs (mcp_sync/server/http/app.py: _Lent)."""
+handler thread only when it turns into a stream while the handler runs (mcp_sync/server/http/lending.py: Lent)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ import requests
 from mcp_sync import Context, MCPServer
 from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
-from mcp_sync.server.http.app import StreamableHTTPApp, _Answer, _LendWatch, _Lent, _Once, start_http
+from mcp_sync.server import StreamableHTTPApp, start_http
+from mcp_sync.server.http.answers import Answer
+from mcp_sync.server.http.lending import LendWatch, Lent
 from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
+from mcp_sync.server.http.wire import Once
 
 REVISION = "2026-07-28"
 WAIT = 10.0
@@ -77,10 +80,10 @@ def test_a_quick_answer_is_json_and_a_chatty_one_streams_with_its_cors_headers()
         assert streamed.text.count("notifications/progress") == 2 and '"text":"stepped"' in streamed.text
 
 
-def lent_request(app: StreamableHTTPApp, transport: StreamableSessionTransport, request_id: int) -> _Lent:
+def lent_request(app: StreamableHTTPApp, transport: StreamableSessionTransport, request_id: int) -> Lent:
     post = transport.open_post(request_id, priming=False)
-    answer = _Answer(json_ok=True, sse_ok=True, priming=False, stateless=True)
-    return _Lent(app, transport, post, answer, _Once(lambda: None))
+    answer = Answer(json_ok=True, sse_ok=True, priming=False, stateless=True)
+    return app._lender.lend(transport, post, answer, Once(lambda: None))
 
 
 def test_what_a_post_got_before_it_was_lent_is_kept() -> None:
@@ -100,7 +103,7 @@ def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> No
     """The watch finds a lent request past its deadline whose response came first: it stays a JSON answer."""
     app = StreamableHTTPApp(MCPServer("lending"))
     transport = StreamableSessionTransport(event_store=None, inline=True)
-    watch = _LendWatch(0.02)
+    watch = LendWatch(0.02)
     try:
         lent = lent_request(app, transport, 7)
         transport.send(error_response(7, -32601, "Method not found: nope"))  # the response: the answer is JSON
@@ -123,7 +126,7 @@ def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> No
 def test_a_lent_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     app = StreamableHTTPApp(MCPServer("lending"))
     transport = StreamableSessionTransport(event_store=None, inline=True)
-    watch = _LendWatch(0.02)
+    watch = LendWatch(0.02)
     try:
         broken, fine = lent_request(app, transport, 1), lent_request(app, transport, 2)
 

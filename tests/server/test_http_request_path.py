@@ -18,7 +18,7 @@ import requests
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.stateless import StatelessRequest
 
 REVISION = "2026-07-28"

@@ -30,9 +30,9 @@ from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
 from mcp_sync.runtime.events import CONNECTION_CLOSED
 from mcp_sync.runtime.request_context import RequestContext, acting_for
 from mcp_sync.runtime.workers import ElasticPool
+from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.authorization.tokens import token_expired, token_principal, token_scopes
 from mcp_sync.server.core import MCPServer
-from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.event_store import EventStore, InMemoryEventStore
 from mcp_sync.server.http.security import accepts, host_allowed, origin_allowed
 from mcp_sync.server.http.sessions import (
@@ -1268,11 +1268,11 @@ def test_start_http_as_a_context_manager(server: MCPServer) -> None:
 
 
 def test_serve_http_blocks_until_its_server_closes(server: MCPServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    import mcp_sync.server.http.app as module
+    import mcp_sync.server.http.embedded as module
 
     made: list[Any] = []
     ready = threading.Event()
-    original = module._embedded
+    original = module.embed
 
     def capture(app: StreamableHTTPApp, host: str, port: int, max_connections: int) -> Any:
         embedded = original(app, host, port, max_connections)
@@ -1280,7 +1280,7 @@ def test_serve_http_blocks_until_its_server_closes(server: MCPServer, monkeypatc
         ready.set()
         return embedded
 
-    monkeypatch.setattr(module, "_embedded", capture)
+    monkeypatch.setattr(module, "embed", capture)
     options = {"port": 0, "stateless": True, "max_connections": 7}
     serving = threading.Thread(target=module.serve_http, args=(server,), kwargs=options)
     serving.start()
@@ -1450,10 +1450,10 @@ def test_responses_prefer_unbound_posts_then_the_oldest() -> None:
 
 
 def test_an_sse_body_runs_its_close_callback_once() -> None:
-    from mcp_sync.server.http.app import _SSEBody
+    from mcp_sync.server.http.answers import SSEBody
 
     closed: list[int] = []
-    body = _SSEBody(queue.SimpleQueue(), first=b"retry: 1\n\n", ping_interval=0.01, on_close=lambda: closed.append(1))
+    body = SSEBody(queue.SimpleQueue(), first=b"retry: 1\n\n", ping_interval=0.01, on_close=lambda: closed.append(1))
     assert next(body) == b"retry: 1\n\n"
     body.close()
     body.close()

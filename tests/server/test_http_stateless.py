@@ -41,7 +41,7 @@ from mcp_sync.protocol.stateless import (
 )
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
 from mcp_sync.runtime.events import CONNECTION_CLOSED, CONNECTION_OPENED
-from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
+from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
 from mcp_sync.types import JSONRPCNotification
 

@@ -19,8 +19,8 @@ from helpers import connect_pair
 
 from mcp_sync import MCP_CODES, MCPError, MCPServer
 from mcp_sync.client.core import MCPClient
+from mcp_sync.server import start_http
 from mcp_sync.server.context import Context
-from mcp_sync.server.http.app import start_http
 from mcp_sync.server.middleware import Call, Next, run_chain
 from mcp_sync.types import ElicitResult, PromptReference
 

@@ -41,8 +41,8 @@ from test_hosting import Hosted, group_members, gunicorn, hosting, in_threads
 from mcp_sync import Context, MCPServer
 from mcp_sync.client import http_client
 from mcp_sync.errors import MCP_CODES, MCPError
+from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.backend import BackendUnavailable, InProcessBackend, Notice
-from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.scale.redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from mcp_sync.types import CreateMessageRequestParams, CreateMessageResult, ProgressNotificationParams, TextContent
 

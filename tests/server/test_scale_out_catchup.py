@@ -30,7 +30,7 @@ from test_scale_out import TIMEOUT, wait_until
 from test_scale_out_copies import HeldBackend
 from test_scale_out_sessions import SUBSCRIBED, Pair, build_server, initialize, post
 
-from mcp_sync.server.http.app import StreamableHTTPApp
+from mcp_sync.server import StreamableHTTPApp
 from mcp_sync.server.http.wsgi import WSGIServer
 from mcp_sync.server.scale.redis_backend import RedisBackend
 from mcp_sync.server.scale.redis_events import RedisEventStore

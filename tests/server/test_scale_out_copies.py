@@ -29,8 +29,8 @@ from redisserver import running_redis
 from test_scale_out import TIMEOUT, wait_until
 from test_scale_out_sessions import NAME, SUBSCRIBED, _legacy, build_server, initialize, ping, post
 
+from mcp_sync.server import StreamableHTTPApp
 from mcp_sync.server.backend import SessionRecord
-from mcp_sync.server.http.app import StreamableHTTPApp
 from mcp_sync.server.http.wsgi import WSGIServer
 from mcp_sync.server.scale.redis_backend import RedisBackend
 
@@ -126,13 +126,13 @@ def test_a_change_published_while_the_copy_is_made_reaches_it(two: Two) -> None:
     wait_until(lambda: two.held.receiving, "b's receiver subscribed")
     session = _start(two)
     heard = threading.Event()
-    apply = two.apps[1].session_changed
+    apply = two.apps[1].shared.session_changed
 
     def spy(record: SessionRecord) -> None:
         heard.set()  # the receiver has the notice: applying it may wait until the copy is kept
         apply(record)
 
-    two.apps[1].session_changed = spy  # type: ignore[method-assign]
+    two.apps[1].shared.session_changed = spy  # type: ignore[method-assign]
 
     def change_meanwhile() -> None:
         # b has read the record (no subscription yet) and not kept its copy: a subscribes the client now.

@@ -36,7 +36,7 @@ from test_scale_out import TIMEOUT, wait_until
 from test_scale_out_catchup import INITIALIZED, SUBSCRIBE, UPDATED, Listening
 from test_scale_out_sessions import SUBSCRIBED, Pair, _copy, initialize, post
 
-from mcp_sync.server.http.app import StreamableHTTPApp
+from mcp_sync.server import StreamableHTTPApp
 from mcp_sync.server.http.sessions import HTTPSession
 from mcp_sync.server.scale.redis_events import RedisEventStore
 

@@ -38,8 +38,8 @@ from test_scale_out import TIMEOUT, Sampler, calls_spread_over_workers, wait_unt
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.client import http_client
+from mcp_sync.server import StreamableHTTPApp
 from mcp_sync.server.backend import BackendUnavailable, Notice, SessionRecord
-from mcp_sync.server.http.app import StreamableHTTPApp
 from mcp_sync.server.http.event_store import InMemoryEventStore
 from mcp_sync.server.http.sessions import HTTPSession, SessionRegistry, StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
@@ -123,7 +123,7 @@ class Pair:
         self.url = self.router.url + "/mcp"
         self.delivered: list[str] = []  # which app delivered a response POSTed to the other
         for app, label in zip(self.apps, ("a", "b"), strict=True):
-            app.session_message = self._spy(app.session_message, label)  # type: ignore[method-assign]
+            app.shared.session_message = self._spy(app.shared.session_message, label)  # type: ignore[method-assign]
 
     def _spy(self, deliver: Callable[[str, dict[str, Any]], None], label: str) -> Callable[[str, dict[str, Any]], None]:
         def spy(session_id: str, message: dict[str, Any]) -> None:
@@ -395,25 +395,25 @@ def test_a_get_stream_opened_in_one_process_ends_the_one_open_in_another(
 def test_what_other_processes_say_of_sessions_not_held_here_is_ignored(pair: Pair, redis_server: RedisServer) -> None:
     app = pair.apps[0]
     record = SessionRecord("unknown", "2025-11-25", log_level="debug")
-    app.session_changed(record)
-    app.session_message("unknown", {"jsonrpc": "2.0", "id": 1, "result": {}})
-    app.session_ended("unknown")
-    app.session_stream_opened("unknown")
+    app.shared.session_changed(record)
+    app.shared.session_message("unknown", {"jsonrpc": "2.0", "id": 1, "result": {}})
+    app.shared.session_ended("unknown")
+    app.shared.session_stream_opened("unknown")
     # A legacy (2024-11-05) session is not shared: its copy takes nothing, and /mcp does not serve it.
     transport = StreamableSessionTransport(event_store=None)
     legacy_entry = _legacy(app)
-    app.session_changed(SessionRecord(legacy_entry.session_id, "2025-11-25", log_level="debug"))
+    app.shared.session_changed(SessionRecord(legacy_entry.session_id, "2025-11-25", log_level="debug"))
     assert legacy_entry.session.log_level is None
-    app.session_message(legacy_entry.session_id, {"jsonrpc": "2.0", "id": 1, "result": {}})
-    app.session_stream_opened(legacy_entry.session_id)
+    app.shared.session_message(legacy_entry.session_id, {"jsonrpc": "2.0", "id": 1, "result": {}})
+    app.shared.session_stream_opened(legacy_entry.session_id)
     assert post(pair.urls[0], ping(1), legacy_entry.session_id)[0] == 404
     transport.close()
     # A response nobody here waits for is not delivered.
     session = initialize(pair.urls[0])
-    app.session_message(session, {"jsonrpc": "2.0", "id": "elsewhere-1", "result": {}})
-    app.session_stream_opened(session)  # no GET stream open here: nothing to end
+    app.shared.session_message(session, {"jsonrpc": "2.0", "id": "elsewhere-1", "result": {}})
+    app.shared.session_stream_opened(session)  # no GET stream open here: nothing to end
     log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
-    app.session_message(session, log)  # nor anything to write on
+    app.shared.session_message(session, log)  # nor anything to write on
     assert not _copy(app, session).transport.write_standalone(JSONRPCNotification(method="notifications/x"))  # type: ignore[union-attr]
     assert _copy(app, session).session.dispatcher.awaits("elsewhere-1") is False
 

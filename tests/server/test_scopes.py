@@ -30,8 +30,8 @@ import mcp_sync
 from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
+from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.authorization import NO_AUTH, AuthInfo, ScopeRefused
-from mcp_sync.server.http.app import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.sessions import StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
 from mcp_sync.transports.memory import InMemoryTransport
@@ -338,12 +338,12 @@ def test_metadata_at_the_root(running: RunningHTTPServer) -> None:
             "resource": running.url,
             "scopes_supported": ["admin", "notes", "ops", "prompts", "read"],
         }
-    running.app.resource_metadata = {"authorization_servers": [AS], "scopes_supported": ["read"]}
+    running.app.gate.resource_metadata = {"authorization_servers": [AS], "scopes_supported": ["read"]}
     assert metadata_of(base + "/.well-known/oauth-protected-resource")["scopes_supported"] == ["read"]
     # An app mounted at the root answers for the resources whose well-known URL the host sends it.
     document = metadata_of(base + "/.well-known/oauth-protected-resource/tenant/mcp")
     assert document["resource"] == base + "/tenant/mcp"
-    running.app.resource_metadata = {"authorization_servers": [AS], "resource": "https://public.example/api/mcp"}
+    running.app.gate.resource_metadata = {"authorization_servers": [AS], "resource": "https://public.example/api/mcp"}
     assert metadata_of(base + "/.well-known/oauth-protected-resource/api/mcp")["resource"] == (
         "https://public.example/api/mcp"
     )

@@ -29,9 +29,9 @@ from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import EXTENSION, is_terminal, legacy_task
 from mcp_sync.runtime.workers import ElasticPool
+from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.authorization import AuthInfo
 from mcp_sync.server.backend import BackendUnavailable
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
 from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord, TaskRunner
 
 REVISION = "2026-07-28"

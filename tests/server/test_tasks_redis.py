@@ -31,7 +31,7 @@ from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcp_sync.protocol.tasks import is_terminal
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
+from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.scale.redis_backend import RedisBackend
 from mcp_sync.server.scale.redis_tasks import RedisTaskStore, share_tasks
 from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord

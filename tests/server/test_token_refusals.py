@@ -16,9 +16,9 @@ import pytest
 import requests
 
 from mcp_sync import MCPServer
+from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.authorization.tokens import InsufficientScope, InvalidToken, VerifierUnavailable
 from mcp_sync.server.authorization.verifiers import JWTVerifier
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
 
 TIMEOUT = 30.0
 INITIALIZE = {

@@ -36,8 +36,8 @@ import mcp_sync.transports.http.streamable as http_module
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
 from mcp_sync.client import http_client
 from mcp_sync.runtime.http import new_session
+from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.context import Context
-from mcp_sync.server.http.app import RunningHTTPServer, start_http
 from mcp_sync.transports.http._common import EventSource, default_sse_client
 from mcp_sync.transports.http.sse import SSEClientTransport
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport

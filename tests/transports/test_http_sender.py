@@ -20,7 +20,7 @@ import pytest
 
 from mcp_sync import MCPServer
 from mcp_sync.client import http_client
-from mcp_sync.server.http.app import StreamableHTTPApp
+from mcp_sync.server import StreamableHTTPApp
 from mcp_sync.server.http.wsgi import WSGIServer
 
 WSGIEnviron = dict[str, Any]

@@ -1,0 +1,303 @@
+"""A request served alone on the thread that brought it: its handler is lent the connection's thread.
+
+The embedded server lets any thread write a response (it sets
+``WRITE_FROM_ANY_THREAD`` in the environ), so a request served by a session
+of its own (every 2026-07-28 request, and stateless mode) runs its handler
+on the connection's thread: no hand-off to a handler thread and back. The
+answer stays JSON unless it turns into a stream while the handler runs (the
+handler sends something first, or runs past the ping interval); a handler
+thread then writes the stream meanwhile. :class:`Lender` serves such
+requests, a :class:`Lent` is one of them, and :class:`LendWatch` looks after
+the long ones (and after 2026-07-28 clients that hang up, which cancels).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from ...protocol.types import JSONRPCNotification, JSONRPCRequest
+from ...runtime.workers import ElasticPool
+from .answers import Answer, SSEBody, await_answer, deliver
+from .cors import CORSPolicy
+from .sessions import Item, PostedRequest, StreamableSessionTransport
+from .wire import Once, Response, status_line
+from .wsgi import CONNECTION_SOCKET
+
+log = logging.getLogger(__name__)
+
+HANG_UP_LOOK = 0.5
+"""How often, in seconds, the lend watch looks whether the clients of lent requests still hold their connections."""
+
+
+class StreamTrigger(queue.SimpleQueue[Item]):
+    """The queue of a lent request's POST: an item that finds the POST streaming, or that another thread puts
+    while the handler still runs (an answer meant for this POST: the response to an id another POST reused,
+    a cancellation, the session's end), has a handler thread write the answer (see :meth:`Lent.stream`)."""
+
+    lent: Lent | None
+    """Let go of once the handler is done (a cycle otherwise: the request's objects would wait for the collector)."""
+
+    def put(self, item: Item, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item)
+        lent = self.lent
+        if lent is not None and (lent.post.mode == "sse" or threading.get_ident() != lent.thread):
+            lent.stream()
+
+
+class Lent:
+    """A request served alone on the thread that brought it (its handler is lent that thread).
+
+    Its answer is JSON unless the POST turns into a stream while the handler
+    runs: the handler sends something first, or runs past the ping interval
+    (:class:`LendWatch` sees to that). Then :meth:`stream` has ``start`` run
+    ``write`` on a handler thread, which writes through the server's
+    ``start_response`` from that thread (only a server setting
+    ``WRITE_FROM_ANY_THREAD`` allows that).
+    """
+
+    __slots__ = (
+        "_lock",
+        "_settled",
+        "_start",
+        "_trigger",
+        "_write",
+        "answer",
+        "deadline",
+        "done",
+        "post",
+        "socket",
+        "streamed",
+        "thread",
+        "transport",
+    )
+
+    def __init__(
+        self,
+        transport: StreamableSessionTransport,
+        post: PostedRequest,
+        answer: Answer,
+        done: Once,
+        *,
+        ping_interval: float,
+        start: Callable[[Callable[[], None]], object],
+        write: Callable[[Lent], None],
+    ) -> None:
+        self.transport = transport
+        self.post = post
+        self.answer = answer
+        self.done = done
+        self._start = start
+        self._write = write
+        self.deadline = time.monotonic() + ping_interval
+        self.thread = threading.get_ident()
+        """The thread lent to the handler (the one making this)."""
+        request = answer.lend_to
+        self.socket: socket.socket | None = None if request is None else request.environ.get(CONNECTION_SOCKET)
+        """The connection's socket, if the server gives it: watched for the client hanging up (2026-07-28)."""
+        self.streamed: threading.Event | None = None
+        self._settled = False
+        self._lock = threading.Lock()
+        self._trigger = trigger = StreamTrigger()
+        trigger.lent = self
+        taken, post.queue = post.queue, trigger
+        post.consumer = trigger  # (a new POST's consumer is its queue)
+        while not taken.empty():  # put there before the swap: the session ending already
+            trigger.put(taken.get_nowait())
+
+    def stream(self) -> None:
+        """Have a handler thread write the answer (a stream, mostly) from now on, unless the handler is done (once)."""
+        with self._lock:
+            if self._settled or self.streamed is not None:
+                return
+            self.streamed = threading.Event()
+        self._start(self._stream)
+
+    def settle(self) -> threading.Event | None:
+        """The handler is done: no stream starts from now on; the one started meanwhile, if any."""
+        with self._lock:
+            self._settled = True
+            self._trigger.lent = None
+            return self.streamed
+
+    def hung_up(self) -> bool:
+        """Whether a 2026-07-28 client closed the connection it sent this request on (read nothing: peek)."""
+        sock = self.socket
+        if sock is None or not self.answer.stateless:
+            return False  # (before 2026-07-28 a disconnection is no cancellation)
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False  # nothing to read: the client waits
+        except OSError:
+            return True  # reset
+
+    def cancel(self) -> None:
+        """The client hung up: in 2026-07-28 that is the request's cancellation (its handler is told; no answer)."""
+        request_id = self.post.request_id
+        reason = "the client closed its connection"
+        self.transport.receive(
+            JSONRPCNotification(method="notifications/cancelled", params={"requestId": request_id, "reason": reason})
+        )
+        self.transport.cancel(request_id)
+
+    def _stream(self) -> None:
+        try:
+            self._write(self)
+        finally:
+            assert self.streamed is not None
+            self.streamed.set()
+
+
+class LendWatch:
+    """Turns the answer of a lent request whose handler runs past the ping interval into a stream, so that
+    pings keep its connection alive (as a request served on a handler thread would); and cancels a lent
+    2026-07-28 request whose client hung up (closing the connection is that era's cancellation).
+
+    One thread per app (``mcp-sync-http-lend-watch``), started with the first
+    lent request and looking every :data:`HANG_UP_LOOK` seconds (at least
+    twice per ping interval), so that serving a request costs no thread
+    wake-up here.
+    """
+
+    def __init__(self, interval: float) -> None:
+        self._interval = interval
+        self._cond = threading.Condition()
+        self._lent: dict[Lent, None] = {}
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def add(self, lent: Lent) -> None:
+        """Look after ``lent`` until :meth:`discard`."""
+        with self._cond:
+            self._lent[lent] = None
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._run, name="mcp-sync-http-lend-watch", daemon=True)
+                self._thread.start()
+
+    def discard(self, lent: Lent) -> None:
+        """Stop looking after ``lent`` (its handler is done, or the watch acted on it)."""
+        with self._cond:
+            self._lent.pop(lent, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if self._cond.wait_for(lambda: self._closed, min(self._interval / 2, HANG_UP_LOOK)):
+                    return
+                now = time.monotonic()
+                lent_now = list(self._lent)
+            for lent in lent_now:
+                try:
+                    self._look(lent, now)
+                except Exception:  # one request's failure must not end the watch of all the others
+                    log.exception("the lend watch failed on request %r", lent.post.request_id)
+                    self.discard(lent)
+
+    def _look(self, lent: Lent, now: float) -> None:
+        if lent.hung_up():
+            self.discard(lent)
+            lent.cancel()
+        elif lent.deadline <= now and not lent.post.json_only:  # (a JSON-only answer never streams)
+            self.discard(lent)
+            lent.transport.start_streaming(lent.post)
+            if lent.post.mode == "sse":  # not when the response came first
+                lent.stream()
+
+    def close(self, timeout: float) -> None:
+        """Stop the watch's thread (``timeout`` seconds at most)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+
+class Lender:
+    """Serves requests on the thread that brought them (see the module's docstring).
+
+    ``handlers`` runs what must not wait for the handler (a stream written
+    meanwhile); ``cors`` adds its headers to such a stream, as the app does to
+    every answer it returns itself.
+    """
+
+    def __init__(self, handlers: ElasticPool, *, ping_interval: float, retry_ms: int, cors: CORSPolicy | None) -> None:
+        self._handlers = handlers
+        self._ping_interval = ping_interval
+        self._retry_ms = retry_ms
+        self._cors = cors
+        self._watch = LendWatch(ping_interval)
+
+    def serve(
+        self,
+        transport: StreamableSessionTransport,
+        post: PostedRequest,
+        message: JSONRPCRequest,
+        answer: Answer,
+        done: Once,
+    ) -> Response:
+        """Serve ``message`` of a session of its own on this thread. Should its answer turn into a stream while the
+        handler runs, a handler thread streams it meanwhile, and this one waits for that stream to end (which the
+        response ends) once its handler is done."""
+        lent = self.lend(transport, post, answer, done)
+        self._watch.add(lent)
+        try:
+            deliver(transport, message, done)
+        finally:
+            self._watch.discard(lent)
+        streamed = lent.settle()
+        if streamed is None:
+            return self._await(lent)
+        # Bounded: the response (or the session's end) is queued, and each write has the server's timeout.
+        streamed.wait()
+        return Response(200, body=iter(()), started=True)
+
+    def lend(self, transport: StreamableSessionTransport, post: PostedRequest, answer: Answer, done: Once) -> Lent:
+        """The :class:`Lent` of a POST about to be served on this thread."""
+        return Lent(
+            transport,
+            post,
+            answer,
+            done,
+            ping_interval=self._ping_interval,
+            start=self._handlers.submit,
+            write=self.write,
+        )
+
+    def write(self, lent: Lent) -> None:
+        """Write the answer of a lent request (on a handler thread) while its handler still runs."""
+        response = self._await(lent)
+        body = response.body
+        request = lent.answer.lend_to
+        assert request is not None and request.start_response is not None
+        headers = response.headers
+        if self._cors is not None:
+            headers = self._cors.apply(headers, request.header("Origin"))
+        try:
+            write = request.start_response(status_line(response.status), headers)
+            for chunk in body:
+                write(chunk)
+        except OSError as error:  # the client went away: closing a stream's body ends what it waits for
+            log.debug("the answer to request %r was cut short: %s", lent.post.request_id, error)
+        finally:
+            if isinstance(body, SSEBody):
+                body.close()
+
+    def close(self, timeout: float) -> None:
+        """Stop watching lent requests (``timeout`` seconds at most)."""
+        self._watch.close(timeout)
+
+    def _await(self, lent: Lent) -> Response:
+        return await_answer(
+            lent.transport,
+            lent.post,
+            lent.answer,
+            lent.done,
+            ping_interval=self._ping_interval,
+            retry_ms=self._retry_ms,
+        )

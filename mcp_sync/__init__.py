@@ -7,6 +7,21 @@
 ``mcp_sync.connect(target)`` connects to a server given by URL, command line
 or MCPServer object; ``mcp_sync.proxy(target)`` serves such a server as one
 of its own. Names are imported lazily, so ``import mcp_sync`` stays cheap.
+
+The modules directly in this package are the composition level: they join
+the layers, which are the sub-packages. What is here:
+
+- ``connect``: ``mcp_sync.connect``, from a server's address (URL, command line, MCPServer) to a connected client;
+- ``compose``: proxies and many servers as one (``proxy``, ``ProxyServer``, ``ServerGroup``, ``connect_all``);
+- ``cli`` and ``__main__``: the ``mcp-sync`` command, also run as ``python -m mcp_sync``;
+- ``types`` and ``errors``: the public faces of the wire models and of the error codes and exceptions;
+- this module: the lazy top-level names, the renderer that shows wire models richly (loading ``display``
+  the first time one is shown) and the IPython extension of ``%load_ext mcp_sync``;
+- the layers, each a sub-package whose docstring says what it holds: ``protocol/``, ``runtime/``,
+  ``transports/``, ``display/``, ``client/`` and ``server/``.
+
+May import: anything, being the composition level.
+Nothing in a layer imports a module of this level.
 """
 
 from __future__ import annotations

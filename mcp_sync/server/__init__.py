@@ -1,9 +1,5 @@
 """The server role: :class:`MCPServer`, its sessions, the handler context, and hosting (stdio, HTTP).
 
-Layer rule: the server may import ``runtime`` and ``protocol``; only
-``server/stdio.py`` and ``server/http/`` touch transports. Nothing below
-imports the server.
-
 >>> server = MCPServer("demo")
 >>> @server.tool()
 ... def add(a: int, b: int) -> int:
@@ -16,6 +12,34 @@ The HTTP host (:class:`StreamableHTTPApp`, :func:`serve_http`,
 loaded the first time one of its names is used: a stdio server never loads it::
 
     from mcp_sync.server import start_http
+
+What the package holds:
+
+- ``core``: ``MCPServer``, the host that serves its registry of tools, resources and prompts to clients;
+- ``registry``: ``ServerRegistry``, what a server declares (tools, resources, templates, prompts, completions);
+- ``functions``: tools, prompts and resources read from plain Python functions and their signatures;
+- ``results``: what handlers return turned into result models, and paging;
+- ``uri_template``: the RFC 6570 templates of resource templates, parsed once;
+- ``session``: ``ServerSession``, one client connection and what is particular to it;
+- ``stateless``: serving the 2026-07-28 revision: per-request ``_meta`` and sealed request state;
+- ``context``: ``Context``, what a handler gets to report progress, log, notice cancellation, ask the client;
+- ``middleware``: the ordered chain of callables around what the server handles;
+- ``mount``: one server's tools, resources and prompts served by another, under a prefix;
+- ``tasks``: tools that run as tasks, the server side of both task forms;
+- ``skills``: a directory of Agent Skills served through the skills extension;
+- ``backend``: what the processes serving one server share (the seam), and its in-process default;
+- ``stdio``: hosting on this process's own stdin and stdout (``serve_stdio``);
+- ``authorization/``: who a request speaks for, what it may do, and bearer-token verifiers (see its docstring);
+- ``scale/``: the Redis backend, event store and task store for many processes (see its docstring);
+- ``http/``: the HTTP server: see its package docstring.
+
+May import: ``server``, ``runtime``, ``protocol``.
+Must not import: ``client``, ``display``, ``transports`` (but for the exception below), nor the composition level.
+Hosting: ``stdio`` alone may also import ``transports``, for the stdio framing.
+
+The HTTP server is its own carrier and imports no transport; outbound HTTP
+(the token verifiers') is :mod:`mcp_sync.runtime.http`'s. Nothing in
+another layer imports the server.
 """
 
 from __future__ import annotations

@@ -26,12 +26,13 @@ The per-method envelopes (``CallToolRequest``, ``ProgressNotification``,
 in :mod:`mcp_sync.protocol.messages`.
 
 The models live in modules by feature, as the MCP specification groups
-them: :mod:`.base` (JSON-RPC, request and result bases, identity,
-capabilities, lifecycle), :mod:`.content` (content blocks, resources,
-tools), :mod:`.client_features` (sampling, roots, elicitation, input
-requests), :mod:`.server_features` (resources, prompts, tools: params and
-results) and :mod:`.utilities` (completion, logging, progress,
-cancellation, subscriptions); import them from here.
+them; import them from here:
+
+- ``base``: JSON-RPC envelopes and ids, request and result bases, identity, capabilities, lifecycle;
+- ``content``: content blocks, resources and resource links, tools and tool results;
+- ``client_features``: what a server asks of its client: sampling, roots, elicitation, input requests;
+- ``server_features``: the params and results of resources, prompts and tools;
+- ``utilities``: completion, logging, progress, cancellation and the 2026-07-28 subscriptions.
 
 The modules' annotations are evaluated as the classes are made (no
 ``from __future__ import annotations``): pydantic then has no strings to
@@ -45,6 +46,11 @@ through as unknown fields.
 >>> tool = Tool(name="echo", input_schema={"type": "object"})
 >>> tool.to_wire()
 {'name': 'echo', 'inputSchema': {'type': 'object'}}
+
+Part of the protocol layer, under its rule:
+
+May import: ``protocol``.
+Must not import: ``runtime``, ``transports``, ``display``, ``client``, ``server``, nor the composition level.
 """
 
 from .base import *  # noqa: F403

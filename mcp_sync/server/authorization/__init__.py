@@ -6,20 +6,26 @@ era is known, before its handler runs) and a request it refuses is answered
 ``UNAUTHORIZED``; :class:`AuthInfo` is who a request speaks for (``ctx.auth``)
 and :class:`ScopeRefused` the error of a call whose scopes the caller lacks.
 
-The modules: ``tokens``, the contract of a token verifier and its refusals
-(``TokenVerifier``, ``InvalidToken``, ``InsufficientScope``,
-``VerifierUnavailable``) and what a token's claims say; ``verifiers``, the
-verifiers that ask an authorization server (``JWTVerifier``,
-``IntrospectionVerifier``: outbound HTTP, so imported only when used). The
-OAuth rules the client shares (well-known URLs, challenges, bearer
+The modules:
+
+- this module: ``Authorizer``, ``RequestInfo``, ``AuthInfo``, ``ScopeRefused``;
+- ``tokens``: a token verifier's contract (``TokenVerifier``), its refusals (``InvalidToken``,
+  ``InsufficientScope``, ``VerifierUnavailable``) and what a token's claims say;
+- ``verifiers``: the verifiers that ask an authorization server (``JWTVerifier``, ``IntrospectionVerifier``);
+  they send HTTP requests, so they are imported only when used.
+
+The OAuth rules the client shares (well-known URLs, challenges, bearer
 credentials) are :mod:`mcp_sync.protocol.oauth`'s.
 
 >>> from mcp_sync import MCPServer
 >>> server = MCPServer("demo")
 >>> server.set_authorizer(lambda info: info.method != "tools/call" or info.params.get("name") != "shutdown")
 
-Layer rule: part of ``server``; imports ``runtime`` and ``protocol`` (this
-module and ``tokens`` are pure; ``verifiers`` loads ``requests``).
+This module and ``tokens`` do no I/O; ``verifiers`` loads ``requests``.
+Part of the server layer, under its rule:
+
+May import: ``server``, ``runtime``, ``protocol``.
+Must not import: ``client``, ``transports``, ``display``, nor the composition level.
 """
 
 from __future__ import annotations

@@ -162,13 +162,6 @@ def violations() -> list[str]:
     return found
 
 
-PENDING_DOCSTRINGS = {
-    "mcp_sync.server.http": "the package is being split; its new docstring, with its rule lines, comes with the split",
-}
-"""Packages whose docstring is being rewritten elsewhere: expected to disagree until then (strictly: remove the entry
-once it agrees)."""
-
-
 def packages() -> dict[str, Path]:
     """Every package of ``mcp_sync`` (the composition level and each layer's packages and sub-packages)."""
     return {name: path for name, path in modules().items() if path.name == "__init__.py"}
@@ -275,15 +268,7 @@ def test_the_checks_see_a_violation_and_a_cycle(tmp_path: Path, monkeypatch: pyt
     assert cycles(graph(typing_edges=False)) == [{"mcp_sync.protocol.types", "mcp_sync.client.core"}]
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=PENDING_DOCSTRINGS[name]))
-        if name in PENDING_DOCSTRINGS
-        else name
-        for name in sorted(packages())
-    ],
-)
+@pytest.mark.parametrize("package", sorted(packages()))
 def test_each_package_docstring_states_its_row_of_the_table(package: str) -> None:
     """The ``May import:`` and ``Must not import:`` lines of the package's docstring name exactly its row's layers.
 

@@ -34,26 +34,15 @@ PUBLIC_PROTOCOLS = re.compile(r"_(replace|asdict|fields|field_defaults|make)|_re
 """Names spelled private that are public protocols: :func:`~collections.namedtuple`'s methods and attributes, and
 IPython's rich display methods (``_repr_html_``, ``_repr_mimebundle_``, ...)."""
 
+# ClosableAdapter (runtime.http) must know which connection a thread's request holds, from the moment its pool hands
+# it out until it goes back, to shut it down when the request's time is up; a widget form (client.widget_form) needs
+# a kernel subshell of its own while its cell runs. Tracing reads the provider on every request.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("mcp_sync.runtime.http", "_get_conn"): (
-        "urllib3 has no public hook for a pool handing a connection to a request; ClosableAdapter's pools must know "
-        "which connection a thread's request goes on, to shut it down when that request's time is up"
-    ),
-    ("mcp_sync.runtime.http", "_put_conn"): (
-        "urllib3 has no public hook for a connection going back to its pool; the request must let go of it there, "
-        "before another request can take it (and a watchdog shut it down under that other request)"
-    ),
-    ("mcp_sync.runtime.tracing", "_TRACER_PROVIDER"): (
-        "OpenTelemetry's global provider, read on every request: the public get_tracer_provider() looks the "
-        "environment up on each call until a provider is set, a cost every untraced request would pay"
-    ),
-    ("mcp_sync.client.widget_form", "_create_subshell"): (
-        "ipykernel makes a subshell only for a frontend's control message; the kernel-side call is private, and a "
-        "form needs a subshell of its own while its cell runs"
-    ),
-    ("mcp_sync.client.widget_form", "_delete_subshell"): (
-        "the counterpart of _create_subshell: removes the form's subshell once the form is settled"
-    ),
+    ("mcp_sync.runtime.http", "_get_conn"): "urllib3 has no public hook for a pool handing out a connection",
+    ("mcp_sync.runtime.http", "_put_conn"): "urllib3 has no public hook for a connection going back to its pool",
+    ("mcp_sync.runtime.tracing", "_TRACER_PROVIDER"): "get_tracer_provider() reads os.environ each call (~1.7 us)",
+    ("mcp_sync.client.widget_form", "_create_subshell"): "ipykernel makes subshells publicly only for a frontend",
+    ("mcp_sync.client.widget_form", "_delete_subshell"): "ipykernel ends subshells publicly only for a frontend",
 }
 """``(module, attribute)`` -> why ``module`` may use that private name of a third-party library."""
 

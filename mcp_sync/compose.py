@@ -102,7 +102,7 @@ from .server.stateless import InputRequired
 
 __all__ = ["ProxyServer", "ServerGroup", "configured_servers", "connect_all", "proxy", "server_target"]
 
-log = logging.getLogger("mcp_sync.compose")
+log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 _KINDS = ("tools", "resources", "prompts")

@@ -118,7 +118,7 @@ __all__ = [
     "Subscription",
 ]
 
-log = logging.getLogger("mcp_sync.client")
+log = logging.getLogger(__name__)
 
 SamplingProvider = Callable[[CreateMessageRequestParams], CreateMessageResult]
 """Answers the server's ``sampling/createMessage`` requests."""

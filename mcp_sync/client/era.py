@@ -70,7 +70,7 @@ __all__ = [
     "resolve_era",
 ]
 
-log = logging.getLogger("mcp_sync.client")
+log = logging.getLogger(__name__)
 
 EraName = Literal["handshake", "stateless"]
 """The two eras: the ``initialize`` handshake (2024-11-05 to 2025-11-25), or stateless requests (2026-07-28)."""

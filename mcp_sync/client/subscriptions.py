@@ -36,7 +36,7 @@ __all__ = [
     "Subscription",
 ]
 
-log = logging.getLogger("mcp_sync.client")
+log = logging.getLogger(__name__)
 
 
 NotificationCallback = Callable[[str, dict[str, Any]], None]

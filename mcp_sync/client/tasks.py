@@ -74,7 +74,7 @@ __all__ = [
     "UnknownTaskError",
 ]
 
-log = logging.getLogger("mcp_sync.client")
+log = logging.getLogger(__name__)
 
 DEFAULT_POLL_INTERVAL = 1.0
 """Seconds between two polls when the server suggests no interval."""

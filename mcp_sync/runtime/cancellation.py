@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-log = logging.getLogger("mcp_sync.cancellation")
+log = logging.getLogger(__name__)
 
 _callbacks_lock = threading.Lock()
 """One lock for the callbacks of every CancelEvent: they are registered only by waits, rarely, and briefly held."""

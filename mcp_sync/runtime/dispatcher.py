@@ -95,7 +95,7 @@ __all__ = [
     "UseDefault",
 ]
 
-log = logging.getLogger("mcp_sync.dispatcher")
+log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a request waits for its response unless told otherwise."""

@@ -13,8 +13,8 @@ with a frozen payload dataclass::
 
 Listeners run synchronously on the emitting thread, so they should be quick;
 hand heavy work to a queue or another thread. A listener that raises is logged
-on the ``mcp_sync.events`` logger and never disturbs the emitter or the other
-listeners.
+on the ``mcp_sync.runtime.events`` logger and never disturbs the emitter or
+the other listeners.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ __all__ = [
     "RequestReceived",
 ]
 
-_log = logging.getLogger("mcp_sync.events")
+_log = logging.getLogger(__name__)
 
 CONNECTION_OPENED = "connection:opened"
 """A dispatcher finished connecting; payload :class:`ConnectionOpened`."""

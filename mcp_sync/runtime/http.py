@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import io
 import socket
 import threading
 import weakref
@@ -95,16 +96,11 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
         return manager
 
     def _track(self, manager: urllib3.PoolManager) -> None:
-        """Make ``manager``'s pools note each connection they open."""
+        """Make ``manager``'s pools note each connection they open, and tell who holds it (:func:`taking`)."""
         note = self._note
         tracked: dict[str, type[urllib3.HTTPConnectionPool]] = {}
         for scheme, pool_class in manager.pool_classes_by_scheme.items():
-
-            def new_conn(pool: Any, base: Any = pool_class) -> Any:
-                connection = base._new_conn(pool)
-                connection.response_class = _InterimAwareResponse
-                note(connection)
-                return connection
+            connections = _noted_connections(pool_class, note)
 
             def get_conn(pool: Any, timeout: Any = None, base: Any = pool_class) -> Any:
                 connection = base._get_conn(pool, timeout)
@@ -124,7 +120,7 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
                     holder(None)
                 base._put_conn(pool, connection)
 
-            members = {"_new_conn": new_conn, "_get_conn": get_conn, "_put_conn": put_conn}
+            members = {"ConnectionCls": connections, "_get_conn": get_conn, "_put_conn": put_conn}
             subclass = type(f"Closable{pool_class.__name__}", (pool_class,), members)
             tracked[scheme] = cast("type[urllib3.HTTPConnectionPool]", subclass)
         manager.pool_classes_by_scheme = tracked
@@ -139,6 +135,24 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
             connections = list(self._connections)
         for connection in connections:
             shut_down(connection)
+
+
+def _noted_connections(pool_class: Any, note: Callable[[Any], None]) -> type[Any]:
+    """A subclass of the connection class of ``pool_class``, whose connections go to ``note`` once made.
+
+    A urllib3 pool makes every connection of its (public) ``ConnectionCls``:
+    a pool with this subclass as its ``ConnectionCls`` tells each one it
+    opens. Their responses are :class:`_InterimAwareResponse`: a connection
+    closed after an interim answer is told from one closed before any.
+    """
+    base = pool_class.ConnectionCls
+
+    def __init__(connection: Any, *args: Any, **kwargs: Any) -> None:
+        base.__init__(connection, *args, **kwargs)
+        note(connection)
+
+    members = {"__init__": __init__, "response_class": _InterimAwareResponse}
+    return type(f"Noted{base.__name__}", (base,), members)
 
 
 class ClosedAfterInterim(http.client.HTTPException):
@@ -329,5 +343,6 @@ def bounded_request(
         response.close()
         raise AnswerTooSlow(f"the answer did not finish within {timeout:g} s")
     if whole:
-        response._content = bytes(body)  # what requests keeps of a body it read itself
+        # The body, read here, is what the response reads from now on: its content, text and json() come from it.
+        response.raw = io.BytesIO(bytes(body))
     return response

@@ -29,6 +29,7 @@ __all__ = [
     "REQUEST_TOTAL",
     "Telemetry",
     "default_telemetry",
+    "package_version",
 ]
 
 METER_NAME = "mcp_sync"
@@ -52,8 +53,11 @@ Method names come from the peer, so the caches must not grow without bound.
 """
 
 
-def _package_version() -> str | None:
-    """The installed version of mcp_sync, or ``None`` when it is not installed."""
+def package_version() -> str | None:
+    """The installed version of mcp_sync (its distribution ``mcp-sync-py``), or ``None`` when it is not installed.
+
+    The version the instrumentation scopes of mcp_sync's meter and tracer report.
+    """
     from importlib import metadata
 
     try:
@@ -107,7 +111,7 @@ class Telemetry:
         from opentelemetry import metrics
 
         provider = meter_provider if meter_provider is not None else metrics.get_meter_provider()
-        meter = provider.get_meter(METER_NAME, _package_version())
+        meter = provider.get_meter(METER_NAME, package_version())
         self._request_total = meter.create_counter(
             REQUEST_TOTAL,
             unit="{request}",

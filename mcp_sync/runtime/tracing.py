@@ -78,10 +78,10 @@ def _load() -> Any:
 
 def _remember(api: Any, provider: Any) -> tuple[object, Tracer | None]:
     global _cached
-    from .telemetry import _package_version
+    from .telemetry import package_version
 
     idle = isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider))
-    _cached = (provider, None if idle else provider.get_tracer(TRACER_NAME, _package_version()))
+    _cached = (provider, None if idle else provider.get_tracer(TRACER_NAME, package_version()))
     return _cached
 
 

@@ -40,7 +40,7 @@ __all__ = [
     "Transport",
 ]
 
-log = logging.getLogger("mcp_sync.transport")
+log = logging.getLogger(__name__)
 
 _CLOSER_EXIT_TIMEOUT = 1.0
 """How long close() waits for a transport's own thread that released it to end (seconds)."""

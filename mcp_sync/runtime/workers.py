@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 __all__ = ["ElasticPool", "PoolClosed", "stay_on_this_thread"]
 
-log = logging.getLogger("mcp_sync.workers")
+log = logging.getLogger(__name__)
 
 Task = Callable[[], None]
 

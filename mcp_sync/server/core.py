@@ -96,7 +96,7 @@ __all__ = [
     "ServerStats",
 ]
 
-log = logging.getLogger("mcp_sync.server")
+log = logging.getLogger(__name__)
 
 SamplingProvider = Callable[[CreateMessageRequestParams, Context], CreateMessageResult]
 CompletionProvider = Callable[[CompleteRequestParams, Context], "CompleteResult | Sequence[str]"]

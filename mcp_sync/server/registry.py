@@ -69,7 +69,7 @@ __all__ = [
     "ToolHandler",
 ]
 
-log = logging.getLogger("mcp_sync.server")
+log = logging.getLogger(__name__)
 
 ToolHandler = Callable[[Any, Context], Any]
 """``(arguments, ctx) -> result``: a CallToolResult, content blocks, a string or ``None``."""

@@ -110,7 +110,7 @@ __all__ = [
     "TaskStore",
 ]
 
-log = logging.getLogger("mcp_sync.tasks")
+log = logging.getLogger(__name__)
 
 DEFAULT_TTL_MS = 60 * 60 * 1000
 """How long a task is kept after it was created, unless the server says otherwise (an hour)."""

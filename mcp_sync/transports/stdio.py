@@ -54,7 +54,7 @@ __all__ = [
     "recover_id",
 ]
 
-log = logging.getLogger("mcp_sync.stdio")
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest line (one message) read by default: 64 MiB."""
@@ -593,10 +593,10 @@ class ProcessTransport(StdioTransport):
     A line on its stdout that is not a JSON-RPC message and names no request
     id (a banner, a stray ``print``, a log record written as JSON) is skipped:
     it goes to ``stderr`` too, where it belonged, and the first one is logged
-    as a warning (logger ``mcp_sync.stdio``). Such a line never fails the
-    connection and is never answered. A line that names an id is taken for a
-    broken message with that id: a response whose ``result`` or ``error`` is
-    malformed fails the pending call it answers at once (an
+    as a warning (logger ``mcp_sync.transports.stdio``). Such a line never
+    fails the connection and is never answered. A line that names an id is
+    taken for a broken message with that id: a response whose ``result`` or
+    ``error`` is malformed fails the pending call it answers at once (an
     :class:`~mcp_sync.errors.MCPProtocolError`); anything else is answered
     with an error carrying the id.
 

@@ -111,12 +111,12 @@ def test_a_bad_answer_fails_its_call_and_the_client_goes_on(how: str) -> None:
 def test_a_bad_answer_to_a_notification_is_logged_and_the_client_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     handler = type("BadAnswers", (BadAnswers,), {"bad_notifications": {"notifications/initialized": "bad-status"}})
     with (
-        caplog.at_level(logging.WARNING, logger="mcp_sync.http_client"),
+        caplog.at_level(logging.WARNING, logger="mcp_sync.transports.http.streamable"),
         serving(handler) as base,
         http_client(base) as client,
     ):
         assert client.call_tool("echo", {"text": "still here"}).text == "still here"
-    said = [record.getMessage() for record in caplog.records if record.name == "mcp_sync.http_client"]
+    said = [record.getMessage() for record in caplog.records if record.name == "mcp_sync.transports.http.streamable"]
     assert said == [f"the MCP server at {base}/mcp answered a message badly: BadStatusLine: HTTQ/9 banana"]
 
 
@@ -238,9 +238,10 @@ def test_a_legacy_post_answered_badly_fails_that_message_only(caplog: pytest.Log
             assert err.value.code == MCP_CODES.INTERNAL_ERROR
             assert "answered the POST of tools/call with an answer that could not be read" in err.value.message
             assert "BadStatusLine: HTTQ/9 banana" in err.value.message
-            with caplog.at_level(logging.WARNING, logger="mcp_sync.sse_client"):
+            logger = "mcp_sync.transports.http.sse"
+            with caplog.at_level(logging.WARNING, logger=logger):
                 dispatcher.notify("notifications/test", {"arguments": {"bad": "short-body"}})
-            assert [record.getMessage() for record in caplog.records if record.name == "mcp_sync.sse_client"] == [
+            assert [record.getMessage() for record in caplog.records if record.name == logger] == [
                 f"the server at {base}/mcp answered a message badly: IncompleteRead(10 bytes read, 90 more expected)"
             ]
             assert not transport.closed

@@ -315,7 +315,7 @@ def test_notification_unsubscribe(connect: Connect) -> None:
 
 
 def test_raising_listener_is_logged_and_others_still_run(connect: Connect, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.ERROR, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.ERROR, logger="mcp_sync.runtime.dispatcher")
     client, server = connect()
 
     def broken(params: dict[str, Any]) -> None:
@@ -487,7 +487,7 @@ def test_error_responses_map_back_to_exceptions(
 def test_other_handler_exception_is_internal_error_without_traceback(
     connect: Connect, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.ERROR, logger="mcp_sync.runtime.dispatcher")
     client, server = connect()
 
     def broken(params: Any, ctx: RequestContext) -> Any:
@@ -777,7 +777,7 @@ def test_cancel_reaches_every_request_in_flight_with_that_id(wire: WireTransport
 def test_cancel_notification_that_cannot_be_sent_is_only_logged(
     wire: WireTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.runtime.dispatcher")
     client = JsonRpcDispatcher(wire)
     client.start()
     pending = client.send_request("slow")
@@ -852,7 +852,7 @@ def test_no_progress_is_sent_when_the_caller_did_not_ask(connect: Connect) -> No
 
 
 def test_raising_progress_callback_is_logged(connect: Connect, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.ERROR, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.ERROR, logger="mcp_sync.runtime.dispatcher")
     client, server = connect()
 
     def work(params: Any, ctx: RequestContext) -> Any:
@@ -1098,7 +1098,7 @@ def test_nested_requests_in_both_directions(connect: Connect) -> None:
 
 
 def test_invalid_input_is_answered_or_dropped(wire: WireTransport, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.runtime.dispatcher")
     server = JsonRpcDispatcher(wire, side="server")
     server.start()
     wire.feed(b"{oops")
@@ -1130,7 +1130,7 @@ def test_invalid_input_is_answered_or_dropped(wire: WireTransport, caplog: pytes
 
 
 def test_error_reply_that_cannot_be_sent_is_only_logged(wire: WireTransport, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.runtime.dispatcher")
     server = JsonRpcDispatcher(wire, side="server")
     server.start()
     wire.fail_with = OSError("gone")
@@ -1140,7 +1140,7 @@ def test_error_reply_that_cannot_be_sent_is_only_logged(wire: WireTransport, cap
 
 
 def test_stray_responses_are_dropped(wire: WireTransport, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.runtime.dispatcher")
     client = JsonRpcDispatcher(wire)
     client.start()
     pending = client.send_request("real")

@@ -133,12 +133,12 @@ def test_raising_listener_is_logged_and_others_still_run(
     bus.on(REQUEST_COMPLETED, broken)
     bus.on(REQUEST_COMPLETED, lambda _: seen.append("after"))
 
-    with caplog.at_level(logging.ERROR, logger="mcp_sync.events"):
+    with caplog.at_level(logging.ERROR, logger="mcp_sync.runtime.events"):
         bus.emit(REQUEST_COMPLETED, None)  # must not raise
 
     assert seen == ["before", "broken", "after"]
     [record] = caplog.records
-    assert record.name == "mcp_sync.events"
+    assert record.name == "mcp_sync.runtime.events"
     assert record.levelno == logging.ERROR
     assert REQUEST_COMPLETED in record.getMessage()
     assert record.exc_info is not None
@@ -159,7 +159,7 @@ def test_base_exceptions_are_not_swallowed() -> None:
 
 def test_emit_without_listeners_is_a_no_op(caplog: pytest.LogCaptureFixture) -> None:
     bus = EventBus()
-    with caplog.at_level(logging.DEBUG, logger="mcp_sync.events"):
+    with caplog.at_level(logging.DEBUG, logger="mcp_sync.runtime.events"):
         bus.emit(CONNECTION_OPENED, ConnectionOpened("client", "d-1"))
         bus.emit("never:subscribed", object())
     assert caplog.records == []

@@ -52,7 +52,7 @@ def test_a_callback_that_raises_does_not_keep_the_others_from_being_called(caplo
 
     cancelled.call_when_set(broken)
     cancelled.call_when_set(lambda: heard.append("after"))
-    with caplog.at_level(logging.ERROR, logger="mcp_sync.cancellation"):
+    with caplog.at_level(logging.ERROR, logger="mcp_sync.runtime.cancellation"):
         cancelled.set()
     assert heard == ["after"] and cancelled.is_set()
     assert "a broken callback" in caplog.text

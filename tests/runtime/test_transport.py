@@ -214,7 +214,7 @@ def test_raising_message_handler_is_logged_and_does_not_break_delivery(
     pair: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     left, right = pair
-    caplog.set_level(logging.ERROR, logger="mcp_sync.transport")
+    caplog.set_level(logging.ERROR, logger="mcp_sync.runtime.transport")
 
     def broken(message: Received) -> None:
         raise RuntimeError("handler bug")
@@ -233,7 +233,7 @@ def test_raising_message_handler_is_logged_and_does_not_break_delivery(
 
 def test_raising_close_handler_is_logged_and_the_others_still_run(pair: Any, caplog: pytest.LogCaptureFixture) -> None:
     left, _right = pair
-    caplog.set_level(logging.ERROR, logger="mcp_sync.transport")
+    caplog.set_level(logging.ERROR, logger="mcp_sync.runtime.transport")
     called: list[BaseException | None] = []
 
     def broken(reason: BaseException | None) -> None:

@@ -142,7 +142,7 @@ def test_a_failing_task_is_logged_and_its_thread_goes_on(caplog: pytest.LogCaptu
     def broken() -> None:
         raise ValueError("boom")
 
-    with caplog.at_level(logging.ERROR, logger="mcp_sync.workers"):
+    with caplog.at_level(logging.ERROR, logger="mcp_sync.runtime.workers"):
         pool.submit(broken)
         wait_until(lambda: pool.idle == 1)
     assert "boom" in caplog.text

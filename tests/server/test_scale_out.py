@@ -356,7 +356,7 @@ def test_what_cannot_be_read_or_delivered_is_logged_and_the_rest_goes_on(
         publisher.publish(backend.channel, json.dumps({**foreign, "s": "prompts"}))  # the next one is delivered
     finally:
         publisher.close()
-    with caplog.at_level(logging.WARNING, "mcp_sync.http"):
+    with caplog.at_level(logging.WARNING, "mcp_sync.server"):
         wait_until(lambda: delivered == [Notice("list_changed", "prompts")], "the last notice was delivered")
     messages = [record.getMessage() for record in caplog.records]
     assert messages.count(f"ignored a malformed message on {backend.channel}") == 2
@@ -366,7 +366,7 @@ def test_what_cannot_be_read_or_delivered_is_logged_and_the_rest_goes_on(
 def test_redis_going_away_fails_publishing_requests_and_its_return_heals(
     hosts: Callable[..., RunningHTTPServer], redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, "mcp_sync.http")
+    caplog.set_level(logging.INFO, "mcp_sync.server")
     first, second = hosts(), hosts(build_server(request_state_secret=b"its own"))
     listened = Heard()
     with http_client(first.url, era="stateless") as listener, http_client(second.url, era="stateless") as toucher:

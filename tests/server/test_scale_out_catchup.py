@@ -194,7 +194,7 @@ def test_streams_watched_here_read_again_once_subscribed_even_if_one_fails(
         woken.clear()
         caplog.clear()
         with (
-            caplog.at_level(logging.ERROR, "mcp_sync.http"),
+            caplog.at_level(logging.ERROR, "mcp_sync.server"),
             redis.Redis.from_url(redis_server.url, socket_timeout=TIMEOUT) as keys,
         ):
             keys.client_kill_filter(_type="pubsub")

@@ -167,7 +167,7 @@ def test_copies_take_their_records_again_when_the_receiver_comes_back(
         keys.client_kill_filter(_type="pubsub")
         wait_until(lambda: not two.held.receiving, "b's receiver lost Redis again")
         keys.set(key, SessionRecord(session, "2025-11-25", capabilities={"sampling": "junk"}).to_json())
-        with caplog.at_level(logging.ERROR, "mcp_sync.http"):
+        with caplog.at_level(logging.ERROR, "mcp_sync.server"):
             two.held.release.set()
             wait_until(lambda: "refreshing the copies of sessions from Redis failed" in caplog.text, "it was logged")
         wait_until(lambda: two.held.receiving, "b's receiver subscribed")

@@ -101,7 +101,7 @@ def test_a_stream_is_bounded_expires_and_replays_after_an_event_id(
         assert replayed(store, unknown) == (None, []), unknown
     keys.xadd(store.key("s1"), {"m": b"not json"})
     tail = store.store("s1", note(10))
-    with caplog.at_level(logging.WARNING, logger="mcp_sync.http"):
+    with caplog.at_level(logging.WARNING, logger="mcp_sync.server"):
         assert replayed(store, later[-1]) == ("s1", [(tail, 10)])
     assert "ignored a malformed event in t:events:s1" in caplog.text
     store.forget("s1")
@@ -151,7 +151,7 @@ def test_the_doorbell_wakes_the_process_watching_the_stream(
 
     store.watch("s3", broken)
     store.watch("s3", wake)  # two watchers of one stream (two copies of a session, for a moment): both woken
-    with caplog.at_level(logging.ERROR, logger="mcp_sync.http"):
+    with caplog.at_level(logging.ERROR, logger="mcp_sync.server"):
         ring("s3")
     assert "reading an event another process stored failed" in caplog.text
     assert woken == ["s3", "s3", "s3"]  # the broken one failed, the other was woken all the same
@@ -345,7 +345,7 @@ def test_a_stream_that_cannot_be_deleted_is_left_to_expire(
 ) -> None:
     store = RedisEventStore(backend)
     redis_server.stop()
-    with caplog.at_level(logging.WARNING, logger="mcp_sync.http"):
+    with caplog.at_level(logging.WARNING, logger="mcp_sync.server"):
         store.forget("s4")  # a session ending while Redis is away still ends
     assert "a stream is left to expire: Redis at redis://127.0.0.1:" in caplog.text
     with pytest.raises(BackendUnavailable):

@@ -283,7 +283,7 @@ def test_a_record_gone_or_broken_ends_the_session_and_redis_away_gives_503(
     assert pair.apps[0].sessions.peek(session) is None
     # A malformed record is no session.
     keys.set(f"mcp-sync:{NAME}:session:broken", '{"no": "revision"}')
-    with caplog.at_level(logging.WARNING, "mcp_sync.http"):
+    with caplog.at_level(logging.WARNING, "mcp_sync.server"):
         assert post(b, ping(4), "broken")[0] == 404
     assert "ignored a malformed session record" in caplog.text
     assert post(b, ping(4), "never-made")[0] == 404
@@ -455,7 +455,7 @@ def test_the_receiver_ignores_session_messages_it_cannot_use(
         publisher.publish(backend.channel, json.dumps({"o": "x", "k": "session_ended", "s": "s0"}))  # no listener yet
         publisher.publish(backend.channel, json.dumps({"o": "x", "k": "list_changed", "s": "tools"}))
         wait_until(lambda: delivered == [Notice("list_changed", "tools")], "what came before was handled")
-        with caplog.at_level(logging.ERROR, "mcp_sync.http"):
+        with caplog.at_level(logging.ERROR, "mcp_sync.server"):
             backend.listen_sessions(Listener())
             for fields in (
                 {"k": "session_changed", "s": "s1", "r": "junk"},  # logged

@@ -187,7 +187,7 @@ def test_idle_connections_are_closed_after_the_timeout() -> None:
 
 def test_a_connection_reset_by_the_client_ends_its_thread(caplog: pytest.LogCaptureFixture) -> None:
     """A reset (not a close) reaches the connection's blocked read as an error: the connection ends there."""
-    caplog.set_level(logging.DEBUG, logger="mcp_sync.wsgi_server")
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.server.http")
     with serving(ok_app) as server:
         client = Raw(server)
         assert client.request(GET)[2] == b"ok"
@@ -1035,9 +1035,9 @@ def test_serve_logs_its_url_and_serves_until_ctrl_c(caplog: pytest.LogCaptureFix
             return s.get(urls[0], timeout=WAIT).content
 
     handler = Catch()
-    logger = logging.getLogger("mcp_sync.wsgi_server")
+    logger = logging.getLogger("mcp_sync.server.http")
     logger.addHandler(handler)
-    caplog.set_level(logging.INFO, logger="mcp_sync.wsgi_server")
+    caplog.set_level(logging.INFO, logger="mcp_sync.server.http")
     results: list[bytes] = []
     try:
         client = interrupt_main_after(request, results)

@@ -562,7 +562,7 @@ def test_closing_when_the_server_is_gone_does_not_wait(mini: Mini, caplog: pytes
     assert wait_for(lambda: mini.requests_for("GET") != [] and not transport._listening)
     mini.stop()
     started = time.monotonic()
-    with caplog.at_level(logging.DEBUG, "mcp_sync.http_client"):
+    with caplog.at_level(logging.DEBUG, "mcp_sync.transports.http.streamable"):
         client.close()
     assert time.monotonic() - started < 5.0  # does not hang
     assert transport.closed
@@ -575,7 +575,7 @@ def test_notifications_answered_with_a_body_or_refused_are_fine(mini: Mini, capl
     mini.on["notifications/initialized"] = lambda r: r.json({"jsonrpc": "2.0", "result": {}})
     mini.on["notifications/roots/list_changed"] = lambda r: r.json({"error": "no"}, status=400)
     client, _ = open_client(mini.url, roots_provider=lambda: [Root(uri="file:///tmp")])
-    with client, caplog.at_level(logging.WARNING, "mcp_sync.http_client"):
+    with client, caplog.at_level(logging.WARNING, "mcp_sync.transports.http.streamable"):
         client.refresh_roots()
         assert echo(client) == "hi"
     assert "refused a message with HTTP 400" in caplog.text
@@ -586,7 +586,7 @@ def test_a_notification_the_server_does_not_acknowledge_in_time_is_logged(
 ) -> None:
     mini.on["notifications/roots/list_changed"] = lambda r: mini.release.wait(1)
     client, _ = open_client(mini.url, timeout=(2, 0.2), roots_provider=lambda: [])
-    with client, caplog.at_level(logging.WARNING, "mcp_sync.http_client"):
+    with client, caplog.at_level(logging.WARNING, "mcp_sync.transports.http.streamable"):
         client.refresh_roots()
     assert "did not acknowledge a message in time" in caplog.text
 
@@ -1444,7 +1444,7 @@ def test_legacy_post_failures(mini: Mini, caplog: pytest.LogCaptureFixture) -> N
         mini.on["tools/call"] = lambda r: mini.release.wait(2)
         with pytest.raises(MCPError, match="did not accept tools/call in time"):
             echo(client)
-        with caplog.at_level(logging.WARNING, "mcp_sync.sse_client"):
+        with caplog.at_level(logging.WARNING, "mcp_sync.transports.http.sse"):
             mini.on["notifications/roots/list_changed"] = lambda r: r.reply(500)
             client.refresh_roots()
             mini.on["notifications/roots/list_changed"] = lambda r: mini.release.wait(2)

@@ -137,7 +137,7 @@ def test_a_close_handler_may_close_the_transport_it_is_told_of() -> None:
 
 
 def test_a_banner_and_stray_lines_on_stdout_are_skipped_and_reported(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="mcp_sync.stdio")
+    caplog.set_level(logging.WARNING, logger="mcp_sync.transports.stdio")
     lines: list[str] = []
     with stdio_client([*MISBEHAVING, "chatty"], env=ENV, stderr=lines.append, connect_timeout=WAIT) as client:
         assert client.call_tool("echo", {"text": "still fine"}, timeout=WAIT).text == "still fine"
@@ -152,7 +152,7 @@ def test_a_banner_and_stray_lines_on_stdout_are_skipped_and_reported(caplog: pyt
     assert "handling ping\n" in lines
     assert not any("unexpected message" in line for line in lines)
     assert strays == sum(1 for line in lines if line.startswith(("Welcome", '{"level"', "handling")))
-    warnings = [r.getMessage() for r in caplog.records if r.name == "mcp_sync.stdio"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mcp_sync.transports.stdio"]
     assert len(warnings) == 1
     assert "not a JSON-RPC message" in warnings[0] and "Welcome to my server!" in warnings[0]
 
@@ -203,7 +203,7 @@ def test_a_malformed_answer_fails_the_pending_call_at_once_over_stdio(answer: di
 
 
 def test_a_broken_notification_fails_no_call(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.runtime.dispatcher")
     transport = StdioTransport(io.BytesIO(b'{"jsonrpc":"2.0","method":"notifications/x","params":[1]}\n'), io.BytesIO())
     dispatcher = JsonRpcDispatcher(transport)
     dispatcher.start()
@@ -213,7 +213,7 @@ def test_a_broken_notification_fails_no_call(caplog: pytest.LogCaptureFixture) -
 
 
 def test_a_malformed_answer_to_no_pending_call_is_dropped(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="mcp_sync.dispatcher")
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.runtime.dispatcher")
     with stdio_client([*MISBEHAVING, "bad_answer"], env=ENV, stderr=lambda line: None, connect_timeout=WAIT) as client:
         answer = {"result": "not an object", "id": "nobody-asked"}
         assert client.call_tool("echo", {"answer": answer, "then": "fine"}, timeout=WAIT).text == "fine"

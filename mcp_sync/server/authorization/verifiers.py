@@ -70,7 +70,7 @@ __all__ = [
     "VerifierUnavailable",
 ]
 
-log = logging.getLogger("mcp_sync.http")
+log = logging.getLogger(__name__)
 
 JWT_EXTRA = 'pip install "mcp-sync-py[jwt]"'
 """How to install what :class:`JWTVerifier` needs (joserfc)."""

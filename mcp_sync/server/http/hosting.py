@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 __all__ = ["POLL_INTERVAL", "StopWatch", "gunicorn_worker_stopping"]
 
-log = logging.getLogger("mcp_sync.http")
+log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.1
 """How often a :class:`StopWatch` looks whether the host is stopping (seconds)."""

@@ -77,7 +77,7 @@ __all__ = [
     "close_sessions",
 ]
 
-log = logging.getLogger("mcp_sync.http")
+log = logging.getLogger(__name__)
 
 SERVER_WIDE = frozenset(
     {

@@ -57,7 +57,7 @@ __all__ = [
     "serve",
 ]
 
-log = logging.getLogger("mcp_sync.wsgi_server")
+log = logging.getLogger(__name__)
 
 WRITE_FROM_ANY_THREAD = "mcp_sync.write_from_any_thread"
 """An environ key this server sets (``True``): the application may call ``start_response`` and its ``write()``
@@ -976,7 +976,7 @@ def serve(
 ) -> None:
     """Serve ``app`` until Ctrl-C: a blocking convenience over :class:`WSGIServer`.
 
-    The URL is logged (logger ``mcp_sync.wsgi_server``, level INFO)::
+    The URL is logged (logger ``mcp_sync.server.http.wsgi``, level INFO)::
 
         from mcp_sync.server.http.wsgi import serve
         serve(my_wsgi_app, port=8000)

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["REDIS_URL_VARIABLE", "RedisBackend", "redact"]
 
-log = logging.getLogger("mcp_sync.http")
+log = logging.getLogger(__name__)
 
 REDIS_URL_VARIABLE = "MCP_SYNC_REDIS_URL"
 """The environment variable naming the Redis of apps made without a ``backend``."""

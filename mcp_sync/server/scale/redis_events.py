@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ONCE_TTL", "RedisEventStore"]
 
-log = logging.getLogger("mcp_sync.http")
+log = logging.getLogger(__name__)
 
 ONCE_TTL = 60
 """How long (seconds) a stream remembers that it got a server-wide notification: time for every process to try."""

@@ -52,7 +52,7 @@ from ._common import (
 
 __all__ = ["SSEClientTransport"]
 
-log = logging.getLogger("mcp_sync.sse_client")
+log = logging.getLogger(__name__)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 

@@ -84,7 +84,7 @@ __all__ = [
     "StreamableHTTPClientTransport",
 ]
 
-log = logging.getLogger("mcp_sync.http_client")
+log = logging.getLogger(__name__)
 
 
 DEFAULT_RECONNECT_ATTEMPTS = 3

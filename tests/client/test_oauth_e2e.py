@@ -152,7 +152,7 @@ def protected_servers(count: int, access_ttl: int = 3600) -> Iterator[list[Prote
         # is known once its server listens: they are joined here, before any request.
         for each, check in zip(running, checks, strict=True):
             check.authserver, check.resource = authserver, each.url
-            each.app.resource_metadata = {
+            each.app.gate.resource_metadata = {
                 "authorization_servers": [authserver.issuer],
                 "scopes_supported": SCOPES_SUPPORTED,
             }
@@ -342,7 +342,7 @@ def test_a_step_up_asks_for_the_scope_the_server_wants() -> None:
         )
         with mcp_sync.connect(protected.url, auth=auth, timeout=CALL_TIMEOUT) as client:
             assert client.call_tool("motd").text == MOTD
-            protected.running.app.required_scopes = ("mcp:write",)  # the server now wants more
+            protected.running.app.gate.required_scopes = ("mcp:write",)  # the server now wants more
             assert client.call_tool("motd").text == MOTD
         assert len(robot.visited) == 2
         assert {REQUIRED_SCOPE, "mcp:write"} <= set(protected.claims(auth.tokens(protected.url))["scope"].split())

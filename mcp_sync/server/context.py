@@ -130,6 +130,11 @@ class ClientChannel(Protocol):
         """The request's own description (2026-07-28), ``None`` in the other eras."""
         ...
 
+    @property
+    def route(self) -> Route | None:
+        """The request served (what its handler sends goes on its answer's stream); ``None`` without one."""
+        ...
+
     def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
         """Send a log message to the client, if it wants messages of that level."""
         ...
@@ -176,6 +181,11 @@ class NoClientChannel:
     @property
     def stateless(self) -> StatelessRequest | None:
         """Always ``None``: a local call has no request."""
+        return None
+
+    @property
+    def route(self) -> Route | None:
+        """Always ``None``: a local call has no request, and nothing is sent."""
         return None
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
@@ -435,6 +445,17 @@ class Context:
     def client_capabilities(self) -> ClientCapabilities:
         """What the client declared it can do."""
         return self.channel.client_capabilities
+
+    @property
+    def route(self) -> Route | None:
+        """The request this context serves, for what a handler sends through the session itself: the question
+        or message then goes on this request's answer stream, as those sent through the context do::
+
+            ctx.session.create_message(params, route=ctx.route)
+
+        ``None`` for a local call (there is no request).
+        """
+        return self.channel.route
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress (a no-op unless the caller asked for progress)."""

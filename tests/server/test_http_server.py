@@ -44,10 +44,13 @@ from mcp_sync.server.http.sessions import (
     StreamEvent,
 )
 from mcp_sync.types import (
+    CreateMessageRequestParams,
     JSONRPCErrorResponse,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
+    SamplingMessage,
+    TextContent,
 )
 
 LATEST = "2025-11-25"
@@ -225,7 +228,11 @@ def build_server(gates: Gates) -> MCPServer:
         return "done"
 
     def ask(args: Any, ctx: Any) -> str:
-        result = ctx.sample("2+2?", max_tokens=5, timeout=TIMEOUT)  # (the question goes on this call's stream)
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text="2+2?"))], max_tokens=5
+        )
+        # Through the session itself: the route puts the question on this call's stream, as ctx.sample would.
+        result = ctx.session.create_message(params, timeout=TIMEOUT, route=ctx.route)
         return f"the model said {result.content.text}"
 
     def hold(args: Any, ctx: Any) -> str:

@@ -334,8 +334,8 @@ class StreamableSessionTransport(BaseTransport):
     def _related_post(self, context: RequestContext | None) -> PostedRequest | None:
         """The streaming POST of the request ``context`` (whose handler sends a message), if any; bound to it, so
         that its response goes there too."""
-        if context is None or context.dispatcher is not self.dispatcher:
-            return None
+        if context is None or context.dispatcher is not self.dispatcher or context.answered:
+            return None  # (answered: a POST reusing its id is another request's)
         candidates = self._waiting.get(context.request_id, [])
         bound = next((e for e in candidates if e.context is context), None)
         if bound is None:

@@ -79,7 +79,7 @@ from .events import (
 from .request_context import BatchReplies, RequestContext, current_request, serving
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
-from .transport import Transport
+from .transport import Route, Transport
 from .workers import ElasticPool
 
 __all__ = [
@@ -322,18 +322,23 @@ class JsonRpcDispatcher:
 
     # --------------------------------------------------------------- outgoing
 
-    def notify(self, method: str, params: Params = None) -> None:
-        """Send a notification."""
+    def notify(self, method: str, params: Params = None, *, route: Route | None = None) -> None:
+        """Send a notification (``route``: what it belongs to, see :class:`~mcp_sync.runtime.transport.Route`)."""
         wire = _to_params(params)
-        self._send(envelope(JSONRPCNotification, {"jsonrpc": "2.0", "method": method, "params": wire}))
+        self._send(envelope(JSONRPCNotification, {"jsonrpc": "2.0", "method": method, "params": wire}), route)
         self.telemetry.record_notification("sent", method)
         if self.events.has_listeners(NOTIFICATION_EMITTED):
             self.events.emit(NOTIFICATION_EMITTED, NotificationEmitted(side=self.side, method=method, params=wire))
 
     def send_request(
-        self, method: str, params: Params = None, *, on_progress: ProgressCallback | None = None
+        self,
+        method: str,
+        params: Params = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        route: Route | None = None,
     ) -> PendingRequest:
-        """Send a request without waiting; see :meth:`wait` and :meth:`cancel`."""
+        """Send a request without waiting; see :meth:`wait` and :meth:`cancel` (``route``: as for :meth:`notify`)."""
         request_id = self._next_id()
         pending = PendingRequest(request_id, method, self._clock.monotonic(), on_progress=on_progress)
         wire = _to_params(params)
@@ -352,7 +357,8 @@ class JsonRpcDispatcher:
             if on_progress is not None:
                 self._progress[request_id] = pending
         try:
-            self._send(envelope(JSONRPCRequest, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": wire}))
+            request = envelope(JSONRPCRequest, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": wire})
+            self._send(request, route)
         except MCPError as exc:
             # The transport may have closed itself while failing, which already
             # failed (and counted) this call: count it once.
@@ -493,14 +499,17 @@ class JsonRpcDispatcher:
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         on_progress: ProgressCallback | None = None,
+        route: Route | None = None,
     ) -> dict[str, Any]:
         """Send a request and block for its result (a dict).
 
         ``timeout`` defaults to the dispatcher's; ``cancel`` is an event the
         caller may set from another thread; ``on_progress`` receives the
-        peer's progress notifications for this request, on the reader thread.
+        peer's progress notifications for this request, on the reader thread;
+        ``route`` says what the request belongs to (a handler's question: the
+        request it serves).
         """
-        pending = self.send_request(method, params, on_progress=on_progress)
+        pending = self.send_request(method, params, on_progress=on_progress, route=route)
         return self.wait(pending, self.timeout if timeout is USE_DEFAULT else timeout, cancel)
 
     def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:
@@ -541,9 +550,12 @@ class JsonRpcDispatcher:
         if pending.span is not None:
             end_span(pending.span, error_type)
 
-    def _send(self, message: JSONRPCMessage) -> None:
+    def _send(self, message: JSONRPCMessage, route: Route | None = None) -> None:
         try:
-            self.transport.send(message)
+            if route is None:
+                self.transport.send(message)
+            else:
+                self.transport.send_routed(message, route)
         except MCPError:
             raise
         except Exception as exc:
@@ -598,10 +610,13 @@ class JsonRpcDispatcher:
         except Exception as exc:  # the connection went away meanwhile
             log.debug("could not send the answers to a batch: %s", exc)
 
-    def _answer(self, batch: BatchReplies | None, response: JSONRPCMessage) -> MCPError | None:
-        """Send ``response`` (or hold it with its batch's other answers); return the error instead of raising it."""
+    def _answer(
+        self, batch: BatchReplies | None, response: JSONRPCMessage, ctx: RequestContext | None = None
+    ) -> MCPError | None:
+        """Send ``response`` (to the request of ``ctx``, when it was served), or hold it with its batch's other
+        answers; return the error instead of raising it."""
         if batch is None:
-            return self._reply(response)
+            return self._reply(response, None if ctx is None else Route(request=ctx))
         batch.add(response)
         return None
 
@@ -715,7 +730,7 @@ class JsonRpcDispatcher:
             missing = error_response(request.id, JsonRpcCode.METHOD_NOT_FOUND, f"Method not found: {request.method}")
             self._answer(batch, missing)
         elif refuse:
-            self._answer(batch, _shutting_down(request.id))
+            self._answer(batch, _shutting_down(request.id), ctx)
         elif inline:
             # The transport lets another thread take over reading, and the
             # handler runs here: no hand-off to a pool thread on the way.
@@ -794,14 +809,15 @@ class JsonRpcDispatcher:
                 # complete already and one more count changes nothing.
                 ctx.batch.add(None)
         else:
-            failure = self._answer(ctx.batch, response)
+            failure = self._answer(ctx.batch, response, ctx)
             if failure is not None:
                 # The response could not go out (a result that is not JSON, say):
                 # answer with an error rather than leave the caller waiting.
                 outcome = "error"
                 error_type = failure.code
                 self._reply(
-                    error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {failure.message}")
+                    error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {failure.message}"),
+                    Route(request=ctx),
                 )
         # In flight until its answer is written: drain() waits for this, and the
         # transport is closed after drain(), so an answer is never cut off by the close.
@@ -824,10 +840,10 @@ class JsonRpcDispatcher:
                 ),
             )
 
-    def _reply(self, response: JSONRPCMessage) -> MCPError | None:
+    def _reply(self, response: JSONRPCMessage, route: Route | None = None) -> MCPError | None:
         """Send ``response``; return the error instead of raising it."""
         try:
-            self._send(response)
+            self._send(response, route)
         except MCPError as exc:
             log.debug("could not send a response: %s", exc)
             return exc
@@ -855,7 +871,7 @@ class JsonRpcDispatcher:
             for ctx in late:
                 ctx.answered = True
         for ctx in late:
-            self._answer(ctx.batch, _shutting_down(ctx.request_id))
+            self._answer(ctx.batch, _shutting_down(ctx.request_id), ctx)
 
     def close(self, timeout: float = 5.0) -> None:
         """Close the transport, fail pending calls, stop the handler pool. Idempotent.

@@ -23,6 +23,7 @@ from ..protocol.errors import JsonRpcCode
 from ..protocol.jsonrpc import encode_message, error_response
 from ..protocol.types import JSONRPCMessage, ProgressNotificationParams, ProgressToken, RequestId
 from .cancellation import CancelEvent
+from .transport import Route
 
 if TYPE_CHECKING:
     from .dispatcher import JsonRpcDispatcher
@@ -130,7 +131,7 @@ class RequestContext:
         if token is None:
             return
         params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
-        self.dispatcher.notify("notifications/progress", params)
+        self.dispatcher.notify("notifications/progress", params, route=Route(request=self))
 
 
 class BatchReplies:

@@ -27,16 +27,21 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..protocol.errors import MCP_CODES, MCPTransportError
 from ..protocol.jsonrpc import InvalidMessage
 from ..protocol.types import JSONRPCMessage
 
+if TYPE_CHECKING:
+    from .request_context import RequestContext
+
 __all__ = [
     "BaseTransport",
     "CloseHandler",
     "MessageHandler",
+    "Route",
     "Transport",
 ]
 
@@ -55,6 +60,25 @@ ReadingWait = Callable[[concurrent.futures.Future[Any], float | None, Callable[[
 """``(future, timeout, keep) -> done``: see :attr:`Transport.wait_reading`."""
 
 
+@dataclass(frozen=True)
+class Route:
+    """What a message being sent belongs to, said by whoever sends it (no thread or ambient value decides).
+
+    ``request`` is the incoming request whose handler sends the message (its
+    progress, logs, questions to the client, and its response); ``once``
+    names one server-wide notification in every process serving the same
+    clients, so that a stream they share keeps it once. A carrier that keeps
+    each request's messages apart (Streamable HTTP, where each POST has its
+    own stream) goes by it; the others send the message as usual.
+
+    >>> Route().request is None and Route().once is None
+    True
+    """
+
+    request: RequestContext | None = None
+    once: str | None = None
+
+
 @runtime_checkable
 class Transport(Protocol):
     """What the dispatcher needs from a connection."""
@@ -65,6 +89,9 @@ class Transport(Protocol):
 
     def send(self, message: JSONRPCMessage) -> None:
         """Send one message; raises ``MCPTransportError(TRANSPORT_CLOSED)`` after close."""
+
+    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
+        """Send one message that belongs where ``route`` says (see :class:`Route`); as :meth:`send` otherwise."""
 
     def on_message(self, handler: MessageHandler) -> Callable[[], None]:
         """Register a handler for incoming messages; returns a callable that unregisters it."""
@@ -155,6 +182,22 @@ class BaseTransport(ABC):
         if self._closed.is_set():
             raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
         self._write(message)
+
+    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
+        """Send ``message``, which belongs where ``route`` says; a carrier that keeps no request's messages apart
+        (the default) sends it as :meth:`send` does.
+
+        >>> from mcp_sync.types import JSONRPCNotification
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> left, right = InMemoryTransport.pair()
+        >>> got = []
+        >>> unsubscribe = right.on_message(got.append)
+        >>> left.send_routed(JSONRPCNotification(method="notifications/a"), Route(once="k1"))
+        >>> left.close()
+        >>> right.wait_closed(1.0), [message.method for message in got]
+        (True, ['notifications/a'])
+        """
+        self.send(message)
 
     def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
         """Send the answers to a JSON-RPC batch together, as one JSON array where the carrier frames one.

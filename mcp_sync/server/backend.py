@@ -32,7 +32,6 @@ True
 
 from __future__ import annotations
 
-import contextvars
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -52,7 +51,6 @@ __all__ = [
     "NoticeKind",
     "SessionListener",
     "SessionRecord",
-    "delivering",
 ]
 
 NoticeKind = Literal["resource_updated", "list_changed", "task_status"]
@@ -79,16 +77,6 @@ class Notice:
     """Names this one notification in every process, so that a stream shared by processes gets it once."""
     detail: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     """What the notification carries besides its subject (a task's status), as JSON."""
-
-
-delivering: contextvars.ContextVar[Notice | None] = contextvars.ContextVar("delivering", default=None)
-"""The server-wide notification this thread is delivering to the sessions of its process, if any.
-
-A session whose GET stream is shared by processes (kept in Redis) has a copy
-in each process that served it; each copy is given the notification, and the
-stream keeps the first it is written (see
-:class:`~mcp_sync.server.http.event_store.SharedEventStore`).
-"""
 
 
 @dataclass(frozen=True)

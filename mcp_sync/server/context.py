@@ -65,6 +65,7 @@ from ..protocol.types import (
 from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
+    from ..runtime.transport import Route
     from .authorization import AuthInfo
     from .core import MCPServer
     from .session import ServerSession
@@ -129,6 +130,11 @@ class ClientChannel(Protocol):
         """The request's own description (2026-07-28), ``None`` in the other eras."""
         ...
 
+    @property
+    def route(self) -> Route | None:
+        """The request served (what its handler sends goes on its answer's stream); ``None`` without one."""
+        ...
+
     def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
         """Send a log message to the client, if it wants messages of that level."""
         ...
@@ -175,6 +181,11 @@ class NoClientChannel:
     @property
     def stateless(self) -> StatelessRequest | None:
         """Always ``None``: a local call has no request."""
+        return None
+
+    @property
+    def route(self) -> Route | None:
+        """Always ``None``: a local call has no request, and nothing is sent."""
         return None
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
@@ -225,12 +236,19 @@ class HandshakeChannel:
     """
 
     def __init__(
-        self, session: ServerSession, cancelled: threading.Event | None = None, meta: dict[str, Any] | None = None
+        self,
+        session: ServerSession,
+        cancelled: threading.Event | None = None,
+        meta: dict[str, Any] | None = None,
+        *,
+        route: Route | None = None,
     ) -> None:
         self.session = session
         self.cancelled = cancelled
         self.meta = meta
         """Keys added to the ``_meta`` of every question sent (a 2025-11-25 task's ``related-task``)."""
+        self.route = route
+        """The request whose handler speaks through this channel: its answer's stream carries what is sent."""
 
     def _marked(self, params: _Params) -> _Params:
         if self.meta is None:
@@ -254,7 +272,7 @@ class HandshakeChannel:
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
         """Sent when ``level`` reaches the level the client chose for its connection."""
-        self.session.log(level, data, logger)
+        self.session.log(level, data, logger, route=self.route)
 
     def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
         """Each question is sent to the client in turn (this era has no batched round)."""
@@ -263,7 +281,8 @@ class HandshakeChannel:
             if isinstance(request, CreateMessageRequest):
                 answers[name] = self.create_message(request.params, None, None).to_wire()
             elif isinstance(request, ElicitRequest):
-                answers[name] = self.session.elicit(self._marked(request.params), cancel=self.cancelled).to_wire()
+                params = self._marked(request.params)
+                answers[name] = self.session.elicit(params, cancel=self.cancelled, route=self.route).to_wire()
             else:
                 answers[name] = self.list_roots(None, None).to_wire()
         return answers
@@ -272,15 +291,17 @@ class HandshakeChannel:
         self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
     ) -> CreateMessageResult:
         """``sampling/createMessage``, or the server's own sampling provider when the client cannot sample."""
-        return self.session.create_message(self._marked(params), timeout=timeout, cancel=self.cancelled)
+        return self.session.create_message(
+            self._marked(params), timeout=timeout, cancel=self.cancelled, route=self.route
+        )
 
     def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
         """``elicitation/create`` sent to the client."""
-        return self.session.elicit(self._marked(params), timeout=timeout, cancel=self.cancelled)
+        return self.session.elicit(self._marked(params), timeout=timeout, cancel=self.cancelled, route=self.route)
 
     def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
         """``roots/list`` sent to the client."""
-        return self.session.list_roots(timeout=timeout, cancel=self.cancelled, meta=self.meta)
+        return self.session.list_roots(timeout=timeout, cancel=self.cancelled, meta=self.meta, route=self.route)
 
 
 class StatelessChannel:
@@ -306,9 +327,13 @@ class StatelessChannel:
     ['file:///work']
     """
 
-    def __init__(self, request: StatelessRequest, session: ServerSession | None = None) -> None:
+    def __init__(
+        self, request: StatelessRequest, session: ServerSession | None = None, route: Route | None = None
+    ) -> None:
         self.request = request
         self.session = session
+        self.route = route
+        """The request being served: its answer's stream carries its log messages."""
 
     @property
     def client_info(self) -> Implementation | None:
@@ -328,7 +353,7 @@ class StatelessChannel:
     def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:
         """Sent only when the request named a log level (that level, not the connection's, filters)."""
         if self.session is not None and self.request.log_level is not None:
-            self.session.log(level, data, logger, minimum=self.request.log_level)
+            self.session.log(level, data, logger, minimum=self.request.log_level, route=self.route)
 
     def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
         """Every question still unanswered is asked in one round."""
@@ -420,6 +445,17 @@ class Context:
     def client_capabilities(self) -> ClientCapabilities:
         """What the client declared it can do."""
         return self.channel.client_capabilities
+
+    @property
+    def route(self) -> Route | None:
+        """The request this context serves, for what a handler sends through the session itself: the question
+        or message then goes on this request's answer stream, as those sent through the context do::
+
+            ctx.session.create_message(params, route=ctx.route)
+
+        ``None`` for a local call (there is no request).
+        """
+        return self.channel.route
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress (a no-op unless the caller asked for progress)."""

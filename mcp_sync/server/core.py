@@ -64,7 +64,7 @@ from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from .authorization import AuthInfo, Authorizer
-from .backend import Backend, InProcessBackend, Notice, delivering
+from .backend import Backend, InProcessBackend, Notice
 from .context import NO_CLIENT, Context, ProgressReporter
 from .middleware import Middleware
 from .registry import (
@@ -903,20 +903,17 @@ class MCPServer:
         >>> server = MCPServer("demo")
         >>> server.deliver(Notice("list_changed", "tools"))  # no session: nobody to tell
         """
-        token = delivering.set(notice)
-        try:
-            if notice.kind == "task_status":
-                status = TaskStatusNotificationParams.model_validate(notice.detail or {})
-                for session in self.sessions:
-                    session.task_changed(notice.subject, status)
-                return
+        # Each session is told which notification this is: a stream the processes share keeps it once.
+        if notice.kind == "task_status":
+            status = TaskStatusNotificationParams.model_validate(notice.detail or {})
             for session in self.sessions:
-                if notice.kind == "resource_updated":
-                    session.resource_updated(notice.subject)
-                else:
-                    session.list_changed(notice.subject)
-        finally:
-            delivering.reset(token)
+                session.task_changed(notice.subject, status, once=notice.key)
+            return
+        for session in self.sessions:
+            if notice.kind == "resource_updated":
+                session.resource_updated(notice.subject, once=notice.key)
+            else:
+                session.list_changed(notice.subject, once=notice.key)
 
     def on_notice(self, watcher: Callable[[Notice], None]) -> Callable[[], None]:
         """Call ``watcher(notice)`` for each server-wide notification this server raises; returns the unsubscriber.

@@ -102,6 +102,7 @@ from ..protocol.versions import (
 )
 from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, Timeout
 from ..runtime.request_context import RequestContext
+from ..runtime.transport import Route
 from .authorization import NO_AUTH, AuthInfo, RequestInfo
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
 from .middleware import Call, CallKind, run_chain
@@ -355,6 +356,14 @@ class ServerSession:
 
     def _serve_request(self, params: Any, ctx: RequestContext) -> Any:
         """Every request of this connection: its route looked up, its era decided, its gate passed."""
+        try:
+            return self._serve(params, ctx)
+        finally:
+            # The request's channel names the request (where what its handler sends goes): let go of it with the
+            # request, or the two would hold each other and wait for the cycle collector.
+            ctx.state.pop(_CHANNEL, None)
+
+    def _serve(self, params: Any, ctx: RequestContext) -> Any:
         method = ctx.method
         validated = self._validating(method)
 
@@ -363,7 +372,7 @@ class ServerSession:
         if is_stateless_request(method, ctx.params):
             return self._serve_stateless(method, validated, params, ctx)
         # A channel of the request's own: cancelling the request withdraws a question its handler has in flight.
-        ctx.state[_CHANNEL] = HandshakeChannel(self, ctx.cancelled)
+        ctx.state[_CHANNEL] = HandshakeChannel(self, ctx.cancelled, route=Route(request=ctx))
         if method in STATELESS_ONLY:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
         if self.revision is None and method not in _BEFORE_INITIALIZE:
@@ -434,7 +443,7 @@ class ServerSession:
             responses = sent.get("inputResponses")
             if isinstance(responses, dict):
                 request.answers.update(responses)
-        ctx.state[_CHANNEL] = StatelessChannel(request, self)
+        ctx.state[_CHANNEL] = StatelessChannel(request, self, Route(request=ctx))
         authorizer = server.authorizer
         if authorizer is not None and not authorizer(RequestInfo(method, sent, self)):
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
@@ -490,7 +499,7 @@ class ServerSession:
             if ctx.answered:  # progress ends with the response (or the cancellation)
                 return
             params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
-            self.notify("notifications/progress", params)
+            self.notify("notifications/progress", params, route=Route(request=ctx))
 
         return report
 
@@ -533,6 +542,7 @@ class ServerSession:
                 self.notify(
                     "notifications/subscriptions/acknowledged",
                     SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
+                    route=Route(request=ctx),
                 )
             ctx.cancelled.wait()
         finally:
@@ -707,15 +717,21 @@ class ServerSession:
 
     # --------------------------------------------------------- notifications
 
-    def notify(self, method: str, params: WireModel | dict[str, Any] | None = None) -> None:
-        """Send a notification to this client, adapted to its revision; dropped once closed."""
+    def notify(
+        self, method: str, params: WireModel | dict[str, Any] | None = None, *, route: Route | None = None
+    ) -> None:
+        """Send a notification to this client, adapted to its revision; dropped once closed.
+
+        ``route`` says what it belongs to (a request's handler sends it; one
+        server-wide notification): see :class:`~mcp_sync.runtime.transport.Route`.
+        """
         if self.closed:
             return
         wire = params.to_wire() if isinstance(params, WireModel) else params
         if wire is not None and self.revision is not None:
             wire = adapt_notification(method, wire, self.revision)
         with contextlib.suppress(MCPError):  # the connection went away meanwhile
-            self.dispatcher.notify(method, wire)
+            self.dispatcher.notify(method, wire, route=route)
 
     @property
     def subscriptions(self) -> frozenset[str]:
@@ -727,39 +743,56 @@ class ServerSession:
         with self._listen_order, self._lock:
             return list(self._listens.items())
 
-    def resource_updated(self, uri: str) -> None:
-        """Send ``notifications/resources/updated`` if the client subscribed to ``uri``."""
+    def resource_updated(self, uri: str, *, once: str | None = None) -> None:
+        """Send ``notifications/resources/updated`` if the client subscribed to ``uri``.
+
+        ``once`` names the server-wide notification this is, the same in
+        every process (see :class:`~mcp_sync.runtime.transport.Route`).
+        """
+        route = None if once is None else Route(once=once)
         if uri in self.subscriptions:
-            self.notify("notifications/resources/updated", ResourceUpdatedNotificationParams(uri=uri))
+            self.notify("notifications/resources/updated", ResourceUpdatedNotificationParams(uri=uri), route=route)
         for subscription, wanted in self._listening():
             if uri in (wanted.resource_subscriptions or ()):
                 params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: subscription})
-                self.notify("notifications/resources/updated", params)
+                self.notify("notifications/resources/updated", params, route=route)
 
-    def task_changed(self, task_id: str, params: WireModel) -> None:
-        """Send ``notifications/tasks`` on each of this client's listen streams that asked for ``task_id``."""
+    def task_changed(self, task_id: str, params: WireModel, *, once: str | None = None) -> None:
+        """Send ``notifications/tasks`` on each of this client's listen streams that asked for ``task_id``
+        (``once``: as for :meth:`resource_updated`)."""
+        route = None if once is None else Route(once=once)
         for subscription, wanted in self._listening():
             if task_id in ((wanted.model_extra or {}).get("taskIds") or ()):
                 wire = params.to_wire()
                 wire.setdefault("_meta", {})[SUBSCRIPTION_ID] = subscription
-                self.notify("notifications/tasks", wire)
+                self.notify("notifications/tasks", wire, route=route)
 
-    def list_changed(self, kind: str) -> None:
-        """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know."""
+    def list_changed(self, kind: str, *, once: str | None = None) -> None:
+        """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know
+        (``once``: as for :meth:`resource_updated`)."""
+        route = None if once is None else Route(once=once)
         initialized = self._initialized
         if initialized is not None and initialized.is_set():
-            self.notify(f"notifications/{kind}/list_changed")
+            self.notify(f"notifications/{kind}/list_changed", route=route)
         for subscription, wanted in self._listening():
             if getattr(wanted, f"{kind}_list_changed"):
-                self.notify(f"notifications/{kind}/list_changed", {"_meta": {SUBSCRIPTION_ID: subscription}})
+                tagged = {"_meta": {SUBSCRIPTION_ID: subscription}}
+                self.notify(f"notifications/{kind}/list_changed", tagged, route=route)
 
     def log(
-        self, level: LoggingLevel, data: Any, logger: str | None = None, *, minimum: LoggingLevel | None = None
+        self,
+        level: LoggingLevel,
+        data: Any,
+        logger: str | None = None,
+        *,
+        minimum: LoggingLevel | None = None,
+        route: Route | None = None,
     ) -> None:
         """Send ``notifications/message`` if ``level`` reaches the client's chosen level.
 
         ``minimum`` (a 2026-07-28 request's own level) takes the place of the
-        level the client chose for the connection.
+        level the client chose for the connection; ``route`` says which
+        request's handler logs (its answer's stream carries the message).
         """
         check_log_level(level)
         if minimum is None and self._stateless_era:
@@ -769,7 +802,8 @@ class ServerSession:
         threshold = minimum or self.log_level or self.server.log_level
         if threshold is not None and _SEVERITY[level] < _SEVERITY[threshold]:
             return
-        self.notify("notifications/message", LoggingMessageNotificationParams(level=level, data=data, logger=logger))
+        message = LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+        self.notify("notifications/message", message, route=route)
 
     # ------------------------------------------------- requests to the client
 
@@ -780,10 +814,11 @@ class ServerSession:
         result_type: type[Any],
         timeout: float | None,
         cancel: threading.Event | None = None,
+        route: Route | None = None,
     ) -> Any:
         # None here means "the server's default", which the dispatcher spells USE_DEFAULT (its None is "no limit").
         limit: Timeout = USE_DEFAULT if timeout is None else timeout
-        result = self.dispatcher.request(method, params, timeout=limit, cancel=cancel)
+        result = self.dispatcher.request(method, params, timeout=limit, cancel=cancel, route=route)
         try:
             return result_type.model_validate(result)
         except ValidationError as exc:
@@ -799,6 +834,7 @@ class ServerSession:
         *,
         timeout: float | None = None,
         cancel: threading.Event | None = None,
+        route: Route | None = None,
     ) -> CreateMessageResult:
         """Ask the client's LLM for a message (``sampling/createMessage``).
 
@@ -806,16 +842,19 @@ class ServerSession:
         answers; without one, ``MISSING_CAPABILITY`` is raised. Setting
         ``cancel`` (here and in the other requests to the client) withdraws
         the question: the client is sent ``notifications/cancelled`` and
-        ``REQUEST_CANCELLED`` is raised.
+        ``REQUEST_CANCELLED`` is raised. ``route`` (here and in the others)
+        names the request whose handler asks, whose answer's stream carries
+        the question.
         """
         if self.client_capabilities.sampling is None:
             provider = self.server.sampling_provider
             if provider is None:
                 raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support sampling")
             # The provider answers for the request: its cancellation is the provider's too.
-            return provider(params, Context(session=self, cancelled=cancel, channel=HandshakeChannel(self, cancel)))
+            channel = HandshakeChannel(self, cancel, route=route)
+            return provider(params, Context(session=self, cancelled=cancel, channel=channel))
         result: CreateMessageResult = self._request(
-            "sampling/createMessage", params, CreateMessageResult, timeout, cancel
+            "sampling/createMessage", params, CreateMessageResult, timeout, cancel, route
         )
         return result
 
@@ -825,12 +864,13 @@ class ServerSession:
         timeout: float | None = None,
         cancel: threading.Event | None = None,
         meta: dict[str, Any] | None = None,
+        route: Route | None = None,
     ) -> ListRootsResult:
         """Ask the client for its roots (``roots/list``), with ``meta`` as the request's ``_meta`` if given."""
         if self.client_capabilities.roots is None:
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support roots")
         params = None if meta is None else RequestParams(meta=meta)
-        result: ListRootsResult = self._request("roots/list", params, ListRootsResult, timeout, cancel)
+        result: ListRootsResult = self._request("roots/list", params, ListRootsResult, timeout, cancel, route)
         return result
 
     def elicit(
@@ -839,6 +879,7 @@ class ServerSession:
         *,
         timeout: float | None = None,
         cancel: threading.Event | None = None,
+        route: Route | None = None,
     ) -> ElicitResult:
         """Ask the user, through the client, for input (``elicitation/create``).
 
@@ -856,7 +897,7 @@ class ServerSession:
             supported = declared is not None and (declared.form is not None or declared.url is None)
         if not supported or not at_least(self.revision or "", since):
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"the client does not support {mode} elicitation")
-        result: ElicitResult = self._request("elicitation/create", params, ElicitResult, timeout, cancel)
+        result: ElicitResult = self._request("elicitation/create", params, ElicitResult, timeout, cancel, route)
         return result
 
     def ping(self, *, timeout: float | None = None) -> None:

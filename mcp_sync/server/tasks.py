@@ -96,6 +96,7 @@ from .context import ClientChannel, Context, HandshakeChannel
 from .stateless import ClientRequest, MissingClientCapability, StatelessRequest
 
 if TYPE_CHECKING:
+    from ..runtime.transport import Route
     from .core import MCPServer
 
 __all__ = [
@@ -428,6 +429,11 @@ class TaskChannel:
     @property
     def stateless(self) -> StatelessRequest | None:
         """Always ``None``: a task outlives its request."""
+        return None
+
+    @property
+    def route(self) -> Route | None:
+        """Always ``None``: a task outlives its request, whose answer's stream has ended."""
         return None
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None) -> None:

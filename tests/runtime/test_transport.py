@@ -13,7 +13,7 @@ import pytest
 
 from mcp_sync.errors import MCP_CODES, MCPTransportError
 from mcp_sync.protocol.jsonrpc import InvalidMessage, decode_message
-from mcp_sync.runtime.transport import BaseTransport, Transport
+from mcp_sync.runtime.transport import BaseTransport, Route, Transport
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     Error,
@@ -374,6 +374,9 @@ class OwnTransport:
 
     def send(self, message: JSONRPCMessage) -> None:
         self.inner.send(message)
+
+    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
+        self.inner.send(message)  # one stream: nothing to keep apart
 
     def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
         self.inner.send_batch(messages)

@@ -28,7 +28,8 @@ from mcp_sync.protocol.oauth import bearer_challenge as challenge
 from mcp_sync.protocol.oauth import bearer_token
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
 from mcp_sync.runtime.events import CONNECTION_CLOSED
-from mcp_sync.runtime.request_context import RequestContext, acting_for
+from mcp_sync.runtime.request_context import RequestContext
+from mcp_sync.runtime.transport import Route
 from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.authorization.tokens import token_expired, token_principal, token_scopes
@@ -230,7 +231,8 @@ def build_server(gates: Gates) -> MCPServer:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text="2+2?"))], max_tokens=5
         )
-        result = ctx.session.create_message(params, timeout=TIMEOUT)
+        # Through the session itself: the route puts the question on this call's stream, as ctx.sample would.
+        result = ctx.session.create_message(params, timeout=TIMEOUT, route=ctx.route)
         return f"the model said {result.content.text}"
 
     def hold(args: Any, ctx: Any) -> str:
@@ -1394,17 +1396,19 @@ def test_session_transport_routing_units() -> None:
     fake_dispatcher = object()
     transport.dispatcher = fake_dispatcher
     context = RequestContext(fake_dispatcher, 5, "tools/call", {})  # type: ignore[arg-type]
-    with acting_for(context):
-        transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 1}))
-        related = standalone.get_nowait()
-        assert isinstance(related, StreamEvent) and isinstance(related.message, JSONRPCNotification)
-        assert related.message.params == {"level": "info", "data": 1}
-        # Two POSTs wait for id 5; the handler's messages and response keep to the one it was bound to.
-        first = transport.open_post(5, priming=False)
-        second = transport.open_post(5, priming=False)
-        second.context = context
-        transport.send(JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 2}))
-    transport.send(error_response(5, -32603, "for the second"))
+    route = Route(request=context)
+    note = JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 1})
+    transport.send_routed(note, route)
+    related = standalone.get_nowait()
+    assert isinstance(related, StreamEvent) and isinstance(related.message, JSONRPCNotification)
+    assert related.message.params == {"level": "info", "data": 1}
+    # Two POSTs wait for id 5; the handler's messages and response keep to the one it was bound to.
+    first = transport.open_post(5, priming=False)
+    second = transport.open_post(5, priming=False)
+    second.context = context
+    note = JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 2})
+    transport.send_routed(note, route)
+    transport.send_routed(error_response(5, -32603, "for the second"), route)
     item = second.queue.get_nowait()
     assert isinstance(item, StreamEvent) and isinstance(item.message, JSONRPCNotification)
     assert item.message.params == {"level": "info", "data": 2}
@@ -1414,7 +1418,7 @@ def test_session_transport_routing_units() -> None:
     )
     assert second.queue.get_nowait() is Signal.END
     assert first.queue.empty() and standalone.empty()
-    # The thread's binding is gone: the next response for 5 goes to the remaining POST.
+    # A response sent for no request in particular goes to the POST that waits for its id.
     transport.send(error_response(5, -32603, "for the first"))
     answer = first.queue.get_nowait()
     assert isinstance(answer, StreamEvent) and isinstance(answer.message, JSONRPCErrorResponse)

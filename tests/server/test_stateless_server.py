@@ -18,6 +18,7 @@ from schema_util import validate_definition
 from mcp_sync import MCP_CODES, Context, MCPError, MCPServer
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
+from mcp_sync.runtime.transport import Route
 from mcp_sync.server.context import HandshakeChannel, StatelessChannel
 from mcp_sync.server.stateless import RequestStateSealer, StatelessRequest
 from mcp_sync.transports.memory import InMemoryTransport
@@ -406,8 +407,8 @@ def test_a_change_raised_as_a_listen_is_acknowledged_is_told_on_it(
     (session,) = server.sessions
     send = session.notify
 
-    def notify_then_change(method: str, params: Any = None) -> None:
-        send(method, params)
+    def notify_then_change(method: str, params: Any = None, *, route: Route | None = None) -> None:
+        send(method, params, route=route)
         if method == "notifications/subscriptions/acknowledged":
             session.list_changed("tools")
 

@@ -55,10 +55,9 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     RequestId,
 )
-from ...runtime.request_context import RequestContext, current_request
-from ...runtime.transport import BaseTransport
+from ...runtime.request_context import RequestContext
+from ...runtime.transport import BaseTransport, Route
 from ...runtime.workers import stay_on_this_thread
-from ..backend import delivering
 from .event_store import EventStore, SharedEventStore
 
 if TYPE_CHECKING:
@@ -177,7 +176,6 @@ class StreamableSessionTransport(BaseTransport):
         self._waiting: dict[RequestId, list[PostedRequest]] = {}
         self._streams: collections.OrderedDict[str, SSEStream] = collections.OrderedDict()
         # Which POST this thread served, for its response (made under ``_routes`` when first needed).
-        self._local: threading.local | None = None
         self.dispatcher: object | None = None
         self.shared = False
         """Whether other processes hold copies of the session (a Redis backend): each of them delivers the
@@ -270,11 +268,22 @@ class StreamableSessionTransport(BaseTransport):
 
     # -------------------------------------------------------------- routing
 
+    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
+        """Send ``message`` where ``route`` says: on the stream of the POST of the request whose handler sends
+        it (its response ends that POST), or, for one server-wide notification, once on a stream shared by
+        processes."""
+        if self.closed:
+            raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
+        self._route(message, route.request, route.once)
+
     def _write(self, message: JSONRPCMessage) -> None:
+        self._route(message, None, None)
+
+    def _route(self, message: JSONRPCMessage, context: RequestContext | None, once: str | None) -> None:
         if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
-            self._route_response(message)
+            self._route_response(message, context)
             return
-        context = current_request()
+        once = once if self._server_wide(message) else None
         with self._routes:
             post = self._subscription(message) or (None if self._server_wide(message) else self._related_post(context))
             if post is not None:
@@ -285,7 +294,7 @@ class StreamableSessionTransport(BaseTransport):
             stream = self.standalone
             if stream is not None and stream.shared:
                 # Every process writes to the shared stream; the one holding its connection sends it.
-                self._emit(stream, message)
+                self._emit(stream, message, once)
                 return
             is_request = isinstance(message, JSONRPCRequest)
             forward = self.forward
@@ -322,16 +331,11 @@ class StreamableSessionTransport(BaseTransport):
     def _server_wide(self, message: JSONRPCMessage) -> bool:
         return self.shared and isinstance(message, JSONRPCNotification) and message.method in SERVER_WIDE
 
-    def _once(self, message: JSONRPCMessage) -> str | None:
-        """The key under which a shared stream keeps ``message`` once: a server-wide notification's (every
-        process's copy of the session writes it), else none."""
-        notice = delivering.get()
-        return notice.key if notice is not None and self._server_wide(message) else None
-
     def _related_post(self, context: RequestContext | None) -> PostedRequest | None:
-        """The streaming POST of the request being served on this thread, if any."""
-        if context is None or context.dispatcher is not self.dispatcher:
-            return None
+        """The streaming POST of the request ``context`` (whose handler sends a message), if any; bound to it, so
+        that its response goes there too."""
+        if context is None or context.dispatcher is not self.dispatcher or context.answered:
+            return None  # (answered: a POST reusing its id is another request's)
         candidates = self._waiting.get(context.request_id, [])
         bound = next((e for e in candidates if e.context is context), None)
         if bound is None:
@@ -339,15 +343,13 @@ class StreamableSessionTransport(BaseTransport):
             if bound is None:
                 return None
             bound.context = context
-        # The response leaves on this thread right after the handler returns.
-        if self._local is None:
-            self._local = threading.local()
-        self._local.post = bound
         return None if bound.json_only else bound
 
-    def _route_response(self, message: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
+    def _route_response(
+        self, message: JSONRPCResultResponse | JSONRPCErrorResponse, context: RequestContext | None
+    ) -> None:
         with self._routes:
-            post = self._take(message.id)
+            post = self._take(message.id, context)
             if post is None:
                 log.debug("dropped the response to %r: no POST waits for it", message.id)
                 return
@@ -359,28 +361,26 @@ class StreamableSessionTransport(BaseTransport):
                 post.mode = "json"
                 post.put(StreamEvent(None, message))
 
-    def _take(self, request_id: RequestId | None) -> PostedRequest | None:
-        """The POST that gets the response to ``request_id``: FIFO, but the one this thread served first."""
-        local = self._local
-        mine: PostedRequest | None = None
-        if local is not None:
-            mine = getattr(local, "post", None)
-            local.post = None
+    def _take(self, request_id: RequestId | None, context: RequestContext | None) -> PostedRequest | None:
+        """The POST that gets the response to ``request_id``: the one bound to the request ``context`` answers
+        (its handler sent something there first), else the first not bound to another (FIFO)."""
         candidates = self._waiting.get(request_id) if request_id is not None else None
         if not candidates or request_id is None:
             return None
-        if mine is None or mine not in candidates:
+        mine = next((e for e in candidates if context is not None and e.context is context), None)
+        if mine is None:
             mine = next((e for e in candidates if e.context is None), candidates[0])
         candidates.remove(mine)
         if not candidates:
             del self._waiting[request_id]
         return mine
 
-    def _emit(self, stream: SSEStream, message: JSONRPCMessage) -> None:
+    def _emit(self, stream: SSEStream, message: JSONRPCMessage, once: str | None = None) -> None:
+        """Put ``message`` on ``stream`` (a shared one keeps a server-wide notification ``once``, by its key)."""
         event_id = None
         if stream.shared:
             assert isinstance(self._store, SharedEventStore) and stream.stream_id is not None
-            if self._store.store_once(stream.stream_id, message, self._once(message)) is not None:
+            if self._store.store_once(stream.stream_id, message, once) is not None:
                 self._catch_up(stream)
             return
         if self._store is not None and stream.stream_id is not None:

@@ -391,11 +391,11 @@ class ProxyServer(MCPServer):
 
     # ------------------------------------------------- downstream sessions
 
-    def start(self, transport: Transport) -> ServerSession:
+    def start(self, transport: Transport, *, per_request: bool = False) -> ServerSession:
         """Serve ``transport``; its upstream connection (unless shared) is opened at its first request."""
         key = id(transport)
         transport.on_close(functools.partial(self._session_ended, key))  # before serving: no end goes unheard
-        session = super().start(transport)
+        session = super().start(transport, per_request=per_request)
         with self._proxy_lock:
             self._downstream[key] = session
         session.dispatcher.on_notification(
@@ -429,7 +429,7 @@ class ProxyServer(MCPServer):
 
     def _link_for(self, session: ServerSession | None) -> _Link:
         """The upstream connection ``session`` uses: its own, made now if it has none; else the shared one."""
-        if self.shared or session is None or session.server is not self or session.serves_one_request:
+        if self.shared or session is None or session.server is not self or session.per_request:
             return self._shared
         key = id(session.transport)
         with self._proxy_lock:
@@ -465,7 +465,7 @@ class ProxyServer(MCPServer):
 
     def _ask_roots(self, key: int, session: ServerSession, *, tell: bool) -> None:
         """With shared=True: ask ``session``'s client for its roots on the pool, then (``tell``) tell the target."""
-        if session.client_capabilities.roots is None or session.serves_one_request:
+        if session.client_capabilities.roots is None or session.per_request:
             return  # it has none, or cannot be asked (a request of its own, 2026-07-28): it gives none
         with self._proxy_lock:
             if self._closed or key not in self._downstream:

@@ -552,7 +552,10 @@ class JsonRpcDispatcher:
 
     def _send(self, message: JSONRPCMessage, route: Route | None = None) -> None:
         try:
-            if route is None:
+            writer = None if route is None or route.request is None else route.request.writer
+            if writer is not None:  # a request that came with a way back of its own
+                writer(message)
+            elif route is None:
                 self.transport.send(message)
             else:
                 self.transport.send_routed(message, route)
@@ -741,6 +744,38 @@ class JsonRpcDispatcher:
             finally:
                 with self._lock:
                     self._inline -= 1
+
+    def serve(
+        self,
+        request: JSONRPCRequest,
+        handler: Handler,
+        *,
+        writer: Callable[[JSONRPCMessage], None],
+        cancelled: threading.Event | None = None,
+    ) -> None:
+        """Serve ``request`` with ``handler`` on this thread, for a request that came with a way back of its own.
+
+        What the handler sends for the request and its response go to
+        ``writer``, not over this dispatcher's transport (a 2026-07-28 HTTP
+        POST answers on its own response). ``cancelled`` is the request's
+        cancel event, for whoever receives the request to set (the client
+        hanging up). Returns once the request is answered. As for requests
+        read from the transport: events, metrics and spans, errors answered
+        as JSON-RPC errors, and :meth:`drain` cancels it and waits for it; a
+        dispatcher closed or draining answers that it is shutting down.
+        """
+        with self._lock:
+            refuse = self._closed or self._draining
+            ctx = RequestContext(self, request.id, request.method, request.params or {}, writer=writer)
+            if cancelled is not None:
+                ctx.cancelled = cancelled
+            if not refuse:
+                self._inflight.setdefault(request.id, []).append(ctx)
+        if refuse:
+            ctx.answered = True
+            self._answer(None, _shutting_down(request.id), ctx)
+            return
+        self._run(_HandlerEntry(handler, None), ctx)
 
     def _submit_locked(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self._pool is None:

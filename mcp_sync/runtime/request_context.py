@@ -113,6 +113,10 @@ class RequestContext:
     """Scratch space for the layers above (the session keeps per-request protocol state here)."""
     batch: BatchReplies | None = None
     """The JSON-RPC batch the request came in, whose one answer carries its response; ``None``: it came alone."""
+    writer: Callable[[JSONRPCMessage], None] | None = None
+    """The request's own way back, when it came with one (a 2026-07-28 POST, served by
+    :meth:`~mcp_sync.runtime.dispatcher.JsonRpcDispatcher.serve`): what its handler sends and its response go
+    there; ``None``: over the connection's transport."""
 
     @property
     def meta(self) -> dict[str, Any]:

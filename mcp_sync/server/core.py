@@ -789,11 +789,12 @@ class MCPServer:
 
         serve_stdio(self)
 
-    def start(self, transport: Transport) -> ServerSession:
+    def start(self, transport: Transport, *, per_request: bool = False) -> ServerSession:
         """Serve MCP on ``transport``; returns the new connection's session.
 
         The same transport twice raises ``ALREADY_CONNECTED``; different
-        transports each get their own session.
+        transports each get their own session. ``per_request``: each request
+        the session serves stands alone (see :attr:`ServerSession.per_request`).
         """
         with self._lock:
             if id(transport) in self._sessions:
@@ -806,7 +807,7 @@ class MCPServer:
                 for old in ended:
                     del self._sessions[id(old.transport)]
                 self._sweep_at = max(_FIRST_SWEEP, 2 * len(self._sessions))
-            session = ServerSession(self, transport)
+            session = ServerSession(self, transport, per_request=per_request)
             self._sessions[id(transport)] = session
             self._running = True
         for old in ended:

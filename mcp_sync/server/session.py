@@ -63,6 +63,8 @@ from ..protocol.types import (
     InitializeRequestParams,
     InitializeResult,
     InputRequiredResult,
+    JSONRPCMessage,
+    JSONRPCRequest,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -118,6 +120,9 @@ _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
 _CHANNEL = "channel"
 """The key of ``RequestContext.state`` under which a request's :class:`ClientChannel` is kept."""
+_AUTH = "auth"
+"""The key of ``RequestContext.state`` under which who a request served by :meth:`ServerSession.serve_one` speaks
+for is kept, as it was given."""
 
 Handler = Callable[[Any, RequestContext], WireModel | dict[str, Any]]
 """A request's handler: its result as a model, or already in its wire form."""
@@ -234,7 +239,7 @@ class ServerSession:
     it as ``ctx.session``.
     """
 
-    def __init__(self, server: MCPServer, transport: Transport) -> None:
+    def __init__(self, server: MCPServer, transport: Transport, *, per_request: bool = False) -> None:
         self.server = server
         self.transport = transport
         self.revision: str | None = None
@@ -245,7 +250,7 @@ class ServerSession:
         self._initialized: threading.Event | None = None
         self._subscriptions: set[str] = set()
         self._stateless_era = False  # set as a 2026-07-28 request is served (no log level for the connection then)
-        self._listens: dict[RequestId, SubscriptionFilter] = {}
+        self._listens: dict[RequestContext, SubscriptionFilter] = {}  # by request: ids of clients may coincide
         self._listened: collections.Counter[str] = collections.Counter()  # how many listens follow each URI
         self.auth: AuthInfo | None = None
         """Who every request of this connection speaks for, unless :attr:`request_auth` says per request.
@@ -258,12 +263,10 @@ class ServerSession:
         """Set by the HTTP app with a token verifier: the auth of each request (of no scope when unknown)."""
         self.list_all = False
         """Whether listings show every item, not only those the caller has the scopes of."""
-        self.serves_one_request = False
-        """Whether this session serves a single request and ends with it (set by the HTTP app for a
-        2026-07-28 request or stateless serving): nothing outlasts the request, so nothing is kept for it."""
-        self.read_ahead: tuple[dict[str, Any], StatelessRequest] | None = None
-        """Set by the HTTP app for the 2026-07-28 request it checked: its params and what their ``_meta``
-        says, so that the session does not read them again (used only for those very params)."""
+        self.per_request = per_request
+        """Whether each request this session serves stands alone, with no connection behind it that lasts
+        (the HTTP app's 2026-07-28 requests, and its stateless mode): nothing is kept for a client between
+        requests, and nobody can be asked anything outside one."""
         self.on_change: Callable[[ServerSession], None] | None = None
         """Called (on the handler's thread, before the response) after ``initialize``, ``logging/setLevel``
         and ``resources/subscribe``/``unsubscribe`` changed the session: the HTTP app keeps it in its backend."""
@@ -363,6 +366,49 @@ class ServerSession:
             # request, or the two would hold each other and wait for the cycle collector.
             ctx.state.pop(_CHANNEL, None)
 
+    def serve_one(
+        self,
+        request: JSONRPCRequest,
+        read: StatelessRequest,
+        *,
+        writer: Callable[[JSONRPCMessage], None],
+        cancelled: threading.Event | None = None,
+        auth: AuthInfo | None = None,
+    ) -> None:
+        """Serve one 2026-07-28 request that came alone, on this thread: the kernel of per-request serving.
+
+        ``read`` is what its ``_meta`` says (its era decided by the caller,
+        which read it); ``writer`` takes what its handler sends and then its
+        response; ``cancelled`` is its cancel event (closing its connection is
+        that era's cancellation); ``auth`` is who it speaks for. Nothing is
+        made for the request but its context: this session serves every such
+        request of a host (see :attr:`per_request`), each apart from the others.
+
+        >>> from mcp_sync import MCPServer
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> server = MCPServer("demo")
+        >>> host = server.start(InMemoryTransport.pair()[0], per_request=True)
+        >>> meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        ...         "io.modelcontextprotocol/clientCapabilities": {}}
+        >>> listing = JSONRPCRequest(id=1, method="tools/list", params={"_meta": meta})
+        >>> answers = []
+        >>> host.serve_one(listing, StatelessRequest.read(listing.params), writer=answers.append)
+        >>> answers[0].result["tools"], answers[0].result["resultType"]
+        ([], 'complete')
+        >>> server.stop()
+        """
+
+        def handle(params: Any, ctx: RequestContext) -> Any:
+            if auth is not None:
+                ctx.state[_AUTH] = auth
+            try:
+                _check_progress_token(ctx)
+                return self._serve_stateless(ctx.method, self._validating(ctx.method), params, ctx, read)
+            finally:
+                ctx.state.pop(_CHANNEL, None)  # (see _serve_request)
+
+        self.dispatcher.serve(request, handle, writer=writer, cancelled=cancelled)
+
     def _serve(self, params: Any, ctx: RequestContext) -> Any:
         method = ctx.method
         validated = self._validating(method)
@@ -425,15 +471,19 @@ class ServerSession:
     def _ping(self, params: Any, ctx: RequestContext) -> WireModel:
         return EmptyResult()
 
-    def _serve_stateless(self, method: str, handler: Handler, params: Any, ctx: RequestContext) -> Any:
-        """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info."""
+    def _serve_stateless(
+        self, method: str, handler: Handler, params: Any, ctx: RequestContext, read: StatelessRequest | None = None
+    ) -> Any:
+        """A 2026-07-28 request: self-describing, answered with ``resultType`` and the server's info.
+
+        ``read`` is what its ``_meta`` says, when whoever received it read that already.
+        """
         self._stateless_era = True
         if method in REMOVED_METHODS:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (not in 2026-07-28)")
         server = self.server
         sent = ctx.params
-        ahead = self.read_ahead
-        request = ahead[1] if ahead is not None and ahead[0] is sent else StatelessRequest.read(sent)
+        request = read if read is not None else StatelessRequest.read(sent)
         # Inputs of earlier rounds: looked for only where they are (most requests carry neither).
         if method in INPUT_METHODS and ("requestState" in sent or "inputResponses" in sent):
             state = sent.get("requestState")
@@ -482,7 +532,11 @@ class ServerSession:
         )
 
     def _auth(self, ctx: RequestContext) -> AuthInfo | None:
-        """Who the request speaks for (see :attr:`auth` and :attr:`request_auth`)."""
+        """Who the request speaks for (as it was given to :meth:`serve_one`, else :attr:`auth` and
+        :attr:`request_auth`)."""
+        if _AUTH in ctx.state:
+            auth: AuthInfo | None = ctx.state[_AUTH]
+            return auth
         lookup = self.request_auth
         return self.auth if lookup is None else lookup(ctx.request_id) or NO_AUTH
 
@@ -538,7 +592,7 @@ class ServerSession:
                 subscribed.append(uri)
             with self._listen_order:
                 with self._lock:
-                    self._listens[ctx.request_id] = agreed
+                    self._listens[ctx] = agreed
                 self.notify(
                     "notifications/subscriptions/acknowledged",
                     SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
@@ -547,7 +601,7 @@ class ServerSession:
             ctx.cancelled.wait()
         finally:
             with self._lock:
-                self._listens.pop(ctx.request_id, None)
+                self._listens.pop(ctx, None)
             for uri in subscribed:
                 self._let_go(uri)
         return SubscriptionsListenResult(meta=tag)
@@ -739,7 +793,8 @@ class ServerSession:
         with self._lock:
             return frozenset(self._subscriptions)
 
-    def _listening(self) -> list[tuple[RequestId, SubscriptionFilter]]:
+    def _listening(self) -> list[tuple[RequestContext, SubscriptionFilter]]:
+        """Each listen this session holds open: its request, and what it asked to hear of."""
         with self._listen_order, self._lock:
             return list(self._listens.items())
 
@@ -752,20 +807,19 @@ class ServerSession:
         route = None if once is None else Route(once=once)
         if uri in self.subscriptions:
             self.notify("notifications/resources/updated", ResourceUpdatedNotificationParams(uri=uri), route=route)
-        for subscription, wanted in self._listening():
+        for listen, wanted in self._listening():
             if uri in (wanted.resource_subscriptions or ()):
-                params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: subscription})
-                self.notify("notifications/resources/updated", params, route=route)
+                params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: listen.request_id})
+                self.notify("notifications/resources/updated", params, route=Route(request=listen, once=once))
 
     def task_changed(self, task_id: str, params: WireModel, *, once: str | None = None) -> None:
         """Send ``notifications/tasks`` on each of this client's listen streams that asked for ``task_id``
         (``once``: as for :meth:`resource_updated`)."""
-        route = None if once is None else Route(once=once)
-        for subscription, wanted in self._listening():
+        for listen, wanted in self._listening():
             if task_id in ((wanted.model_extra or {}).get("taskIds") or ()):
                 wire = params.to_wire()
-                wire.setdefault("_meta", {})[SUBSCRIPTION_ID] = subscription
-                self.notify("notifications/tasks", wire, route=route)
+                wire.setdefault("_meta", {})[SUBSCRIPTION_ID] = listen.request_id
+                self.notify("notifications/tasks", wire, route=Route(request=listen, once=once))
 
     def list_changed(self, kind: str, *, once: str | None = None) -> None:
         """Tell the client that the ``kind`` list (tools, resources, prompts) changed, if it wants to know
@@ -774,10 +828,10 @@ class ServerSession:
         initialized = self._initialized
         if initialized is not None and initialized.is_set():
             self.notify(f"notifications/{kind}/list_changed", route=route)
-        for subscription, wanted in self._listening():
+        for listen, wanted in self._listening():
             if getattr(wanted, f"{kind}_list_changed"):
-                tagged = {"_meta": {SUBSCRIPTION_ID: subscription}}
-                self.notify(f"notifications/{kind}/list_changed", tagged, route=route)
+                tagged = {"_meta": {SUBSCRIPTION_ID: listen.request_id}}
+                self.notify(f"notifications/{kind}/list_changed", tagged, route=Route(request=listen, once=once))
 
     def log(
         self,

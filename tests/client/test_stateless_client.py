@@ -860,8 +860,10 @@ def test_a_subscription_over_http_is_closed_with_its_stream(server: MCPServer) -
         client.subscribe_resource("memo://one")
         server.mark_resource_updated("memo://one")
         assert wait_for(lambda: len(updates) == 1)
+        host = running.app._stateless_host.session
+        assert host is not None and len(host._listening()) == 1
         client.unsubscribe_resource("memo://one")
-        assert wait_for(lambda: not any(session._listening() for session in running.app._throwaway))
+        assert wait_for(lambda: not host._listening())
 
 
 class Handshake(ThreadingHTTPServer):

@@ -45,7 +45,7 @@ from mcp_sync.runtime.events import (
 )
 from mcp_sync.runtime.request_context import RequestContext, current_request
 from mcp_sync.runtime.telemetry import Telemetry, default_telemetry
-from mcp_sync.runtime.transport import BaseTransport
+from mcp_sync.runtime.transport import BaseTransport, Route
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CallToolResult,
@@ -1429,3 +1429,28 @@ def test_current_request_names_the_request_a_handler_serves(connect: Connect) ->
     assert client.request("who", timeout=WAIT) == {}
     assert seen[0] is not None and seen[0].method == "who"
     assert current_request() is None
+
+
+def test_a_request_served_with_a_writer_of_its_own_is_answered_there() -> None:
+    """serve(): a request that came with its own way back is answered through it, not over the transport;
+    a dispatcher closed meanwhile answers that it is shutting down."""
+    left, right = InMemoryTransport.pair()
+    dispatcher = JsonRpcDispatcher(left, side="server")
+    dispatcher.start()
+    heard: list[Any] = []
+    unsubscribe = right.on_message(heard.append)
+    answers: list[Any] = []
+
+    def handler(params: Any, ctx: RequestContext) -> dict[str, Any]:
+        ctx.progress(1, 2)  # (no progress token: nothing sent)
+        dispatcher.notify("notifications/message", {"level": "info", "data": "aside"}, route=Route(request=ctx))
+        return {"echo": params["text"]}
+
+    dispatcher.serve(JSONRPCRequest(id=3, method="echo", params={"text": "hi"}), handler, writer=answers.append)
+    assert [getattr(a, "method", None) for a in answers] == ["notifications/message", None]
+    assert answers[1].id == 3 and answers[1].result == {"echo": "hi"}
+    dispatcher.close()
+    dispatcher.serve(JSONRPCRequest(id=4, method="echo", params={"text": "late"}), handler, writer=answers.append)
+    assert answers[2].id == 4 and "shutting down" in answers[2].error.message
+    unsubscribe()
+    assert heard == []  # nothing went over the transport

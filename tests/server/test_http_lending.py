@@ -83,7 +83,7 @@ def test_a_quick_answer_is_json_and_a_chatty_one_streams_with_its_cors_headers()
 def lent_request(app: StreamableHTTPApp, transport: StreamableSessionTransport, request_id: int) -> Lent:
     post = transport.open_post(request_id, priming=False)
     answer = Answer(json_ok=True, sse_ok=True, priming=False, stateless=True)
-    return app._lender.lend(transport, post, answer, Once(lambda: None))
+    return app._lender.lend(transport, post, answer, Once(lambda: None), cancel=lambda: None)
 
 
 def test_what_a_post_got_before_it_was_lent_is_kept() -> None:

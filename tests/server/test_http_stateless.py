@@ -40,7 +40,7 @@ from mcp_sync.protocol.stateless import (
     SUBSCRIPTION_ID,
 )
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
-from mcp_sync.runtime.events import CONNECTION_CLOSED, CONNECTION_OPENED
+from mcp_sync.runtime.events import CONNECTION_OPENED
 from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
 from mcp_sync.types import JSONRPCNotification
@@ -337,13 +337,6 @@ def client(running: RunningHTTPServer) -> Client:
     return Client(running.url)
 
 
-def closed_sessions(server: MCPServer) -> threading.Semaphore:
-    """Counts the server's connections (one per 2026-07-28 request) as they close."""
-    count = threading.Semaphore(0)
-    server.events.on(CONNECTION_CLOSED, lambda event: count.release())
-    return count
-
-
 # ------------------------------------------------------------- the basics
 
 
@@ -368,10 +361,12 @@ def test_every_request_stands_alone(client: Client, running: RunningHTTPServer) 
     validate_definition(REVISION, "ReadResourceResult", read)
     assert read["contents"][0]["text"] == "remember" and read["ttlMs"] == 1000
     validate_definition(REVISION, "ListPromptsResult", client.call("prompts/list"))
-    # The same id from two clients at once is no conflict: each request has its own session.
+    # The same id from two clients is no conflict: each request stands alone.
     other = Client(running.url)
     assert other.call("tools/call", {"name": "echo", "arguments": {"text": "again"}})["content"][0]["text"] == "again"
-    assert running.app.server.sessions == []  # nothing is kept between requests
+    # Nothing is kept between requests: the one session serving them all is the app's host, made once.
+    (host,) = running.app.server.sessions
+    assert host.per_request and host.client_info is None and host.revision is None
 
 
 def test_session_headers_are_ignored_and_get_and_delete_are_refused(client: Client, running: RunningHTTPServer) -> None:
@@ -669,13 +664,16 @@ def test_listen_streams_get_the_changes_they_asked_for(client: Client) -> None:
 
 
 def test_closing_a_listen_stream_ends_the_subscription(running: RunningHTTPServer, client: Client) -> None:
-    ended = closed_sessions(running.app.server)
     stream = listen(client, toolsListChanged=True)
     assert stream.message()["method"] == "notifications/subscriptions/acknowledged"
+    host = running.app._stateless_host.session
+    assert host is not None and len(host._listening()) == 1
     stream.close()
-    # The next keep-alive write fails; the request's session closes, which cancels the subscription.
-    assert ended.acquire(timeout=TIMEOUT)
-    assert running.app.server.sessions == []
+    # The next keep-alive write fails: closing the stream is the listen's cancellation, which ends it.
+    deadline = time.monotonic() + TIMEOUT
+    while host._listening() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert host._listening() == [] and running.app.server.sessions == [host]
 
 
 def test_closing_a_stream_cancels_the_request(running: RunningHTTPServer, client: Client, probe: Probe) -> None:
@@ -837,19 +835,20 @@ def test_two_processes_serve_one_client_interchangeably(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_a_session_per_request_starts_no_thread_and_outlives_its_request(
+def test_a_request_makes_no_session_and_starts_no_thread(
     running: RunningHTTPServer, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What keeps a session per 2026-07-28 request cheap: each runs on the app's kept handler threads
-    (nothing starts a thread per request) and is gone once its request is answered."""
+    """What keeps a 2026-07-28 request cheap: it is served by the app's one host session (no session,
+    dispatcher or transport is made for it), on the app's kept handler threads (nothing starts a thread
+    per request)."""
     rounds = 100
     call = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta()}
     headers = standard_headers("tools/call", call)
-    assert client.call("tools/call", call)["content"][0]["text"] == "hi"  # the first handler thread starts here
+    assert client.call("tools/call", call)["content"][0]["text"] == "hi"  # the host and a handler thread start
     server = running.app.server
+    (host,) = server.sessions
     opened = threading.Semaphore(0)
     server.events.on(CONNECTION_OPENED, lambda event: opened.release())
-    ended = closed_sessions(server)
     started: list[str] = []
     start = threading.Thread.start
 
@@ -862,33 +861,32 @@ def test_a_session_per_request_starts_no_thread_and_outlives_its_request(
         response = client.http.post(client.url, json=client.body("tools/call", call), headers=headers, timeout=TIMEOUT)
         assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == "hi"
     monkeypatch.undo()
-    # A session of its own for every request, each closed with its answer ...
-    assert all(opened.acquire(timeout=TIMEOUT) for _ in range(rounds))
-    assert all(ended.acquire(timeout=TIMEOUT) for _ in range(rounds))
-    assert server.sessions == []
-    # ... served on threads kept for the purpose. One more starts only when a request comes before the
-    # last one's thread is back waiting; a thread per request would be a hundred.
+    assert not opened.acquire(timeout=0.1) and server.sessions == [host]
+    # One more thread starts only when a request comes before the last one's thread is back waiting; a
+    # thread per request would be a hundred.
     assert len(started) < rounds // 10, started
     assert set(started) <= {"mcp-sync-http-handler"}
 
 
-def test_a_session_per_request_is_freed_without_the_cycle_collector(
+def test_a_request_leaves_nothing_for_the_cycle_collector(
     running: RunningHTTPServer, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A closed session holds no reference cycle: reference counting frees it with its request, so a busy
-    stateless server does not leave a heap of them for the cyclic collector to find."""
+    """A request's parts (its context, its way back) hold no reference cycle: reference counting frees them
+    once it is answered, so a busy server does not leave a heap of them for the cyclic collector to find."""
     call = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta()}
-    assert client.call("tools/call", call)["content"][0]["text"] == "hi"  # threads and caches warm
-    server = running.app.server
+    assert client.call("tools/call", call)["content"][0]["text"] == "hi"  # threads, caches and the host warm
+    (host,) = running.app.server.sessions
     made: list[weakref.ref[Any]] = []
-    original = server.start
+    serve = host.dispatcher.serve
 
-    def tracked(transport: Any) -> Any:
-        session = original(transport)
-        made.extend(weakref.ref(part) for part in (session, session.dispatcher, transport))
-        return session
+    def tracked(request: Any, handler: Any, **options: Any) -> None:
+        def handle(params: Any, ctx: Any) -> Any:
+            made.extend(weakref.ref(part) for part in (ctx, ctx.writer, ctx.cancelled))
+            return handler(params, ctx)
 
-    monkeypatch.setattr(server, "start", tracked)
+        serve(request, handle, **options)
+
+    monkeypatch.setattr(host.dispatcher, "serve", tracked)
     gc.collect()
     gc.disable()
     try:
@@ -915,27 +913,13 @@ def test_closing_the_app_ends_its_handler_threads(running: RunningHTTPServer, cl
     assert not [thread for threads in kept.values() for thread in threads if thread.is_alive()]
 
 
-def test_a_session_per_request_builds_no_handshake_parts(
-    running: RunningHTTPServer, client: Client, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A session serving one 2026-07-28 request makes no handshake Event (nothing waits for an
-    ``initialize``); a request that streams its progress still gets both its notifications and its result."""
+def test_the_host_session_builds_no_handshake_parts(running: RunningHTTPServer, client: Client) -> None:
+    """The session serving 2026-07-28 requests makes no handshake Event (nothing waits for an ``initialize``);
+    a request that streams its progress still gets both its notifications and its result."""
     call = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta()}
-    server = running.app.server
-    made: list[Any] = []
-    original = server.start
-
-    def tracked(transport: Any) -> Any:
-        session = original(transport)
-        made.append(session)
-        return session
-
-    monkeypatch.setattr(server, "start", tracked)
     assert client.call("tools/call", call)["content"][0]["text"] == "hi"
-    assert len(made) == 1
-    session = made[0]
-    assert session.closed and session.serves_one_request
-    assert session._initialized is None
+    (session,) = running.app.server.sessions
+    assert session.per_request and session._initialized is None
     session.list_changed("tools")  # no handshake, no listen stream: nothing to tell, and no Event made for it
     assert session._initialized is None
     assert not session.initialized.is_set()  # made when asked for, unset
@@ -943,4 +927,4 @@ def test_a_session_per_request_builds_no_handshake_parts(
     *notifications, last = messages_of(client.post("tools/call", params))
     assert [n["params"]["progress"] for n in notifications] == [1, 2, 3]
     assert "result" in last and last["id"] == client.next_id
-    assert len(made) == 2
+    assert running.app.server.sessions == [session]

@@ -2,8 +2,8 @@
 
 - ``app``: :class:`StreamableHTTPApp`, the router: the checks every request
   passes (``Host``, ``Origin``, CORS preflight, bearer token), then the
-  endpoint's POST, GET and DELETE, handshake-era sessions, and requests
-  served by a session of their own;
+  endpoint's POST, GET and DELETE, handshake-era sessions, and the
+  requests of stateless mode;
 - ``wire``: the request and answer in WSGI terms, and the answers given alike
   everywhere (JSON errors, body reading, refusals);
 - ``answers``: a POSTed request's answer: one JSON body, or an SSE stream of
@@ -11,6 +11,8 @@
 - ``lending``: a request served on the thread that brought it, streamed by a
   handler thread only if it turns into a stream;
 - ``stateless_era``: which POSTs are 2026-07-28, and their header checks;
+- ``stateless_host``: serving them, each by one kernel call with nothing
+  built for it (no session, dispatcher or transport per request);
 - ``batches``: JSON-RPC batches (2025-03-26 only);
 - ``legacy_sse``: the 2024-11-05 HTTP+SSE transport;
 - ``bearer``: the bearer-token gate and the Protected Resource Metadata;

@@ -16,6 +16,7 @@ import logging
 import queue
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ...protocol.errors import JsonRpcCode
 from ...protocol.jsonrpc import encode_message, error_response
@@ -61,6 +62,16 @@ class Answer:
         if self.stateless and isinstance(message, JSONRPCErrorResponse):
             return STATELESS_STATUS.get(message.error.code, 200)
         return 200
+
+
+class AnswerSource(Protocol):
+    """Where a POST's answer comes from: a session's transport, or a request's own writer (2026-07-28)."""
+
+    def start_streaming(self, post: PostedRequest) -> None:
+        """Turn the POST's answer into an SSE stream now, unless its response came first."""
+
+    def detach(self, post: PostedRequest, reader: queue.SimpleQueue[Item]) -> None:
+        """The POST's stream ended (sent whole, or its client went away)."""
 
 
 def render(event: StreamEvent, name: str = "message") -> bytes:
@@ -151,7 +162,7 @@ def deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done
 
 
 def await_answer(
-    transport: StreamableSessionTransport,
+    source: AnswerSource,
     post: PostedRequest,
     answer: Answer,
     done: Once,
@@ -169,7 +180,7 @@ def await_answer(
         try:
             item = post.queue.get(timeout=timeout)
         except queue.Empty:
-            transport.start_streaming(post)
+            source.start_streaming(post)
             continue
         if isinstance(item, StreamEvent) and post.mode == "json":
             done()
@@ -188,7 +199,7 @@ def await_answer(
         return json_response(200, session_ended(post), answer.headers)
 
     def finished() -> None:
-        transport.detach(post, post.queue)
+        source.detach(post, post.queue)
         done()
 
     body = SSEBody(

@@ -39,18 +39,18 @@ the server sends for it; when a handler first emits a notification or a
 request of its own (progress, logging, sampling), the answer becomes an SSE
 stream that carries those and ends with the response.
 
-A request served by a session of its own (every 2026-07-28 request, and
-stateless mode) runs its handler on the thread that read it when the
-embedded server hosts the app: no hand-off to another thread and back. Should
+A request that stands alone (every 2026-07-28 request, and stateless mode)
+runs its handler on the thread that read it when the embedded server hosts
+the app: no hand-off to another thread and back. Should
 its answer turn into a stream while the handler runs, a handler thread
 writes it meanwhile (the embedded server allows that; other servers get the
 hand-off).
 
 A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
 whose body's ``_meta`` names a revision, or which calls ``server/discover``)
-is served the stateless way: no session id is issued or read, and the
-request is served by a session of its own that ends with it, so closing its
-response stream cancels it. Before that, every header that mirrors the body
+is served the stateless way: no session id is issued or read, and nothing
+is made for the request (see :mod:`~mcp_sync.server.http.stateless_host`);
+closing its response stream cancels it. Before that, every header that mirrors the body
 must agree with it, or the answer is 400 with a JSON-RPC error echoing the
 request's id: ``MCP-Protocol-Version`` against ``_meta`` (``-32020``,
 checked before the revision is: ``-32022`` when not served), ``Mcp-Method``
@@ -86,7 +86,6 @@ from ..core import MCPServer
 from ..scale.redis_backend import RedisBackend
 from ..scale.redis_tasks import share_tasks
 from ..session import ServerSession
-from ..stateless import StatelessRequest
 from . import legacy_sse
 from .answers import Answer, SSEBody, await_answer, deliver, receive, retry_field
 from .batches import post_batch
@@ -99,6 +98,7 @@ from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import HTTPSession, SessionRegistry, SSEStream, StreamableSessionTransport, close_sessions
 from .shared_sessions import SharedSessions, is_response, open_backend, response_to
 from .stateless_era import HeaderChecks, is_stateless, stateless_error, unsupported_version
+from .stateless_host import StatelessHost
 from .wire import (
     DEFAULT_REVISION,
     EVENT_STREAM,
@@ -163,8 +163,8 @@ class StreamableHTTPApp:
     ``messages_path``. SSE streams get a comment ping every ``ping_interval``
     seconds (a client that went away is noticed at the next write) and,
     before 2026-07-28, tell clients to wait ``retry_ms`` before reconnecting.
-    Requests at 2026-07-28 are served whatever ``stateless`` says: each by a
-    session of its own (``json_response`` leaves ``subscriptions/listen`` a
+    Requests at 2026-07-28 are served whatever ``stateless`` says, each
+    standing alone (``json_response`` leaves ``subscriptions/listen`` a
     stream). Processes that serve the same clients need one
     ``request_state_secret`` (an :class:`MCPServer` option), so that the
     ``requestState`` one process seals, another accepts.
@@ -272,6 +272,9 @@ class StreamableHTTPApp:
         self._handlers = ElasticPool("mcp-sync-http-handler", run_after_close=True)
         self._lender = Lender(self._handlers, ping_interval=ping_interval, retry_ms=retry_ms, cors=self.cors)
         self._header_checks = HeaderChecks(server)
+        self._stateless_host = StatelessHost(
+            server, list_all=list_all, handlers=self._handlers, lender=self._lender, ping_interval=ping_interval
+        )
         self._closed = False
         self._host_checked = False  # whether the app looked for a hosting server to watch (at its first request)
         self._check_host = Once(self._watch_host)
@@ -314,6 +317,7 @@ class StreamableHTTPApp:
             watch, self._stop_watch = self._stop_watch, None
         if watch is not None:
             watch.close()
+        self._stateless_host.close(max(0.0, deadline - time.monotonic()))
         for session in alone:
             session.dispatcher.drain(max(0.0, deadline - time.monotonic()))
         with self._lock:
@@ -427,10 +431,10 @@ class StreamableHTTPApp:
             return http_error(404, "Session not found", JsonRpcCode.SESSION_NOT_FOUND)
         return entry
 
-    def start_session(self, transport: StreamableSessionTransport) -> ServerSession:
+    def start_session(self, transport: StreamableSessionTransport, *, per_request: bool = False) -> ServerSession:
         """A session of ``server`` on ``transport``, told each request's auth (with a token verifier) and the
-        listing rule."""
-        session = self.server.start(transport)
+        listing rule (``per_request``: each of its requests stands alone)."""
+        session = self.server.start(transport, per_request=per_request)
         transport.bind(session)
         session.list_all = self.list_all
         if self.gate.token_verifier is not None:
@@ -547,27 +551,21 @@ class StreamableHTTPApp:
         # A subscription is a stream from the start; other answers are JSON unless the handler talks first.
         answer.json_ok = answer.json_ok and not listen
         answer.sse_ok = answer.sse_ok and (listen or not self.json_response)
-        return self._serve_alone(message, answer, None, read)
+        return self._stateless_host.post(message, read, answer)
 
-    def _serve_alone(
-        self, message: JSONRPCRequest, answer: Answer, revision: str | None, read: StatelessRequest | None = None
-    ) -> Response:
-        """Serve one request with a session of its own, ended when its answer is sent.
+    def _serve_alone(self, message: JSONRPCRequest, answer: Answer, revision: str | None) -> Response:
+        """Serve one request of a handshake revision without sessions (stateless mode) with a session of its own,
+        ended when its answer is sent.
 
-        ``revision`` is the handshake revision to assume; ``None`` for a
-        request that needs none (``initialize``, or any 2026-07-28 request,
-        which describes itself). A session of its own keeps the request ids
-        of different clients apart, and closing it when the client goes away
-        cancels the request. ``read`` is what the app already read from a
-        2026-07-28 request's ``_meta``: the session takes it rather than read it again.
+        ``revision`` is the handshake revision to assume; ``None`` for
+        ``initialize``. A session of its own keeps the request ids of
+        different clients apart.
         """
         transport = StreamableSessionTransport(event_store=None, inline=True)
         served = self.start_alone(transport, revision)
         if served is None:
             return shutting_down()
-        session, done = served
-        if read is not None and message.params is not None:
-            session.read_ahead = (message.params, read)
+        _, done = served
         try:
             return self._pass_on(transport, message, answer, done)
         except BaseException:
@@ -580,8 +578,7 @@ class StreamableHTTPApp:
         """A session on ``transport`` that serves one POST (as at handshake ``revision``, if one), counted among
         those :meth:`close` waits for, and what ends it once the POST is answered; ``None`` when the app is
         closing."""
-        session = self.start_session(transport)
-        session.serves_one_request = True
+        session = self.start_session(transport, per_request=True)
         if revision is not None:
             session.assume_initialized(revision)
         with self._lock:
@@ -615,7 +612,8 @@ class StreamableHTTPApp:
             transport.start_streaming(post)
         if transport.handoff_reading is not None:
             if answer.lend_to is not None and answer.json_ok:
-                return self._lender.serve(transport, post, message, answer, done)
+                run = functools.partial(deliver, transport, message, done)
+                return self._lender.serve(transport, post, run, answer, done)  # (hanging up cancels nothing here)
             # A session of this request only: its handler runs on a thread kept for the purpose.
             self._handlers.submit(functools.partial(deliver, transport, message, done))
         else:

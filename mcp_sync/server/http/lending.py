@@ -20,11 +20,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from ...protocol.types import JSONRPCNotification, JSONRPCRequest
 from ...runtime.workers import ElasticPool
-from .answers import Answer, SSEBody, await_answer, deliver
+from .answers import Answer, AnswerSource, SSEBody, await_answer
 from .cors import CORSPolicy
-from .sessions import Item, PostedRequest, StreamableSessionTransport
+from .sessions import Item, PostedRequest
 from .wire import Once, Response, status_line
 from .wsgi import CONNECTION_SOCKET
 
@@ -57,10 +56,13 @@ class Lent:
     (:class:`LendWatch` sees to that). Then :meth:`stream` has ``start`` run
     ``write`` on a handler thread, which writes through the server's
     ``start_response`` from that thread (only a server setting
-    ``WRITE_FROM_ANY_THREAD`` allows that).
+    ``WRITE_FROM_ANY_THREAD`` allows that). ``source`` is where the answer
+    comes from; ``cancel``, when given, cancels the request if its client hangs
+    up (2026-07-28, where closing the connection is the request's cancellation).
     """
 
     __slots__ = (
+        "_cancel",
         "_lock",
         "_settled",
         "_start",
@@ -71,14 +73,14 @@ class Lent:
         "done",
         "post",
         "socket",
+        "source",
         "streamed",
         "thread",
-        "transport",
     )
 
     def __init__(
         self,
-        transport: StreamableSessionTransport,
+        source: AnswerSource,
         post: PostedRequest,
         answer: Answer,
         done: Once,
@@ -86,8 +88,10 @@ class Lent:
         ping_interval: float,
         start: Callable[[Callable[[], None]], object],
         write: Callable[[Lent], None],
+        cancel: Callable[[], None] | None,
     ) -> None:
-        self.transport = transport
+        self.source = source
+        self._cancel = cancel
         self.post = post
         self.answer = answer
         self.done = done
@@ -127,8 +131,8 @@ class Lent:
     def hung_up(self) -> bool:
         """Whether a 2026-07-28 client closed the connection it sent this request on (read nothing: peek)."""
         sock = self.socket
-        if sock is None or not self.answer.stateless:
-            return False  # (before 2026-07-28 a disconnection is no cancellation)
+        if sock is None or self._cancel is None:
+            return False  # (before 2026-07-28 a disconnection is no cancellation: nothing to cancel by it)
         try:
             return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except BlockingIOError:
@@ -138,12 +142,8 @@ class Lent:
 
     def cancel(self) -> None:
         """The client hung up: in 2026-07-28 that is the request's cancellation (its handler is told; no answer)."""
-        request_id = self.post.request_id
-        reason = "the client closed its connection"
-        self.transport.receive(
-            JSONRPCNotification(method="notifications/cancelled", params={"requestId": request_id, "reason": reason})
-        )
-        self.transport.cancel(request_id)
+        assert self._cancel is not None  # (only a request that hangs up can be cancelled so: see hung_up)
+        self._cancel()
 
     def _stream(self) -> None:
         try:
@@ -204,7 +204,7 @@ class LendWatch:
             lent.cancel()
         elif lent.deadline <= now and not lent.post.json_only:  # (a JSON-only answer never streams)
             self.discard(lent)
-            lent.transport.start_streaming(lent.post)
+            lent.source.start_streaming(lent.post)
             if lent.post.mode == "sse":  # not when the response came first
                 lent.stream()
 
@@ -235,19 +235,22 @@ class Lender:
 
     def serve(
         self,
-        transport: StreamableSessionTransport,
+        source: AnswerSource,
         post: PostedRequest,
-        message: JSONRPCRequest,
+        run: Callable[[], None],
         answer: Answer,
         done: Once,
+        *,
+        cancel: Callable[[], None] | None = None,
     ) -> Response:
-        """Serve ``message`` of a session of its own on this thread. Should its answer turn into a stream while the
-        handler runs, a handler thread streams it meanwhile, and this one waits for that stream to end (which the
-        response ends) once its handler is done."""
-        lent = self.lend(transport, post, answer, done)
+        """Serve a request on this thread: ``run`` runs its handler, ``source`` gives its answer for ``post``.
+        Should the answer turn into a stream while the handler runs, a handler thread streams it meanwhile, and
+        this one waits for that stream to end (which the response ends) once its handler is done. ``cancel``
+        cancels the request, should its client hang up meanwhile (2026-07-28; ``None``: nothing cancels it so)."""
+        lent = self.lend(source, post, answer, done, cancel=cancel)
         self._watch.add(lent)
         try:
-            deliver(transport, message, done)
+            run()
         finally:
             self._watch.discard(lent)
         streamed = lent.settle()
@@ -257,16 +260,25 @@ class Lender:
         streamed.wait()
         return Response(200, body=iter(()), started=True)
 
-    def lend(self, transport: StreamableSessionTransport, post: PostedRequest, answer: Answer, done: Once) -> Lent:
+    def lend(
+        self,
+        source: AnswerSource,
+        post: PostedRequest,
+        answer: Answer,
+        done: Once,
+        *,
+        cancel: Callable[[], None] | None = None,
+    ) -> Lent:
         """The :class:`Lent` of a POST about to be served on this thread."""
         return Lent(
-            transport,
+            source,
             post,
             answer,
             done,
             ping_interval=self._ping_interval,
             start=self._handlers.submit,
             write=self.write,
+            cancel=cancel,
         )
 
     def write(self, lent: Lent) -> None:
@@ -294,7 +306,7 @@ class Lender:
 
     def _await(self, lent: Lent) -> Response:
         return await_answer(
-            lent.transport,
+            lent.source,
             lent.post,
             lent.answer,
             lent.done,

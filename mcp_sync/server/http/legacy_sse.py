@@ -23,11 +23,17 @@ if TYPE_CHECKING:
     from .app import StreamableHTTPApp
 
 
+def _admitted(app: StreamableHTTPApp, request: Request, method: str) -> tuple[str | None, Response | None]:
+    """The principal of a request by ``method`` (the one its path takes), or the answer refusing it (405, or
+    the bearer-token gate's)."""
+    if request.method != method:
+        return None, http_error(405, f"Method not allowed: {request.method}", Allow=method)
+    return app.gate.authenticate(request)
+
+
 def open_stream(app: StreamableHTTPApp, request: Request) -> Response:
     """GET at ``sse_path``: a new session, and its stream (the endpoint event first)."""
-    if request.method != "GET":
-        return http_error(405, f"Method not allowed: {request.method}", Allow="GET")
-    principal, denied = app.gate.authenticate(request)
+    principal, denied = _admitted(app, request, "GET")
     if denied is not None:
         return denied
     if not accepts(request.header("Accept"), EVENT_STREAM):
@@ -52,9 +58,7 @@ def open_stream(app: StreamableHTTPApp, request: Request) -> Response:
 
 def post_message(app: StreamableHTTPApp, request: Request) -> Response:
     """POST at ``messages_path``: a message for the session the query names (202; its answer goes on the stream)."""
-    if request.method != "POST":
-        return http_error(405, f"Method not allowed: {request.method}", Allow="POST")
-    principal, denied = app.gate.authenticate(request)
+    principal, denied = _admitted(app, request, "POST")
     if denied is not None:
         return denied
     body = read_body(request, app.max_body_bytes)

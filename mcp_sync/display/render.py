@@ -1,13 +1,11 @@
-"""Notebook helpers: a progress bar for tool calls and rich displays of results.
+"""How results look: tool results, resource contents, prompts and tool lists as HTML and as plain text.
 
-:class:`ProgressBar` is what ``client.call_tool(..., progress=True)`` shows:
-a tqdm bar on stderr when tqdm is installed, plain lines otherwise.
-
-The ``*_html`` and ``*_text`` functions render tool results, resource
-contents, prompts and tool lists as HTML (for Jupyter) and plain text (for
-IPython's terminal and the ``mcp-sync`` command). :func:`enable_rich_display`
-registers them with a running IPython, which :func:`mcp_sync.connect` does
-by itself; ``%load_ext mcp_sync`` does it by hand.
+The ``*_html`` functions render for Jupyter, the ``*_text`` functions for
+IPython's terminal and the ``mcp-sync`` command. The progress bar of
+``client.call_tool(..., progress=True)`` is :mod:`~mcp_sync.display.progress`'s;
+registering these renderings with a running IPython is
+:mod:`~mcp_sync.display.ipython`'s, which :func:`mcp_sync.connect` calls by
+itself (``%load_ext mcp_sync`` by hand).
 
 >>> from mcp_sync.types import CallToolResult, TextContent
 >>> print(call_tool_result_text(CallToolResult(content=[TextContent(text="5")], structured_content={"sum": 5})))

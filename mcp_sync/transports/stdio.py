@@ -2,8 +2,8 @@
 
 :class:`StdioTransport` frames messages on any readable and writable binary
 streams; :class:`ProcessTransport` starts a server process and speaks to it
-over its stdin and stdout; :func:`serve_stdio` serves an MCPServer on this
-process's own stdin and stdout.
+over its stdin and stdout. Serving an MCPServer on this process's own stdin
+and stdout is :func:`mcp_sync.server.stdio.serve_stdio`, on this framing.
 
 >>> import io
 >>> out = io.BytesIO()

@@ -1,11 +1,11 @@
-"""MCP over HTTP, client side: the Streamable HTTP transport and :func:`http_client`.
+"""MCP over HTTP, client side: the Streamable HTTP transport.
 
 :class:`StreamableHTTPClientTransport` speaks the Streamable HTTP transport
 (protocol revisions 2025-03-26 and later) with :mod:`requests`: each message
 is a POST to the server's MCP endpoint, answered with one JSON body or with
 an SSE stream, and a standalone GET stream carries what the server sends on
 its own. :class:`~mcp_sync.transports.http.sse.SSEClientTransport` speaks the older
-HTTP+SSE transport of 2024-11-05. :func:`http_client` connects a client with
+HTTP+SSE transport of 2024-11-05. :func:`mcp_sync.client.http_client` connects a client with
 either, trying Streamable HTTP first as the spec's backwards-compatibility
 section describes::
 

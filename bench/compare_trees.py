@@ -95,8 +95,8 @@ def main() -> None:
     results: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for round_number in range(args.rounds):
         for label, tree in (("before", args.before.resolve()), ("after", args.after.resolve())):
-            for era, spelled in (("handshake", "legacy"), ("stateless", "modern")):
-                sequential, parallel = run(tree, spelled)  # the old names: every tree knows them
+            for era in ("handshake", "stateless"):
+                sequential, parallel = run(tree, era)  # (trees from before 50b3369 spelled them legacy/modern)
                 results.setdefault((era, label), []).append((sequential, parallel))
                 rates = f"sequential {sequential:5.0f}/s  8 threads {parallel:5.0f}/s"
                 print(f"round {round_number + 1} {label:6} {era:9} {rates}")

@@ -18,7 +18,8 @@ from typing import Any, TypeVar, cast
 from mcp_sync.client.core import MCPClient
 from mcp_sync.protocol.jsonrpc import InvalidMessage, encode_message
 from mcp_sync.runtime.http import ClosableAdapter
-from mcp_sync.runtime.transport import MessageHandler, ReadingWait, Route
+from mcp_sync.runtime.request_context import RequestContext
+from mcp_sync.runtime.transport import MessageHandler, ReadingWait
 from mcp_sync.server.core import MCPServer
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCMessage
@@ -60,10 +61,10 @@ class RecordingTransport:
             self.sent.append(encode_message(message))
         self.inner.send(message)
 
-    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
+    def send_routed(self, message: JSONRPCMessage, request: RequestContext | None, once: str | None = None) -> None:
         with self._lock:
             self.sent.append(encode_message(message))
-        self.inner.send_routed(message, route)
+        self.inner.send_routed(message, request, once)
 
     def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
         with self._lock:

@@ -325,7 +325,11 @@ class JsonRpcDispatcher:
     def notify(self, method: str, params: Params = None, *, route: Route | None = None) -> None:
         """Send a notification (``route``: what it belongs to, see :class:`~mcp_sync.runtime.transport.Route`)."""
         wire = _to_params(params)
-        self._send(envelope(JSONRPCNotification, {"jsonrpc": "2.0", "method": method, "params": wire}), route)
+        notification = envelope(JSONRPCNotification, {"jsonrpc": "2.0", "method": method, "params": wire})
+        if route is None:
+            self._send(notification)
+        else:
+            self._send(notification, route.request, route.once)
         self.telemetry.record_notification("sent", method)
         if self.events.has_listeners(NOTIFICATION_EMITTED):
             self.events.emit(NOTIFICATION_EMITTED, NotificationEmitted(side=self.side, method=method, params=wire))
@@ -358,7 +362,10 @@ class JsonRpcDispatcher:
                 self._progress[request_id] = pending
         try:
             request = envelope(JSONRPCRequest, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": wire})
-            self._send(request, route)
+            if route is None:
+                self._send(request)
+            else:
+                self._send(request, route.request, route.once)
         except MCPError as exc:
             # The transport may have closed itself while failing, which already
             # failed (and counted) this call: count it once.
@@ -550,15 +557,17 @@ class JsonRpcDispatcher:
         if pending.span is not None:
             end_span(pending.span, error_type)
 
-    def _send(self, message: JSONRPCMessage, route: Route | None = None) -> None:
+    def _send(self, message: JSONRPCMessage, request: RequestContext | None = None, once: str | None = None) -> None:
+        """Send ``message``: what belongs to ``request`` (its handler's) by the request's own way back if it came
+        with one, else over the transport, told what it belongs to (see :class:`~mcp_sync.runtime.transport.Route`)."""
         try:
-            writer = None if route is None or route.request is None else route.request.writer
+            writer = None if request is None else request.writer
             if writer is not None:  # a request that came with a way back of its own
                 writer(message)
-            elif route is None:
+            elif request is None and once is None:
                 self.transport.send(message)
             else:
-                self.transport.send_routed(message, route)
+                self.transport.send_routed(message, request, once)
         except MCPError:
             raise
         except Exception as exc:
@@ -619,7 +628,7 @@ class JsonRpcDispatcher:
         """Send ``response`` (to the request of ``ctx``, when it was served), or hold it with its batch's other
         answers; return the error instead of raising it."""
         if batch is None:
-            return self._reply(response, None if ctx is None else Route(request=ctx))
+            return self._reply(response, ctx)
         batch.add(response)
         return None
 
@@ -852,7 +861,7 @@ class JsonRpcDispatcher:
                 error_type = failure.code
                 self._reply(
                     error_response(ctx.request_id, JsonRpcCode.INTERNAL_ERROR, f"Internal error: {failure.message}"),
-                    Route(request=ctx),
+                    ctx,
                 )
         # In flight until its answer is written: drain() waits for this, and the
         # transport is closed after drain(), so an answer is never cut off by the close.
@@ -875,10 +884,10 @@ class JsonRpcDispatcher:
                 ),
             )
 
-    def _reply(self, response: JSONRPCMessage, route: Route | None = None) -> MCPError | None:
-        """Send ``response``; return the error instead of raising it."""
+    def _reply(self, response: JSONRPCMessage, request: RequestContext | None = None) -> MCPError | None:
+        """Send ``response`` (to ``request``, when it was served); return the error instead of raising it."""
         try:
-            self._send(response, route)
+            self._send(response, request)
         except MCPError as exc:
             log.debug("could not send a response: %s", exc)
             return exc

@@ -27,8 +27,7 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..protocol.errors import MCP_CODES, MCPTransportError
 from ..protocol.jsonrpc import InvalidMessage
@@ -60,19 +59,20 @@ ReadingWait = Callable[[concurrent.futures.Future[Any], float | None, Callable[[
 """``(future, timeout, keep) -> done``: see :attr:`Transport.wait_reading`."""
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """What a message being sent belongs to, said by whoever sends it (no thread or ambient value decides).
 
     ``request`` is the incoming request whose handler sends the message (its
     progress, logs, questions to the client, and its response); ``once``
     names one server-wide notification in every process serving the same
-    clients, so that a stream they share keeps it once. A carrier that keeps
-    each request's messages apart (Streamable HTTP, where each POST has its
-    own stream) goes by it; the others send the message as usual.
+    clients, so that a stream they share keeps it once. The layers above the
+    dispatcher pass a route along; a carrier is given its two parts
+    (:meth:`Transport.send_routed`).
 
     >>> Route().request is None and Route().once is None
     True
+
+    (A named tuple: made for every response a handler sends, it costs the least to make.)
     """
 
     request: RequestContext | None = None
@@ -90,8 +90,10 @@ class Transport(Protocol):
     def send(self, message: JSONRPCMessage) -> None:
         """Send one message; raises ``MCPTransportError(TRANSPORT_CLOSED)`` after close."""
 
-    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
-        """Send one message that belongs where ``route`` says (see :class:`Route`); as :meth:`send` otherwise."""
+    def send_routed(self, message: JSONRPCMessage, request: RequestContext | None, once: str | None = None) -> None:
+        """Send one message that belongs to ``request`` (the incoming request whose handler sends it), or that is the
+        server-wide notification ``once`` names (see :class:`Route`). A carrier that keeps each request's messages
+        apart (Streamable HTTP, where each POST has its own stream) goes by them; the others send it as :meth:`send`."""
 
     def on_message(self, handler: MessageHandler) -> Callable[[], None]:
         """Register a handler for incoming messages; returns a callable that unregisters it."""
@@ -183,21 +185,23 @@ class BaseTransport(ABC):
             raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
         self._write(message)
 
-    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
-        """Send ``message``, which belongs where ``route`` says; a carrier that keeps no request's messages apart
-        (the default) sends it as :meth:`send` does.
+    def send_routed(self, message: JSONRPCMessage, request: RequestContext | None, once: str | None = None) -> None:
+        """Send ``message``, which belongs to ``request`` or is the notification ``once`` names; a carrier that keeps
+        no request's messages apart (the default) sends it as :meth:`send` does.
 
         >>> from mcp_sync.types import JSONRPCNotification
         >>> from mcp_sync.transports.memory import InMemoryTransport
         >>> left, right = InMemoryTransport.pair()
         >>> got = []
         >>> unsubscribe = right.on_message(got.append)
-        >>> left.send_routed(JSONRPCNotification(method="notifications/a"), Route(once="k1"))
+        >>> left.send_routed(JSONRPCNotification(method="notifications/a"), None, once="k1")
         >>> left.close()
         >>> right.wait_closed(1.0), [message.method for message in got]
         (True, ['notifications/a'])
         """
-        self.send(message)
+        if self._closed.is_set():  # (as send does, without the call: this is every response's way)
+            raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
+        self._write(message)
 
     def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
         """Send the answers to a JSON-RPC batch together, as one JSON array where the carrier frames one.

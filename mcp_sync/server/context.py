@@ -62,10 +62,11 @@ from ..protocol.types import (
     SamplingMessage,
     TextContent,
 )
+from ..runtime.transport import Route
 from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
-    from ..runtime.transport import Route
+    from ..runtime.request_context import RequestContext
     from .authorization import AuthInfo
     from .core import MCPServer
     from .session import ServerSession
@@ -241,14 +242,19 @@ class HandshakeChannel:
         cancelled: threading.Event | None = None,
         meta: dict[str, Any] | None = None,
         *,
-        route: Route | None = None,
+        served: RequestContext | None = None,
     ) -> None:
         self.session = session
         self.cancelled = cancelled
         self.meta = meta
         """Keys added to the ``_meta`` of every question sent (a 2025-11-25 task's ``related-task``)."""
-        self.route = route
+        self.served = served
         """The request whose handler speaks through this channel: its answer's stream carries what is sent."""
+
+    @property
+    def route(self) -> Route | None:
+        """The route of what this channel sends: the request served, if any (made when asked: most never are)."""
+        return None if self.served is None else Route(self.served)
 
     def _marked(self, params: _Params) -> _Params:
         if self.meta is None:
@@ -328,12 +334,17 @@ class StatelessChannel:
     """
 
     def __init__(
-        self, request: StatelessRequest, session: ServerSession | None = None, route: Route | None = None
+        self, request: StatelessRequest, session: ServerSession | None = None, served: RequestContext | None = None
     ) -> None:
         self.request = request
         self.session = session
-        self.route = route
+        self.served = served
         """The request being served: its answer's stream carries its log messages."""
+
+    @property
+    def route(self) -> Route | None:
+        """The route of this request's log messages (made when asked)."""
+        return None if self.served is None else Route(self.served)
 
     @property
     def client_info(self) -> Implementation | None:

@@ -118,8 +118,8 @@ __all__ = ["ServerSession"]
 
 _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
-_CHANNEL = "channel"
-"""The key of ``RequestContext.state`` under which a request's :class:`ClientChannel` is kept."""
+_STATELESS = "stateless"
+"""The key of ``RequestContext.state`` under which what a 2026-07-28 request says of itself is kept."""
 _AUTH = "auth"
 """The key of ``RequestContext.state`` under which who a request served by :meth:`ServerSession.serve_one` speaks
 for is kept, as it was given."""
@@ -359,12 +359,25 @@ class ServerSession:
 
     def _serve_request(self, params: Any, ctx: RequestContext) -> Any:
         """Every request of this connection: its route looked up, its era decided, its gate passed."""
-        try:
-            return self._serve(params, ctx)
-        finally:
-            # The request's channel names the request (where what its handler sends goes): let go of it with the
-            # request, or the two would hold each other and wait for the cycle collector.
-            ctx.state.pop(_CHANNEL, None)
+        method = ctx.method
+        validated = self._validating(method)
+
+        _check_progress_token(ctx)
+        # The one place the era of a request is decided; what it says of itself goes with it to its Context.
+        if is_stateless_request(method, ctx.params):
+            return self._serve_stateless(method, validated, params, ctx)
+        if method in STATELESS_ONLY:
+            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
+        if self.revision is None and method not in _BEFORE_INITIALIZE:
+            # The client's mistake, so Invalid Request on the wire (the code's own default, -32603, would blame us).
+            raise MCPError(
+                MCP_CODES.NOT_INITIALIZED, f"{method} before initialize", jsonrpc_code=JsonRpcCode.INVALID_REQUEST
+            )
+        authorizer = self.server.authorizer
+        if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
+            raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
+        wire = self._respond(validated, params, ctx)
+        return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
 
     def serve_one(
         self,
@@ -401,36 +414,10 @@ class ServerSession:
         def handle(params: Any, ctx: RequestContext) -> Any:
             if auth is not None:
                 ctx.state[_AUTH] = auth
-            try:
-                _check_progress_token(ctx)
-                return self._serve_stateless(ctx.method, self._validating(ctx.method), params, ctx, read)
-            finally:
-                ctx.state.pop(_CHANNEL, None)  # (see _serve_request)
+            _check_progress_token(ctx)
+            return self._serve_stateless(ctx.method, self._validating(ctx.method), params, ctx, read)
 
         self.dispatcher.serve(request, handle, writer=writer, cancelled=cancelled)
-
-    def _serve(self, params: Any, ctx: RequestContext) -> Any:
-        method = ctx.method
-        validated = self._validating(method)
-
-        _check_progress_token(ctx)
-        # The one place the era of a request is decided; its channel goes with it to the handler's Context.
-        if is_stateless_request(method, ctx.params):
-            return self._serve_stateless(method, validated, params, ctx)
-        # A channel of the request's own: cancelling the request withdraws a question its handler has in flight.
-        ctx.state[_CHANNEL] = HandshakeChannel(self, ctx.cancelled, route=Route(request=ctx))
-        if method in STATELESS_ONLY:
-            raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
-        if self.revision is None and method not in _BEFORE_INITIALIZE:
-            # The client's mistake, so Invalid Request on the wire (the code's own default, -32603, would blame us).
-            raise MCPError(
-                MCP_CODES.NOT_INITIALIZED, f"{method} before initialize", jsonrpc_code=JsonRpcCode.INVALID_REQUEST
-            )
-        authorizer = self.server.authorizer
-        if authorizer is not None and not authorizer(RequestInfo(method, ctx.params, self)):
-            raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
-        wire = self._respond(validated, params, ctx)
-        return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
 
     def _validating(self, method: str) -> Handler:
         """The handler of ``method``, validating its params into the method's model first."""
@@ -493,7 +480,7 @@ class ServerSession:
             responses = sent.get("inputResponses")
             if isinstance(responses, dict):
                 request.answers.update(responses)
-        ctx.state[_CHANNEL] = StatelessChannel(request, self, Route(request=ctx))
+        ctx.state[_STATELESS] = request
         authorizer = server.authorizer
         if authorizer is not None and not authorizer(RequestInfo(method, sent, self)):
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
@@ -518,9 +505,21 @@ class ServerSession:
         return wire
 
     def _context(self, ctx: RequestContext) -> Context:
-        """The handler's context, with the channel chosen when the request arrived."""
+        """The handler's context, with the channel of the request's era (chosen when it arrived).
+
+        A channel names its request (what its handler sends goes on that
+        request's answer), so it is made for each context, never kept with
+        the request: the two would hold each other until the cycle collector.
+        A handshake channel withdraws a question in flight when the request
+        is cancelled.
+        """
         token = ctx.progress_token
-        channel: ClientChannel = ctx.state[_CHANNEL]
+        stateless: StatelessRequest | None = ctx.state.get(_STATELESS)
+        channel: ClientChannel = (
+            HandshakeChannel(self, ctx.cancelled, served=ctx)
+            if stateless is None
+            else StatelessChannel(stateless, self, ctx)
+        )
         return Context(
             request_id=ctx.request_id,
             cancelled=ctx.cancelled,
@@ -905,7 +904,7 @@ class ServerSession:
             if provider is None:
                 raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support sampling")
             # The provider answers for the request: its cancellation is the provider's too.
-            channel = HandshakeChannel(self, cancel, route=route)
+            channel = HandshakeChannel(self, cancel, served=None if route is None else route.request)
             return provider(params, Context(session=self, cancelled=cancel, channel=channel))
         result: CreateMessageResult = self._request(
             "sampling/createMessage", params, CreateMessageResult, timeout, cancel, route

@@ -13,7 +13,8 @@ import pytest
 
 from mcp_sync.errors import MCP_CODES, MCPTransportError
 from mcp_sync.protocol.jsonrpc import InvalidMessage, decode_message
-from mcp_sync.runtime.transport import BaseTransport, Route, Transport
+from mcp_sync.runtime.request_context import RequestContext
+from mcp_sync.runtime.transport import BaseTransport, Transport
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     Error,
@@ -375,7 +376,7 @@ class OwnTransport:
     def send(self, message: JSONRPCMessage) -> None:
         self.inner.send(message)
 
-    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
+    def send_routed(self, message: JSONRPCMessage, request: RequestContext | None, once: str | None = None) -> None:
         self.inner.send(message)  # one stream: nothing to keep apart
 
     def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:

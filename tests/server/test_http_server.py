@@ -29,7 +29,6 @@ from mcp_sync.protocol.oauth import bearer_token
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
 from mcp_sync.runtime.events import CONNECTION_CLOSED
 from mcp_sync.runtime.request_context import RequestContext
-from mcp_sync.runtime.transport import Route
 from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server import RunningHTTPServer, StreamableHTTPApp, start_http
 from mcp_sync.server.authorization.tokens import token_expired, token_principal, token_scopes
@@ -1396,9 +1395,8 @@ def test_session_transport_routing_units() -> None:
     fake_dispatcher = object()
     transport.dispatcher = fake_dispatcher
     context = RequestContext(fake_dispatcher, 5, "tools/call", {})  # type: ignore[arg-type]
-    route = Route(request=context)
     note = JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 1})
-    transport.send_routed(note, route)
+    transport.send_routed(note, context)
     related = standalone.get_nowait()
     assert isinstance(related, StreamEvent) and isinstance(related.message, JSONRPCNotification)
     assert related.message.params == {"level": "info", "data": 1}
@@ -1407,8 +1405,8 @@ def test_session_transport_routing_units() -> None:
     second = transport.open_post(5, priming=False)
     second.context = context
     note = JSONRPCNotification(method="notifications/message", params={"level": "info", "data": 2})
-    transport.send_routed(note, route)
-    transport.send_routed(error_response(5, -32603, "for the second"), route)
+    transport.send_routed(note, context)
+    transport.send_routed(error_response(5, -32603, "for the second"), context)
     item = second.queue.get_nowait()
     assert isinstance(item, StreamEvent) and isinstance(item.message, JSONRPCNotification)
     assert item.message.params == {"level": "info", "data": 2}

@@ -29,13 +29,13 @@ def test_a_message_of_an_answered_request_does_not_reach_a_post_reusing_its_id()
     old.answered = True
     newer = transport.open_post(7, priming=False)
     note = JSONRPCNotification(method="notifications/message", params={"level": "info", "data": "late"})
-    transport.send_routed(note, Route(request=old))
+    transport.send_routed(note, old)
     item = standalone.get_nowait()
     assert isinstance(item, StreamEvent) and item.message == note
     assert newer.queue.empty() and newer.context is None
     # The new request's own answer still reaches its POST.
     current = RequestContext(dispatcher, 7, "tools/call", {})  # type: ignore[arg-type]
-    transport.send_routed(error_response(7, -32603, "its own"), Route(request=current))
+    transport.send_routed(error_response(7, -32603, "its own"), current)
     answer = newer.queue.get_nowait()
     assert isinstance(answer, StreamEvent) and answer.message is not None
     transport.close()

@@ -56,7 +56,7 @@ from ...protocol.types import (
     RequestId,
 )
 from ...runtime.request_context import RequestContext
-from ...runtime.transport import BaseTransport, Route
+from ...runtime.transport import BaseTransport
 from ...runtime.workers import stay_on_this_thread
 from .event_store import EventStore, SharedEventStore
 
@@ -268,13 +268,12 @@ class StreamableSessionTransport(BaseTransport):
 
     # -------------------------------------------------------------- routing
 
-    def send_routed(self, message: JSONRPCMessage, route: Route) -> None:
-        """Send ``message`` where ``route`` says: on the stream of the POST of the request whose handler sends
-        it (its response ends that POST), or, for one server-wide notification, once on a stream shared by
-        processes."""
+    def send_routed(self, message: JSONRPCMessage, request: RequestContext | None, once: str | None = None) -> None:
+        """Send ``message`` on the stream of the POST of ``request``, whose handler sends it (its response ends
+        that POST), or, for the server-wide notification ``once`` names, once on a stream shared by processes."""
         if self.closed:
             raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
-        self._route(message, route.request, route.once)
+        self._route(message, request, once)
 
     def _write(self, message: JSONRPCMessage) -> None:
         self._route(message, None, None)

@@ -326,10 +326,7 @@ class JsonRpcDispatcher:
         """Send a notification (``route``: what it belongs to, see :class:`~mcp_sync.runtime.transport.Route`)."""
         wire = _to_params(params)
         notification = envelope(JSONRPCNotification, {"jsonrpc": "2.0", "method": method, "params": wire})
-        if route is None:
-            self._send(notification)
-        else:
-            self._send(notification, route.request, route.once)
+        self._send(notification, *(route or ()))  # (a route is the pair (request, once))
         self.telemetry.record_notification("sent", method)
         if self.events.has_listeners(NOTIFICATION_EMITTED):
             self.events.emit(NOTIFICATION_EMITTED, NotificationEmitted(side=self.side, method=method, params=wire))
@@ -362,10 +359,7 @@ class JsonRpcDispatcher:
                 self._progress[request_id] = pending
         try:
             request = envelope(JSONRPCRequest, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": wire})
-            if route is None:
-                self._send(request)
-            else:
-                self._send(request, route.request, route.once)
+            self._send(request, *(route or ()))
         except MCPError as exc:
             # The transport may have closed itself while failing, which already
             # failed (and counted) this call: count it once.

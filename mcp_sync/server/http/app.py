@@ -562,22 +562,19 @@ class StreamableHTTPApp:
         different clients apart.
         """
         transport = StreamableSessionTransport(event_store=None, inline=True)
-        served = self.start_alone(transport, revision)
-        if served is None:
+        done = self.start_alone(transport, revision)
+        if done is None:
             return shutting_down()
-        _, done = served
         try:
             return self._pass_on(transport, message, answer, done)
         except BaseException:
             done()
             raise
 
-    def start_alone(
-        self, transport: StreamableSessionTransport, revision: str | None
-    ) -> tuple[ServerSession, Once] | None:
-        """A session on ``transport`` that serves one POST (as at handshake ``revision``, if one), counted among
-        those :meth:`close` waits for, and what ends it once the POST is answered; ``None`` when the app is
-        closing."""
+    def start_alone(self, transport: StreamableSessionTransport, revision: str | None) -> Once | None:
+        """Start a session on ``transport`` that serves one POST (as at handshake ``revision``, if one), counted
+        among those :meth:`close` waits for; what ends it once the POST is answered (``None``: the app is closing,
+        and the session was closed at once)."""
         session = self.start_session(transport, per_request=True)
         if revision is not None:
             session.assume_initialized(revision)
@@ -596,7 +593,7 @@ class StreamableHTTPApp:
                     self._alone_done.notify_all()
             session.close()
 
-        return session, Once(finish)
+        return Once(finish)
 
     def _pass_on(
         self, transport: StreamableSessionTransport, message: JSONRPCMessage, answer: Answer, done: Once

@@ -158,10 +158,9 @@ def _post_batch_alone(app: StreamableHTTPApp, request: Request, message: Invalid
     if refused is not None:
         return refused
     transport = StreamableSessionTransport(event_store=None)
-    served = app.start_alone(transport, BATCH_REVISION)
-    if served is None:
+    done = app.start_alone(transport, BATCH_REVISION)
+    if done is None:
         return shutting_down()
-    _, done = served
     return serve_batch(app, transport, elements, auth=request.auth, sse_ok=sse_ok, headers=[], done=done)
 
 

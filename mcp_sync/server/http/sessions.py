@@ -175,7 +175,6 @@ class StreamableSessionTransport(BaseTransport):
         self._routes = threading.Lock()
         self._waiting: dict[RequestId, list[PostedRequest]] = {}
         self._streams: collections.OrderedDict[str, SSEStream] = collections.OrderedDict()
-        # Which POST this thread served, for its response (made under ``_routes`` when first needed).
         self.dispatcher: object | None = None
         self.shared = False
         """Whether other processes hold copies of the session (a Redis backend): each of them delivers the
@@ -282,9 +281,10 @@ class StreamableSessionTransport(BaseTransport):
         if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
             self._route_response(message, context)
             return
-        once = once if self._server_wide(message) else None
+        wide = self._server_wide(message)
+        once = once if wide else None  # (a key names a server-wide notification only)
         with self._routes:
-            post = self._subscription(message) or (None if self._server_wide(message) else self._related_post(context))
+            post = self._subscription(message) or (None if wide else self._related_post(context))
             if post is not None:
                 if post.mode == "undecided":
                     self._start_sse(post)

@@ -20,10 +20,12 @@ What passes through, and how:
   list again, then tell its own clients;
 * calls: progress goes back to the calling client, its cancellation
   cancels the upstream call, and the target's log messages reach the
-  client whose call is in flight (all clients, when none is);
+  client whose call is in flight (all clients, when none is or when the
+  proxy cannot tell which of several it is);
 * the target's sampling, elicitation and roots requests are relayed to the
-  client whose call is in flight, through that call's context (in 2026-07-28
-  on either side they become input-required rounds, answered on the retry);
+  client whose call they belong to, through that call's context (in
+  2026-07-28 on either side they become input-required rounds, answered on
+  the retry); see below for how that call is found;
 * an upstream that dies fails the calls in flight at once with its
   ``TRANSPORT_CLOSED`` error; the next call connects again (a command is
   started again), and the downstream sessions stay open.
@@ -43,14 +45,18 @@ Each side speaks its own era: the upstream client negotiates with the
 target, the proxy serves both eras to its clients. Each downstream session
 has an upstream connection of its own (opened at its first request, closed
 as it ends); ``shared=True`` has one serve them all. Sessions of a single
-request (a 2026-07-28 request over HTTP) and local calls use the proxy's own
-connection. While several calls are in flight at once on one connection, a
-handshake-era target's question goes to the client of the call it belongs
-to when the transport says which (Streamable HTTP sends it on that call's
-response stream); over stdio, where nothing on the wire relates it, and
-during a resource read or a prompt, it goes to the client of the latest
-call. With a 2026-07-28 target the question travels with its call and
-always reaches the right one.
+request (a 2026-07-28 request over HTTP), the clients of a server the proxy
+is mounted in and local calls use the proxy's own connection. A question
+of a 2026-07-28 target travels with its call and always reaches the right
+client. A handshake-era target's question goes to the call it relates to
+when the transport says which: Streamable HTTP sends it on the response
+stream of that tool call, resource read or prompt. When nothing relates it
+(stdio never does: its wire has no field for it), it goes to the calling
+client only while the calls in flight on the connection are all that one
+client's; with calls of several clients in flight it is refused (a JSON-RPC
+error to the target saying why) rather than put to a client that may not be
+the one asked, except ``roots/list`` on a shared connection, which is
+answered with every client's roots as between calls.
 """
 
 from __future__ import annotations
@@ -124,6 +130,13 @@ class _Call:
     ctx: Context
     request: RequestContext | None
 
+    @property
+    def client(self) -> object:
+        """Whom the call is for: its downstream session; the call itself when that session is no one's own (a
+        session serving one request at a time for any client, 2026-07-28 over HTTP) or there is none (a local call)."""
+        session = self.ctx.session
+        return session if session is not None and not session.per_request else self
+
     @contextlib.contextmanager
     def speaking(self) -> Iterator[Context]:
         """On any thread: send to the calling client as its handler would (over HTTP, on that request's stream)."""
@@ -141,8 +154,11 @@ class _InFlight:
 
     A question asked on the thread making the call (a 2026-07-28 target's
     input requests are answered there) goes to that call; a handshake-era
-    target's request goes to the call it relates to (see :func:`_related`),
-    else, when nothing relates it, to the latest call.
+    target's request goes to the call it relates to (see :func:`_related`).
+    When nothing relates it (stdio, or Streamable HTTP's standalone stream),
+    it can only be the calling client's while the calls in flight are all one
+    client's: then it goes to the latest of them; with calls of several
+    clients in flight :meth:`current` refuses to guess.
     """
 
     def __init__(self) -> None:
@@ -170,14 +186,31 @@ class _InFlight:
                 raise deferred
 
     def current(self) -> _Call | None:
+        """The call the target's request being handled on this thread is for; ``None`` when no call is in flight.
+
+        Raises ``MCPError`` (``MISSING_CAPABILITY``) when calls of several
+        clients are in flight and nothing says which one the request is for:
+        sent to the wrong one, one person's question would be put to another.
+        """
         call: _Call | None = getattr(self._local, "call", None)
         if call is not None:
             return call
         related = _related()
         with self._lock:
-            # Compared with ==: a bound method is made anew each time, equal while its call is the same.
-            mine = [call for call in self._calls if call.progressed == related]
-            return mine[0] if mine else self._calls[-1] if self._calls else None
+            calls = list(self._calls)
+        # Compared with ==: a bound method is made anew each time, equal while its call is the same.
+        mine = [call for call in calls if call.progressed == related]
+        if mine:
+            return mine[0]
+        clients = {id(call.client) for call in calls}
+        if len(clients) > 1:
+            raise MCPError(
+                MCP_CODES.MISSING_CAPABILITY,
+                f"the proxy cannot tell which of its clients this request is for: calls of {len(clients)} clients "
+                "are in flight on its connection to the target, and nothing relates the request to one of them "
+                "(a stdio connection never does)",
+            )
+        return calls[-1] if calls else None
 
     def on_own_thread(self, call: _Call) -> bool:
         return getattr(self._local, "call", None) is call
@@ -633,7 +666,14 @@ class ProxyServer(MCPServer):
         return self._relay(link, self._caller(link, "elicit"), lambda channel: channel.elicit(params, None, None))
 
     def _client_roots(self, link: _Link) -> list[Root]:
-        call = link.in_flight.current()
+        try:
+            call = link.in_flight.current()
+        except MCPError:
+            if not self.shared:
+                raise
+            # Not one client's: answered as between calls, with every client's roots (what the target is given
+            # then anyway), rather than with one client's that may not be the asking call's.
+            call = None
         if call is not None:
             return self._relay(link, call, lambda channel: channel.list_roots(None, None)).roots
         session = link.session
@@ -647,7 +687,10 @@ class ProxyServer(MCPServer):
         return session.list_roots().roots  # its own client, between calls (a handshake-era one can be asked)
 
     def _log(self, link: _Link, params: LoggingMessageNotificationParams) -> None:
-        call = link.in_flight.current()
+        try:
+            call = link.in_flight.current()
+        except MCPError:
+            call = None  # not one client's: as a log outside any call, every client of the connection gets it
         if call is not None:
             with call.speaking() as ctx:
                 ctx.log(params.level, params.data, params.logger)
@@ -727,9 +770,10 @@ class ProxyServer(MCPServer):
             if exc.code != MCP_CODES.NOT_FOUND:
                 raise
         ctx = context or Context(server=self, channel=NO_CLIENT)
-        with self._forwarding(ctx, self._link_for(ctx.session)) as (_, upstream):
+        with self._forwarding(ctx, self._link_for(ctx.session)) as (call, upstream):
             try:
-                return upstream.read_resource(uri, cancel=ctx.cancelled)
+                # Its progress callback is the call's, as for a tool: how the target's questions are related to it.
+                return upstream.read_resource(uri, cancel=ctx.cancelled, progress=call.progressed)
             except MCPError as exc:
                 if exc.code != MCP_CODES.INVALID_PARAMS:
                     raise
@@ -745,8 +789,8 @@ class ProxyServer(MCPServer):
         link = self._link_for(ctx.session)
         if not any(prompt.name == name for prompt in self._served(link)["prompts"]):
             return super().get_prompt(name, arguments, context=context)
-        with self._forwarding(ctx, link) as (_, upstream):
-            return upstream.get_prompt(name, arguments, cancel=ctx.cancelled)
+        with self._forwarding(ctx, link) as (call, upstream):
+            return upstream.get_prompt(name, arguments, cancel=ctx.cancelled, progress=call.progressed)
 
     def complete(self, params: CompleteRequestParams, context: Context | None = None) -> CompleteResult:
         """The target's completions (a target without completion refuses, as it would directly)."""

@@ -1,6 +1,7 @@
-"""A shared proxy connection and the target's questions: each reaches the client whose call it belongs to, and
-between calls the target is given the roots of every client. Real peers: the target served over Streamable HTTP on
-a loopback port (or in memory), our clients connected to the proxy."""
+"""A shared proxy connection and the target's questions: each reaches the client whose call it belongs to, one that
+could be either of two clients' reaches neither, and between calls the target is given the roots of every client.
+Real peers: the target a subprocess over stdio, served over Streamable HTTP on a loopback port, or in memory; our
+clients connected to the proxy."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import concurrent.futures
 import contextlib
 import json
 import queue
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +30,10 @@ from mcp_sync.types import (
     TextContent,
 )
 
+sys.path.insert(0, str(Path(__file__).parent / "servers"))
+import questioner
+
+QUESTIONER = [sys.executable, str(Path(__file__).parent / "servers" / "questioner.py")]
 WAIT = 10.0
 """The longest a test waits for something another thread does (seconds)."""
 
@@ -50,26 +57,10 @@ def answering(front: MCPServer, who: str, **options: Any) -> MCPClient:
     )
 
 
-def asking_target() -> MCPServer:
-    """A target whose ``who`` tool asks its client three questions, once two calls are in flight at once."""
-    target = MCPServer("target")
-    both_in = threading.Barrier(2, timeout=WAIT)
-
-    @target.tool
-    def who(ctx: Context) -> str:
-        both_in.wait()  # each call asks only while the other is in flight too
-        sampled = ctx.sample("Who are you?").content
-        named = ctx.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
-        roots = [root.uri for root in ctx.list_roots()]
-        return json.dumps([getattr(sampled, "text", None), (named.data or {}).get("name"), roots])
-
-    return target
-
-
 @pytest.mark.parametrize("shared", [True, False], ids=["shared", "isolated"])
 def test_each_question_of_an_http_target_reaches_the_client_whose_call_it_belongs_to(shared: bool) -> None:
     with (
-        start_http(asking_target()) as running,
+        start_http(questioner.build()) as running,
         mcp_sync.proxy(running.url, shared=shared, era="handshake", timeout=WAIT) as front,
         answering(front, "first") as first,
         answering(front, "second") as second,
@@ -82,6 +73,87 @@ def test_each_question_of_an_http_target_reaches_the_client_whose_call_it_belong
         "first": ["sampled by first", "first", ["file:///first"]],
         "second": ["sampled by second", "second", ["file:///second"]],
     }
+
+
+REFUSED = "refused: the proxy cannot tell which of its clients this request is for"
+
+
+def logging_to(logs: dict[str, list[Any]], who: str) -> dict[str, Any]:
+    """Options of ``answering`` that keep the info logs the client ``who`` gets in ``logs[who]``."""
+    logs[who] = []
+    return {"log_handler": lambda message: logs[who].append(message.data), "log_level": "info"}
+
+
+def test_over_stdio_a_question_that_could_be_either_of_two_clients_reaches_neither() -> None:
+    # A stdio target's request says nothing of the call it is for: with two clients' calls in flight on one
+    # connection, a guess would put one person's question to the other. One client's own calls are still answered.
+    logs: dict[str, list[Any]] = {}
+    with (
+        mcp_sync.proxy(QUESTIONER, shared=True, era="handshake", timeout=WAIT) as front,
+        answering(front, "first", **logging_to(logs, "first")) as first,
+        answering(front, "second", **logging_to(logs, "second")) as second,
+        concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="test-caller") as callers,
+    ):
+        assert wait_for(lambda: len(front._roots_kept) == 2)  # each client's roots, asked as it connected
+        calls = {who: callers.submit(client.call_tool, "who") for who, client in (("first", first), ("second", second))}
+        for call in calls.values():
+            sampled, named, roots = json.loads(call.result(WAIT).text or "")
+            assert sampled.startswith(REFUSED) and named.startswith(REFUSED), (sampled, named)
+            assert "(a stdio connection never does)" in sampled
+            assert roots == ["file:///first", "file:///second"]  # as between calls: every client's (given then too)
+        # Each call's log is neither client's alone: like a log outside any call, every client gets it.
+        assert logs == {"first": ["who asks", "who asks"], "second": ["who asks", "who asks"]}
+        twice = [callers.submit(first.call_tool, "who") for _ in range(2)]
+        assert [json.loads(call.result(WAIT).text or "") for call in twice] == [
+            ["sampled by first", "first", ["file:///first"]]
+        ] * 2
+
+
+def test_a_mounted_proxy_asks_none_of_the_parent_s_clients_a_question_it_cannot_place() -> None:
+    # The parent's clients all share the mounted proxy's one connection to its stdio target.
+    app = MCPServer("app")
+    with mcp_sync.proxy(QUESTIONER, era="handshake", timeout=WAIT) as remote:
+        app.mount(remote, prefix="q")
+        with (
+            answering(app, "first") as first,
+            answering(app, "second") as second,
+            concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="test-caller") as callers,
+        ):
+            calls = [callers.submit(client.call_tool, "q_who") for client in (first, second)]
+            answers = [json.loads(call.result(WAIT).text or "") for call in calls]
+    for answer in answers:
+        assert all(asked.startswith(REFUSED) for asked in answer), answer  # the roots too: no union to give
+
+
+@pytest.mark.parametrize("asking", ["read", "prompt"])
+def test_a_question_of_an_http_target_during_a_read_or_a_prompt_reaches_its_own_client(asking: str) -> None:
+    target = MCPServer("target")
+    together = threading.Barrier(2, timeout=WAIT)
+    arrived = threading.Event()
+
+    def own(ctx: Context) -> str:
+        arrived.set()
+        together.wait()
+        return json.dumps(questioner.answers(ctx, together))
+
+    target.register_tool("who", lambda args, ctx: (together.wait(), json.dumps(questioner.answers(ctx, together)))[1])
+    target.register_resource("whose://me", lambda uri, ctx: own(ctx))
+    target.register_prompt("whose", lambda args, ctx: own(ctx))
+    with (
+        start_http(target) as running,
+        mcp_sync.proxy(running.url, shared=True, era="handshake", timeout=WAIT) as front,
+        answering(front, "reader") as reader,
+        answering(front, "caller") as caller,
+        concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="test-caller") as callers,
+    ):
+        if asking == "read":
+            read = callers.submit(lambda: reader.read_resource("whose://me").text)
+        else:
+            read = callers.submit(lambda: reader.get_prompt("whose").messages[0].content.text)  # type: ignore[union-attr]
+        assert arrived.wait(WAIT)  # in flight first: the tool call is the latest one
+        call = callers.submit(caller.call_tool, "who")
+        assert json.loads(read.result(WAIT) or "") == ["sampled by reader", "reader", ["file:///reader"]]
+        assert json.loads(call.result(WAIT).text or "") == ["sampled by caller", "caller", ["file:///caller"]]
 
 
 def test_between_calls_a_shared_connection_gives_the_target_every_client_s_roots() -> None:

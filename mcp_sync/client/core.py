@@ -756,11 +756,17 @@ class MCPClient(Listings, SkillMethods):
     # -------------------------------------------------------------- resources
 
     def read_resource(
-        self, uri: str, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+        self,
+        uri: str,
+        *,
+        timeout: Timeout = USE_DEFAULT,
+        cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
     ) -> ReadResourceResult:
-        """Read a resource's contents."""
+        """Read a resource's contents (``progress``: as for :meth:`call_tool`, a callback only)."""
+        params = ReadResourceRequestParams(uri=uri)
         return self._call(
-            "resources/read", ReadResourceRequestParams(uri=uri), ReadResourceResult, timeout=timeout, cancel=cancel
+            "resources/read", params, ReadResourceResult, timeout=timeout, cancel=cancel, on_progress=progress
         )
 
     def send_request(
@@ -848,10 +854,11 @@ class MCPClient(Listings, SkillMethods):
         *,
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
+        progress: ProgressCallback | None = None,
     ) -> GetPromptResult:
-        """Render a prompt with ``arguments``."""
+        """Render a prompt with ``arguments`` (``progress``: as for :meth:`call_tool`, a callback only)."""
         params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
-        return self._call("prompts/get", params, GetPromptResult, timeout=timeout, cancel=cancel)
+        return self._call("prompts/get", params, GetPromptResult, timeout=timeout, cancel=cancel, on_progress=progress)
 
     # ------------------------------------------------------------- utilities
 

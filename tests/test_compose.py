@@ -24,6 +24,7 @@ from mcp_sync import MCPClient, MCPError, MCPServer, cli
 from mcp_sync.compose import ProxyServer
 from mcp_sync.errors import MCP_CODES
 from mcp_sync.server import start_http
+from mcp_sync.server.context import Context
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -108,6 +109,22 @@ def test_progress_and_logs_reach_the_calling_client(stdio_proxy: ProxyServer) ->
         assert client.call_tool("chatty").text == "said"
         # The logs come before the result on one connection, and the debug one is below the client's level.
         assert [(m.level, m.data, m.logger) for m in logs] == [("warning", {"disk": "almost full"}, "store")]
+
+
+def test_the_progress_of_a_read_and_of_a_prompt_reaches_the_client_that_asked() -> None:
+    target = MCPServer("target")
+
+    def halfway(ctx: Context) -> str:
+        ctx.progress(1, 2, "half")
+        return "done"
+
+    target.register_resource("slow://one", lambda uri, ctx: halfway(ctx))
+    target.register_prompt("slow", lambda args, ctx: halfway(ctx))
+    seen: list[ProgressNotificationParams] = []
+    with mcp_sync.proxy(target, era="handshake") as front, downstream(front, era="handshake") as client:
+        assert client.read_resource("slow://one", progress=seen.append).text == "done"
+        assert client.get_prompt("slow", progress=seen.append).messages[0].content.text == "done"  # type: ignore[union-attr]
+    assert [(p.progress, p.total, p.message) for p in seen] == [(1, 2, "half")] * 2
 
 
 @pytest.mark.parametrize("down_era", ["handshake", "stateless"])

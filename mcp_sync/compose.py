@@ -208,7 +208,7 @@ class _InFlight:
                 MCP_CODES.MISSING_CAPABILITY,
                 f"the proxy cannot tell which of its clients this request is for: calls of {len(clients)} clients "
                 "are in flight on its connection to the target, and nothing relates the request to one of them "
-                "(a stdio connection never does)",
+                "(over stdio nothing can)",
             )
         return calls[-1] if calls else None
 

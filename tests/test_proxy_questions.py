@@ -99,7 +99,7 @@ def test_over_stdio_a_question_that_could_be_either_of_two_clients_reaches_neith
         for call in calls.values():
             sampled, named, roots = json.loads(call.result(WAIT).text or "")
             assert sampled.startswith(REFUSED) and named.startswith(REFUSED), (sampled, named)
-            assert "(a stdio connection never does)" in sampled
+            assert "(over stdio nothing can)" in sampled
             assert roots == ["file:///first", "file:///second"]  # as between calls: every client's (given then too)
         # Each call's log is neither client's alone: like a log outside any call, every client gets it.
         assert logs == {"first": ["who asks", "who asks"], "second": ["who asks", "who asks"]}

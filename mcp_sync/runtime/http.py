@@ -170,22 +170,29 @@ def _noted_connections(pool_class: Any, note: Callable[[Any], None]) -> type[Any
             raise urllib3.exceptions.NameResolutionError(name, connection, exc) from exc
         if getattr(connection, "server_hostname", name) is None:
             connection.server_hostname = name  # TLS names and checks the host, not the address connected to
-        for tried, address in enumerate(addresses, 1):
-            check(address)  # raises to refuse: nothing has been sent there, not even a SYN
-            connection.host = address  # connect to this very address: a second lookup could answer another
+        *others, last = addresses
+        for address in others:
             try:
-                base.connect(connection)
+                _connect_checked(connection, base, check, address)
+                return
             except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError):
-                if tried == len(addresses):
-                    raise
                 continue  # as urllib3 does: the next address
-            finally:
-                connection.host = name  # the Host header names the host
-            connection.mcp_sync_peer = address
-            return
+        _connect_checked(connection, base, check, last)
 
     members = {"__init__": __init__, "connect": connect, "response_class": _InterimAwareResponse}
     return type(f"Noted{base.__name__}", (base,), members)
+
+
+def _connect_checked(connection: Any, base: Any, check: Callable[[str], None], address: str) -> None:
+    """Connect ``connection`` to ``address`` if ``check`` lets it (else its error is raised, and nothing was sent)."""
+    check(address)  # before the connection: not even a SYN goes to a refused address
+    name = connection.host
+    connection.host = address  # this very address: a second lookup of the name could answer another
+    try:
+        base.connect(connection)
+    finally:
+        connection.host = name  # the Host header names the host
+    connection.mcp_sync_peer = address
 
 
 _checker = threading.local()

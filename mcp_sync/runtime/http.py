@@ -5,7 +5,8 @@ transports share of :mod:`requests` (nothing of MCP): :func:`new_session`
 makes a session whose :class:`ClosableAdapter` can shut down every
 connection it opened, :func:`taking` tells which connection a thread's
 request goes on, and :func:`bounded_request` sends one request and reads
-its answer within a time and a size in all.
+its answer within a time and a size in all, and can have each address it
+connects to checked before anything is sent there (``check_address``).
 
 The timeout of ``requests`` bounds the connection and each read, not the
 whole: a server that sends its headers, or its body, a byte at a time holds
@@ -33,6 +34,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import requests
 import requests.adapters
@@ -51,6 +53,7 @@ __all__ = [
     "abort",
     "abort_connections",
     "bounded_request",
+    "looked_up",
     "new_session",
     "shut_down",
     "taking",
@@ -104,6 +107,7 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
 
             def get_conn(pool: Any, timeout: Any = None, base: Any = pool_class) -> Any:
                 connection = base._get_conn(pool, timeout)
+                _check_kept(connection)
                 holder = getattr(_taker, "note", None)
                 connection._mcp_sync_holder = holder
                 if holder is not None:
@@ -149,10 +153,93 @@ def _noted_connections(pool_class: Any, note: Callable[[Any], None]) -> type[Any
 
     def __init__(connection: Any, *args: Any, **kwargs: Any) -> None:
         base.__init__(connection, *args, **kwargs)
+        connection.mcp_sync_peer = None
         note(connection)
 
-    members = {"__init__": __init__, "response_class": _InterimAwareResponse}
+    def connect(connection: Any) -> None:
+        check = getattr(_checker, "check", None)
+        if check is None or connection.proxy is not None:
+            # Unchecked; through a proxy, the socket goes to the proxy, which connects on (and checks, if it does).
+            connection.mcp_sync_peer = None if check is None else _PROXIED
+            base.connect(connection)
+            return
+        name = connection.host
+        try:
+            addresses = looked_up(name, connection.port)
+        except socket.gaierror as exc:
+            raise urllib3.exceptions.NameResolutionError(name, connection, exc) from exc
+        if getattr(connection, "server_hostname", name) is None:
+            connection.server_hostname = name  # TLS names and checks the host, not the address connected to
+        *others, last = addresses
+        for address in others:
+            try:
+                _connect_checked(connection, base, check, address)
+                return
+            except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError):
+                continue  # as urllib3 does: the next address
+        _connect_checked(connection, base, check, last)
+
+    members = {"__init__": __init__, "connect": connect, "response_class": _InterimAwareResponse}
     return type(f"Noted{base.__name__}", (base,), members)
+
+
+def _connect_checked(connection: Any, base: Any, check: Callable[[str], None], address: str) -> None:
+    """Connect ``connection`` to ``address`` if ``check`` lets it (else its error is raised, and nothing was sent)."""
+    check(address)  # before the connection: not even a SYN goes to a refused address
+    name = connection.host
+    connection.host = address  # this very address: a second lookup of the name could answer another
+    try:
+        base.connect(connection)
+    finally:
+        connection.host = name  # the Host header names the host
+    connection.mcp_sync_peer = address
+
+
+_checker = threading.local()
+"""``check``: what each address this thread's requests connect to goes to first (see :func:`bounded_request`)."""
+_PROXIED = ""
+"""The ``mcp_sync_peer`` of a connection made through a proxy under a check: its peer is the proxy, not checked."""
+
+
+def looked_up(host: str, port: int | None = None) -> list[str]:
+    """The addresses ``host`` resolves to, in the resolver's order (an address as it is).
+
+    >>> looked_up("127.0.0.1")
+    ['127.0.0.1']
+    """
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
+
+
+def _check_kept(connection: Any) -> None:
+    """Under a check, a connection kept from before is checked by the address it reached, or closed to connect anew.
+
+    A connection made unchecked reached an address nobody judged: it is
+    closed, and connecting again checks it. One made under a check (maybe
+    another request's) is judged again by this one's. A refused one is
+    closed too, and the refusal raised.
+    """
+    check = getattr(_checker, "check", None)
+    if check is None or connection.sock is None or connection.mcp_sync_peer == _PROXIED:
+        return
+    if connection.mcp_sync_peer is None:
+        connection.close()
+        return
+    try:
+        check(connection.mcp_sync_peer)
+    except BaseException:
+        connection.close()
+        raise
+
+
+@contextlib.contextmanager
+def _checking(check: Callable[[str], None] | None) -> Iterator[None]:
+    outer = getattr(_checker, "check", None)
+    _checker.check = check
+    try:
+        yield
+    finally:
+        _checker.check = outer
 
 
 class ClosedAfterInterim(http.client.HTTPException):
@@ -305,6 +392,7 @@ def bounded_request(
     timeout: float,
     max_bytes: int,
     whole: bool = True,
+    check_address: Callable[[str], None] | None = None,
     **options: Any,
 ) -> requests.Response:
     """Send one request and read its answer within ``timeout`` seconds in all; the response, its body read.
@@ -315,16 +403,31 @@ def bounded_request(
     over ``max_bytes``, and what ``requests`` raises otherwise. ``options``
     go to :meth:`requests.Session.request`.
 
+    ``check_address`` is called with each address the request connects to,
+    before anything is sent there, and raises to refuse it (its exception is
+    raised as it is). The host is looked up once, and its addresses are
+    checked and connected to as they are, one after the other as urllib3
+    would: a name that answers another address when looked up again (DNS
+    rebinding) gets nothing past the check. A connection kept from an
+    earlier request is checked by the address it reached. Through a proxy,
+    the proxy connects, and checks nothing here.
+
     Only the connections of a :class:`ClosableAdapter` (the
-    sessions :func:`new_session` makes) can be shut down: with a
-    session of other adapters, the headers are bounded per read only, and the
-    body is given up on after the first piece that comes too late.
+    sessions :func:`new_session` makes) can be shut down, and checked as
+    they connect: with a session of other adapters, the headers are bounded
+    per read only, the body is given up on after the first piece that comes
+    too late, and the host's addresses are checked on a lookup of their own
+    before the request (which a rebinding name gets past).
     """
+    if check_address is not None and not isinstance(session.get_adapter(url), ClosableAdapter):
+        parts = urlsplit(url)
+        for address in looked_up(parts.hostname or "", parts.port):
+            check_address(address)
     deadline = Deadline.after(timeout)
     watchdog = _Watchdog(timeout)
     body = bytearray()  # (grown in place: a trickled answer comes in many small pieces)
     try:
-        with watchdog, taking(watchdog.note):
+        with watchdog, taking(watchdog.note), _checking(check_address):
             response = session.request(method, url, timeout=timeout, stream=True, **options)
             if whole:
                 with response:

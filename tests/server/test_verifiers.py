@@ -52,6 +52,7 @@ from mcp_sync.server.authorization.verifiers import (
     JWT_EXTRA,
     MAX_DOCUMENT_BYTES,
     MAX_TOKEN_LENGTH,
+    PLAIN_JWT_HINT,
     IntrospectionVerifier,
     JWTVerifier,
 )
@@ -647,6 +648,39 @@ def test_header_checks(local: LocalServer, signer: ECKey) -> None:
     embedded = sign(stranger, claims_for(local), jwk=stranger.as_dict(private=False), jku=f"{local.url}/evil")
     refused(verifier, embedded, "signature does not verify")
     assert local.count("/evil") == 0
+
+
+def test_a_plain_jwt_refused_tells_the_operator_how_to_accept_it_and_the_client_no_more(
+    local: LocalServer, signer: ECKey, caplog: pytest.LogCaptureFixture
+) -> None:
+    verifier = local_verifier(local)
+    with caplog.at_level(logging.DEBUG, logger="mcp_sync.server.authorization.verifiers"):
+        for typ, shown in (("JWT", "'JWT'"), (None, "(a value not shown)"), ("application/jwt", "'application/jwt'")):
+            refusal = refused(verifier, sign(signer, claims_for(local), typ=typ), "allow_plain_jwt=True")
+            # What the client is sent (the answer's error_description) is what it was before.
+            assert (
+                refusal.description == f"the token's type (typ header) is {shown}, not 'at+jwt': it is no access token"
+            )
+            assert refusal.hint == PLAIN_JWT_HINT and "Keycloak" in str(refusal)
+        other = refused(verifier, sign(signer, claims_for(local), typ="dpop+jwt"), "it is no access token")
+        assert other.hint is None and str(other) == other.description  # no option would accept that one
+    hints = [record for record in caplog.records if "allow_plain_jwt=True" in record.getMessage()]
+    assert len(hints) == 1 and hints[0].levelname == "WARNING"  # once per verifier, however many tokens come
+    assert "Entra ID" in hints[0].getMessage() and "JWTVerifier(issuer=" in hints[0].getMessage()
+    # Through the HTTP app: the 401 says what it said before, not how the server could be made to accept it.
+    from mcp_sync import MCPServer
+    from mcp_sync.server import start_http
+
+    metadata = {"authorization_servers": [local.url]}
+    with start_http(MCPServer("guarded"), token_verifier=verifier, resource_metadata=metadata) as running:
+        token = sign(signer, claims_for(local), typ="JWT")
+        answer = requests.post(running.url, json={}, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+    assert answer.status_code == 401
+    challenge = answer.headers["WWW-Authenticate"]
+    assert (
+        "error_description=\"the token's type (typ header) is 'JWT', not 'at+jwt': it is no access token\"" in challenge
+    )
+    assert "allow_plain_jwt" not in challenge + answer.text and "Keycloak" not in challenge + answer.text
 
 
 def test_the_jws_registry_allows_only_the_algorithm_asked_for() -> None:

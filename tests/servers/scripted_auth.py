@@ -31,6 +31,7 @@ import base64
 import hashlib
 import itertools
 import json
+import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -92,18 +93,24 @@ Handler = Callable[[Received], Reply]
 class ScriptedServer:
     """An HTTP server on 127.0.0.1 that answers what each route is scripted to; 404 elsewhere.
 
+    ``tls``: HTTPS with that context, its URL naming the host ``name`` (which
+    the test resolves to 127.0.0.1); ``keep_alive``: HTTP/1.1, connections
+    kept between requests (else each answer closes its connection).
+
     ``on(method, path, *answers)``: each request to the route takes the next
     answer, and the last one repeats; an answer is a :class:`Reply` or a
     function of the :class:`Received` request that returns one.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, tls: ssl.SSLContext | None = None, name: str = "127.0.0.1", keep_alive: bool = False) -> None:
         self._routes: dict[tuple[str, str], list[Reply | Handler]] = {}
         self._received: list[Received] = []
         self._lock = threading.Lock()
         scripted = self
 
         class RequestHandler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 parts = urlsplit(self.path)
@@ -133,8 +140,10 @@ class ScriptedServer:
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
         self._http.daemon_threads = True
+        if tls is not None:
+            self._http.socket = tls.wrap_socket(self._http.socket, server_side=True)
         self.port: int = self._http.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls is not None else 'http'}://{name}:{self.port}"
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), name="scripted-auth")
         self._thread.start()
 
@@ -208,8 +217,8 @@ class ScriptedAuth(ScriptedServer):
     :attr:`expires_in` shape the token responses.
     """
 
-    def __init__(self, *, issuer_path: str = "", resource_path: str = "/mcp") -> None:
-        super().__init__()
+    def __init__(self, *, issuer_path: str = "", resource_path: str = "/mcp", **server: Any) -> None:
+        super().__init__(**server)
         self.issuer = self.url + issuer_path
         self.resource_path = resource_path
         self.resource = self.url + resource_path

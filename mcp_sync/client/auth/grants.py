@@ -4,7 +4,8 @@ Each class is an :class:`~mcp_sync.client.auth.oauth.OAuth` (give it to any
 HTTP transport as ``auth=``) whose sign-in is a single token request, so it
 runs anywhere a script runs: a service, a batch job, CI. Discovery, the
 ``resource`` parameter, scope selection, token storage, step-up on 403 and
-DPoP (``dpop=True``) work as for the authorization-code flow.
+DPoP (``dpop=True``) and the address check (``allow_private_networks``) work as
+for the authorization-code flow.
 
 - :class:`ClientCredentials`: the ``client_credentials`` grant (OAuth 2.1
   section 4.2; the MCP extension ``io.modelcontextprotocol/oauth-client-credentials``),
@@ -81,6 +82,7 @@ class _Grant(OAuth):
         token_store: TokenStore | None,
         session: requests.Session | None,
         dpop: bool | DPoP,
+        allow_private_networks: bool,
     ) -> None:
         super().__init__(
             scopes=scopes,
@@ -93,6 +95,7 @@ class _Grant(OAuth):
             client_key=client_key,
             assertion_audience=assertion_audience,
             dpop=dpop,
+            allow_private_networks=allow_private_networks,
         )
 
     def _authorize(self, server_url: str, challenge: Challenge, granted: Tokens | None) -> Tokens:
@@ -141,6 +144,7 @@ class ClientCredentials(_Grant):
         token_store: TokenStore | None = None,
         session: requests.Session | None = None,
         dpop: bool | DPoP = False,
+        allow_private_networks: bool = False,
     ) -> None:
         if client_secret is None and client_key is None:
             raise ValueError("the client_credentials grant needs client_secret or client_key")
@@ -154,6 +158,7 @@ class ClientCredentials(_Grant):
             token_store=token_store,
             session=session,
             dpop=dpop,
+            allow_private_networks=allow_private_networks,
         )
 
     def _grant(self, authority: Authority, scope: str | None) -> dict[str, str]:
@@ -202,6 +207,7 @@ class EnterpriseAuthorization(_Grant):
         token_store: TokenStore | None = None,
         session: requests.Session | None = None,
         dpop: bool | DPoP = False,
+        allow_private_networks: bool = False,
     ) -> None:
         super().__init__(
             client_id=client_id,
@@ -213,6 +219,7 @@ class EnterpriseAuthorization(_Grant):
             token_store=token_store,
             session=session,
             dpop=dpop,
+            allow_private_networks=allow_private_networks,
         )
         self.id_token = id_token
         self.idp_issuer = idp_issuer
@@ -302,6 +309,7 @@ class WorkloadIdentity(_Grant):
         token_store: TokenStore | None = None,
         session: requests.Session | None = None,
         dpop: bool | DPoP = False,
+        allow_private_networks: bool = False,
     ) -> None:
         super().__init__(
             client_id=client_id,
@@ -313,6 +321,7 @@ class WorkloadIdentity(_Grant):
             token_store=token_store,
             session=session,
             dpop=dpop,
+            allow_private_networks=allow_private_networks,
         )
         self.assertion = assertion
         self._pending = ""  # the assertion of the sign-in under way (sign-ins hold the lock)

@@ -27,6 +27,10 @@ over HTTPS (or from this machine) and offer PKCE ``S256``; its answers are
 read within :data:`HTTP_TIMEOUT` and :data:`MAX_ANSWER_BYTES`, its
 redirects are not followed, and a token the client cannot present as it
 was issued (another ``token_type``, characters no header can carry) is refused.
+Nor are the URLs the MCP server points to: the requests of a sign-in connect
+to no address of this machine's networks the MCP server is not on itself,
+and the authorization URL a browser is sent to must be one no shell or URL
+opener splits (see :mod:`.targets`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -60,6 +64,7 @@ from .interaction import Interaction, default_interaction
 from .jose import CLIENT_ASSERTION_TYPE, DPoP, KeyLike, client_assertion, signing_key
 from .models import AuthorizationServerMetadata, ClientRegistration, PendingAuthorization, Tokens, as_json
 from .stores import MemoryTokenStore, TokenStore
+from .targets import Neighbours, check_openable
 
 __all__ = ["OAuth"]
 
@@ -94,6 +99,8 @@ class Authority:
     scopes_supported: list[str] | None
     resource_metadata: str | None = None
     """The metadata URL the server's challenge named, if any: later discoveries start there too."""
+    neighbours: Neighbours | None = None
+    """The addresses the sign-in's requests may connect to (``None``: any)."""
 
 
 def _pkce() -> tuple[str, str]:
@@ -129,6 +136,10 @@ class OAuth(requests.auth.AuthBase):
     the ``requests.Session`` for authorization servers (proxies, custom CAs;
     with adapters of its own, the headers of an answer are bounded per read
     only, not within :data:`HTTP_TIMEOUT` in all as with the default one).
+    ``allow_private_networks=True`` lets the sign-in's requests connect to
+    any address: by default, an address of this machine, a private network
+    or the link only when the MCP server is on that network itself, and never
+    a cloud metadata service (see :mod:`.targets`).
 
     >>> auth = OAuth(scopes=["files:read"], interaction=None)
     >>> auth.tokens("https://mcp.example.com/mcp") is None
@@ -152,6 +163,7 @@ class OAuth(requests.auth.AuthBase):
         client_key: KeyLike | None = None,
         assertion_audience: str = "issuer",
         dpop: bool | DPoP = False,
+        allow_private_networks: bool = False,
     ) -> None:
         self.scopes = list(scopes) if scopes is not None else None
         self.client_name = client_name
@@ -168,6 +180,7 @@ class OAuth(requests.auth.AuthBase):
         self.client_key = signing_key(client_key) if client_key is not None else None
         self.assertion_audience = assertion_audience
         self.dpop: DPoP | None = dpop if isinstance(dpop, DPoP) else DPoP() if dpop else None
+        self.allow_private_networks = allow_private_networks
 
     # ------------------------------------------------------------ the public face
 
@@ -324,28 +337,31 @@ class OAuth(requests.auth.AuthBase):
     def _discover(self, server_url: str, challenge: Challenge) -> Authority:
         """Who authorizes ``server_url``: from its protected-resource metadata, else (2025-03-26) its own origin."""
         server_url = canonical_url(server_url)
-        resource_metadata = protected_resource_metadata(self._fetch, server_url, challenge)
+        neighbours = None if self.allow_private_networks else Neighbours(server_url)
+
+        def fetch(url: str) -> requests.Response | None:
+            return self._fetch(url, neighbours)
+
+        resource_metadata = protected_resource_metadata(fetch, server_url, challenge)
         if resource_metadata is not None and resource_metadata.authorization_servers:
             issuer = resource_metadata.authorization_servers[0]
-            metadata = authorization_server_metadata(self._fetch, issuer)
+            metadata = authorization_server_metadata(fetch, issuer)
             if metadata is None:
                 raise auth_error("metadata_unavailable", f"the authorization server {issuer} publishes no metadata")
             resource = resource_metadata.resource or server_url
             supported = resource_metadata.scopes_supported
-            return Authority(server_url, resource, issuer, metadata, supported, challenge.resource_metadata)
+            return Authority(server_url, resource, issuer, metadata, supported, challenge.resource_metadata, neighbours)
         # 2025-03-26: no protected-resource metadata; the server's origin is its authorization server,
         # with metadata at the origin's well-known URL or, failing that, the default endpoints.
         issuer = origin(server_url)
-        metadata = authorization_server_metadata(
-            self._fetch, issuer, check_issuer=False
-        ) or AuthorizationServerMetadata(
+        metadata = authorization_server_metadata(fetch, issuer, check_issuer=False) or AuthorizationServerMetadata(
             issuer=issuer,
             authorization_endpoint=f"{issuer}/authorize",
             token_endpoint=f"{issuer}/token",
             registration_endpoint=f"{issuer}/register",
             code_challenge_methods_supported=["S256"],  # 2025-03-26 requires PKCE of every server
         )
-        return Authority(server_url, server_url, issuer, metadata, None)
+        return Authority(server_url, server_url, issuer, metadata, None, None, neighbours)
 
     def _scope(self, authority: Authority, challenge: Challenge, granted: Tokens | None) -> str | None:
         """What to ask for: the challenge's scope, else the configured or advertised scopes, with those granted kept."""
@@ -376,6 +392,9 @@ class OAuth(requests.auth.AuthBase):
                 f"the authorization server {authority.issuer} does not say it supports PKCE with S256 "
                 "(code_challenge_methods_supported): the sign-in is refused",
             )
+        # The browser is sent there: refused before anything is registered, kept or opened. The query added
+        # below is form-encoded (letters, digits, -._~%+ only), so the URL as a whole passes as the endpoint does.
+        check_openable(endpoint, authority.issuer)
         redirect_uri = self.redirect_uri
         client = self._client(authority, redirect_uri)
         verifier, challenge = _pkce()
@@ -547,7 +566,7 @@ class OAuth(requests.auth.AuthBase):
             "application_type": "native" if host in ("127.0.0.1", "localhost", "::1") else "web",
         }
         # No ``scope``: servers take a registered one as an allow-list, which a later step-up would exceed.
-        response = self._http("POST", metadata.registration_endpoint, json=body)
+        response = self._http("POST", metadata.registration_endpoint, authority.neighbours, json=body)
         if response.status_code not in (200, 201):
             raise auth_error(
                 "registration_failed",
@@ -581,7 +600,7 @@ class OAuth(requests.auth.AuthBase):
             self._authenticate_client(client, authority.metadata, sent, headers)
             if self.dpop is not None:
                 headers["DPoP"] = self.dpop.proof("POST", endpoint)
-            response = self._http("POST", endpoint, data=sent, headers=headers)
+            response = self._http("POST", endpoint, authority.neighbours, data=sent, headers=headers)
             if nonced or self.dpop is None or not self.dpop.observe(response):
                 break
             nonced = True  # RFC 9449 section 8: once more, the proof carrying the server's nonce
@@ -650,8 +669,8 @@ class OAuth(requests.auth.AuthBase):
 
     # ------------------------------------------------------------------- HTTP
 
-    def _fetch(self, url: str) -> requests.Response | None:
-        """GET a metadata document; ``None`` when the host cannot be reached."""
+    def _fetch(self, url: str, neighbours: Neighbours | None = None) -> requests.Response | None:
+        """GET a metadata document; ``None`` when the host cannot be reached (refused by ``neighbours``: raises)."""
         try:
             return _checked(
                 bounded_request(
@@ -660,6 +679,7 @@ class OAuth(requests.auth.AuthBase):
                     url,
                     timeout=HTTP_TIMEOUT,
                     max_bytes=MAX_ANSWER_BYTES,
+                    check_address=_checker(url, neighbours),
                     headers={"Accept": "application/json"},
                 )
             )
@@ -667,7 +687,9 @@ class OAuth(requests.auth.AuthBase):
             log.info("could not fetch %s: %s", url, _failure(exc))
             return None
 
-    def _http(self, method: str, url: str, *, whole: bool = True, **options: Any) -> requests.Response:
+    def _http(
+        self, method: str, url: str, neighbours: Neighbours | None = None, *, whole: bool = True, **options: Any
+    ) -> requests.Response:
         """One request to an authorization server (or a probe of the MCP server: ``whole=False``, body unread).
 
         All of it (connecting, the headers, the body) within :data:`HTTP_TIMEOUT`,
@@ -675,6 +697,8 @@ class OAuth(requests.auth.AuthBase):
         bounds each read only, so a server sending a byte at a time would
         hold the sign-in for ever. Redirects are not followed: a token request
         sent on elsewhere would carry the code, the verifier and the client's secret with it.
+        ``neighbours``: the addresses it may connect to (a URL the MCP server gave); ``None``: a URL
+        the caller gave (the MCP server itself, an identity provider), which goes anywhere.
         """
         try:
             response = bounded_request(
@@ -684,12 +708,20 @@ class OAuth(requests.auth.AuthBase):
                 timeout=HTTP_TIMEOUT,
                 max_bytes=MAX_ANSWER_BYTES,
                 whole=whole,
+                check_address=_checker(url, neighbours),
                 allow_redirects=False,
                 **options,
             )
             return _checked(response) if whole else response
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             raise auth_error("unreachable", f"could not reach {origin(url)}: {_failure(exc)}", url=url) from None
+
+
+def _checker(url: str, neighbours: Neighbours | None) -> Callable[[str], None] | None:
+    """What checks the addresses a request to ``url`` connects to (``None``: nothing does)."""
+    if neighbours is None:
+        return None
+    return lambda address: neighbours.check(url, address)
 
 
 def _checked(response: requests.Response) -> requests.Response:

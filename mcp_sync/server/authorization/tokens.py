@@ -26,10 +26,12 @@ cannot tell (its authorization server cannot be reached).
 
 
 class InvalidToken(Exception):
-    """A bearer token that is refused; the message is the ``error_description`` of the answer (never the token).
+    """A bearer token that is refused; :attr:`description` is the ``error_description`` of the answer (never the token).
 
     :attr:`status` and :attr:`error` are the HTTP status and the RFC 6750
-    error code of that answer.
+    error code of that answer. :attr:`hint` is for the server's operator
+    (what would accept such tokens): part of the exception's text, never
+    of the answer.
 
     >>> refused = InvalidToken("the token has expired")
     >>> refused.status, refused.error, refused.description
@@ -39,9 +41,10 @@ class InvalidToken(Exception):
     status = 401
     error = "invalid_token"
 
-    def __init__(self, description: str) -> None:
-        super().__init__(description)
+    def __init__(self, description: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{description} ({hint})" if hint else description)
         self.description = description
+        self.hint = hint
 
 
 class InsufficientScope(InvalidToken):

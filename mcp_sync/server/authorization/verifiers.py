@@ -63,6 +63,7 @@ __all__ = [
     "JWT_EXTRA",
     "MAX_DOCUMENT_BYTES",
     "MAX_TOKEN_LENGTH",
+    "PLAIN_JWT_HINT",
     "InsufficientScope",
     "IntrospectionVerifier",
     "InvalidToken",
@@ -100,6 +101,11 @@ DEFAULT_ALGORITHMS = (
 
 _AT_JWT_TYPES = frozenset({"at+jwt", "application/at+jwt"})
 _PLAIN_JWT_TYPES = frozenset({"jwt", "application/jwt"})
+PLAIN_JWT_HINT = (
+    "authorization servers such as Keycloak, Microsoft Entra ID and Auth0 (its default token profile) "
+    "issue access tokens of typ 'JWT': JWTVerifier(..., allow_plain_jwt=True) accepts them"
+)
+"""What a refusal of a plain ``typ: JWT`` token tells the operator (the log and the exception, not the client)."""
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 _SHOWN = re.compile(r"[A-Za-z0-9._~+/:@-]{1,200}")
 _NOT_FOUND = frozenset({400, 401, 403, 404, 405, 406, 410})
@@ -303,8 +309,11 @@ class JWTVerifier:
       with no ``crit`` header;
     - its ``typ`` is ``at+jwt`` (RFC 9068); with ``allow_plain_jwt=True`` a
       ``typ`` of ``JWT`` or none at all is accepted too, for authorization
-      servers that issue access tokens so (the ``aud`` check then keeps an
-      ID token out, whose audience is a client);
+      servers that issue access tokens so (Keycloak, Entra ID, Auth0's
+      default profile; the ``aud`` check then keeps an ID token out, whose
+      audience is a client). Without it, the first such token refused logs
+      a warning naming the option (the client is told only that its token
+      is of the wrong type);
     - its signature verifies with the issuer's key named by its ``kid``
       (without a ``kid``: the one key that suits its ``alg``); ``jku``,
       ``x5u`` and ``jwk`` headers are ignored, keys come from the issuer only;
@@ -374,6 +383,7 @@ class JWTVerifier:
         self.leeway = leeway
         self.required_scopes = tuple(required_scopes)
         self.allow_plain_jwt = allow_plain_jwt
+        self._hinted = False  # the hint of PLAIN_JWT_HINT is logged once per verifier, not for every such token
         self.refresh_interval = _positive("refresh_interval", refresh_interval)
         self.max_key_age = _positive("max_key_age", max_key_age)
         self.timeout = _positive("timeout", timeout)
@@ -440,9 +450,18 @@ class JWTVerifier:
             raise InvalidToken("the token has critical header parameters (crit, b64) this server does not support")
         typ = header.get("typ")
         kind = typ.lower() if isinstance(typ, str) else None if typ is None else ""
-        if kind in _AT_JWT_TYPES or (self.allow_plain_jwt and (kind is None or kind in _PLAIN_JWT_TYPES)):
+        plain = kind is None or kind in _PLAIN_JWT_TYPES
+        if kind in _AT_JWT_TYPES or (self.allow_plain_jwt and plain):
             return
-        raise InvalidToken(f"the token's type (typ header) is {_shown(typ)}, not 'at+jwt': it is no access token")
+        described = f"the token's type (typ header) is {_shown(typ)}, not 'at+jwt': it is no access token"
+        if not plain:
+            raise InvalidToken(described)
+        # Keycloak, Entra ID and Auth0's default profile issue access tokens so. The operator is told (once in the
+        # log, and in the exception) what accepts them; the client's answer says no more than it did.
+        if not self._hinted:
+            self._hinted = True
+            log.warning("%s refused a token: %s (%s)", self, described, PLAIN_JWT_HINT)
+        raise InvalidToken(described, hint=PLAIN_JWT_HINT)
 
     def _signature_verifies(self, signed: CompactSignature, key: Key, alg: str) -> bool:
         from joserfc.errors import JoseError

@@ -193,6 +193,8 @@ class PendingRequest:
     """Its OpenTelemetry span, while a tracer provider is configured."""
     waiter: threading.Thread | None = None
     """The thread waiting for it that may read the response itself (see ``StdioTransport.wait_reading``)."""
+    route: Route | None = None
+    """What it belongs to, as it was sent: its ``notifications/cancelled`` goes the same way."""
 
 
 _DISPATCHER_IDS = itertools.count(1)
@@ -341,7 +343,7 @@ class JsonRpcDispatcher:
     ) -> PendingRequest:
         """Send a request without waiting; see :meth:`wait` and :meth:`cancel` (``route``: as for :meth:`notify`)."""
         request_id = self._next_id()
-        pending = PendingRequest(request_id, method, self._clock.monotonic(), on_progress=on_progress)
+        pending = PendingRequest(request_id, method, self._clock.monotonic(), on_progress=on_progress, route=route)
         wire = _to_params(params)
         if on_progress is not None:
             wire = dict(wire or {})
@@ -528,7 +530,10 @@ class JsonRpcDispatcher:
 
     def _tell_cancelled(self, pending: PendingRequest, reason: str) -> None:
         try:
-            self.notify("notifications/cancelled", CancelledNotificationParams(request_id=pending.id, reason=reason))
+            # On the request's own way (over HTTP: the stream of the call that asked, never the GET stream), so
+            # the peer hears of the withdrawal after the question and before the call's answer, in order.
+            cancelled = CancelledNotificationParams(request_id=pending.id, reason=reason)
+            self.notify("notifications/cancelled", cancelled, route=pending.route)
         except MCPError:
             log.debug("could not send notifications/cancelled for %r", pending.id)
 

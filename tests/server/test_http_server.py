@@ -23,6 +23,7 @@ import pytest
 import requests
 from schema_util import validate_definition
 
+from mcp_sync import MCP_CODES, MCPError
 from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.oauth import bearer_challenge as challenge
 from mcp_sync.protocol.oauth import bearer_token
@@ -660,6 +661,34 @@ def test_sampling_request_from_a_tool_is_answered_by_a_client_post(url: str) -> 
     assert final["result"]["content"][0]["text"] == "the model said 4"
     assert stream.rest() == []
     stream.close()
+
+
+def test_a_question_the_server_withdraws_is_withdrawn_on_its_call_s_stream(server: MCPServer, url: str) -> None:
+    # The withdrawal belongs to the call, like the question: with a GET stream open it must still come on the call's
+    # own stream, between the question and the answer, or a client reading each stream on its own thread could
+    # hear of the withdrawal before the question it withdraws (and keep that question for ever).
+    def impatient(args: Any, ctx: Any) -> str:
+        try:
+            ctx.sample("2+2?", timeout=0.1)
+        except MCPError as error:
+            return error.code
+        return "answered"
+
+    server.register_tool("impatient", impatient)
+    peer = Peer(url)
+    peer.initialize(capabilities={"sampling": {}})
+    listening = peer.stream()
+    assert listening.block() == {"retry": "1000"}
+    call = peer.stream("POST", tool_call("impatient", id="call-1"))
+    _, question = call.message()
+    assert question["method"] == "sampling/createMessage"  # left unanswered
+    _, withdrawal = call.message()
+    assert withdrawal["method"] == "notifications/cancelled"
+    assert withdrawal["params"]["requestId"] == question["id"]
+    _, final = call.message()
+    assert final["id"] == "call-1" and final["result"]["content"][0]["text"] == MCP_CODES.TIMEOUT
+    call.close()
+    listening.close()
 
 
 def test_json_response_mode_sends_related_messages_to_the_get_stream(serve: Callable[..., RunningHTTPServer]) -> None:

@@ -20,20 +20,23 @@ DELETE, or a 2026-07-28 client opened and closed).
 
 Sampled every few seconds: the server's RSS, threads and open file
 descriptors (summed over the master and its workers, from /proc), Redis's
-key count (DBSIZE), and this process's threads and descriptors. Leftovers
-(idle sessions, finished tasks) last ``--idle`` seconds, so the first
-``2 x --idle`` seconds are warm-up; then start, middle and end are each the
-median of three samples. The run fails (exit 1) if anything grew from start
-to end beyond the limits printed, if this process keeps a thread or
-descriptor after closing its clients, or on any client error not expected
-by design. Expected: a call we cancelled, and what fails while a worker we
-killed goes (an operation that overlapped a kill, or a listen stream it
-broke: 2026-07-28 listens do not resume, they are opened again).
+key count (DBSIZE), and this process's threads and descriptors. What clients
+leave behind (idle sessions, finished tasks, SSE streams on Redis) lasts
+``--idle`` seconds, and on Redis a stream's note of a notification a minute,
+so the first of those plus 10 s are warm-up. Start, middle and end of the
+rest are each the median of three samples; growth is judged on the trend
+(the least-squares slope times the length of the rest). The run fails (exit
+1) if a figure's trend grew beyond what is allowed (printed), if this process
+keeps a thread or descriptor after closing its clients, or on any client
+error not expected by design. Expected: a call we cancelled, and what fails
+while a worker we killed goes (an operation that overlapped a kill, or a
+listen stream it broke: 2026-07-28 listens do not resume, they are opened
+again). The server's log is summed up at WARNING and above.
 
 Usage::
 
     PYTHONPATH=. python bench/soak.py [--minutes 10] [--target embedded|gunicorn|both] [--clients 4]
-        [--workers 2] [--kill-every 15] [--idle 10]
+        [--workers 2] [--kill-every 15] [--idle 30]
 """
 
 from __future__ import annotations
@@ -46,34 +49,31 @@ import gc
 import os
 import random
 import re
-import select
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import requests
 import requests.adapters
-from workers_bench import ROOT, START_TIMEOUT, free_port, redis_server, stop, wait_listening
+from soak_servers import Target, children, embedded, gunicorn, measure, redis_kinds, server_log
+from workers_bench import START_TIMEOUT
 
 from mcp_sync.client import MCPClient, Subscription, http_client
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.server.scale.redis_events import ONCE_TTL
 
-HERE = Path(__file__).resolve().parent
 CALL_TIMEOUT = 30.0
 HEARD_TIMEOUT = 15.0
 JOIN_TIMEOUT = 60.0
-TOLERANCE = {"rss_mib": (0.15, 16.0), "threads": (0.25, 8), "fds": (0.25, 16), "keys": (0.5, 50)}
-"""Growth allowed from start to end, per kind of figure: (fraction of the start, or at least this much)."""
+TOLERANCE = {"rss_mib": (0.15, 16.0), "threads": (0.25, 8), "fds": (0.25, 16), "keys": (0.25, 50)}
+"""Growth allowed over the steady part of a run, per kind of figure: (a fraction of the start, or at least this)."""
 
 
 class SoakError(Exception):
@@ -167,6 +167,7 @@ class Worker:
         self.heard = Heard()
         self.own = {"handshake": f"notes://{index}-get", "stateless": f"notes://{index}-listen"}
         self.clients: dict[str, MCPClient] = {}
+        self.made: dict[str, float] = {}
         self.listening: Subscription | None = None
         self.listen_opened = 0.0
         self.turn = 0
@@ -176,8 +177,13 @@ class Worker:
         client = self.clients.get(era)
         if client is not None and client.initialized:
             return client
-        if client is not None:
+        if client is not None:  # its transport closed: the client gives up on a server it could not reach
             client.close()
+            killed = self.tally.killed_since(self.made[era])
+            with self.tally.lock:
+                counts = self.tally.expected if killed else self.tally.errors
+                counts[f"a long-lived {era} client closed{' by a killed worker' if killed else ''}, made again"] += 1
+        self.made[era] = time.monotonic()
         client = new_client(self.url, era)
         self.clients[era] = client
         if era == "handshake":
@@ -293,85 +299,6 @@ def new_client(url: str, era: str, session: requests.Session | None = None) -> M
     return http_client(url, era=era, timeout=CALL_TIMEOUT, session=session, elicitation_provider=None)
 
 
-# ------------------------------------------------------------------ the servers
-
-
-@dataclass
-class Target:
-    name: str
-    url: str
-    master: int
-    redis_port: int | None = None
-    workers: int = 0
-
-    def pids(self) -> list[int]:
-        """The master and its workers."""
-        return [self.master, *children(self.master)]
-
-
-def children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                    found.append(int(entry.name))
-    return found
-
-
-@contextlib.contextmanager
-def embedded(idle: float, log: Path) -> Iterator[Target]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SOAK_IDLE_SECONDS": str(idle)}
-    argv = [sys.executable, str(HERE / "soak_app.py")]
-    with open(log, "wb") as sink:
-        process = subprocess.Popen(
-            argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink, start_new_session=True
-        )
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        readable, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
-        url = process.stdout.readline().decode().strip() if readable else ""
-        if not url:
-            raise SystemExit(f"the embedded server did not say its URL within {START_TIMEOUT:g} s")
-        yield Target("embedded", url, process.pid)
-    finally:
-        process.stdin.close()  # it stops when its stdin closes; stop() is for one that does not
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(START_TIMEOUT)
-        stop(process)
-        process.stdout.close()
-
-
-@contextlib.contextmanager
-def gunicorn(idle: float, workers: int, log: Path) -> Iterator[Target]:
-    with redis_server() as redis_url:
-        port = free_port()
-        argv = [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "32", "-w", str(workers)]
-        argv += ["--keep-alive", "0", "-b", f"127.0.0.1:{port}", "--chdir", str(HERE), "soak_app:make_app()"]
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "SOAK_IDLE_SECONDS": str(idle), "MCP_SYNC_REDIS_URL": redis_url}
-        with open(log, "wb") as sink:
-            process = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            wait_listening(port, process)
-            redis_port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
-            yield Target("gunicorn", f"http://127.0.0.1:{port}/mcp", process.pid, redis_port, workers)
-        finally:
-            stop(process)
-
-
-def server_log(log: Path) -> None:
-    """What the server logged at WARNING and above (and its tracebacks' last lines), counted, ids and figures masked."""
-    counts: collections.Counter[str] = collections.Counter()
-    lines = log.read_text(errors="replace").splitlines()
-    for number, line in enumerate(lines):
-        ends_traceback = number > 0 and lines[number - 1].startswith(" ") and not line.startswith((" ", "Traceback"))
-        if re.search(r"WARNING|ERROR|CRITICAL|Exception", line) or ends_traceback:
-            counts[re.sub(r"\[[^]]*\] |[0-9a-f]{8,}|\d+", "N", line)[:200]] += 1
-    print(f"server log: {len(lines)} lines, {sum(counts.values())} at WARNING or above or ending a traceback")
-    for entry, n in counts.most_common(15):
-        print(f"  {n:6d}  {entry}")
-
-
 def killer(target: Target, tally: Tally, every: float, stopping: threading.Event) -> None:
     """Kill one worker with SIGKILL every ``every`` seconds and wait for gunicorn to replace it."""
     chooser = random.Random(26)
@@ -403,49 +330,6 @@ class Sample:
     figures: dict[str, float]
 
 
-def status_field(pid: int, name: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(name + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-def dbsize(port: int) -> int:
-    with socket.create_connection(("127.0.0.1", port), timeout=5.0) as conn:
-        conn.sendall(b"DBSIZE\r\n")
-        return int(conn.recv(64).strip().lstrip(b":"))
-
-
-def redis_kinds(port: int) -> collections.Counter[str]:
-    """The keys in Redis by kind (ids masked), with whether they expire."""
-    import redis  # the [redis] extra, needed by the gunicorn target anyway
-
-    kinds: collections.Counter[str] = collections.Counter()
-    with redis.Redis(port=port, socket_timeout=5.0) as keys:
-        for key in keys.scan_iter(count=1000):
-            kind = re.sub(r"[0-9a-f]{8,}|[0-9a-f-]{32,}|\d+", "N", key.decode(errors="replace"))
-            kinds[f"{kind} ({'expires' if keys.ttl(key) >= 0 else 'no TTL'})"] += 1
-    return kinds
-
-
-def measure(target: Target) -> dict[str, float]:
-    figures = {"server rss_mib": 0.0, "server threads": 0.0, "server fds": 0.0}
-    for pid in target.pids():
-        with contextlib.suppress(OSError):  # a worker killed meanwhile
-            rss, threads, fds = (
-                status_field(pid, "VmRSS"),
-                status_field(pid, "Threads"),
-                len(os.listdir(f"/proc/{pid}/fd")),
-            )
-            figures["server rss_mib"] += rss / 1024
-            figures["server threads"] += threads
-            figures["server fds"] += fds
-    if target.redis_port is not None:
-        figures["redis keys"] = dbsize(target.redis_port)
-    figures.update(client_figures())
-    return figures
-
-
 def client_figures() -> dict[str, float]:
     return {"client threads": threading.active_count(), "client fds": len(os.listdir("/proc/self/fd"))}
 
@@ -454,7 +338,7 @@ def sampler(target: Target, every: float, samples: list[Sample], kinds: list[Any
     """Sample every ``every`` seconds; keep the kinds of Redis keys of the last sample (under load)."""
     began = time.monotonic()
     while True:
-        samples.append(Sample(time.monotonic() - began, measure(target)))
+        samples.append(Sample(time.monotonic() - began, measure(target) | client_figures()))
         if target.redis_port is not None:
             kinds[:] = [redis_kinds(target.redis_port)]
         if stopping.wait(every):
@@ -483,16 +367,18 @@ def report(target: Target, samples: list[Sample], warmup: float, tally: Tally, l
     print(f"\n{target.name}: {len(samples)} samples, steady from {steady[0].at:.0f} s to {steady[-1].at:.0f} s")
     if not judged:
         print(f"NOT JUDGED: the run is shorter than its warm-up ({warmup:g} s) and 9 samples; growth is shown only")
-    print(f"{'figure':<16} {'start':>9} {'middle':>9} {'end':>9} {'slope/min':>10} {'limit':>9}")
+    # A leak is a trend: the least-squares line over the steady samples, less noisy than any two of them.
+    minutes = (steady[-1].at - steady[0].at) / 60
+    print(f"{'figure':<16} {'start':>8} {'middle':>8} {'end':>8} {'slope/min':>10} {'trend':>8} {'allowed':>8}")
     failures = list(leftover)
     for name in samples[0].figures:
         start, mid, end = (median_of(part, name) for part in parts.values())
         fraction, least = TOLERANCE[name.split()[1]]
-        limit = start + max(start * fraction, least)
+        allowed = max(start * fraction, least)
         slope = slope_per_minute(steady, name)
-        print(f"{name:<16} {start:9.1f} {mid:9.1f} {end:9.1f} {slope:+10.2f} {limit:9.1f}")
-        if judged and end > limit:
-            failures.append(f"{name} grew from {start:.1f} to {end:.1f} (limit {limit:.1f})")
+        print(f"{name:<16} {start:8.1f} {mid:8.1f} {end:8.1f} {slope:+10.2f} {slope * minutes:+8.1f} {allowed:8.1f}")
+        if judged and slope * minutes > allowed:
+            failures.append(f"{name} grew {slope * minutes:+.1f} over {minutes:.1f} min (allowed {allowed:.1f})")
     print("operations done: " + ", ".join(f"{kind} {n}" for kind, n in sorted(tally.done.items())))
     for title, counts in (("expected by design", tally.expected), ("UNEXPECTED ERRORS", tally.errors)):
         print(f"{title}: {sum(counts.values())}")

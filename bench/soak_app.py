@@ -3,8 +3,8 @@
 Like ``examples/scaled_app.py``, with what a soak needs besides: a slow tool
 that stops when cancelled, a tool that must run as a task, and short
 lifetimes for what a client may leave behind (an idle session, a finished
-task), so that a run of minutes reaches its steady state and stays there:
-``SOAK_IDLE_SECONDS`` (15 by default) for both.
+task, an SSE stream on Redis), so that a run of minutes reaches its steady
+state and stays there: ``SOAK_IDLE_SECONDS`` (30 by default) for all.
 
 Under gunicorn (the backend from ``MCP_SYNC_REDIS_URL``), from ``bench/``::
 
@@ -22,8 +22,10 @@ import os
 import sys
 
 from mcp_sync import Context, MCPServer, StreamableHTTPApp, start_http
+from mcp_sync.server.scale.redis_backend import RedisBackend
+from mcp_sync.server.scale.redis_events import RedisEventStore
 
-IDLE_SECONDS = float(os.environ.get("SOAK_IDLE_SECONDS", "15"))
+IDLE_SECONDS = float(os.environ.get("SOAK_IDLE_SECONDS", "30"))
 
 server = MCPServer("soak", "1.0")
 server.tasks.ttl_ms = int(IDLE_SECONDS * 1000)  # finished tasks nobody reads again go within the steady state
@@ -70,8 +72,17 @@ def note(name: str) -> str:
 
 
 def make_app() -> StreamableHTTPApp:
-    """The WSGI app (gunicorn's ``'soak_app:make_app()'``); made in each worker, after every registration."""
-    return StreamableHTTPApp(server, session_idle_timeout=IDLE_SECONDS)
+    """The WSGI app (gunicorn's ``'soak_app:make_app()'``); made in each worker, after every registration.
+
+    On Redis, SSE streams outlive their last event by ``SOAK_IDLE_SECONDS`` too (the default is an hour): the
+    POST streams a killed worker's copies of sessions leave behind would pile up for an hour otherwise.
+    """
+    url = os.environ.get("MCP_SYNC_REDIS_URL")
+    if not url:
+        return StreamableHTTPApp(server, session_idle_timeout=IDLE_SECONDS)
+    backend = RedisBackend(url)
+    store = RedisEventStore(backend, ttl=IDLE_SECONDS)
+    return StreamableHTTPApp(server, session_idle_timeout=IDLE_SECONDS, backend=backend, event_store=store)
 
 
 if __name__ == "__main__":

@@ -317,8 +317,9 @@ def killer(target: Target, tally: Tally, every: float, stopping: threading.Event
                 break
             time.sleep(0.05)  # only /proc to poll
         else:
-            with tally.lock:
-                tally.errors[f"gunicorn did not replace a killed worker within {START_TIMEOUT:g} s"] += 1
+            if not stopping.is_set():  # the run ended meanwhile: nothing to say
+                with tally.lock:
+                    tally.errors[f"gunicorn did not replace a killed worker within {START_TIMEOUT:g} s"] += 1
 
 
 # ------------------------------------------------------------------ the figures

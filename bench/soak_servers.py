@@ -1,0 +1,138 @@
+"""The servers ``bench/soak.py`` soaks, and what it reads of them: processes from /proc, keys from Redis."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from workers_bench import ROOT, START_TIMEOUT, free_port, redis_server, stop, wait_listening
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class Target:
+    name: str
+    url: str
+    master: int
+    redis_port: int | None = None
+    workers: int = 0
+
+    def pids(self) -> list[int]:
+        """The master and its workers."""
+        return [self.master, *children(self.master)]
+
+
+def children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+    return found
+
+
+@contextlib.contextmanager
+def embedded(idle: float, log: Path) -> Iterator[Target]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SOAK_IDLE_SECONDS": str(idle)}
+    argv = [sys.executable, str(HERE / "soak_app.py")]
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink, start_new_session=True
+        )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        readable, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+        url = process.stdout.readline().decode().strip() if readable else ""
+        if not url:
+            raise SystemExit(f"the embedded server did not say its URL within {START_TIMEOUT:g} s")
+        yield Target("embedded", url, process.pid)
+    finally:
+        process.stdin.close()  # it stops when its stdin closes; stop() is for one that does not
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(START_TIMEOUT)
+        stop(process)
+        process.stdout.close()
+
+
+@contextlib.contextmanager
+def gunicorn(idle: float, workers: int, log: Path) -> Iterator[Target]:
+    with redis_server() as redis_url:
+        port = free_port()
+        argv = [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "32", "-w", str(workers)]
+        argv += ["--keep-alive", "0", "-b", f"127.0.0.1:{port}", "--chdir", str(HERE), "soak_app:make_app()"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "SOAK_IDLE_SECONDS": str(idle), "MCP_SYNC_REDIS_URL": redis_url}
+        with open(log, "wb") as sink:
+            process = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_listening(port, process)
+            redis_port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+            yield Target("gunicorn", f"http://127.0.0.1:{port}/mcp", process.pid, redis_port, workers)
+        finally:
+            stop(process)
+
+
+def server_log(log: Path) -> None:
+    """What the server logged at WARNING and above (and its tracebacks' last lines), counted, ids and figures masked."""
+    counts: collections.Counter[str] = collections.Counter()
+    lines = log.read_text(errors="replace").splitlines()
+    for number, line in enumerate(lines):
+        ends_traceback = number > 0 and lines[number - 1].startswith(" ") and not line.startswith((" ", "Traceback"))
+        if re.search(r"WARNING|ERROR|CRITICAL|Exception", line) or ends_traceback:
+            counts[re.sub(r"\[[^]]*\] |[0-9a-f]{8,}|\d+", "N", line)[:200]] += 1
+    print(f"server log: {len(lines)} lines, {sum(counts.values())} at WARNING or above or ending a traceback")
+    for entry, n in counts.most_common(15):
+        print(f"  {n:6d}  {entry}")
+
+
+def status_field(pid: int, name: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(name + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def dbsize(port: int) -> int:
+    with socket.create_connection(("127.0.0.1", port), timeout=5.0) as conn:
+        conn.sendall(b"DBSIZE\r\n")
+        return int(conn.recv(64).strip().lstrip(b":"))
+
+
+def redis_kinds(port: int) -> collections.Counter[str]:
+    """The keys in Redis by kind (ids masked), with whether they expire."""
+    import redis  # the [redis] extra, needed by the gunicorn target anyway
+
+    kinds: collections.Counter[str] = collections.Counter()
+    with redis.Redis(port=port, socket_timeout=5.0) as keys:
+        for key in keys.scan_iter(count=1000):
+            kind = re.sub(r"(?<=:)[\w-]{12,}|(?<=:once:)\d+|(?<=:task:)[\w-]+", "ID", key.decode(errors="replace"))
+            kinds[f"{kind} ({'expires' if keys.ttl(key) >= 0 else 'no TTL'})"] += 1
+    return kinds
+
+
+def measure(target: Target) -> dict[str, float]:
+    """The server's RSS, threads and descriptors over its processes; Redis's key count."""
+    figures = {"server rss_mib": 0.0, "server threads": 0.0, "server fds": 0.0}
+    for pid in target.pids():
+        with contextlib.suppress(OSError):  # a worker killed meanwhile
+            rss, threads, fds = (
+                status_field(pid, "VmRSS"),
+                status_field(pid, "Threads"),
+                len(os.listdir(f"/proc/{pid}/fd")),
+            )
+            figures["server rss_mib"] += rss / 1024
+            figures["server threads"] += threads
+            figures["server fds"] += fds
+    if target.redis_port is not None:
+        figures["redis keys"] = dbsize(target.redis_port)
+    return figures

@@ -458,6 +458,7 @@ def test_the_receiver_ignores_session_messages_it_cannot_use(
         with caplog.at_level(logging.ERROR, "mcp_sync.server"):
             backend.listen_sessions(Listener())
             for fields in (
+                {"k": "session_ended", "s": 5},  # no session's id: skipped
                 {"k": "session_update", "s": "s1", "u": "junk"},  # logged
                 {"k": "session_message", "s": "s2", "m": "not an object"},  # skipped
                 {"k": "session_message", "s": "s3", "m": {"jsonrpc": "2.0", "id": 1, "result": {}}},

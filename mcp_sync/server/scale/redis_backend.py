@@ -510,7 +510,12 @@ class RedisBackend:
             backoff = min(backoff * 2, MAX_BACKOFF)
 
     def _subscribe(self, pubsub: Any) -> None:
-        """Subscribe ``pubsub`` to the channel (a seam: a test holds it back, as a busy process would be slow to)."""
+        """Subscribe ``pubsub`` to the channel: at the start, and again each time the connection was lost.
+
+        A seam: a test that holds it back (as a busy process would be slow to
+        subscribe) has the window between losing the connection and hearing
+        again, and can publish exactly in it.
+        """
         pubsub.subscribe(self.channel)
 
     def _reseed(self) -> None:
@@ -596,9 +601,11 @@ def _seconds(ttl: float) -> int:
 
 def _record_fields(record: SessionRecord) -> dict[str, str]:
     """``record`` as the fields of its hash (what is ``None`` is left out)."""
-    fields = {"revision": record.revision, "capabilities": json.dumps(record.capabilities)}
-    if record.client_info is not None:
-        fields["client_info"] = json.dumps(record.client_info)
+    fields = {
+        "revision": record.revision,
+        "capabilities": json.dumps(record.capabilities),
+        "client_info": json.dumps(record.client_info),
+    }
     optional = {"log_level": record.log_level, "principal": record.principal, "stream": record.stream}
     fields.update({name: value for name, value in optional.items() if value is not None})
     fields.update({f"{_SUBSCRIBED}{uri}": "1" for uri in record.subscriptions})
@@ -609,7 +616,7 @@ def _record(session_id: str, stored: dict[bytes, bytes]) -> SessionRecord:
     """The record of ``session_id`` kept as the hash ``stored``; ``ValueError`` (or ``TypeError``) when it is not."""
     fields = {name.decode(): value.decode() for name, value in stored.items()}
     capabilities = json.loads(fields.get("capabilities") or "{}")
-    client_info = json.loads(fields["client_info"]) if "client_info" in fields else None
+    client_info = json.loads(fields.get("client_info") or "null")
     if "revision" not in fields or not isinstance(capabilities, dict):
         raise ValueError("not a session record")
     return SessionRecord(

@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 
 from mcp_sync import Context, MCPServer, StreamableHTTPApp
+from mcp_sync.types import LoggingLevel
 
 server = MCPServer("scaled-example", "1.0")
 
@@ -81,6 +82,13 @@ def touch(uri: str) -> str:
     """Mark the resource ``uri`` updated: its subscribers hear of it, on every worker; says which process did."""
     server.mark_resource_updated(uri)
     return f"{uri} touched by process {os.getpid()}"
+
+
+@server.tool(structured_output=False)
+def announce(text: str, level: LoggingLevel = "info") -> str:
+    """Log ``text`` to every client whose level it reaches, whichever worker its session is on."""
+    server.log(level, text, "announce")
+    return f"announced by process {os.getpid()}"
 
 
 @server.resource("notes://1", mime_type="text/plain")

@@ -33,6 +33,7 @@ __all__ = [
     "STATELESS_REVISIONS",
     "adapt_notification",
     "adapt_result",
+    "admitting",
     "at_least",
     "negotiate",
     "revision_index",
@@ -219,6 +220,18 @@ def adapt_notification(method: str, params: Json, revision: str) -> Json:
     if method == "notifications/progress" and not at_least(revision, "2025-03-26"):
         return _drop(params, "message")
     return params
+
+
+def admitting(level: str) -> tuple[str, ...]:
+    """The levels a client may choose (``logging/setLevel``) that let a message of ``level`` through: those up to it.
+
+    The one rule of log levels: a session checks its client's level against
+    it, and the Redis backend checks each shared session's level in Redis with it.
+
+    >>> admitting("notice")
+    ('debug', 'info', 'notice')
+    """
+    return LOG_LEVELS[: LOG_LEVELS.index(level) + 1]
 
 
 def check_log_level(level: str) -> None:

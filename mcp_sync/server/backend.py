@@ -5,15 +5,19 @@ workers, machines behind a load balancer) need these:
 
 - the secret that signs ``requestState``, so that an input round started
   on one process is finished on another;
-- the server-wide notifications (``notifications/resources/updated`` and
-  the ``list_changed`` ones): raised in one process, they must reach the
-  listen streams and GET streams open in every process; and a task's
+- the server-wide notifications (``notifications/resources/updated``,
+  the ``list_changed`` ones, and the server's log messages,
+  :meth:`~mcp_sync.server.core.MCPServer.log`): raised in one process, they
+  must reach the listen streams and GET streams open in every process, and
+  the streams of shared sessions whoever holds them; and a task's
   status changes (``notifications/tasks``): the task runs in one process,
   its client may listen for them on any;
 - handshake-era sessions (2025-11-25 and before): their records (a
   :class:`SessionRecord`), so that any process serves any session, ends it
   everywhere, and passes on a client's answer to the process whose handler
-  asked;
+  asked; each change to a session is kept as that change alone
+  (:class:`SessionUpdate`), so that changes made at once by two processes are
+  both kept;
 - the events kept for resumable SSE streams (:meth:`Backend.event_store`),
   so that a client resuming a stream on any process gets what it missed.
 
@@ -32,7 +36,6 @@ True
 
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -51,9 +54,10 @@ __all__ = [
     "NoticeKind",
     "SessionListener",
     "SessionRecord",
+    "SessionUpdate",
 ]
 
-NoticeKind = Literal["resource_updated", "list_changed", "task_status"]
+NoticeKind = Literal["resource_updated", "list_changed", "task_status", "log"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,8 @@ class Notice:
     ``kind`` ``"resource_updated"`` has the resource's URI as ``subject``;
     ``"list_changed"`` has the list: ``"tools"``, ``"resources"`` or ``"prompts"``;
     ``"task_status"`` has the task's id, and the ``notifications/tasks``
-    params (wire form) as ``detail``.
+    params (wire form) as ``detail``; ``"log"`` (:meth:`~mcp_sync.server.core.MCPServer.log`)
+    has the message's level, and ``{"data": ..., "logger": ...}`` as ``detail``.
 
     >>> Notice("resource_updated", "notes://1").subject
     'notes://1'
@@ -85,11 +90,13 @@ class SessionRecord:
 
     ``capabilities`` and ``client_info`` are as the client sent them (wire
     form); ``principal`` is who opened the session (``None`` without a token
-    verifier).
+    verifier); ``stream`` is the id of its GET stream in a shared event store,
+    where the notifications addressed to the session go whoever holds a copy
+    of it (``None`` when the store is not shared).
 
     >>> record = SessionRecord("abc", "2025-11-25", capabilities={"sampling": {}}, subscriptions=frozenset({"notes://1"}))
-    >>> SessionRecord.from_json("abc", record.to_json()) == record
-    True
+    >>> sorted(record.subscriptions)
+    ['notes://1']
     """
 
     session_id: str
@@ -99,34 +106,41 @@ class SessionRecord:
     log_level: str | None = None
     subscriptions: frozenset[str] = frozenset()
     principal: str | None = None
+    stream: str | None = None
 
-    def to_json(self) -> str:
-        """The record as stored (its id is the key's, not stored)."""
-        return json.dumps(
-            {
-                "revision": self.revision,
-                "capabilities": self.capabilities,
-                "client_info": self.client_info,
-                "log_level": self.log_level,
-                "subscriptions": sorted(self.subscriptions),
-                "principal": self.principal,
-            }
-        )
+
+@dataclass(frozen=True)
+class SessionUpdate:
+    """One change a request made to a handshake-era session: a log level set, subscriptions added or dropped.
+
+    A backend keeps it as that change alone (never by writing the whole
+    record again), so that two processes changing one session at once both
+    keep theirs; the copies of the session apply it in the order it was kept.
+
+    >>> SessionUpdate.from_wire(SessionUpdate(unsubscribed=frozenset({"notes://1"})).to_wire()).unsubscribed
+    frozenset({'notes://1'})
+    """
+
+    log_level: str | None = None
+    """The level the client chose (``logging/setLevel``); ``None``: unchanged."""
+    subscribed: frozenset[str] = frozenset()
+    unsubscribed: frozenset[str] = frozenset()
+
+    def to_wire(self) -> dict[str, Any]:
+        """The change as it is passed on (JSON)."""
+        return {
+            "log_level": self.log_level,
+            "subscribed": sorted(self.subscribed),
+            "unsubscribed": sorted(self.unsubscribed),
+        }
 
     @classmethod
-    def from_json(cls, session_id: str, data: str | bytes) -> SessionRecord:
-        """The record stored as ``data``; ``ValueError`` when it is not one."""
-        fields = json.loads(data)
-        if not isinstance(fields, dict) or not isinstance(fields.get("revision"), str):
-            raise ValueError("not a session record")
+    def from_wire(cls, fields: dict[str, Any]) -> SessionUpdate:
+        """The change passed on as ``fields``."""
         return cls(
-            session_id,
-            fields["revision"],
-            capabilities=dict(fields.get("capabilities") or {}),
-            client_info=fields.get("client_info"),
-            log_level=fields.get("log_level"),
-            subscriptions=frozenset(fields.get("subscriptions") or ()),
-            principal=fields.get("principal"),
+            fields.get("log_level"),
+            frozenset(fields.get("subscribed") or ()),
+            frozenset(fields.get("unsubscribed") or ()),
         )
 
 
@@ -136,8 +150,11 @@ class SessionListener(Protocol):
     def session_ended(self, session_id: str) -> None:
         """The session ended (DELETE, expiry) in another process: drop it here too."""
 
-    def session_changed(self, record: SessionRecord) -> None:
-        """Another process changed the session (log level, subscriptions): apply it to the copy here, if any."""
+    def session_updated(self, session_id: str, update: SessionUpdate) -> None:
+        """A process changed the session (log level, subscriptions): apply it to the copy here, if any.
+
+        Told of every change in the order the backend kept them, this process's own too, so that every copy
+        ends as the record is."""
 
     def session_message(self, session_id: str, message: dict[str, Any]) -> None:
         """A message (wire form) for the session: a client's response, delivered by the process whose handler
@@ -206,7 +223,11 @@ class Backend(Protocol):
         """Tell ``listener`` what other processes say about the sessions (called once, by the host)."""
 
     def save_session(self, record: SessionRecord, ttl: float) -> None:
-        """Keep ``record`` for ``ttl`` seconds and tell the other processes it changed."""
+        """Keep ``record`` (a new session's) for ``ttl`` seconds and tell the other processes."""
+
+    def update_session(self, session_id: str, update: SessionUpdate, ttl: float) -> bool:
+        """Make ``update`` to the record at once (nothing else in it changes), push its expiry ``ttl`` seconds away,
+        and tell every process; ``False`` (nothing kept) when the session ended."""
 
     def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
         """The record of ``session_id`` (its expiry pushed ``ttl`` seconds away), ``None`` if there is none."""
@@ -241,6 +262,8 @@ class InProcessBackend:
     (False, None, True)
     >>> backend.listen_sessions(object())  # type: ignore[arg-type]
     >>> backend.save_session(record, 60.0); backend.end_session("abc"); backend.send_to_session("abc", {})
+    >>> backend.update_session("abc", SessionUpdate(log_level="info"), 60.0)
+    True
     >>> backend.stream_opened("abc")
     >>> type(backend.event_store()).__name__
     'InMemoryEventStore'
@@ -270,6 +293,10 @@ class InProcessBackend:
 
     def save_session(self, record: SessionRecord, ttl: float) -> None:
         """Nothing kept."""
+
+    def update_session(self, session_id: str, update: SessionUpdate, ttl: float) -> bool:
+        """Nothing kept: the session itself has its state."""
+        return True
 
     def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
         """Nothing kept."""

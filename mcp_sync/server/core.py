@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
@@ -63,6 +63,7 @@ from ..protocol.versions import check_log_level
 from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
+from ..runtime.transport import Route
 from .authorization import AuthInfo, Authorizer
 from .backend import Backend, InProcessBackend, Notice
 from .context import NO_CLIENT, Context, ProgressReporter
@@ -904,7 +905,13 @@ class MCPServer:
         >>> server = MCPServer("demo")
         >>> server.deliver(Notice("list_changed", "tools"))  # no session: nobody to tell
         """
-        # Each session is told which notification this is: a stream the processes share keeps it once.
+        # Each session is told which notification this is: a stream the processes share has it once.
+        if notice.kind == "log":
+            detail = notice.detail or {}
+            level, route = cast(LoggingLevel, notice.subject), Route(once=notice.key)
+            for session in self.sessions:
+                session.log(level, detail.get("data"), detail.get("logger"), route=route)
+            return
         if notice.kind == "task_status":
             status = TaskStatusNotificationParams.model_validate(notice.detail or {})
             for session in self.sessions:
@@ -951,10 +958,19 @@ class MCPServer:
         self.backend.publish(notice)
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
-        """Send a log message to every connected client (each filters by its level)."""
+        """Send a log message to every connected client whose level it reaches (``logging/setLevel``).
+
+        With a shared :attr:`backend`, the clients of every process serving
+        this server are told, as for :meth:`mark_resource_updated`
+        (:class:`~mcp_sync.server.backend.BackendUnavailable` when the other
+        processes cannot be reached; this one's clients are told first).
+
+        >>> MCPServer("demo").log("info", {"disk": "90% full"}, "monitor")  # no session: nobody to tell
+        """
         check_log_level(level)
-        for session in self.sessions:
-            session.log(level, data, logger)
+        notice = Notice("log", level, detail={"data": data, "logger": logger})
+        self.deliver(notice)  # not to the watchers (a mount): a log message is no change of what is served
+        self.backend.publish(notice)
 
     def info_wire(self) -> dict[str, Any]:
         """This server's name and version as sent in results (built again only when :attr:`info` changes)."""

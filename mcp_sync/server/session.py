@@ -29,7 +29,7 @@ import collections
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -45,7 +45,6 @@ from ..protocol.stateless import (
     is_stateless_request,
 )
 from ..protocol.types import (
-    LOG_LEVELS,
     CallToolRequestParams,
     ClientCapabilities,
     CompleteRequestParams,
@@ -98,6 +97,7 @@ from ..protocol.versions import (
     STATELESS_REVISIONS,
     adapt_notification,
     adapt_result,
+    admitting,
     at_least,
     check_log_level,
     negotiate,
@@ -106,6 +106,7 @@ from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, Timeout
 from ..runtime.request_context import RequestContext
 from ..runtime.transport import Route
 from .authorization import NO_AUTH, AuthInfo, RequestInfo
+from .backend import SessionUpdate
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
 from .middleware import Call, CallKind, run_chain
 from .stateless import InputRequired, StatelessRequest, resource_not_found
@@ -116,7 +117,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerSession"]
 
-_SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
 _STATELESS = "stateless"
 """The key of ``RequestContext.state`` under which what a 2026-07-28 request says of itself is kept."""
@@ -267,9 +267,10 @@ class ServerSession:
         """Whether each request this session serves stands alone, with no connection behind it that lasts
         (the HTTP app's 2026-07-28 requests, and its stateless mode): nothing is kept for a client between
         requests, and nobody can be asked anything outside one."""
-        self.on_change: Callable[[ServerSession], None] | None = None
-        """Called (on the handler's thread, before the response) after ``initialize``, ``logging/setLevel``
-        and ``resources/subscribe``/``unsubscribe`` changed the session: the HTTP app keeps it in its backend."""
+        self.on_change: Callable[[ServerSession, SessionUpdate | None], None] | None = None
+        """Called (on the handler's thread, before the response) after ``initialize`` (with ``None``: the session
+        is new) and with what ``logging/setLevel`` and ``resources/subscribe``/``unsubscribe`` changed: the HTTP
+        app keeps it in its backend."""
         self._lock = threading.Lock()
         # Held while a listen is registered and acknowledged, and while the listens are read to tell of a
         # change: a change raised once the client has the acknowledgement is told on the new listen, never
@@ -351,9 +352,26 @@ class ServerSession:
         with self._lock:
             self._subscriptions = set(subscriptions)
 
-    def _changed(self) -> None:
+    def apply(self, update: SessionUpdate) -> None:
+        """Make a change another process made to the session (its own ``on_change`` is not called).
+
+        >>> from mcp_sync import MCPServer
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> session = MCPServer("demo").start(InMemoryTransport.pair()[0])
+        >>> session.apply(SessionUpdate(log_level="error", subscribed=frozenset({"notes://1"})))
+        >>> session.log_level, sorted(session.subscriptions)
+        ('error', ['notes://1'])
+        >>> session.close()
+        """
+        with self._lock:  # one change at a time, with the session's own subscribing
+            if update.log_level is not None:
+                self.log_level = cast(LoggingLevel, update.log_level)
+            self._subscriptions |= update.subscribed
+            self._subscriptions -= update.unsubscribed
+
+    def _changed(self, update: SessionUpdate | None) -> None:
         if self.on_change is not None:
-            self.on_change(self)
+            self.on_change(self, update)
 
     # --------------------------------------------------------- request gate
 
@@ -646,7 +664,7 @@ class ServerSession:
         self.revision = negotiate(params.protocol_version)
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
-        self._changed()
+        self._changed(None)
         server = self.server
         capabilities = self.capabilities()
         if server.task_runner is not None:
@@ -753,19 +771,19 @@ class ServerSession:
         self.server.subscription_changed(self, params.uri, True)  # a refusal there refuses the subscription
         with self._lock:
             self._subscriptions.add(params.uri)
-        self._changed()
+        self._changed(SessionUpdate(subscribed=frozenset({params.uri})))
         return EmptyResult()
 
     def _unsubscribe(self, params: UnsubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
         with self._lock:
             self._subscriptions.discard(params.uri)
         self.server.subscription_changed(self, params.uri, False)
-        self._changed()
+        self._changed(SessionUpdate(unsubscribed=frozenset({params.uri})))
         return EmptyResult()
 
     def _set_level(self, params: SetLevelRequestParams, ctx: RequestContext) -> EmptyResult:
         self.log_level = params.level
-        self._changed()
+        self._changed(SessionUpdate(log_level=params.level))
         return EmptyResult()
 
     # --------------------------------------------------------- notifications
@@ -853,7 +871,7 @@ class ServerSession:
             # its response stream); none goes to its connection as a whole.
             return
         threshold = minimum or self.log_level or self.server.log_level
-        if threshold is not None and _SEVERITY[level] < _SEVERITY[threshold]:
+        if threshold is not None and threshold not in admitting(level):
             return
         message = LoggingMessageNotificationParams(level=level, data=data, logger=logger)
         self.notify("notifications/message", message, route=route)

@@ -17,6 +17,7 @@ one, each driven here by a hook of the test (never by load or sleeps):
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -30,7 +31,7 @@ from test_scale_out import TIMEOUT, wait_until
 from test_scale_out_sessions import NAME, SUBSCRIBED, _legacy, build_server, initialize, ping, post
 
 from mcp_sync.server import StreamableHTTPApp
-from mcp_sync.server.backend import SessionRecord
+from mcp_sync.server.backend import SessionRecord, SessionUpdate
 from mcp_sync.server.http.wsgi import WSGIServer
 from mcp_sync.server.scale.redis_backend import RedisBackend
 
@@ -126,13 +127,13 @@ def test_a_change_published_while_the_copy_is_made_reaches_it(two: Two) -> None:
     wait_until(lambda: two.held.receiving, "b's receiver subscribed")
     session = _start(two)
     heard = threading.Event()
-    apply = two.apps[1].shared.session_changed
+    apply = two.apps[1].shared.session_updated
 
-    def spy(record: SessionRecord) -> None:
+    def spy(session_id: str, update: SessionUpdate) -> None:
         heard.set()  # the receiver has the notice: applying it may wait until the copy is kept
-        apply(record)
+        apply(session_id, update)
 
-    two.apps[1].shared.session_changed = spy  # type: ignore[method-assign]
+    two.apps[1].shared.session_updated = spy  # type: ignore[method-assign]
 
     def change_meanwhile() -> None:
         # b has read the record (no subscription yet) and not kept its copy: a subscribes the client now.
@@ -166,7 +167,7 @@ def test_copies_take_their_records_again_when_the_receiver_comes_back(
         two.held.release.clear()
         keys.client_kill_filter(_type="pubsub")
         wait_until(lambda: not two.held.receiving, "b's receiver lost Redis again")
-        keys.set(key, SessionRecord(session, "2025-11-25", capabilities={"sampling": "junk"}).to_json())
+        keys.hset(key, "capabilities", json.dumps({"sampling": "junk"}))
         with caplog.at_level(logging.ERROR, "mcp_sync.server"):
             two.held.release.set()
             wait_until(lambda: "refreshing the copies of sessions from Redis failed" in caplog.text, "it was logged")

@@ -39,7 +39,7 @@ from test_scale_out import TIMEOUT, Sampler, calls_spread_over_workers, wait_unt
 from mcp_sync import Context, MCPServer
 from mcp_sync.client import http_client
 from mcp_sync.server import StreamableHTTPApp
-from mcp_sync.server.backend import BackendUnavailable, Notice, SessionRecord
+from mcp_sync.server.backend import BackendUnavailable, Notice, SessionUpdate
 from mcp_sync.server.http.event_store import InMemoryEventStore
 from mcp_sync.server.http.sessions import HTTPSession, SessionRegistry, StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
@@ -249,7 +249,8 @@ def test_a_handshake_session_is_served_by_both_processes_and_ends_everywhere(pai
             client.call_tool("where")  # one request more: the next touch goes to the other app, or the one after
         assert client.call_tool("where").text in {"a", "b"}  # anything more would have come before this answer
         assert len(heard) == len(touched_by) + 1
-        record = SessionRecord.from_json(session_id, keys.get(f"mcp-sync:{NAME}:session:{session_id}") or b"")
+        record = pair.apps[0].backend.load_session(session_id, 3600)
+        assert record is not None
         assert record.log_level == "error" and record.subscriptions == {SUBSCRIBED}
         assert record.client_info is not None and record.capabilities.get("sampling") == {}
         assert 0 < keys.ttl(f"mcp-sync:{NAME}:session:{session_id}") <= 3600
@@ -282,7 +283,7 @@ def test_a_record_gone_or_broken_ends_the_session_and_redis_away_gives_503(
     assert post(a, ping(3), session)[0] == 404
     assert pair.apps[0].sessions.peek(session) is None
     # A malformed record is no session.
-    keys.set(f"mcp-sync:{NAME}:session:broken", '{"no": "revision"}')
+    keys.hset(f"mcp-sync:{NAME}:session:broken", "no", "revision")
     with caplog.at_level(logging.WARNING, "mcp_sync.server"):
         assert post(b, ping(4), "broken")[0] == 404
     assert "ignored a malformed session record" in caplog.text
@@ -394,15 +395,14 @@ def test_a_get_stream_opened_in_one_process_ends_the_one_open_in_another(
 
 def test_what_other_processes_say_of_sessions_not_held_here_is_ignored(pair: Pair, redis_server: RedisServer) -> None:
     app = pair.apps[0]
-    record = SessionRecord("unknown", "2025-11-25", log_level="debug")
-    app.shared.session_changed(record)
+    app.shared.session_updated("unknown", SessionUpdate(log_level="debug"))
     app.shared.session_message("unknown", {"jsonrpc": "2.0", "id": 1, "result": {}})
     app.shared.session_ended("unknown")
     app.shared.session_stream_opened("unknown")
     # A legacy (2024-11-05) session is not shared: its copy takes nothing, and /mcp does not serve it.
     transport = StreamableSessionTransport(event_store=None)
     legacy_entry = _legacy(app)
-    app.shared.session_changed(SessionRecord(legacy_entry.session_id, "2025-11-25", log_level="debug"))
+    app.shared.session_updated(legacy_entry.session_id, SessionUpdate(log_level="debug"))
     assert legacy_entry.session.log_level is None
     app.shared.session_message(legacy_entry.session_id, {"jsonrpc": "2.0", "id": 1, "result": {}})
     app.shared.session_stream_opened(legacy_entry.session_id)
@@ -443,8 +443,8 @@ def test_the_receiver_ignores_session_messages_it_cannot_use(
         def session_ended(self, session_id: str) -> None:
             heard.append(f"ended {session_id}")
 
-        def session_changed(self, record: SessionRecord) -> None:
-            heard.append(f"changed {record.session_id}")
+        def session_updated(self, session_id: str, update: SessionUpdate) -> None:
+            heard.append(f"updated {session_id} {update.log_level}")
 
         def session_message(self, session_id: str, message: dict[str, Any]) -> None:
             heard.append(f"message {session_id}")
@@ -458,15 +458,16 @@ def test_the_receiver_ignores_session_messages_it_cannot_use(
         with caplog.at_level(logging.ERROR, "mcp_sync.server"):
             backend.listen_sessions(Listener())
             for fields in (
-                {"k": "session_changed", "s": "s1", "r": "junk"},  # logged
+                {"k": "session_ended", "s": 5},  # no session's id: skipped
+                {"k": "session_update", "s": "s1", "u": "junk"},  # logged
                 {"k": "session_message", "s": "s2", "m": "not an object"},  # skipped
                 {"k": "session_message", "s": "s3", "m": {"jsonrpc": "2.0", "id": 1, "result": {}}},
-                {"k": "session_changed", "s": "s4", "r": SessionRecord("s4", "2025-11-25").to_json()},
+                {"k": "session_update", "s": "s4", "u": SessionUpdate(log_level="info").to_wire()},
                 {"k": "session_ended", "s": "s5"},
             ):
                 publisher.publish(backend.channel, json.dumps({"o": "x", **fields}))
             wait_until(lambda: len(heard) == 3, "the last three were heard")
-        assert heard == ["message s3", "changed s4", "ended s5"]
+        assert heard == ["message s3", "updated s4 info", "ended s5"]
         assert "handling a session message from another process failed" in caplog.text
     finally:
         publisher.close()

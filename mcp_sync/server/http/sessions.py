@@ -281,8 +281,7 @@ class StreamableSessionTransport(BaseTransport):
         if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
             self._route_response(message, context)
             return
-        wide = self._server_wide(message)
-        once = once if wide else None  # (a key names a server-wide notification only)
+        wide = self._server_wide(message, once)
         with self._routes:
             post = self._subscription(message) or (None if wide else self._related_post(context))
             if post is not None:
@@ -292,12 +291,16 @@ class StreamableSessionTransport(BaseTransport):
                 return
             stream = self.standalone
             if stream is not None and stream.shared:
+                if wide and once is not None:
+                    # The process that raised it wrote it to this stream, as to every stream it is addressed to
+                    # (the backend, see RedisBackend.publish): whether or not a copy of the session was anywhere.
+                    return
                 # Every process writes to the shared stream; the one holding its connection sends it.
-                self._emit(stream, message, once)
+                self._emit(stream, message)
                 return
             is_request = isinstance(message, JSONRPCRequest)
             forward = self.forward
-            if stream is None or stream.consumer is not None or self._server_wide(message):
+            if stream is None or stream.consumer is not None or wide:
                 forward = None
             if forward is None and stream is not None and (stream.consumer is not None or not is_request):
                 self._emit(stream, message)
@@ -327,8 +330,12 @@ class StreamableSessionTransport(BaseTransport):
             return None
         return next((e for e in self._waiting.get(tag, ()) if not e.json_only), None)
 
-    def _server_wide(self, message: JSONRPCMessage) -> bool:
-        return self.shared and isinstance(message, JSONRPCNotification) and message.method in SERVER_WIDE
+    def _server_wide(self, message: JSONRPCMessage, once: str | None) -> bool:
+        """Whether every process delivers ``message`` to its copy of the session: one of :data:`SERVER_WIDE`, or
+        any notification that names the server-wide notice it is (``once``: a log message of the server's)."""
+        if not self.shared or not isinstance(message, JSONRPCNotification):
+            return False
+        return once is not None or message.method in SERVER_WIDE
 
     def _related_post(self, context: RequestContext | None) -> PostedRequest | None:
         """The streaming POST of the request ``context`` (whose handler sends a message), if any; bound to it, so
@@ -374,13 +381,13 @@ class StreamableSessionTransport(BaseTransport):
             del self._waiting[request_id]
         return mine
 
-    def _emit(self, stream: SSEStream, message: JSONRPCMessage, once: str | None = None) -> None:
-        """Put ``message`` on ``stream`` (a shared one keeps a server-wide notification ``once``, by its key)."""
+    def _emit(self, stream: SSEStream, message: JSONRPCMessage) -> None:
+        """Put ``message`` on ``stream`` (a shared one: in the shared store, then its consumer here reads it)."""
         event_id = None
         if stream.shared:
             assert isinstance(self._store, SharedEventStore) and stream.stream_id is not None
-            if self._store.store_once(stream.stream_id, message, once) is not None:
-                self._catch_up(stream)
+            self._store.store_once(stream.stream_id, message, None)
+            self._catch_up(stream)
             return
         if self._store is not None and stream.stream_id is not None:
             event_id = self._store.store(stream.stream_id, message)

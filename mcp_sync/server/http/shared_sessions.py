@@ -29,7 +29,7 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     LoggingLevel,
 )
-from ..backend import Backend, InProcessBackend, SessionRecord
+from ..backend import Backend, InProcessBackend, SessionRecord, SessionUpdate
 from ..scale.redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from ..session import ServerSession
 from .event_store import EventStore, SharedEventStore
@@ -118,7 +118,7 @@ class SharedSessions:
             entry.session.initialized.set()
             return entry
         # From the read of the record until the copy is kept, a change another process publishes would find no
-        # copy here: the receiver applies it (session_changed) only once the copy is kept.
+        # copy here: the receiver applies it (session_updated) only once the copy is kept.
         with self._copying:
             record = self.backend.load_session(session_id, ttl)
             if record is None:
@@ -158,7 +158,12 @@ class SharedSessions:
         if isinstance(self.event_store, SharedEventStore):
             self.event_store.forget(stream_id(session_id))
 
-    def _save(self, entry: HTTPSession, session: ServerSession) -> None:
+    def _save(self, entry: HTTPSession, session: ServerSession, update: SessionUpdate | None) -> None:
+        """Keep what changed: a new session's whole record, else the change alone (another process may be changing
+        the session at this moment: writing the whole record would undo its change)."""
+        if update is not None:
+            self.backend.update_session(entry.session_id, update, self.sessions.idle_timeout)
+            return  # (False: it ended meanwhile; its next request learns it)
         record = SessionRecord(
             entry.session_id,
             session.revision or DEFAULT_REVISION,
@@ -167,6 +172,7 @@ class SharedSessions:
             log_level=session.log_level,
             subscriptions=session.subscriptions,
             principal=entry.principal,
+            stream=stream_id(entry.session_id) if isinstance(self.event_store, SharedEventStore) else None,
         )
         self.backend.save_session(record, self.sessions.idle_timeout)
 
@@ -181,17 +187,23 @@ class SharedSessions:
         """
         self.sessions.remove(session_id)
 
-    def session_changed(self, record: SessionRecord) -> None:
-        """Another process changed a session (log level, subscriptions): the copy here, if any, takes it.
+    def session_updated(self, session_id: str, update: SessionUpdate) -> None:
+        """A process (this one too) changed a session (log level, subscriptions): the copy here, if any, makes the
+        change, in the order the backend kept the changes, so that every copy ends as the record is.
 
         Called by the backend::
 
-            shared.session_changed(SessionRecord(session_id, "2025-11-25", subscriptions=frozenset({"notes://1"})))
+            shared.session_updated(session_id, SessionUpdate(subscribed=frozenset({"notes://1"})))
         """
+        entry = self._copy(session_id)
+        if entry is not None:
+            entry.session.apply(update)
+
+    def _copy(self, session_id: str) -> HTTPSession | None:
+        """The copy of shared session ``session_id`` here, once made (a change told while it is made waits)."""
         with self._copying:
-            entry = self.sessions.peek(record.session_id)
-        if entry is not None and not entry.legacy:
-            restore(entry.session, record)
+            entry = self.sessions.peek(session_id)
+        return entry if entry is not None and not entry.legacy else None
 
     def session_message(self, session_id: str, message: dict[str, Any]) -> None:
         """A message another process passed on for a session.

@@ -13,19 +13,30 @@ What it keeps in Redis, under ``mcp-sync:<server name>`` (or ``prefix``):
 - ``<prefix>:request-state-secret``: the secret that signs ``requestState``,
   made by the first process to start (``SET NX``) and read by the others;
 - ``<prefix>:session:<id>``: the record of each handshake-era session (a
-  :class:`~mcp_sync.server.backend.SessionRecord` as JSON), expiring after
-  the app's idle timeout, pushed away by each request of the session;
+  :class:`~mcp_sync.server.backend.SessionRecord` as a hash: a field each,
+  and ``u:<uri>`` for each subscription), expiring after the app's idle
+  timeout, pushed away by each request of the session. Each change is made
+  in Redis as that change alone, by a Lua script that also publishes it
+  (:meth:`RedisBackend.update_session`): two processes changing a session at
+  once both keep theirs, and every copy applies the changes in that order;
+- ``<prefix>:sessions`` and ``<prefix>:subscribers:<uri>``: the ids of the
+  sessions, and of those subscribed to each resource: whom a server-wide
+  notice is addressed to. Kept with the records, forgotten as sessions end
+  (an expired one, as a notice or a new session finds its record gone);
 - ``<prefix>:notices``: a pub/sub channel. Each process publishes the
   server-wide notifications it raises (resource updated, list changed)
   after delivering them to its own sessions, and one thread per process
   receives the others' (its own are recognised and skipped, so that no
   stream gets one twice) and delivers them to its sessions: the listen
-  streams of 2026-07-28 and the GET streams of the handshake era. A task's
-  status changes go the same way, to the listen streams asking for it. What
-  processes say of sessions goes on it too: a record changed (each copy
-  takes it), a session ended (each copy ends), its GET stream opened (an
-  older one ends), a client's answer to a handler's request (the process
-  whose handler waits delivers it), and the doorbell of the event store;
+  streams of 2026-07-28 (and the legacy SSE ones). A notice addressed to
+  shared sessions is first written to the GET stream of each of them, in
+  the same script (see :mod:`~mcp_sync.server.scale.redis_events`): no copy
+  of the session need hear it. A task's status changes go the same way, to
+  the listen streams asking for it. What processes say of sessions goes on
+  it too: a change to a record (each copy makes it), a session ended (each
+  copy ends), its GET stream opened (an older one ends), a client's answer
+  to a handler's request (the process whose handler waits delivers it), and
+  the doorbell of the event store;
 - ``<prefix>:events:<stream id>``: the SSE streams clients may resume, kept
   by :class:`~mcp_sync.server.scale.redis_events.RedisEventStore`
   (:meth:`RedisBackend.event_store`).
@@ -35,10 +46,11 @@ the app is made: :class:`~mcp_sync.server.backend.BackendUnavailable`, naming
 the URL (without its password) and the reason. Unreachable later: a request
 that raises a notification fails with ``BackendUnavailable`` (``-32603``)
 instead of hanging; the receiving thread reconnects, backing off from 0.1 s
-to 5 s, and resubscribes when Redis is back (notifications published while it
-was away are not replayed: pub/sub keeps nothing; but the copies of sessions
-held here read their records again, so that no change to a session is lost,
-and the GET streams held here read what other processes stored on them).
+to 5 s, and resubscribes when Redis is back (notices published while it was
+away are not replayed: pub/sub keeps nothing; but those for shared sessions
+are on their streams, and the GET streams held here read what was stored
+on them meanwhile; the copies of sessions held here read their records
+again, so that no change to a session is lost).
 A copy of a session is made only while the receiving thread is subscribed
 (else the request gets 503), for the same reason.
 """
@@ -55,7 +67,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..backend import BackendUnavailable, InProcessBackend, Notice, SessionListener, SessionRecord
+from ...protocol.types import (
+    JSONRPCNotification,
+    LoggingMessageNotificationParams,
+    ResourceUpdatedNotificationParams,
+)
+from ...protocol.versions import admitting
+from ..backend import BackendUnavailable, InProcessBackend, Notice, SessionListener, SessionRecord, SessionUpdate
 from ..stateless import RequestStateSealer
 
 if TYPE_CHECKING:
@@ -72,8 +90,65 @@ READ_INTERVAL = 0.5
 """The longest the receiving thread blocks in one read (seconds): how soon it notices :meth:`RedisBackend.close`."""
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 5.0
-_KINDS = ("resource_updated", "list_changed", "task_status")
-_SESSION_KINDS = ("session_ended", "session_changed", "session_message", "session_stream")
+_KINDS = ("resource_updated", "list_changed", "task_status", "log")
+_SESSION_KINDS = ("session_ended", "session_update", "session_message", "session_stream")
+_SUBSCRIBED = "u:"
+"""What the field of a subscription in a session's record starts with (the URI follows)."""
+
+# KEYS: the record, the index of sessions. ARGV: the session's id, ttl, subscribers' prefix, records' prefix, then
+# the record's fields and values. Two members of the index are looked at first, and dropped if their record expired.
+_CREATE = """
+for _, other in ipairs(redis.call('SRANDMEMBER', KEYS[2], 2)) do
+    if redis.call('EXISTS', ARGV[4] .. other) == 0 then
+        redis.call('SREM', KEYS[2], other)
+    end
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+for i = 5, #ARGV, 2 do
+    if string.sub(ARGV[i], 1, 2) == 'u:' then
+        redis.call('SADD', ARGV[3] .. string.sub(ARGV[i], 3), ARGV[1])
+    end
+end
+"""
+
+# KEYS: the record. ARGV: the session's id, ttl, subscribers' prefix, log level ("": unchanged), channel, what is
+# published, how many URIs are subscribed, then those URIs, then those unsubscribed. 0 when the session ended.
+_UPDATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+    return 0
+end
+if ARGV[4] ~= '' then
+    redis.call('HSET', KEYS[1], 'log_level', ARGV[4])
+end
+local subscribed = 7 + tonumber(ARGV[7])
+for i = 8, #ARGV do
+    if i <= subscribed then
+        redis.call('HSET', KEYS[1], 'u:' .. ARGV[i], '1')
+        redis.call('SADD', ARGV[3] .. ARGV[i], ARGV[1])
+    else
+        redis.call('HDEL', KEYS[1], 'u:' .. ARGV[i])
+        redis.call('SREM', ARGV[3] .. ARGV[i], ARGV[1])
+    end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return 1
+"""
+
+# KEYS: the record, the index of sessions. ARGV: the session's id, subscribers' prefix, channel, what is published.
+_END = """
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 2) == 'u:' then
+        redis.call('SREM', ARGV[2] .. string.sub(field, 3), ARGV[1])
+    end
+end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+"""
 
 
 def redact(url: str) -> str:
@@ -144,6 +219,7 @@ class RedisBackend:
             self._client.close()
             self._receiving_client.close()
             raise
+        self._create, self._update, self._end = (self._client.register_script(lua) for lua in (_CREATE, _UPDATE, _END))
         self._server: MCPServer | None = None
         self._secret = b""
         self._origin = ("", 0)
@@ -217,13 +293,29 @@ class RedisBackend:
             return self._origin[0]
 
     def publish(self, notice: Notice) -> None:
-        """Publish ``notice`` for the other processes; :class:`BackendUnavailable` when Redis does not take it."""
+        """Publish ``notice`` for the other processes, having written it to the stream of each shared session it is
+        addressed to; :class:`BackendUnavailable` when Redis does not take it."""
         fields: dict[str, Any] = {"o": self.origin(), "k": notice.kind, "s": notice.subject, "n": notice.key}
         if notice.detail is not None:
             fields["d"] = notice.detail
         data = json.dumps(fields)
+        events, addressed = self._events, self._addressed(notice)
         try:
-            self._client.publish(self.channel, data)
+            if events is None or addressed is None:
+                self._client.publish(self.channel, data)
+                return
+            message, index, levels = addressed
+            server = self._server
+            default_level = server.log_level if server is not None else None
+            written = events.store_addressed(
+                message,
+                notice.key,
+                index=index,
+                records=self._session_key(""),
+                levels=levels,
+                default_level=default_level,
+                notice=data,
+            )
         except self._errors as exc:
             log.warning("could not publish a notification to Redis at %s: %s", self.url, exc)
             # What the client reads: no address of the server's infrastructure.
@@ -231,6 +323,25 @@ class RedisBackend:
                 "the notification could not reach the server's other processes (its backend is unavailable)",
                 cause=exc,
             ) from exc
+        for stream_id in written:
+            events.ring(stream_id)  # this process's own doorbell: its receiver skips what it published
+
+    def _addressed(self, notice: Notice) -> tuple[JSONRPCNotification, str, tuple[str, ...] | None] | None:
+        """What a shared session gets of ``notice``: the message, the index of the sessions it is addressed to, and
+        the levels a session's must be one of (a log message); ``None`` when it goes to listen streams only."""
+        if notice.kind == "resource_updated":
+            params = ResourceUpdatedNotificationParams(uri=notice.subject).to_wire()
+            updated = JSONRPCNotification(method="notifications/resources/updated", params=params)
+            return updated, self._subscribers_key(notice.subject), None
+        if notice.kind == "list_changed":
+            changed = JSONRPCNotification(method=f"notifications/{notice.subject}/list_changed")
+            return changed, self._sessions_key(), None
+        if notice.kind == "log":
+            detail = notice.detail or {}
+            logged = LoggingMessageNotificationParams.model_validate({"level": notice.subject, **detail}).to_wire()
+            message = JSONRPCNotification(method="notifications/message", params=logged)
+            return message, self._sessions_key(), admitting(notice.subject)
+        return None
 
     def start(self) -> None:
         """Start this process's receiving thread, unless it runs; wait (``timeout`` at most) until it subscribed.
@@ -276,14 +387,39 @@ class RedisBackend:
     def _session_key(self, session_id: str) -> str:
         return f"{self._prefix()}:session:{session_id}"
 
+    def _sessions_key(self) -> str:
+        return f"{self._prefix()}:sessions"
+
+    def _subscribers_key(self, uri: str) -> str:
+        return f"{self._prefix()}:subscribers:{uri}"
+
     def save_session(self, record: SessionRecord, ttl: float) -> None:
-        """Keep ``record`` for ``ttl`` seconds (``SET EX``) and publish it to the processes holding a copy."""
-        self.call(self._client.set, self._session_key(record.session_id), record.to_json(), ex=_seconds(ttl))
-        fields = {"k": "session_changed", "s": record.session_id, "r": record.to_json()}
-        self._publish_session(fields)
+        """Keep a new session's ``record`` for ``ttl`` seconds (a hash), and index it (its id, its subscriptions)."""
+        keys = [self._session_key(record.session_id), self._sessions_key()]
+        fields = [item for pair in _record_fields(record).items() for item in pair]
+        args = [record.session_id, _seconds(ttl), self._subscribers_key(""), self._session_key(""), *fields]
+        self.call(self._create, keys=keys, args=args)
+
+    def update_session(self, session_id: str, update: SessionUpdate, ttl: float) -> bool:
+        """Make ``update`` to the record, push its expiry ``ttl`` seconds away and publish the change, all in one
+        script: nothing else of the record is written, so a change another process makes at once is kept too, and
+        every copy gets the changes in the order they were made. ``False`` when the session ended."""
+        published = json.dumps({"o": self.origin(), "k": "session_update", "s": session_id, "u": update.to_wire()})
+        args = [
+            session_id,
+            _seconds(ttl),
+            self._subscribers_key(""),
+            update.log_level or "",
+            self.channel,
+            published,
+            len(update.subscribed),
+            *sorted(update.subscribed),
+            *sorted(update.unsubscribed),
+        ]
+        return bool(self.call(self._update, keys=[self._session_key(session_id)], args=args))
 
     def load_session(self, session_id: str, ttl: float) -> SessionRecord | None:
-        """The record of ``session_id``, its expiry pushed ``ttl`` seconds away (``GETEX``); ``None`` if gone.
+        """The record of ``session_id``, its expiry pushed ``ttl`` seconds away; ``None`` if gone.
 
         Read only while this process's receiver is subscribed (waiting ``timeout``
         at most, else :class:`BackendUnavailable`): a copy made from the record
@@ -292,11 +428,15 @@ class RedisBackend:
         """
         if not self._subscribed.wait(self.timeout):
             raise BackendUnavailable(f"Redis at {self.url} is unavailable: not subscribed to {self.channel} yet")
-        data = self.call(self._client.getex, self._session_key(session_id), ex=_seconds(ttl))
-        if data is None:
+        key = self._session_key(session_id)
+        pipeline = self._client.pipeline(transaction=True)
+        pipeline.hgetall(key)
+        pipeline.expire(key, _seconds(ttl))
+        fields, _ = self.call(pipeline.execute)
+        if not fields:
             return None
         try:
-            return SessionRecord.from_json(session_id, data)
+            return _record(session_id, fields)
         except (ValueError, TypeError):
             log.warning("ignored a malformed session record in %s", self._prefix())
             return None
@@ -306,9 +446,10 @@ class RedisBackend:
         return bool(self.call(self._client.expire, self._session_key(session_id), _seconds(ttl)))
 
     def end_session(self, session_id: str) -> None:
-        """Delete the record and publish the end: every process drops its copy."""
-        self.call(self._client.delete, self._session_key(session_id))
-        self._publish_session({"k": "session_ended", "s": session_id})
+        """Delete the record (and its place in the indexes) and publish the end: every process drops its copy."""
+        published = json.dumps({"o": self.origin(), "k": "session_ended", "s": session_id})
+        keys = [self._session_key(session_id), self._sessions_key()]
+        self.call(self._end, keys=keys, args=[session_id, self._subscribers_key(""), self.channel, published])
 
     def send_to_session(self, session_id: str, message: dict[str, Any]) -> None:
         """Publish a message for the session: a client's response (the process whose handler waits for it delivers
@@ -369,7 +510,12 @@ class RedisBackend:
             backoff = min(backoff * 2, MAX_BACKOFF)
 
     def _subscribe(self, pubsub: Any) -> None:
-        """Subscribe ``pubsub`` to the channel (a seam: a test holds it back, as a busy process would be slow to)."""
+        """Subscribe ``pubsub`` to the channel: at the start, and again each time the connection was lost.
+
+        A seam: a test that holds it back (as a busy process would be slow to
+        subscribe) has the window between losing the connection and hearing
+        again, and can publish exactly in it.
+        """
         pubsub.subscribe(self.channel)
 
     def _reseed(self) -> None:
@@ -400,7 +546,12 @@ class RedisBackend:
             log.warning("ignored a malformed message on %s", self.channel)
             return
         server = self._server
-        if origin == self.origin() or not isinstance(subject, str) or server is None:
+        if not isinstance(subject, str) or server is None:
+            return
+        if kind == "session_update":  # this process's own too: every copy makes the changes in one order
+            self._dispatch_session(kind, subject, fields)
+            return
+        if origin == self.origin():
             return
         if kind in _SESSION_KINDS:
             self._dispatch_session(kind, subject, fields)
@@ -431,8 +582,8 @@ class RedisBackend:
         try:
             if kind == "session_ended":
                 listener.session_ended(session_id)
-            elif kind == "session_changed":
-                listener.session_changed(SessionRecord.from_json(session_id, fields["r"]))
+            elif kind == "session_update":
+                listener.session_updated(session_id, SessionUpdate.from_wire(fields["u"]))
             elif kind == "session_stream":
                 listener.session_stream_opened(session_id)
             else:
@@ -446,3 +597,35 @@ class RedisBackend:
 def _seconds(ttl: float) -> int:
     """A TTL as Redis takes it: whole seconds, at least one."""
     return max(1, math.ceil(ttl))
+
+
+def _record_fields(record: SessionRecord) -> dict[str, str]:
+    """``record`` as the fields of its hash (what is ``None`` is left out)."""
+    fields = {
+        "revision": record.revision,
+        "capabilities": json.dumps(record.capabilities),
+        "client_info": json.dumps(record.client_info),
+    }
+    optional = {"log_level": record.log_level, "principal": record.principal, "stream": record.stream}
+    fields.update({name: value for name, value in optional.items() if value is not None})
+    fields.update({f"{_SUBSCRIBED}{uri}": "1" for uri in record.subscriptions})
+    return fields
+
+
+def _record(session_id: str, stored: dict[bytes, bytes]) -> SessionRecord:
+    """The record of ``session_id`` kept as the hash ``stored``; ``ValueError`` (or ``TypeError``) when it is not."""
+    fields = {name.decode(): value.decode() for name, value in stored.items()}
+    capabilities = json.loads(fields.get("capabilities") or "{}")
+    client_info = json.loads(fields.get("client_info") or "null")
+    if "revision" not in fields or not isinstance(capabilities, dict):
+        raise ValueError("not a session record")
+    return SessionRecord(
+        session_id,
+        fields["revision"],
+        capabilities=capabilities,
+        client_info=client_info,
+        log_level=fields.get("log_level"),
+        subscriptions=frozenset(name[len(_SUBSCRIBED) :] for name in fields if name.startswith(_SUBSCRIBED)),
+        principal=fields.get("principal"),
+        stream=fields.get("stream"),
+    )

@@ -6,13 +6,20 @@ entries (``MAXLEN``: the oldest go first) and expiring ``ttl`` seconds
 after its last event. An event id is ``"<stream id>:<entry id>"``; a client
 resuming from one, on any process, gets the entries after it (``XRANGE``).
 
+A server-wide notice addressed to shared sessions (a resource update, a
+list change, a log message of the server's) is written by the process that
+raises it, to the stream of every session it is addressed to, as Redis
+knows them (:meth:`RedisEventStore.store_addressed`): whether or not any
+process holds a copy of the session, and however its pub/sub connections fare.
+
 Each write also rings the stream's doorbell: it publishes the stream's id on
 the backend's channel, in the same round trip (a Lua script), and the process
 holding the stream's connection, told by its receiving thread, reads what is
-new since the last event it sent (no process polls). A server-wide
-notification written by every process's copy of a session is kept once: the
-first write sets ``<prefix>:events:<stream id>:once:<notice key>`` (for a
-minute) and the others find it set.
+new since the last event it sent (no process polls); a receiver that lost
+its connection reads every stream it watches once subscribed again (the
+doorbells rung meanwhile were lost). A notice is kept once on a stream: its
+write sets ``<prefix>:events:<stream id>:once:<notice key>`` (for a minute),
+so that a write sent again (a retry after a lost connection) finds it set.
 
 The :class:`~mcp_sync.server.scale.redis_backend.RedisBackend` makes one for
 its app (``backend.event_store()``); give the app one of your own to change
@@ -48,18 +55,53 @@ ONCE_TTL = 60
 
 _ENTRY_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
-# KEYS: the stream, the once-marker ("" for none). ARGV: data, max entries, ttl, once ttl, channel, doorbell.
-_STORE = """
-if KEYS[2] ~= '' and not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[4]) then
-    return false
+# Store an event on a stream (at most once when given a once-marker) and ring its doorbell: the one way both
+# scripts below write a stream.
+_STORE_EVENT = """
+local function store(key, once, data, max_entries, ttl, once_ttl, channel, doorbell)
+    if once ~= '' and not redis.call('SET', once, '1', 'NX', 'EX', once_ttl) then
+        return false
+    end
+    local id = redis.call('XADD', key, 'MAXLEN', max_entries, '*', 'm', data)
+    redis.call('EXPIRE', key, ttl)
+    if channel ~= '' then
+        redis.call('PUBLISH', channel, doorbell)
+    end
+    return id
 end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], '*', 'm', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-if ARGV[5] ~= '' then
-    redis.call('PUBLISH', ARGV[5], ARGV[6])
-end
-return id
 """
+
+# KEYS: the stream, the once-marker ("" for none). ARGV: data, max entries, ttl, once ttl, channel, doorbell.
+_STORE = _STORE_EVENT + "return store(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])"
+
+# A notice on the stream of each session it is addressed to: the members of an index (a set of session ids) whose
+# record is alive, names a stream and, for a log message, has a level that admits it; then the notice published.
+# ARGV: data, max entries, ttl, once ttl, channel, origin, notice key, index, record prefix, stream prefix,
+# levels admitting it (" debug info " or "" for any), the server's level ("" for none), the notice as published.
+_STORE_ADDRESSED = (
+    _STORE_EVENT
+    + """
+local written = {}
+for _, session in ipairs(redis.call('SMEMBERS', ARGV[8])) do
+    local record = ARGV[9] .. session
+    if redis.call('EXISTS', record) == 0 then
+        redis.call('SREM', ARGV[8], session)  -- ended, or expired: the index forgets it
+    else
+        local fields = redis.call('HMGET', record, 'stream', 'log_level')
+        local stream, level = fields[1], fields[2] or ARGV[12]
+        if stream and (ARGV[11] == '' or level == '' or string.find(ARGV[11], ' ' .. level .. ' ', 1, true)) then
+            local key = ARGV[10] .. stream
+            local doorbell = cjson.encode({o = ARGV[6], k = 'stream_event', s = stream})
+            if store(key, key .. ':once:' .. ARGV[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], doorbell) then
+                table.insert(written, stream)
+            end
+        end
+    end
+end
+redis.call('PUBLISH', ARGV[5], ARGV[13])
+return written
+"""
+)
 
 
 class RedisEventStore(SharedEventStore):
@@ -88,6 +130,7 @@ class RedisEventStore(SharedEventStore):
         # per event, but only this process can replay it.
         self._posts = None if keep_posts else InMemoryEventStore(max_events)
         self._script: Any = backend.redis.register_script(_STORE)
+        self._addressed: Any = backend.redis.register_script(_STORE_ADDRESSED)
         self._lock = threading.Lock()
         # Usually one watcher a stream; two for a moment when two copies of a session meet here (one is closed).
         self._watchers: dict[str, tuple[Callable[[], None], ...]] = {}
@@ -117,6 +160,41 @@ class RedisEventStore(SharedEventStore):
         if entry is None:
             return None
         return f"{stream_id}:{entry.decode()}"
+
+    def store_addressed(
+        self,
+        message: JSONRPCMessage,
+        once: str,
+        *,
+        index: str,
+        records: str,
+        levels: tuple[str, ...] | None,
+        default_level: str | None,
+        notice: str,
+    ) -> list[str]:
+        """Store ``message`` (the server-wide notice keyed ``once``) on the GET stream of each session it is
+        addressed to, and publish ``notice`` on the backend's channel, in one step; returns the streams written.
+
+        The sessions are the members of the set ``index`` whose record (``records`` + id, a hash) is alive and
+        names a ``stream``; with ``levels``, those whose ``log_level`` (else ``default_level``) is one of them.
+        Redis errors are raised as they are (the caller words them for its client).
+        """
+        args = [
+            encode_message(message),
+            self.max_events,
+            self.ttl,
+            ONCE_TTL,
+            self.backend.channel,
+            self.backend.origin(),
+            once,
+            index,
+            records,
+            self.key(""),
+            "" if levels is None else f" {' '.join(levels)} ",
+            default_level or "",
+            notice,
+        ]
+        return [stream.decode() for stream in self._addressed(keys=[], args=args)]
 
     def replay_after(self, event_id: str, send: ReplaySink) -> str | None:
         stream_id, _, entry = event_id.rpartition(":")

@@ -661,8 +661,8 @@ class MCPClient(Listings, SkillMethods):
         if created is None:
             result = validated(CallToolResult, raw, "tools/call")
         else:
-            state, legacy = created
-            form = TaskForm(self, era, legacy=legacy, call_cancel=cancel)
+            state, core_form = created
+            form = TaskForm(self, era, core_form=core_form, call_cancel=cancel)
             result = drive(ToolTask(name, state, form), timeout, self.timeout, cancel)
         if raise_on_error and result.is_error:
             raise MCPError(
@@ -732,8 +732,8 @@ class MCPClient(Listings, SkillMethods):
         created = created_task(raw)
         if created is None:
             return ToolTask.finished(name, validated(CallToolResult, raw, "tools/call"))
-        state, legacy = created
-        return self._watch(ToolTask(name, state, TaskForm(self, era, legacy=legacy)))
+        state, core_form = created
+        return self._watch(ToolTask(name, state, TaskForm(self, era, core_form=core_form)))
 
     def task(self, task_id: str, *, timeout: Timeout = USE_DEFAULT) -> ToolTask:
         """Reattach to the task ``task_id`` (started by this client, another process, or a kernel since restarted).

@@ -175,11 +175,11 @@ class TaskForm:
     """How one connection speaks tasks: the extension (stateless era) or 2025-11-25's (handshake era)."""
 
     def __init__(
-        self, client: MCPClient, era: ClientEra, *, legacy: bool, call_cancel: threading.Event | None = None
+        self, client: MCPClient, era: ClientEra, *, core_form: bool, call_cancel: threading.Event | None = None
     ) -> None:
         self.client = client
         self.era = era
-        self.legacy = legacy
+        self.core_form = core_form
         """Whether the task is of the 2025-11-25 form (else the extension's, in either era)."""
         self.call_cancel = call_cancel
         """Set, it withdraws a 2025-11-25 ``tasks/result`` waited for (``call_tool``'s ``cancel``)."""
@@ -188,7 +188,7 @@ class TaskForm:
     def of(cls, client: MCPClient, era: ClientEra) -> TaskForm:
         """The form of a task known by its id alone: 2025-11-25's on a handshake-era server without the extension."""
         extensions = era.peer.capabilities.extensions or {}
-        return cls(client, era, legacy=era.name == "handshake" and EXTENSION not in extensions)
+        return cls(client, era, core_form=era.name == "handshake" and EXTENSION not in extensions)
 
     def request(
         self, method: str, params: WireModel, timeout: Timeout, cancel: threading.Event | None = None
@@ -226,7 +226,7 @@ class TaskForm:
 
     def outcome(self, state: TaskState, timeout: Timeout) -> CallToolResult:
         """The tool's result of a task that ended or (2025-11-25) waits for input; a failure raises."""
-        if self.legacy:
+        if self.core_form:
             # tasks/result blocks until the task ends; the server asks its questions over the session meanwhile.
             return validated(
                 CallToolResult,
@@ -381,8 +381,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         seen, self._last = self._last, state
         if (seen.status, seen.status_message) != (state.status, state.status_message):
             self._redraw()
-        if state.terminal or (form.legacy and state.status == "input_required"):
-            if fetch is not None and form.legacy and state.status != "cancelled":
+        if state.terminal or (form.core_form and state.status == "input_required"):
+            if fetch is not None and form.core_form and state.status != "cancelled":
                 return fetch(form, state)
             self._settle(form, state, timeout)
             return None
@@ -429,7 +429,7 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         except MCPError as exc:
             self._end(exc)
             return
-        if form.legacy:
+        if form.core_form:
             self._last = TaskState(task_id=state.task_id, status="completed", status_message=state.status_message)
         self._end(result)
 

@@ -57,17 +57,17 @@ from ..protocol.tasks import (
     EXTENSION,
     RELATED_TASK,
     CancelTaskRequestParams,
+    CoreCreateTaskResult,
     CreateTaskResult,
     DetailedTask,
     GetTaskRequestParams,
-    LegacyCreateTaskResult,
     ListTasksResult,
     Task,
     TaskStatus,
     TaskStatusNotificationParams,
     UpdateTaskRequestParams,
+    core_task,
     is_terminal,
-    legacy_task,
     missing_extension_data,
 )
 from ..protocol.types import (
@@ -133,7 +133,9 @@ class TaskRecord:
 
     ``answers`` holds the client's answers by input-request key until the
     handler takes them; ``owner`` is who may see the task (the caller's
-    auth subject or client id, ``None`` when nothing authenticates callers).
+    auth subject or client id, ``None`` when nothing authenticates callers);
+    ``core_form`` says the task was asked for in the 2025-11-25 form
+    (``params.task``) rather than given by the extension.
     """
 
     task_id: str
@@ -149,7 +151,7 @@ class TaskRecord:
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
     answers: dict[str, Any] = field(default_factory=dict)
     cancel_requested: bool = False
-    legacy: bool = False
+    core_form: bool = False
     owner: str | None = None
 
     def __post_init__(self) -> None:
@@ -187,7 +189,10 @@ class TaskRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TaskRecord:
-        """The record :meth:`to_json` gave."""
+        """The record :meth:`to_json` gave (also one kept before ``core_form`` had its name: ``legacy``)."""
+        if "legacy" in data:  # a record a process of an earlier release put in a shared store
+            data = {**data, "core_form": data["legacy"]}
+            del data["legacy"]
         return cls(**data)
 
 
@@ -362,7 +367,7 @@ def declares_extension(ctx: Context) -> bool:
     return isinstance(extensions, dict) and EXTENSION in extensions
 
 
-def _legacy_ttl(requested: Any, most: int | None) -> int | None:
+def _core_ttl(requested: Any, most: int | None) -> int | None:
     """The TTL a 2025-11-25 ``params.task.ttl`` gets: what was asked, within the server's own TTL.
 
     The spec lets the server override it; a client asking for years (or a
@@ -530,7 +535,7 @@ class TaskRunner:
             self._lookup(task_id, ctx)
 
     @staticmethod
-    def offer_legacy(client: ClientCapabilities, server: ServerCapabilities) -> None:
+    def offer_core(client: ClientCapabilities, server: ServerCapabilities) -> None:
         """Add the 2025-11-25 ``tasks`` capability to ``server`` for a client that declared that one.
 
         Never for a client of the extension, which replaces it.
@@ -553,11 +558,11 @@ class TaskRunner:
             if before is not None:
                 before(arguments, ctx)  # on the request: it may still ask in inputRequests rounds
             return CreateTaskResult(**self.start(name, arguments, ctx).task().model_dump())
-        legacy = params.get("task")
-        if ctx.stateless is None and isinstance(legacy, dict):
-            ttl = _legacy_ttl(legacy.get("ttl"), self.ttl_ms)
-            record = self.start(name, arguments, ctx, legacy=True, ttl_ms=ttl)
-            return LegacyCreateTaskResult(task=legacy_task(record.task()))
+        asked = params.get("task")
+        if ctx.stateless is None and isinstance(asked, dict):
+            ttl = _core_ttl(asked.get("ttl"), self.ttl_ms)
+            record = self.start(name, arguments, ctx, core_form=True, ttl_ms=ttl)
+            return CoreCreateTaskResult(task=core_task(record.task()))
         if support == "required":
             raise MCPError(
                 MCP_CODES.MISSING_CAPABILITY,
@@ -572,7 +577,7 @@ class TaskRunner:
         arguments: dict[str, Any],
         ctx: Context,
         *,
-        legacy: bool = False,
+        core_form: bool = False,
         ttl_ms: int | None = None,
     ) -> TaskRecord:
         """Keep a new task for a call of tool ``name`` and queue it; the record as kept.
@@ -583,14 +588,14 @@ class TaskRunner:
         record = TaskRecord(
             task_id=secrets.token_hex(16),  # hex: an id never starts with "-", which a CLI would take for an option
             tool=name,
-            ttl_ms=ttl_ms if legacy else self.ttl_ms,
+            ttl_ms=ttl_ms if core_form else self.ttl_ms,
             poll_interval_ms=self.poll_interval_ms,
-            legacy=legacy,
+            core_form=core_form,
             owner=_owner(ctx),
         )
         live = _Live()
         channel: ClientChannel
-        if legacy:
+        if core_form:
             # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection,
             # each question marked as the task's (related-task), and a tasks/cancel withdraws the question in
             # flight (notifications/cancelled).
@@ -723,13 +728,13 @@ class TaskRunner:
             )
         return record
 
-    def _gate(self, task_id: str, ctx: Context, *, legacy_ok: bool) -> TaskRecord:
+    def _gate(self, task_id: str, ctx: Context, *, core_ok: bool) -> TaskRecord:
         """The task a ``tasks/*`` request names, when its client may ask for it."""
         if declares_extension(ctx):
             return self._lookup(task_id, ctx)
-        if legacy_ok and ctx.stateless is None:  # a 2025-11-25 client, about a task it started that way
+        if core_ok and ctx.stateless is None:  # a 2025-11-25 client, about a task it started that way
             record = self.store.get(task_id)
-            if record is not None and record.legacy:
+            if record is not None and record.core_form:
                 return self._lookup(task_id, ctx)
         raise MCPError(
             MCP_CODES.MISSING_CAPABILITY,
@@ -739,9 +744,9 @@ class TaskRunner:
 
     def get(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
         """``tasks/get``: the task, with its result, error or questions (``-32602`` for an unknown id)."""
-        record = self._gate(params.task_id, ctx, legacy_ok=True)
-        if record.legacy and not declares_extension(ctx):
-            return _Flat(**legacy_task(record.task()))
+        record = self._gate(params.task_id, ctx, core_ok=True)
+        if record.core_form and not declares_extension(ctx):
+            return _Flat(**core_task(record.task()))
         detailed = record.detailed().to_wire()
         detailed["resultType"] = "complete"
         if ctx.stateless is None:
@@ -752,7 +757,7 @@ class TaskRunner:
 
     def update(self, params: UpdateTaskRequestParams, ctx: Context) -> EmptyResult:
         """``tasks/update``: answers to the task's pending questions (others are ignored, as the spec asks)."""
-        self._gate(params.task_id, ctx, legacy_ok=False)
+        self._gate(params.task_id, ctx, core_ok=False)
         responses = params.input_responses
 
         def answer(record: TaskRecord) -> None:
@@ -775,9 +780,9 @@ class TaskRunner:
         so it stays, whatever the handler still does), and refuses a task that
         has ended with ``-32602``, as that revision requires.
         """
-        record = self._gate(params.task_id, ctx, legacy_ok=True)
-        legacy = record.legacy and not declares_extension(ctx)
-        if legacy and is_terminal(record.status):
+        record = self._gate(params.task_id, ctx, core_ok=True)
+        core = record.core_form and not declares_extension(ctx)
+        if core and is_terminal(record.status):
             raise MCPError(
                 MCP_CODES.INVALID_PARAMS,
                 f"Invalid params: task {params.task_id!r} has ended ({record.status})",
@@ -787,7 +792,7 @@ class TaskRunner:
 
             def flag(record: TaskRecord) -> None:
                 record.cancel_requested = True
-                if legacy:
+                if core:
                     record.status = "cancelled"
                     record.updated_at = time.time()
 
@@ -797,8 +802,8 @@ class TaskRunner:
             if live is not None:
                 live.cancelled.set()
                 live.poke()
-        if legacy:
-            return _Flat(**legacy_task(record.task()))
+        if core:
+            return _Flat(**core_task(record.task()))
         return EmptyResult(result_type="complete")
 
     def result(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
@@ -811,7 +816,7 @@ class TaskRunner:
         """
         if declares_extension(ctx) or ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/result (not in the tasks extension)")
-        record = self._gate(params.task_id, ctx, legacy_ok=True)
+        record = self._gate(params.task_id, ctx, core_ok=True)
         while not is_terminal(record.status):
             if ctx.cancelled.is_set():  # the client gave up on this tasks/result, or went away
                 raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"tasks/result for task {record.task_id} was cancelled")
@@ -841,9 +846,9 @@ class TaskRunner:
         if declares_extension(ctx) or ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/list (not in the tasks extension)")
         owner = _owner(ctx)
-        tasks = [record.task() for record in self.store.records() if record.legacy and record.owner == owner]
+        tasks = [record.task() for record in self.store.records() if record.core_form and record.owner == owner]
         page, cursor = self.server.page(tasks, params.cursor)
-        return ListTasksResult(tasks=[legacy_task(task) for task in page], next_cursor=cursor)
+        return ListTasksResult(tasks=[core_task(task) for task in page], next_cursor=cursor)
 
     def _poke(self, task_id: str) -> None:
         with self._lock:

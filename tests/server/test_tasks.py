@@ -27,7 +27,7 @@ from servers.tasks_server import build_server
 from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
-from mcp_sync.protocol.tasks import EXTENSION, is_terminal, legacy_task
+from mcp_sync.protocol.tasks import EXTENSION, core_task, is_terminal
 from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.authorization import AuthInfo
@@ -610,7 +610,7 @@ def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
     declared = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
     plain = Context(server=server)
     runner.store.create(TaskRecord("ext", "tool"))
-    runner.store.create(TaskRecord("old", "tool", legacy=True))
+    runner.store.create(TaskRecord("old", "tool", core_form=True))
     from mcp_sync.protocol.tasks import CancelTaskRequestParams, GetTaskRequestParams, UpdateTaskRequestParams
 
     assert runner.cancel(CancelTaskRequestParams(task_id="ext"), declared).to_wire() == {"resultType": "complete"}
@@ -621,7 +621,7 @@ def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
         runner.get(GetTaskRequestParams(task_id="ext"), plain)  # an extension task, asked without it
     assert refused.value.jsonrpc_code == -32021
     without_interval = TaskRecord("x", "tool").task().model_copy(update={"poll_interval_ms": None})
-    assert "pollInterval" not in legacy_task(without_interval)
+    assert "pollInterval" not in core_task(without_interval)
     server.stop()
 
 
@@ -660,13 +660,13 @@ def test_tasks_result_ends_with_its_request_or_with_the_task() -> None:
 
     server = MCPServer("ending")
     runner = server.tasks
-    runner.store.create(TaskRecord("stuck", "tool", legacy=True))
+    runner.store.create(TaskRecord("stuck", "tool", core_form=True))
     given_up = Context(server=server, cancelled=threading.Event())
     given_up.cancelled.set()  # the client cancelled its tasks/result (or went away)
     with pytest.raises(MCPError) as cancelled:
         runner.result(GetTaskRequestParams(task_id="stuck"), given_up)
     assert cancelled.value.code == MCP_CODES.REQUEST_CANCELLED
-    runner.store.create(TaskRecord("brief", "tool", legacy=True, ttl_ms=100))
+    runner.store.create(TaskRecord("brief", "tool", core_form=True, ttl_ms=100))
     with pytest.raises(MCPError) as expired:  # never ended, and forgotten at its TTL: unknown now
         runner.result(GetTaskRequestParams(task_id="brief"), Context(server=server))
     assert expired.value.jsonrpc_code == -32602
@@ -695,10 +695,20 @@ def test_a_record_travels_as_json() -> None:
     again = TaskRecord.from_json(json.loads(json.dumps(record.to_json())))
     assert again == record and again.expires_at == float("inf")
     assert again.task().to_wire()["ttlMs"] is None
-    assert legacy_task(again.task())["ttl"] is None
+    assert core_task(again.task())["ttl"] is None
     store = MemoryTaskStore()
     store.create(again)
     assert store.next_expiry() is None and store.update("nope", lambda r: None) is None
+
+
+def test_the_2025_11_25_form_keeps_its_old_names() -> None:
+    """It was called "legacy": the old imports still work, and a record kept under the old field name still reads."""
+    from mcp_sync.protocol.tasks import CoreCreateTaskResult, LegacyCreateTaskResult, legacy_task
+
+    assert LegacyCreateTaskResult is CoreCreateTaskResult and legacy_task is core_task
+    kept = {**TaskRecord("t1", "tool").to_json(), "legacy": True}  # as an earlier release wrote it to Redis
+    del kept["core_form"]
+    assert TaskRecord.from_json(kept).core_form
 
 
 def test_a_closed_runner_refuses_new_tasks_until_it_is_used_again() -> None:

@@ -134,7 +134,7 @@ def test_tasks_result_waits_for_a_2025_11_25_task_of_another_process(
 ) -> None:
     """The process asked holds no thread of the task: only Redis tells when it ends (it used to answer at once)."""
     runner = two[2][1].tasks
-    runner.store.create(TaskRecord("theirs", "wait", legacy=True))
+    runner.store.create(TaskRecord("theirs", "wait", core_form=True))
     assert_result_waits_for_a_task_run_elsewhere(runner, "theirs")
 
 

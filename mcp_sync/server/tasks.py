@@ -1,14 +1,16 @@
 """Tools that run as tasks: the server side of ``io.modelcontextprotocol/tasks`` (SEP-2663) and the 2025-11-25 form.
 
 A tool registered with ``task="optional"`` or ``task="required"`` may run
-as a task. The server decides per call: when the request's client declared
-the extension (at ``initialize``, or for this request in
-``_meta["io.modelcontextprotocol/clientCapabilities"]``), the call answers
-at once with a ``CreateTaskResult`` and the tool runs on a bounded pool of
-worker threads; otherwise an ``optional`` tool runs as a plain call and a
-``required`` one is refused (``-32021``, naming the extension). A
-handshake-era client that sends the 2025-11-25 ``params.task`` instead gets
-that form (a nested ``task``, then ``tasks/result``).
+as a task. The server decides per call: when a 2026-07-28 request declares
+the extension (in ``_meta["io.modelcontextprotocol/clientCapabilities"]``),
+the call answers at once with a ``CreateTaskResult`` and the tool runs on a
+bounded pool of worker threads; otherwise an ``optional`` tool runs as a
+plain call and a ``required`` one is refused (``-32021``, naming the
+extension). The extension belongs to no handshake revision (SEP-2663: under
+earlier protocol versions a server must not answer with a
+``CreateTaskResult``), so there a client that sends the 2025-11-25
+``params.task`` gets that core form (a nested ``task``, then
+``tasks/result``), whatever extensions it declared at ``initialize``.
 
 Inside a task, ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots`` and
 ``ctx.ask_all`` need no client connection: the questions wait in the task
@@ -52,7 +54,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
-from ..protocol.stateless import CLIENT_CAPABILITIES
 from ..protocol.tasks import (
     EXTENSION,
     RELATED_TASK,
@@ -359,12 +360,13 @@ def _declared(capabilities: ClientCapabilities) -> bool:
 
 
 def declares_extension(ctx: Context) -> bool:
-    """Whether the request of ``ctx`` may get tasks: its client declared the extension, or this request did."""
-    if _declared(ctx.client_capabilities):
-        return True
-    declared = ctx.meta.get(CLIENT_CAPABILITIES)
-    extensions = declared.get("extensions") if isinstance(declared, dict) else None
-    return isinstance(extensions, dict) and EXTENSION in extensions
+    """Whether the request of ``ctx`` may get the extension's tasks: a 2026-07-28 request that declares it.
+
+    Never a handshake-era request (SEP-2663 is not part of those revisions),
+    whatever its client declared at ``initialize`` or in its ``_meta``.
+    """
+    stateless = ctx.stateless
+    return stateless is not None and _declared(stateless.client_capabilities)
 
 
 def _core_ttl(requested: Any, most: int | None) -> int | None:
@@ -536,11 +538,14 @@ class TaskRunner:
 
     @staticmethod
     def offer_core(client: ClientCapabilities, server: ServerCapabilities) -> None:
-        """Add the 2025-11-25 ``tasks`` capability to ``server`` for a client that declared that one.
+        """What ``initialize`` says of tasks: the 2025-11-25 ``tasks`` capability for a client that declared it.
 
-        Never for a client of the extension, which replaces it.
+        The extension, which no handshake revision includes, is not offered
+        there (``server`` loses it; ``server/discover`` offers it).
         """
-        if (client.model_extra or {}).get("tasks") is not None and not _declared(client):
+        offered = {name: settings for name, settings in (server.extensions or {}).items() if name != EXTENSION}
+        server.extensions = offered or None
+        if (client.model_extra or {}).get("tasks") is not None:
             server.tasks = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}  # type: ignore[attr-defined]
 
     @staticmethod
@@ -563,6 +568,11 @@ class TaskRunner:
             ttl = _core_ttl(asked.get("ttl"), self.ttl_ms)
             record = self.start(name, arguments, ctx, core_form=True, ttl_ms=ttl)
             return CoreCreateTaskResult(task=core_task(record.task()))
+        if support == "required" and ctx.stateless is None:  # 2025-11-25: -32601 for a required task not asked for
+            raise MCPError(
+                MCP_CODES.METHOD_NOT_FOUND,
+                f"Method not found: tool {name} runs only as a task (call it with params.task)",
+            )
         if support == "required":
             raise MCPError(
                 MCP_CODES.MISSING_CAPABILITY,
@@ -749,10 +759,6 @@ class TaskRunner:
             return _Flat(**core_task(record.task()))
         detailed = record.detailed().to_wire()
         detailed["resultType"] = "complete"
-        if ctx.stateless is None:
-            # The handshake revisions' schema (2025-11-25) defines tasks/get's result with its own
-            # name for the TTL: both are sent, so that either reading finds it.
-            detailed["ttl"] = detailed["ttlMs"]
         return _Flat(**detailed)
 
     def update(self, params: UpdateTaskRequestParams, ctx: Context) -> EmptyResult:
@@ -814,7 +820,7 @@ class TaskRunner:
         every half second), until the task expires (``-32602``, as for any
         unknown task) or the request is cancelled.
         """
-        if declares_extension(ctx) or ctx.stateless is not None:
+        if ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/result (not in the tasks extension)")
         record = self._gate(params.task_id, ctx, core_ok=True)
         while not is_terminal(record.status):
@@ -843,7 +849,7 @@ class TaskRunner:
 
     def list_tasks(self, params: PaginatedRequestParams, ctx: Context) -> WireModel:
         """``tasks/list`` (2025-11-25 only): the caller's tasks."""
-        if declares_extension(ctx) or ctx.stateless is not None:
+        if ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/list (not in the tasks extension)")
         owner = _owner(ctx)
         tasks = [record.task() for record in self.store.records() if record.core_form and record.owner == owner]

@@ -32,7 +32,10 @@ from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.authorization import AuthInfo
 from mcp_sync.server.backend import BackendUnavailable
+from mcp_sync.server.context import StatelessChannel
+from mcp_sync.server.stateless import StatelessRequest
 from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord, TaskRunner
+from mcp_sync.types import ClientCapabilities
 
 REVISION = "2026-07-28"
 TIMEOUT = 10.0
@@ -126,6 +129,12 @@ def start(wire: Wire, name: str, arguments: dict[str, Any] | None = None, capabi
     created = wire.result("tools/call", {"name": name, "arguments": arguments or {}}, capabilities)
     assert created["resultType"] == "task", created
     return str(created["taskId"])
+
+
+def declaring(server: MCPServer, auth: AuthInfo | None = None) -> Context:
+    """The context of a 2026-07-28 request that declares the extension (the one era it applies to)."""
+    request = StatelessRequest(REVISION, ClientCapabilities.model_validate(TASKS))
+    return Context(server=server, channel=StatelessChannel(request), meta={CLIENT_CAPABILITIES: TASKS}, auth=auth)
 
 
 def deadline_poll(condition: Callable[[], bool], timeout: float = TIMEOUT) -> bool:
@@ -504,8 +513,8 @@ def test_a_task_is_seen_only_by_whom_started_it() -> None:
     server = MCPServer("owners")
     gate = threading.Event()
     server.register_tool("wait", lambda arguments, ctx: gate.wait(TIMEOUT) and "ok", task="optional")
-    alice = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS}, auth=AuthInfo(subject="alice", client_id="a"))
-    bob = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS}, auth=AuthInfo(subject="bob", client_id="b"))
+    alice = declaring(server, auth=AuthInfo(subject="alice", client_id="a"))
+    bob = declaring(server, auth=AuthInfo(subject="bob", client_id="b"))
     try:
         record = server.tasks.start("wait", {}, alice)
         from mcp_sync.protocol.tasks import GetTaskRequestParams
@@ -551,7 +560,7 @@ class FlakyStore(MemoryTaskStore):
 def waiting_server(name: str) -> tuple[MCPServer, Context]:
     server = MCPServer(name)
     server.register_tool("wait", lambda arguments, ctx: ctx.cancelled.wait(TIMEOUT) and "stopped", task="optional")
-    return server, Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
+    return server, declaring(server)
 
 
 def test_stopping_the_server_ends_the_tasks_still_in_line() -> None:
@@ -607,7 +616,7 @@ def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
     """A task in the store that this process does not run (as with a shared store): cancel, update, result."""
     server = MCPServer("elsewhere")
     runner = server.tasks
-    declared = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
+    declared = declaring(server)
     plain = Context(server=server)
     runner.store.create(TaskRecord("ext", "tool"))
     runner.store.create(TaskRecord("old", "tool", core_form=True))
@@ -820,7 +829,7 @@ def test_the_2025_11_25_form_over_stdio() -> None:
     try:
         offered = peer.initialized["capabilities"]
         assert offered["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        assert offered["extensions"] == {EXTENSION: {}}
+        assert "extensions" not in offered  # the extension is no handshake revision's
         tools = {tool["name"]: tool for tool in peer.result("tools/list")["tools"]}
         assert tools["slow"]["execution"] == {"taskSupport": "optional"}
         assert "execution" not in tools["plain"]
@@ -854,7 +863,7 @@ def test_the_2025_11_25_form_over_stdio() -> None:
         assert answered["content"][0]["text"] == "Hello, Cy!"
         plain = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}})  # no params.task
         assert plain["content"][0]["text"] == "done" and "resultType" not in plain
-        assert peer.request("tools/call", {"name": "must", "arguments": {}})["error"]["code"] == -32021
+        assert peer.request("tools/call", {"name": "must", "arguments": {}})["error"]["code"] == -32601  # this form's
         assert peer.request("tasks/update", {"taskId": task["taskId"], "inputResponses": {}})["error"]["code"] == -32021
     finally:
         peer.close()
@@ -903,16 +912,22 @@ def test_cancelling_a_plain_call_withdraws_its_question_at_once(tool: str, metho
         peer.close()
 
 
-def test_the_extension_at_a_handshake_revision_over_stdio() -> None:
+def test_the_extension_is_not_honoured_at_a_handshake_revision() -> None:
+    """SEP-2663 belongs to 2026-07-28 on: a 2025-11-25 client that declares it (at initialize, or in a request's
+    _meta) still gets the core form, and a tool call with no params.task runs as a plain call."""
     peer = handshake({"extensions": {EXTENSION: {}}, "tasks": {}})
     try:
-        assert "tasks" not in peer.initialized["capabilities"]  # the extension replaces the 2025-11-25 capability
-        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {"ttl": 1}})
-        assert created["resultType"] == "task" and "task" not in created
-        done = legacy_until_done(peer, created["taskId"])
-        assert done["status"] == "completed" and done["resultType"] == "complete" and done["ttl"] == done["ttlMs"]
-        assert peer.request("tasks/result", {"taskId": created["taskId"]})["error"]["code"] == -32601
-        assert peer.request("tasks/list")["error"]["code"] == -32601
-        assert peer.result("tools/call", {"name": "plain", "arguments": {"name": "X"}})["resultType"] == "complete"
+        offered = peer.initialized["capabilities"]
+        assert "extensions" not in offered and offered["tasks"]["requests"] == {"tools": {"call": {}}}
+        declared = {"_meta": {CLIENT_CAPABILITIES: {"extensions": {EXTENSION: {}}}}}
+        plain = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}, **declared})
+        assert plain["content"][0]["text"] == "done" and "resultType" not in plain and "taskId" not in plain
+        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {}, **declared})
+        assert "resultType" not in created and created["task"]["status"] == "working"  # nested: the core form
+        task_id = created["task"]["taskId"]
+        assert peer.result("tasks/result", {"taskId": task_id, **declared})["content"][0]["text"] == "done"
+        done = peer.result("tasks/get", {"taskId": task_id, **declared})
+        assert done["status"] == "completed" and "ttlMs" not in done and "resultType" not in done
+        assert peer.request("tools/call", {"name": "must", "arguments": {}, **declared})["error"]["code"] == -32601
     finally:
         peer.close()

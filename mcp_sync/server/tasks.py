@@ -25,8 +25,9 @@ default (a task is forgotten when its TTL has passed, polled or not), or a
 shared one such as :class:`~mcp_sync.server.scale.redis_tasks.RedisTaskStore`.
 Either is bounded, with or without TTLs: it keeps at most
 :data:`DEFAULT_MAX_TASKS` tasks (the tasks that finished first are forgotten
-to make room) and refuses a new task (``-32603``) while
-:data:`DEFAULT_MAX_RUNNING` are unfinished.
+to make room), a finished task :data:`DEFAULT_RETENTION_MS` at most, and
+refuses a new task (``-32603``) while :data:`DEFAULT_MAX_RUNNING` are
+unfinished, or :data:`DEFAULT_MAX_RUNNING_PER_OWNER` of its caller's.
 
 >>> from mcp_sync import Context, MCPServer
 >>> server = MCPServer("demo")
@@ -102,8 +103,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_RUNNING",
+    "DEFAULT_MAX_RUNNING_PER_OWNER",
     "DEFAULT_MAX_TASKS",
     "DEFAULT_POLL_INTERVAL_MS",
+    "DEFAULT_RETENTION_MS",
     "DEFAULT_TTL_MS",
     "MemoryTaskStore",
     "TaskChannel",
@@ -163,6 +166,13 @@ class TaskRecord:
         """When the task may be forgotten (``inf`` for no TTL)."""
         return float("inf") if self.ttl_ms is None else self.created_at + self.ttl_ms / 1000
 
+    def retain(self, retention_ms: int, now: float) -> None:
+        """The task finished at ``now``: its TTL ends ``retention_ms`` later at the most (the TTL of a task that
+        has none, or a longer one, is shortened; both revisions let a TTL change over a task's life)."""
+        kept = max(0, round((now - self.created_at) * 1000)) + retention_ms
+        if self.ttl_ms is None or self.ttl_ms > kept:
+            self.ttl_ms = kept
+
     def task(self) -> Task:
         """The task's wire description (extension field names)."""
         return Task(
@@ -201,7 +211,8 @@ class TaskStore(Protocol):
     """Where tasks are kept. Every method is atomic; an expired task is as good as unknown."""
 
     def create(self, record: TaskRecord) -> None:
-        """Keep a new task, forgetting the tasks that finished first when full; ``-32603`` when too many run."""
+        """Keep a new task, forgetting the tasks that finished first when full; ``-32603`` when too many run
+        (in all, or for the task's owner)."""
         ...
 
     def get(self, task_id: str) -> TaskRecord | None:
@@ -229,13 +240,27 @@ DEFAULT_MAX_TASKS = 10_000
 """How many tasks a store keeps at most, running or finished (the finished go first to make room)."""
 DEFAULT_MAX_RUNNING = 1_000
 """How many unfinished tasks a store keeps at most: a new task beyond them is refused (``-32603``)."""
+DEFAULT_MAX_RUNNING_PER_OWNER = 100
+"""How many unfinished tasks one caller (a task's ``owner``) may have: a new one beyond them is refused."""
+DEFAULT_RETENTION_MS = 60 * 60 * 1000
+"""How long a store keeps a task once it has finished, at most, whatever its TTL (an hour)."""
 
 
 def too_many_running(most: int) -> MCPError:
+    """The refusal of a task beyond the store's ``max_running``."""
     return MCPError(
         MCP_CODES.INTERNAL_ERROR,
         f"Internal error: too many tasks running (at most {most}); try again once some have ended",
         data={"maxRunningTasks": most},
+    )
+
+
+def too_many_running_for_owner(most: int) -> MCPError:
+    """The refusal of a task beyond the store's ``max_running_per_owner`` (for the caller asking)."""
+    return MCPError(
+        MCP_CODES.INTERNAL_ERROR,
+        f"Internal error: too many tasks running for this caller (at most {most}); try again once some have ended",
+        data={"maxRunningTasksPerOwner": most},
     )
 
 
@@ -244,8 +269,12 @@ class MemoryTaskStore:
 
     At most ``max_tasks`` are kept: a new task beyond them makes the task
     that finished first be forgotten (a task with no TTL too). At most
-    ``max_running`` (never more than ``max_tasks``) are unfinished: a new
-    task beyond them is refused with ``-32603``.
+    ``max_running`` (never more than ``max_tasks``) are unfinished, and at
+    most ``max_running_per_owner`` of one owner (callers that nothing
+    authenticates, owner ``None``, share only the first bound): a new task
+    beyond either is refused with ``-32603``. A finished task is forgotten
+    ``retention_ms`` after it finished at the latest (its TTL is shortened
+    to that, or set when it had none).
 
     >>> store = MemoryTaskStore(max_tasks=1)
     >>> store.create(TaskRecord("t1", "tool", created_at=0.0, ttl_ms=1000))
@@ -258,10 +287,14 @@ class MemoryTaskStore:
         *,
         max_tasks: int = DEFAULT_MAX_TASKS,
         max_running: int = DEFAULT_MAX_RUNNING,
+        max_running_per_owner: int = DEFAULT_MAX_RUNNING_PER_OWNER,
+        retention_ms: int = DEFAULT_RETENTION_MS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.max_tasks = max_tasks
         self.max_running = max_running
+        self.max_running_per_owner = max_running_per_owner
+        self.retention_ms = retention_ms
         self._clock = clock
         self._tasks: dict[str, TaskRecord] = {}
         self._running: set[str] = set()
@@ -304,6 +337,10 @@ class MemoryTaskStore:
     def next_expiry(self) -> float | None:
         """When the next kept task expires, or ``None`` when none does."""
         with self._lock:
+            # Entries of tasks forgotten already (for room, or at a TTL shortened when they finished) go first:
+            # the reaper would wake for them for nothing.
+            while self._expiry and self._expiry[0][1] not in self._tasks:
+                heapq.heappop(self._expiry)
             return self._expiry[0][0] if self._expiry else None
 
     def create(self, record: TaskRecord) -> None:
@@ -316,6 +353,11 @@ class MemoryTaskStore:
             most = min(self.max_running, self.max_tasks)
             if len(self._running) >= most:
                 raise too_many_running(most)
+            owner = record.owner
+            if owner is not None:  # (counted when asked: at most max_running tasks to look at)
+                mine = sum(1 for task_id in self._running if self._tasks[task_id].owner == owner)
+                if mine >= self.max_running_per_owner:
+                    raise too_many_running_for_owner(self.max_running_per_owner)
             while len(self._tasks) >= self.max_tasks:  # some have finished: fewer than max_tasks run
                 self._forget(next(iter(self._finished)))
             self._tasks[record.task_id] = replace(record)
@@ -334,13 +376,18 @@ class MemoryTaskStore:
             return None if record is None else _copy(record)
 
     def update(self, task_id: str, change: Callable[[TaskRecord], None]) -> TaskRecord | None:
-        """Change the task in place; a copy of it as changed, or ``None``."""
+        """Change the task in place; a copy of it as changed, or ``None``. A task that finishes here is kept
+        ``retention_ms`` more at the most."""
         with self._lock:
             self._sweep()
             record = self._tasks.get(task_id)
             if record is None:
                 return None
+            ran = not is_terminal(record.status)
             change(record)
+            if ran and is_terminal(record.status):  # finished now: kept retention_ms more at the most
+                record.retain(self.retention_ms, self._clock())
+                heapq.heappush(self._expiry, (record.expires_at, task_id))  # (an earlier entry finds it gone)
             self._track(record)
             return _copy(record)
 

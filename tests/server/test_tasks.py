@@ -408,7 +408,44 @@ def test_a_store_without_ttls_forgets_the_tasks_that_finished_first() -> None:
     finish(store, "b")
     store.create(TaskRecord("e", "tool", ttl_ms=None))
     assert [record.task_id for record in store.records()] == ["b", "d", "e"]  # "c" finished before "b"
-    assert store.next_expiry() is None and store.sweep() == []
+    assert store.sweep() == []  # (the finished ones go an hour after they finished: see below)
+
+
+def test_a_finished_task_is_forgotten_within_its_retention_even_without_ttl() -> None:
+    clock = Clock()
+    store = MemoryTaskStore(clock=clock)  # the defaults: a finished task is kept an hour at most
+    store.create(TaskRecord("forever", "tool", created_at=clock.now, ttl_ms=None))
+    store.create(TaskRecord("long", "tool", created_at=clock.now, ttl_ms=10 * 60 * 60 * 1000))
+    store.create(TaskRecord("brief", "tool", created_at=clock.now, ttl_ms=60_000))
+    store.create(TaskRecord("running", "tool", created_at=clock.now, ttl_ms=None))
+    clock.now += 5
+    for task_id in ("forever", "long", "brief"):
+        finish(store, task_id)
+    # The TTL the task reports says so: what it ran, plus the hour (a shorter TTL stays as it was).
+    assert [store.get(task_id).ttl_ms for task_id in ("forever", "long", "brief")] == [  # type: ignore[union-attr]
+        3_605_000,
+        3_605_000,
+        60_000,
+    ]
+    clock.now += 60 * 60 + 1
+    assert sorted(store.sweep()) == ["brief", "forever", "long"]
+    assert [record.task_id for record in store.records()] == ["running"]  # unfinished: kept (no TTL)
+    assert store.next_expiry() is None
+
+
+def test_one_caller_cannot_take_every_running_place() -> None:
+    store = MemoryTaskStore()  # the defaults: 100 unfinished tasks per caller, 1,000 in all
+    for number in range(100):
+        store.create(TaskRecord(f"a{number}", "tool", owner="alice"))
+    with pytest.raises(MCPError) as refused:
+        store.create(TaskRecord("a100", "tool", owner="alice"))
+    assert refused.value.jsonrpc_code == -32603 and refused.value.data == {"maxRunningTasksPerOwner": 100}
+    assert "too many tasks running for this caller (at most 100)" in refused.value.message
+    store.create(TaskRecord("b0", "tool", owner="bob"))  # others still may
+    for number in range(150):  # callers nothing authenticates share only the store's own bound
+        store.create(TaskRecord(f"anon{number}", "tool"))
+    finish(store, "a0")
+    store.create(TaskRecord("a100", "tool", owner="alice"))  # one of hers ended: room for one more
 
 
 def test_the_running_cap_is_never_above_the_cap_of_tasks_kept() -> None:

@@ -31,6 +31,7 @@ import functools
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -652,6 +653,7 @@ class MCPClient(Listings, SkillMethods):
         callback = bar if bar is not None else progress if callable(progress) else None
         era = self._connection()
         task_params(self, era, params, prefer=False)
+        started = time.monotonic()  # a task is followed within what is left of the timeout, not a new one
         try:
             raw = era.request("tools/call", params, timeout=timeout, cancel=cancel, on_progress=callback, fresh=False)
         finally:
@@ -661,9 +663,10 @@ class MCPClient(Listings, SkillMethods):
         if created is None:
             result = validated(CallToolResult, raw, "tools/call")
         else:
-            state, legacy = created
-            form = TaskForm(self, era, legacy=legacy, call_cancel=cancel)
-            result = drive(ToolTask(name, state, form), timeout, self.timeout, cancel)
+            state, core_form = created
+            form = TaskForm(self, era, core_form=core_form, call_cancel=cancel)
+            limit = self.timeout if timeout is USE_DEFAULT else timeout
+            result = drive(ToolTask(name, state, form), limit, started, cancel)
         if raise_on_error and result.is_error:
             raise MCPError(
                 MCP_CODES.HANDLER_FAILED,
@@ -732,8 +735,8 @@ class MCPClient(Listings, SkillMethods):
         created = created_task(raw)
         if created is None:
             return ToolTask.finished(name, validated(CallToolResult, raw, "tools/call"))
-        state, legacy = created
-        return self._watch(ToolTask(name, state, TaskForm(self, era, legacy=legacy)))
+        state, core_form = created
+        return self._watch(ToolTask(name, state, TaskForm(self, era, core_form=core_form)))
 
     def task(self, task_id: str, *, timeout: Timeout = USE_DEFAULT) -> ToolTask:
         """Reattach to the task ``task_id`` (started by this client, another process, or a kernel since restarted).

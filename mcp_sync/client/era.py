@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError
 from ..protocol.stateless import SERVER_INFO, STATELESS_ERROR_CODES
 from ..protocol.types import (
+    ClientCapabilities,
     DiscoverResult,
     EmptyResult,
     Implementation,
@@ -436,9 +437,10 @@ class Negotiation:
 
     def _initialize(self, offered: str) -> InitializeResult:
         client = self.client
-        params = InitializeRequestParams(
-            protocol_version=offered, capabilities=client.capabilities(), client_info=client.info
-        )
+        # With the 2025-11-25 tasks capability: SEP-2663's extension is part of no handshake revision, so a server
+        # of that era runs a tool as a task in the core form only (params.task), for a client that declares it.
+        capabilities = ClientCapabilities.model_validate({**client.capabilities().to_wire(), "tasks": {}})
+        params = InitializeRequestParams(protocol_version=offered, capabilities=capabilities, client_info=client.info)
         raw = self.dispatcher.request("initialize", params, timeout=self.timeout)
         result = validated(InitializeResult, raw, "initialize")
         if result.protocol_version not in client.accepted_versions:

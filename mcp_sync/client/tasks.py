@@ -89,9 +89,11 @@ MIN_POLL_INTERVAL = 0.01
 MAX_POLL_INTERVAL = 300.0
 """The longest wait between two polls, whatever the server suggests (a huge one would overflow a wait)."""
 CANCEL_TIMEOUT = 2.0
-"""The longest ``call_tool`` waits for the answer to its ``tasks/cancel`` once its time is up or it was cancelled.
+"""The longest ``call_tool`` waits for the answer to its ``tasks/cancel`` (cancelling is best effort).
 
-Cancelling is best effort: the call ends within its timeout plus this, whatever the server does.
+With a timeout, the call keeps the last tenth of it (this at most) for that
+``tasks/cancel``: it stops following the task then, so that the whole call,
+cancel included, ends within its timeout whatever the server does.
 """
 
 
@@ -175,11 +177,11 @@ class TaskForm:
     """How one connection speaks tasks: the extension (stateless era) or 2025-11-25's (handshake era)."""
 
     def __init__(
-        self, client: MCPClient, era: ClientEra, *, legacy: bool, call_cancel: threading.Event | None = None
+        self, client: MCPClient, era: ClientEra, *, core_form: bool, call_cancel: threading.Event | None = None
     ) -> None:
         self.client = client
         self.era = era
-        self.legacy = legacy
+        self.core_form = core_form
         """Whether the task is of the 2025-11-25 form (else the extension's, in either era)."""
         self.call_cancel = call_cancel
         """Set, it withdraws a 2025-11-25 ``tasks/result`` waited for (``call_tool``'s ``cancel``)."""
@@ -188,7 +190,7 @@ class TaskForm:
     def of(cls, client: MCPClient, era: ClientEra) -> TaskForm:
         """The form of a task known by its id alone: 2025-11-25's on a handshake-era server without the extension."""
         extensions = era.peer.capabilities.extensions or {}
-        return cls(client, era, legacy=era.name == "handshake" and EXTENSION not in extensions)
+        return cls(client, era, core_form=era.name == "handshake" and EXTENSION not in extensions)
 
     def request(
         self, method: str, params: WireModel, timeout: Timeout, cancel: threading.Event | None = None
@@ -226,7 +228,7 @@ class TaskForm:
 
     def outcome(self, state: TaskState, timeout: Timeout) -> CallToolResult:
         """The tool's result of a task that ended or (2025-11-25) waits for input; a failure raises."""
-        if self.legacy:
+        if self.core_form:
             # tasks/result blocks until the task ends; the server asks its questions over the session meanwhile.
             return validated(
                 CallToolResult,
@@ -326,23 +328,21 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
 
         Cancelling is cooperative on the server: the work may still finish there.
         """
-        return self._cancel(bounded=False)
+        return self._cancel(USE_DEFAULT)
 
-    def _cancel(self, *, bounded: bool) -> bool:
+    def _cancel(self, within: Timeout) -> bool:
         if self.done():
             return False
-        self._send_cancel(bounded=bounded)
+        self._send_cancel(within)
         return super().cancel()
 
-    def _send_cancel(self, *, bounded: bool) -> None:
-        """``tasks/cancel`` to the server, waited for :data:`CANCEL_TIMEOUT` (``bounded``) or the client's timeout.
-
-        A failure is logged (cancelling is best effort).
-        """
+    def _send_cancel(self, within: Timeout) -> None:
+        """``tasks/cancel`` to the server, its answer waited for ``within`` seconds (``USE_DEFAULT``: the client's
+        timeout). A failure is logged (cancelling is best effort)."""
         form = self._form
         if form is not None:
             try:
-                form.cancel(self._last.task_id, CANCEL_TIMEOUT if bounded else form.client.timeout)
+                form.cancel(self._last.task_id, within)
             except MCPError as exc:
                 log.warning("tasks/cancel for %s failed: %s", self._last.task_id, exc)
 
@@ -381,8 +381,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         seen, self._last = self._last, state
         if (seen.status, seen.status_message) != (state.status, state.status_message):
             self._redraw()
-        if state.terminal or (form.legacy and state.status == "input_required"):
-            if fetch is not None and form.legacy and state.status != "cancelled":
+        if state.terminal or (form.core_form and state.status == "input_required"):
+            if fetch is not None and form.core_form and state.status != "cancelled":
                 return fetch(form, state)
             self._settle(form, state, timeout)
             return None
@@ -429,7 +429,7 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         except MCPError as exc:
             self._end(exc)
             return
-        if form.legacy:
+        if form.core_form:
             self._last = TaskState(task_id=state.task_id, status="completed", status_message=state.status_message)
         self._end(result)
 
@@ -467,31 +467,42 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
         )
 
 
-def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threading.Event | None) -> CallToolResult:
-    """Poll ``task`` in this thread until it ends, within ``timeout``; return its result (what call_tool does).
+def drive(task: ToolTask, limit: float | None, started: float, cancel: threading.Event | None) -> CallToolResult:
+    """Poll ``task`` in this thread until it ends; return its result (what call_tool does).
 
-    Running out of time, or ``cancel`` being set, sends ``tasks/cancel``
-    (waited for :data:`CANCEL_TIMEOUT` at most) and raises ``TIMEOUT`` or
-    ``REQUEST_CANCELLED``; a task the server cancelled raises
+    The call began at ``started`` (a :func:`time.monotonic` value) and ends
+    within ``limit`` seconds of it (``None``: no limit), ``tasks/cancel``
+    included: the task is followed until the last tenth of that time
+    (:data:`CANCEL_TIMEOUT` at most), kept for the cancel. Running out of
+    time, or ``cancel`` being set, sends ``tasks/cancel`` and raises
+    ``TIMEOUT`` or ``REQUEST_CANCELLED``; a task the server cancelled raises
     ``REQUEST_CANCELLED``.
     """
-    limit = default if timeout is USE_DEFAULT else timeout
-    deadline = None if limit is None else time.monotonic() + limit
+    deadline: float | None = None  # when the call ends
+    followed: float | None = None  # when the task stops being followed, the rest kept for tasks/cancel
+    if limit is not None:
+        deadline = started + limit
+        followed = deadline - min(CANCEL_TIMEOUT, limit / 10)
+
+    def cancel_within() -> float:
+        """How long the tasks/cancel may wait for its answer: what is left of the call, CANCEL_TIMEOUT at most."""
+        return CANCEL_TIMEOUT if deadline is None else max(0.0, min(CANCEL_TIMEOUT, deadline - time.monotonic()))
+
     waiter = cancel if cancel is not None else threading.Event()
     while True:
-        remaining = None if deadline is None else deadline - time.monotonic()
+        remaining = None if followed is None else followed - time.monotonic()
         if remaining is not None and remaining <= 0:
-            raise _timed_out(task, limit)
+            raise _timed_out(task, limit, cancel_within())
         try:
             delay = task.step(remaining)
         except MCPError as exc:
-            if exc.code != MCP_CODES.TIMEOUT or deadline is None or time.monotonic() < deadline:
+            if exc.code != MCP_CODES.TIMEOUT or followed is None or time.monotonic() < followed:
                 raise
             delay = 0.0  # the poll itself ran out of the call's time: cancelled and reported as the call's timeout
         if delay is None:
             break
         if waiter.wait(delay if remaining is None else min(delay, remaining)):
-            task._cancel(bounded=True)
+            task._cancel(cancel_within())
             raise MCPError(
                 MCP_CODES.REQUEST_CANCELLED,
                 f"the call to {task.name!r} was cancelled (tasks/cancel sent for {task.task_id})",
@@ -508,22 +519,22 @@ def drive(task: ToolTask, timeout: Timeout, default: float | None, cancel: threa
     except MCPError as exc:
         if exc.code == MCP_CODES.REQUEST_CANCELLED and waiter.is_set():
             # The call was cancelled while its 2025-11-25 tasks/result waited (withdrawn): the task is cancelled too.
-            task._send_cancel(bounded=True)
+            task._send_cancel(cancel_within())
             raise MCPError(
                 MCP_CODES.REQUEST_CANCELLED,
                 f"the call to {task.name!r} was cancelled (tasks/cancel sent for {task.task_id})",
                 context={"task_id": task.task_id, "tool": task.name},
             ) from exc
         # A 2025-11-25 tasks/result that ran out of the call's time ended the future: the call's own timeout.
-        if exc.code != MCP_CODES.TIMEOUT or deadline is None or time.monotonic() < deadline:
+        if exc.code != MCP_CODES.TIMEOUT or followed is None or time.monotonic() < followed:
             raise
-        raise _timed_out(task, limit) from exc
+        raise _timed_out(task, limit, cancel_within()) from exc
 
 
-def _timed_out(task: ToolTask, limit: float | None) -> MCPError:
+def _timed_out(task: ToolTask, limit: float | None, within: float) -> MCPError:
     """The call's TIMEOUT, once the server was sent ``tasks/cancel`` (also when the future has ended already)."""
-    if not task._cancel(bounded=True):
-        task._send_cancel(bounded=True)
+    if not task._cancel(within):
+        task._send_cancel(within)
     return MCPError(
         MCP_CODES.TIMEOUT,
         f"task {task.task_id} of tool {task.name!r} did not end within {limit}s (tasks/cancel sent)",

@@ -12,14 +12,14 @@ pending ``inputRequests`` while ``input_required``), answers with
 
 The 2025-11-25 form is client-directed: the request carries
 ``params.task`` (:class:`TaskMetadata`), the answer nests the task
-(:class:`LegacyCreateTaskResult`), durations are ``ttl``/``pollInterval``,
+(:class:`CoreCreateTaskResult`), durations are ``ttl``/``pollInterval``,
 and the result is fetched with ``tasks/result``.
 
 >>> task = Task(task_id="t1", status="working", created_at="2026-01-01T00:00:00Z",
 ...             last_updated_at="2026-01-01T00:00:00Z", ttl_ms=60000, poll_interval_ms=500)
 >>> sorted(CreateTaskResult(**task.model_dump()).to_wire())
 ['createdAt', 'lastUpdatedAt', 'pollIntervalMs', 'resultType', 'status', 'taskId', 'ttlMs']
->>> legacy_task(task)["ttl"], is_terminal("cancelled")
+>>> core_task(task)["ttl"], is_terminal("cancelled")
 (60000, True)
 """
 
@@ -37,10 +37,10 @@ __all__ = [
     "RELATED_TASK",
     "TERMINAL",
     "CancelTaskRequestParams",
+    "CoreCreateTaskResult",
     "CreateTaskResult",
     "DetailedTask",
     "GetTaskRequestParams",
-    "LegacyCreateTaskResult",
     "ListTasksResult",
     "Task",
     "TaskExecution",
@@ -49,8 +49,8 @@ __all__ = [
     "TaskStatusNotificationParams",
     "TaskSupport",
     "UpdateTaskRequestParams",
+    "core_task",
     "is_terminal",
-    "legacy_task",
     "missing_extension_data",
 ]
 
@@ -164,7 +164,7 @@ class TaskExecution(WireModel):
     task_support: TaskSupport | None = None
 
 
-class LegacyCreateTaskResult(Result):
+class CoreCreateTaskResult(Result):
     """A 2025-11-25 request's answer when it runs as a task: the task nested under ``task``."""
 
     task: dict[str, Any]
@@ -177,7 +177,7 @@ class ListTasksResult(Result):
     next_cursor: str | None = None
 
 
-def legacy_task(task: Task) -> dict[str, Any]:
+def core_task(task: Task) -> dict[str, Any]:
     """``task`` in the 2025-11-25 field names (``ttl``, ``pollInterval``)."""
     wire = task.to_wire()
     wire["ttl"] = wire.pop("ttlMs")
@@ -186,3 +186,8 @@ def legacy_task(task: Task) -> dict[str, Any]:
     for key in ("resultType", "result", "error", "inputRequests"):
         wire.pop(key, None)
     return wire
+
+
+# The names these had before the 2025-11-25 form was called by its revision ("legacy"); still importable.
+LegacyCreateTaskResult = CoreCreateTaskResult
+legacy_task = core_task

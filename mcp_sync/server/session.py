@@ -668,7 +668,7 @@ class ServerSession:
         server = self.server
         capabilities = self.capabilities()
         if server.task_runner is not None:
-            server.task_runner.offer_legacy(params.capabilities, capabilities)
+            server.task_runner.offer_core(params.capabilities, capabilities)
         return InitializeResult(
             protocol_version=self.revision,
             capabilities=capabilities,

@@ -1,14 +1,16 @@
 """Tools that run as tasks: the server side of ``io.modelcontextprotocol/tasks`` (SEP-2663) and the 2025-11-25 form.
 
 A tool registered with ``task="optional"`` or ``task="required"`` may run
-as a task. The server decides per call: when the request's client declared
-the extension (at ``initialize``, or for this request in
-``_meta["io.modelcontextprotocol/clientCapabilities"]``), the call answers
-at once with a ``CreateTaskResult`` and the tool runs on a bounded pool of
-worker threads; otherwise an ``optional`` tool runs as a plain call and a
-``required`` one is refused (``-32021``, naming the extension). A
-handshake-era client that sends the 2025-11-25 ``params.task`` instead gets
-that form (a nested ``task``, then ``tasks/result``).
+as a task. The server decides per call: when a 2026-07-28 request declares
+the extension (in ``_meta["io.modelcontextprotocol/clientCapabilities"]``),
+the call answers at once with a ``CreateTaskResult`` and the tool runs on a
+bounded pool of worker threads; otherwise an ``optional`` tool runs as a
+plain call and a ``required`` one is refused (``-32021``, naming the
+extension). The extension belongs to no handshake revision (SEP-2663: under
+earlier protocol versions a server must not answer with a
+``CreateTaskResult``), so there a client that sends the 2025-11-25
+``params.task`` gets that core form (a nested ``task``, then
+``tasks/result``), whatever extensions it declared at ``initialize``.
 
 Inside a task, ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots`` and
 ``ctx.ask_all`` need no client connection: the questions wait in the task
@@ -23,8 +25,9 @@ default (a task is forgotten when its TTL has passed, polled or not), or a
 shared one such as :class:`~mcp_sync.server.scale.redis_tasks.RedisTaskStore`.
 Either is bounded, with or without TTLs: it keeps at most
 :data:`DEFAULT_MAX_TASKS` tasks (the tasks that finished first are forgotten
-to make room) and refuses a new task (``-32603``) while
-:data:`DEFAULT_MAX_RUNNING` are unfinished.
+to make room), a finished task :data:`DEFAULT_RETENTION_MS` at most, and
+refuses a new task (``-32603``) while :data:`DEFAULT_MAX_RUNNING` are
+unfinished, or :data:`DEFAULT_MAX_RUNNING_PER_OWNER` of its caller's.
 
 >>> from mcp_sync import Context, MCPServer
 >>> server = MCPServer("demo")
@@ -52,22 +55,21 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
-from ..protocol.stateless import CLIENT_CAPABILITIES
 from ..protocol.tasks import (
     EXTENSION,
     RELATED_TASK,
     CancelTaskRequestParams,
+    CoreCreateTaskResult,
     CreateTaskResult,
     DetailedTask,
     GetTaskRequestParams,
-    LegacyCreateTaskResult,
     ListTasksResult,
     Task,
     TaskStatus,
     TaskStatusNotificationParams,
     UpdateTaskRequestParams,
+    core_task,
     is_terminal,
-    legacy_task,
     missing_extension_data,
 )
 from ..protocol.types import (
@@ -101,8 +103,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_RUNNING",
+    "DEFAULT_MAX_RUNNING_PER_OWNER",
     "DEFAULT_MAX_TASKS",
     "DEFAULT_POLL_INTERVAL_MS",
+    "DEFAULT_RETENTION_MS",
     "DEFAULT_TTL_MS",
     "MemoryTaskStore",
     "TaskChannel",
@@ -133,7 +137,9 @@ class TaskRecord:
 
     ``answers`` holds the client's answers by input-request key until the
     handler takes them; ``owner`` is who may see the task (the caller's
-    auth subject or client id, ``None`` when nothing authenticates callers).
+    auth subject or client id, ``None`` when nothing authenticates callers);
+    ``core_form`` says the task was asked for in the 2025-11-25 form
+    (``params.task``) rather than given by the extension.
     """
 
     task_id: str
@@ -149,7 +155,7 @@ class TaskRecord:
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
     answers: dict[str, Any] = field(default_factory=dict)
     cancel_requested: bool = False
-    legacy: bool = False
+    core_form: bool = False
     owner: str | None = None
 
     def __post_init__(self) -> None:
@@ -159,6 +165,13 @@ class TaskRecord:
     def expires_at(self) -> float:
         """When the task may be forgotten (``inf`` for no TTL)."""
         return float("inf") if self.ttl_ms is None else self.created_at + self.ttl_ms / 1000
+
+    def retain(self, retention_ms: int, now: float) -> None:
+        """The task finished at ``now``: its TTL ends ``retention_ms`` later at the most (the TTL of a task that
+        has none, or a longer one, is shortened; both revisions let a TTL change over a task's life)."""
+        kept = max(0, round((now - self.created_at) * 1000)) + retention_ms
+        if self.ttl_ms is None or self.ttl_ms > kept:
+            self.ttl_ms = kept
 
     def task(self) -> Task:
         """The task's wire description (extension field names)."""
@@ -187,7 +200,10 @@ class TaskRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TaskRecord:
-        """The record :meth:`to_json` gave."""
+        """The record :meth:`to_json` gave (also one kept before ``core_form`` had its name: ``legacy``)."""
+        if "legacy" in data:  # a record a process of an earlier release put in a shared store
+            data = {**data, "core_form": data["legacy"]}
+            del data["legacy"]
         return cls(**data)
 
 
@@ -195,7 +211,8 @@ class TaskStore(Protocol):
     """Where tasks are kept. Every method is atomic; an expired task is as good as unknown."""
 
     def create(self, record: TaskRecord) -> None:
-        """Keep a new task, forgetting the tasks that finished first when full; ``-32603`` when too many run."""
+        """Keep a new task, forgetting the tasks that finished first when full; ``-32603`` when too many run
+        (in all, or for the task's owner)."""
         ...
 
     def get(self, task_id: str) -> TaskRecord | None:
@@ -223,13 +240,27 @@ DEFAULT_MAX_TASKS = 10_000
 """How many tasks a store keeps at most, running or finished (the finished go first to make room)."""
 DEFAULT_MAX_RUNNING = 1_000
 """How many unfinished tasks a store keeps at most: a new task beyond them is refused (``-32603``)."""
+DEFAULT_MAX_RUNNING_PER_OWNER = 100
+"""How many unfinished tasks one caller (a task's ``owner``) may have: a new one beyond them is refused."""
+DEFAULT_RETENTION_MS = 60 * 60 * 1000
+"""How long a store keeps a task once it has finished, at most, whatever its TTL (an hour)."""
 
 
 def too_many_running(most: int) -> MCPError:
+    """The refusal of a task beyond the store's ``max_running``."""
     return MCPError(
         MCP_CODES.INTERNAL_ERROR,
         f"Internal error: too many tasks running (at most {most}); try again once some have ended",
         data={"maxRunningTasks": most},
+    )
+
+
+def too_many_running_for_owner(most: int) -> MCPError:
+    """The refusal of a task beyond the store's ``max_running_per_owner`` (for the caller asking)."""
+    return MCPError(
+        MCP_CODES.INTERNAL_ERROR,
+        f"Internal error: too many tasks running for this caller (at most {most}); try again once some have ended",
+        data={"maxRunningTasksPerOwner": most},
     )
 
 
@@ -238,8 +269,12 @@ class MemoryTaskStore:
 
     At most ``max_tasks`` are kept: a new task beyond them makes the task
     that finished first be forgotten (a task with no TTL too). At most
-    ``max_running`` (never more than ``max_tasks``) are unfinished: a new
-    task beyond them is refused with ``-32603``.
+    ``max_running`` (never more than ``max_tasks``) are unfinished, and at
+    most ``max_running_per_owner`` of one owner (callers that nothing
+    authenticates, owner ``None``, share only the first bound): a new task
+    beyond either is refused with ``-32603``. A finished task is forgotten
+    ``retention_ms`` after it finished at the latest (its TTL is shortened
+    to that, or set when it had none).
 
     >>> store = MemoryTaskStore(max_tasks=1)
     >>> store.create(TaskRecord("t1", "tool", created_at=0.0, ttl_ms=1000))
@@ -252,10 +287,14 @@ class MemoryTaskStore:
         *,
         max_tasks: int = DEFAULT_MAX_TASKS,
         max_running: int = DEFAULT_MAX_RUNNING,
+        max_running_per_owner: int = DEFAULT_MAX_RUNNING_PER_OWNER,
+        retention_ms: int = DEFAULT_RETENTION_MS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.max_tasks = max_tasks
         self.max_running = max_running
+        self.max_running_per_owner = max_running_per_owner
+        self.retention_ms = retention_ms
         self._clock = clock
         self._tasks: dict[str, TaskRecord] = {}
         self._running: set[str] = set()
@@ -298,6 +337,10 @@ class MemoryTaskStore:
     def next_expiry(self) -> float | None:
         """When the next kept task expires, or ``None`` when none does."""
         with self._lock:
+            # Entries of tasks forgotten already (for room, or at a TTL shortened when they finished) go first:
+            # the reaper would wake for them for nothing.
+            while self._expiry and self._expiry[0][1] not in self._tasks:
+                heapq.heappop(self._expiry)
             return self._expiry[0][0] if self._expiry else None
 
     def create(self, record: TaskRecord) -> None:
@@ -310,6 +353,11 @@ class MemoryTaskStore:
             most = min(self.max_running, self.max_tasks)
             if len(self._running) >= most:
                 raise too_many_running(most)
+            owner = record.owner
+            if owner is not None:  # (counted when asked: at most max_running tasks to look at)
+                mine = sum(1 for task_id in self._running if self._tasks[task_id].owner == owner)
+                if mine >= self.max_running_per_owner:
+                    raise too_many_running_for_owner(self.max_running_per_owner)
             while len(self._tasks) >= self.max_tasks:  # some have finished: fewer than max_tasks run
                 self._forget(next(iter(self._finished)))
             self._tasks[record.task_id] = replace(record)
@@ -328,13 +376,18 @@ class MemoryTaskStore:
             return None if record is None else _copy(record)
 
     def update(self, task_id: str, change: Callable[[TaskRecord], None]) -> TaskRecord | None:
-        """Change the task in place; a copy of it as changed, or ``None``."""
+        """Change the task in place; a copy of it as changed, or ``None``. A task that finishes here is kept
+        ``retention_ms`` more at the most."""
         with self._lock:
             self._sweep()
             record = self._tasks.get(task_id)
             if record is None:
                 return None
+            ran = not is_terminal(record.status)
             change(record)
+            if ran and is_terminal(record.status):  # finished now: kept retention_ms more at the most
+                record.retain(self.retention_ms, self._clock())
+                heapq.heappush(self._expiry, (record.expires_at, task_id))  # (an earlier entry finds it gone)
             self._track(record)
             return _copy(record)
 
@@ -354,15 +407,16 @@ def _declared(capabilities: ClientCapabilities) -> bool:
 
 
 def declares_extension(ctx: Context) -> bool:
-    """Whether the request of ``ctx`` may get tasks: its client declared the extension, or this request did."""
-    if _declared(ctx.client_capabilities):
-        return True
-    declared = ctx.meta.get(CLIENT_CAPABILITIES)
-    extensions = declared.get("extensions") if isinstance(declared, dict) else None
-    return isinstance(extensions, dict) and EXTENSION in extensions
+    """Whether the request of ``ctx`` may get the extension's tasks: a 2026-07-28 request that declares it.
+
+    Never a handshake-era request (SEP-2663 is not part of those revisions),
+    whatever its client declared at ``initialize`` or in its ``_meta``.
+    """
+    stateless = ctx.stateless
+    return stateless is not None and _declared(stateless.client_capabilities)
 
 
-def _legacy_ttl(requested: Any, most: int | None) -> int | None:
+def _core_ttl(requested: Any, most: int | None) -> int | None:
     """The TTL a 2025-11-25 ``params.task.ttl`` gets: what was asked, within the server's own TTL.
 
     The spec lets the server override it; a client asking for years (or a
@@ -530,12 +584,15 @@ class TaskRunner:
             self._lookup(task_id, ctx)
 
     @staticmethod
-    def offer_legacy(client: ClientCapabilities, server: ServerCapabilities) -> None:
-        """Add the 2025-11-25 ``tasks`` capability to ``server`` for a client that declared that one.
+    def offer_core(client: ClientCapabilities, server: ServerCapabilities) -> None:
+        """What ``initialize`` says of tasks: the 2025-11-25 ``tasks`` capability for a client that declared it.
 
-        Never for a client of the extension, which replaces it.
+        The extension, which no handshake revision includes, is not offered
+        there (``server`` loses it; ``server/discover`` offers it).
         """
-        if (client.model_extra or {}).get("tasks") is not None and not _declared(client):
+        offered = {name: settings for name, settings in (server.extensions or {}).items() if name != EXTENSION}
+        server.extensions = offered or None
+        if (client.model_extra or {}).get("tasks") is not None:
             server.tasks = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}  # type: ignore[attr-defined]
 
     @staticmethod
@@ -553,11 +610,16 @@ class TaskRunner:
             if before is not None:
                 before(arguments, ctx)  # on the request: it may still ask in inputRequests rounds
             return CreateTaskResult(**self.start(name, arguments, ctx).task().model_dump())
-        legacy = params.get("task")
-        if ctx.stateless is None and isinstance(legacy, dict):
-            ttl = _legacy_ttl(legacy.get("ttl"), self.ttl_ms)
-            record = self.start(name, arguments, ctx, legacy=True, ttl_ms=ttl)
-            return LegacyCreateTaskResult(task=legacy_task(record.task()))
+        asked = params.get("task")
+        if ctx.stateless is None and isinstance(asked, dict):
+            ttl = _core_ttl(asked.get("ttl"), self.ttl_ms)
+            record = self.start(name, arguments, ctx, core_form=True, ttl_ms=ttl)
+            return CoreCreateTaskResult(task=core_task(record.task()))
+        if support == "required" and ctx.stateless is None:  # 2025-11-25: -32601 for a required task not asked for
+            raise MCPError(
+                MCP_CODES.METHOD_NOT_FOUND,
+                f"Method not found: tool {name} runs only as a task (call it with params.task)",
+            )
         if support == "required":
             raise MCPError(
                 MCP_CODES.MISSING_CAPABILITY,
@@ -572,7 +634,7 @@ class TaskRunner:
         arguments: dict[str, Any],
         ctx: Context,
         *,
-        legacy: bool = False,
+        core_form: bool = False,
         ttl_ms: int | None = None,
     ) -> TaskRecord:
         """Keep a new task for a call of tool ``name`` and queue it; the record as kept.
@@ -583,14 +645,14 @@ class TaskRunner:
         record = TaskRecord(
             task_id=secrets.token_hex(16),  # hex: an id never starts with "-", which a CLI would take for an option
             tool=name,
-            ttl_ms=ttl_ms if legacy else self.ttl_ms,
+            ttl_ms=ttl_ms if core_form else self.ttl_ms,
             poll_interval_ms=self.poll_interval_ms,
-            legacy=legacy,
+            core_form=core_form,
             owner=_owner(ctx),
         )
         live = _Live()
         channel: ClientChannel
-        if legacy:
+        if core_form:
             # A 2025-11-25 client knows no tasks/update: its task asks it directly, on its connection,
             # each question marked as the task's (related-task), and a tasks/cancel withdraws the question in
             # flight (notifications/cancelled).
@@ -723,13 +785,13 @@ class TaskRunner:
             )
         return record
 
-    def _gate(self, task_id: str, ctx: Context, *, legacy_ok: bool) -> TaskRecord:
+    def _gate(self, task_id: str, ctx: Context, *, core_ok: bool) -> TaskRecord:
         """The task a ``tasks/*`` request names, when its client may ask for it."""
         if declares_extension(ctx):
             return self._lookup(task_id, ctx)
-        if legacy_ok and ctx.stateless is None:  # a 2025-11-25 client, about a task it started that way
+        if core_ok and ctx.stateless is None:  # a 2025-11-25 client, about a task it started that way
             record = self.store.get(task_id)
-            if record is not None and record.legacy:
+            if record is not None and record.core_form:
                 return self._lookup(task_id, ctx)
         raise MCPError(
             MCP_CODES.MISSING_CAPABILITY,
@@ -739,20 +801,16 @@ class TaskRunner:
 
     def get(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
         """``tasks/get``: the task, with its result, error or questions (``-32602`` for an unknown id)."""
-        record = self._gate(params.task_id, ctx, legacy_ok=True)
-        if record.legacy and not declares_extension(ctx):
-            return _Flat(**legacy_task(record.task()))
+        record = self._gate(params.task_id, ctx, core_ok=True)
+        if record.core_form and not declares_extension(ctx):
+            return _Flat(**core_task(record.task()))
         detailed = record.detailed().to_wire()
         detailed["resultType"] = "complete"
-        if ctx.stateless is None:
-            # The handshake revisions' schema (2025-11-25) defines tasks/get's result with its own
-            # name for the TTL: both are sent, so that either reading finds it.
-            detailed["ttl"] = detailed["ttlMs"]
         return _Flat(**detailed)
 
     def update(self, params: UpdateTaskRequestParams, ctx: Context) -> EmptyResult:
         """``tasks/update``: answers to the task's pending questions (others are ignored, as the spec asks)."""
-        self._gate(params.task_id, ctx, legacy_ok=False)
+        self._gate(params.task_id, ctx, core_ok=False)
         responses = params.input_responses
 
         def answer(record: TaskRecord) -> None:
@@ -775,9 +833,9 @@ class TaskRunner:
         so it stays, whatever the handler still does), and refuses a task that
         has ended with ``-32602``, as that revision requires.
         """
-        record = self._gate(params.task_id, ctx, legacy_ok=True)
-        legacy = record.legacy and not declares_extension(ctx)
-        if legacy and is_terminal(record.status):
+        record = self._gate(params.task_id, ctx, core_ok=True)
+        core = record.core_form and not declares_extension(ctx)
+        if core and is_terminal(record.status):
             raise MCPError(
                 MCP_CODES.INVALID_PARAMS,
                 f"Invalid params: task {params.task_id!r} has ended ({record.status})",
@@ -787,7 +845,7 @@ class TaskRunner:
 
             def flag(record: TaskRecord) -> None:
                 record.cancel_requested = True
-                if legacy:
+                if core:
                     record.status = "cancelled"
                     record.updated_at = time.time()
 
@@ -797,8 +855,8 @@ class TaskRunner:
             if live is not None:
                 live.cancelled.set()
                 live.poke()
-        if legacy:
-            return _Flat(**legacy_task(record.task()))
+        if core:
+            return _Flat(**core_task(record.task()))
         return EmptyResult(result_type="complete")
 
     def result(self, params: GetTaskRequestParams, ctx: Context) -> WireModel:
@@ -809,9 +867,9 @@ class TaskRunner:
         every half second), until the task expires (``-32602``, as for any
         unknown task) or the request is cancelled.
         """
-        if declares_extension(ctx) or ctx.stateless is not None:
+        if ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/result (not in the tasks extension)")
-        record = self._gate(params.task_id, ctx, legacy_ok=True)
+        record = self._gate(params.task_id, ctx, core_ok=True)
         while not is_terminal(record.status):
             if ctx.cancelled.is_set():  # the client gave up on this tasks/result, or went away
                 raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"tasks/result for task {record.task_id} was cancelled")
@@ -838,12 +896,12 @@ class TaskRunner:
 
     def list_tasks(self, params: PaginatedRequestParams, ctx: Context) -> WireModel:
         """``tasks/list`` (2025-11-25 only): the caller's tasks."""
-        if declares_extension(ctx) or ctx.stateless is not None:
+        if ctx.stateless is not None:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, "Method not found: tasks/list (not in the tasks extension)")
         owner = _owner(ctx)
-        tasks = [record.task() for record in self.store.records() if record.legacy and record.owner == owner]
+        tasks = [record.task() for record in self.store.records() if record.core_form and record.owner == owner]
         page, cursor = self.server.page(tasks, params.cursor)
-        return ListTasksResult(tasks=[legacy_task(task) for task in page], next_cursor=cursor)
+        return ListTasksResult(tasks=[core_task(task) for task in page], next_cursor=cursor)
 
     def _poke(self, task_id: str) -> None:
         with self._lock:

@@ -178,7 +178,8 @@ def test_connect_performs_the_initialize_handshake(server: MCPServer, link: Call
     initialize = next(m for m in wire(conn.server_wire.received) if m.get("method") == "initialize")
     assert initialize["params"] == {
         "protocolVersion": "2025-11-25",
-        "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},  # tool calls may become tasks
+        # Tool calls may become tasks: 2025-11-25's form here (the extension too, for servers that offer it here)
+        "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}, "tasks": {}},
         "clientInfo": {"name": "my-client", "version": "3.1"},
     }
     assert conn.session.initialized.is_set()
@@ -208,7 +209,7 @@ def test_declared_capabilities_follow_the_providers(link: Callable[..., Link]) -
     }
     conn = link(client, timeout=5)
     initialize = next(m for m in wire(conn.server_wire.received) if m.get("method") == "initialize")
-    assert initialize["params"]["capabilities"] == client.capabilities().to_wire()
+    assert initialize["params"]["capabilities"] == {**client.capabilities().to_wire(), "tasks": {}}
     assert conn.session.client_capabilities.roots is not None
     assert client.roots() == [Root(uri="file:///a")]
 

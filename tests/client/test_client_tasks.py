@@ -30,6 +30,7 @@ import requests
 from mcp_sync import MCPClient, MCPServer, connect
 from mcp_sync.client.tasks import ToolTask, UnknownTaskError
 from mcp_sync.protocol.errors import MCP_CODES, MCPError
+from mcp_sync.protocol.tasks import EXTENSION
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.middleware import Call, Next
 from mcp_sync.types import ElicitRequestFormParams, ElicitResult
@@ -166,10 +167,13 @@ def test_a_tool_error_completes_the_task_with_is_error(client: MCPClient) -> Non
     assert client.start_tool("broken").result(WAIT).is_error
 
 
-def test_a_handshake_era_client_declares_the_extension_at_initialize(server: MCPServer, tmp_path: Path) -> None:
+def test_a_handshake_era_client_gets_the_2025_11_25_form(server: MCPServer, tmp_path: Path) -> None:
+    """The extension is no handshake revision's (SEP-2663): the client declares 2025-11-25's tasks at initialize."""
     gate = tmp_path / "gate"
     with connect(server, era="handshake", timeout=WAIT, elicitation_provider=green) as c:
         assert c.negotiated_era == "handshake"
+        offered = c.server_capabilities
+        assert EXTENSION not in (offered.extensions or {}) and "tools" in offered.model_extra["tasks"]["requests"]
         assert c.call_tool("ask", {"question": "Colour?"}).text == "the user likes green"
         task = c.start_tool("slow", {"text": "old era", "gate": str(gate)})
         again = c.task(str(task.task_id))

@@ -635,3 +635,31 @@ def test_a_hanging_tasks_cancel_holds_call_tool_only_briefly(peer: Peer, ending:
         finally:
             release.set()
             caller.join(WAIT)
+
+
+def test_call_tool_ends_within_its_timeout_cancel_included(peer: Peer) -> None:
+    """A slow ``tools/call`` answer, then a ``tasks/cancel`` the server never answers: the whole call still ends
+    within its timeout (the task is followed for what the answer left of it, less the last tenth, which the
+    cancel gets)."""
+    polled(peer, [task(legacy=peer.legacy)])
+    creating = peer.answers["tools/call"]
+    slow = threading.Event()  # never set: the server takes half the call's time to answer tools/call
+    peer.answers["tools/call"] = lambda params: (slow.wait(0.5), creating(params))[1]
+    release = threading.Event()
+    peer.answers["tasks/cancel"] = lambda params: (release.wait(WAIT * 6), {})[1]
+    withdrawn: list[Any] = []
+    peer.dispatcher.on_notification("notifications/cancelled", withdrawn.append)
+    with MCPClient(era="handshake" if peer.legacy else "stateless", timeout=3600) as c:
+        c.connect(peer.client_end)
+        c.list_tools()
+        began = time.monotonic()
+        try:
+            with pytest.raises(MCPError) as caught:
+                c.call_tool("must", timeout=1.0)
+            took = time.monotonic() - began
+        finally:
+            release.set()
+    assert caught.value.code == MCP_CODES.TIMEOUT and "tasks/cancel" in peer.methods()
+    assert wait_for(lambda: bool(withdrawn), WAIT)  # the unanswered tasks/cancel given up, and the server told
+    # Before, the call took 0.5 s for tools/call, then a whole second of its own and two more for the cancel.
+    assert took < 1.0 + 0.8, took

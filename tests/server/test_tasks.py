@@ -27,12 +27,15 @@ from servers.tasks_server import build_server
 from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION, SUBSCRIPTION_ID
-from mcp_sync.protocol.tasks import EXTENSION, is_terminal, legacy_task
+from mcp_sync.protocol.tasks import EXTENSION, core_task, is_terminal
 from mcp_sync.runtime.workers import ElasticPool
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.authorization import AuthInfo
 from mcp_sync.server.backend import BackendUnavailable
+from mcp_sync.server.context import StatelessChannel
+from mcp_sync.server.stateless import StatelessRequest
 from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord, TaskRunner
+from mcp_sync.types import ClientCapabilities
 
 REVISION = "2026-07-28"
 TIMEOUT = 10.0
@@ -126,6 +129,12 @@ def start(wire: Wire, name: str, arguments: dict[str, Any] | None = None, capabi
     created = wire.result("tools/call", {"name": name, "arguments": arguments or {}}, capabilities)
     assert created["resultType"] == "task", created
     return str(created["taskId"])
+
+
+def declaring(server: MCPServer, auth: AuthInfo | None = None) -> Context:
+    """The context of a 2026-07-28 request that declares the extension (the one era it applies to)."""
+    request = StatelessRequest(REVISION, ClientCapabilities.model_validate(TASKS))
+    return Context(server=server, channel=StatelessChannel(request), meta={CLIENT_CAPABILITIES: TASKS}, auth=auth)
 
 
 def deadline_poll(condition: Callable[[], bool], timeout: float = TIMEOUT) -> bool:
@@ -399,7 +408,44 @@ def test_a_store_without_ttls_forgets_the_tasks_that_finished_first() -> None:
     finish(store, "b")
     store.create(TaskRecord("e", "tool", ttl_ms=None))
     assert [record.task_id for record in store.records()] == ["b", "d", "e"]  # "c" finished before "b"
-    assert store.next_expiry() is None and store.sweep() == []
+    assert store.sweep() == []  # (the finished ones go an hour after they finished: see below)
+
+
+def test_a_finished_task_is_forgotten_within_its_retention_even_without_ttl() -> None:
+    clock = Clock()
+    store = MemoryTaskStore(clock=clock)  # the defaults: a finished task is kept an hour at most
+    store.create(TaskRecord("forever", "tool", created_at=clock.now, ttl_ms=None))
+    store.create(TaskRecord("long", "tool", created_at=clock.now, ttl_ms=10 * 60 * 60 * 1000))
+    store.create(TaskRecord("brief", "tool", created_at=clock.now, ttl_ms=60_000))
+    store.create(TaskRecord("running", "tool", created_at=clock.now, ttl_ms=None))
+    clock.now += 5
+    for task_id in ("forever", "long", "brief"):
+        finish(store, task_id)
+    # The TTL the task reports says so: what it ran, plus the hour (a shorter TTL stays as it was).
+    assert [store.get(task_id).ttl_ms for task_id in ("forever", "long", "brief")] == [  # type: ignore[union-attr]
+        3_605_000,
+        3_605_000,
+        60_000,
+    ]
+    clock.now += 60 * 60 + 1
+    assert sorted(store.sweep()) == ["brief", "forever", "long"]
+    assert [record.task_id for record in store.records()] == ["running"]  # unfinished: kept (no TTL)
+    assert store.next_expiry() is None
+
+
+def test_one_caller_cannot_take_every_running_place() -> None:
+    store = MemoryTaskStore()  # the defaults: 100 unfinished tasks per caller, 1,000 in all
+    for number in range(100):
+        store.create(TaskRecord(f"a{number}", "tool", owner="alice"))
+    with pytest.raises(MCPError) as refused:
+        store.create(TaskRecord("a100", "tool", owner="alice"))
+    assert refused.value.jsonrpc_code == -32603 and refused.value.data == {"maxRunningTasksPerOwner": 100}
+    assert "too many tasks running for this caller (at most 100)" in refused.value.message
+    store.create(TaskRecord("b0", "tool", owner="bob"))  # others still may
+    for number in range(150):  # callers nothing authenticates share only the store's own bound
+        store.create(TaskRecord(f"anon{number}", "tool"))
+    finish(store, "a0")
+    store.create(TaskRecord("a100", "tool", owner="alice"))  # one of hers ended: room for one more
 
 
 def test_the_running_cap_is_never_above_the_cap_of_tasks_kept() -> None:
@@ -504,8 +550,8 @@ def test_a_task_is_seen_only_by_whom_started_it() -> None:
     server = MCPServer("owners")
     gate = threading.Event()
     server.register_tool("wait", lambda arguments, ctx: gate.wait(TIMEOUT) and "ok", task="optional")
-    alice = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS}, auth=AuthInfo(subject="alice", client_id="a"))
-    bob = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS}, auth=AuthInfo(subject="bob", client_id="b"))
+    alice = declaring(server, auth=AuthInfo(subject="alice", client_id="a"))
+    bob = declaring(server, auth=AuthInfo(subject="bob", client_id="b"))
     try:
         record = server.tasks.start("wait", {}, alice)
         from mcp_sync.protocol.tasks import GetTaskRequestParams
@@ -551,7 +597,7 @@ class FlakyStore(MemoryTaskStore):
 def waiting_server(name: str) -> tuple[MCPServer, Context]:
     server = MCPServer(name)
     server.register_tool("wait", lambda arguments, ctx: ctx.cancelled.wait(TIMEOUT) and "stopped", task="optional")
-    return server, Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
+    return server, declaring(server)
 
 
 def test_stopping_the_server_ends_the_tasks_still_in_line() -> None:
@@ -607,10 +653,10 @@ def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
     """A task in the store that this process does not run (as with a shared store): cancel, update, result."""
     server = MCPServer("elsewhere")
     runner = server.tasks
-    declared = Context(server=server, meta={CLIENT_CAPABILITIES: TASKS})
+    declared = declaring(server)
     plain = Context(server=server)
     runner.store.create(TaskRecord("ext", "tool"))
-    runner.store.create(TaskRecord("old", "tool", legacy=True))
+    runner.store.create(TaskRecord("old", "tool", core_form=True))
     from mcp_sync.protocol.tasks import CancelTaskRequestParams, GetTaskRequestParams, UpdateTaskRequestParams
 
     assert runner.cancel(CancelTaskRequestParams(task_id="ext"), declared).to_wire() == {"resultType": "complete"}
@@ -621,7 +667,7 @@ def test_tasks_kept_elsewhere_are_answered_without_their_threads() -> None:
         runner.get(GetTaskRequestParams(task_id="ext"), plain)  # an extension task, asked without it
     assert refused.value.jsonrpc_code == -32021
     without_interval = TaskRecord("x", "tool").task().model_copy(update={"poll_interval_ms": None})
-    assert "pollInterval" not in legacy_task(without_interval)
+    assert "pollInterval" not in core_task(without_interval)
     server.stop()
 
 
@@ -660,13 +706,13 @@ def test_tasks_result_ends_with_its_request_or_with_the_task() -> None:
 
     server = MCPServer("ending")
     runner = server.tasks
-    runner.store.create(TaskRecord("stuck", "tool", legacy=True))
+    runner.store.create(TaskRecord("stuck", "tool", core_form=True))
     given_up = Context(server=server, cancelled=threading.Event())
     given_up.cancelled.set()  # the client cancelled its tasks/result (or went away)
     with pytest.raises(MCPError) as cancelled:
         runner.result(GetTaskRequestParams(task_id="stuck"), given_up)
     assert cancelled.value.code == MCP_CODES.REQUEST_CANCELLED
-    runner.store.create(TaskRecord("brief", "tool", legacy=True, ttl_ms=100))
+    runner.store.create(TaskRecord("brief", "tool", core_form=True, ttl_ms=100))
     with pytest.raises(MCPError) as expired:  # never ended, and forgotten at its TTL: unknown now
         runner.result(GetTaskRequestParams(task_id="brief"), Context(server=server))
     assert expired.value.jsonrpc_code == -32602
@@ -695,10 +741,20 @@ def test_a_record_travels_as_json() -> None:
     again = TaskRecord.from_json(json.loads(json.dumps(record.to_json())))
     assert again == record and again.expires_at == float("inf")
     assert again.task().to_wire()["ttlMs"] is None
-    assert legacy_task(again.task())["ttl"] is None
+    assert core_task(again.task())["ttl"] is None
     store = MemoryTaskStore()
     store.create(again)
     assert store.next_expiry() is None and store.update("nope", lambda r: None) is None
+
+
+def test_the_2025_11_25_form_keeps_its_old_names() -> None:
+    """It was called "legacy": the old imports still work, and a record kept under the old field name still reads."""
+    from mcp_sync.protocol.tasks import CoreCreateTaskResult, LegacyCreateTaskResult, legacy_task
+
+    assert LegacyCreateTaskResult is CoreCreateTaskResult and legacy_task is core_task
+    kept = {**TaskRecord("t1", "tool").to_json(), "legacy": True}  # as an earlier release wrote it to Redis
+    del kept["core_form"]
+    assert TaskRecord.from_json(kept).core_form
 
 
 def test_a_closed_runner_refuses_new_tasks_until_it_is_used_again() -> None:
@@ -810,7 +866,7 @@ def test_the_2025_11_25_form_over_stdio() -> None:
     try:
         offered = peer.initialized["capabilities"]
         assert offered["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        assert offered["extensions"] == {EXTENSION: {}}
+        assert "extensions" not in offered  # the extension is no handshake revision's
         tools = {tool["name"]: tool for tool in peer.result("tools/list")["tools"]}
         assert tools["slow"]["execution"] == {"taskSupport": "optional"}
         assert "execution" not in tools["plain"]
@@ -844,7 +900,7 @@ def test_the_2025_11_25_form_over_stdio() -> None:
         assert answered["content"][0]["text"] == "Hello, Cy!"
         plain = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}})  # no params.task
         assert plain["content"][0]["text"] == "done" and "resultType" not in plain
-        assert peer.request("tools/call", {"name": "must", "arguments": {}})["error"]["code"] == -32021
+        assert peer.request("tools/call", {"name": "must", "arguments": {}})["error"]["code"] == -32601  # this form's
         assert peer.request("tasks/update", {"taskId": task["taskId"], "inputResponses": {}})["error"]["code"] == -32021
     finally:
         peer.close()
@@ -893,16 +949,22 @@ def test_cancelling_a_plain_call_withdraws_its_question_at_once(tool: str, metho
         peer.close()
 
 
-def test_the_extension_at_a_handshake_revision_over_stdio() -> None:
+def test_the_extension_is_not_honoured_at_a_handshake_revision() -> None:
+    """SEP-2663 belongs to 2026-07-28 on: a 2025-11-25 client that declares it (at initialize, or in a request's
+    _meta) still gets the core form, and a tool call with no params.task runs as a plain call."""
     peer = handshake({"extensions": {EXTENSION: {}}, "tasks": {}})
     try:
-        assert "tasks" not in peer.initialized["capabilities"]  # the extension replaces the 2025-11-25 capability
-        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {"ttl": 1}})
-        assert created["resultType"] == "task" and "task" not in created
-        done = legacy_until_done(peer, created["taskId"])
-        assert done["status"] == "completed" and done["resultType"] == "complete" and done["ttl"] == done["ttlMs"]
-        assert peer.request("tasks/result", {"taskId": created["taskId"]})["error"]["code"] == -32601
-        assert peer.request("tasks/list")["error"]["code"] == -32601
-        assert peer.result("tools/call", {"name": "plain", "arguments": {"name": "X"}})["resultType"] == "complete"
+        offered = peer.initialized["capabilities"]
+        assert "extensions" not in offered and offered["tasks"]["requests"] == {"tools": {"call": {}}}
+        declared = {"_meta": {CLIENT_CAPABILITIES: {"extensions": {EXTENSION: {}}}}}
+        plain = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0}, **declared})
+        assert plain["content"][0]["text"] == "done" and "resultType" not in plain and "taskId" not in plain
+        created = peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 0.05}, "task": {}, **declared})
+        assert "resultType" not in created and created["task"]["status"] == "working"  # nested: the core form
+        task_id = created["task"]["taskId"]
+        assert peer.result("tasks/result", {"taskId": task_id, **declared})["content"][0]["text"] == "done"
+        done = peer.result("tasks/get", {"taskId": task_id, **declared})
+        assert done["status"] == "completed" and "ttlMs" not in done and "resultType" not in done
+        assert peer.request("tools/call", {"name": "must", "arguments": {}, **declared})["error"]["code"] == -32601
     finally:
         peer.close()

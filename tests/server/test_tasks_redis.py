@@ -134,7 +134,7 @@ def test_tasks_result_waits_for_a_2025_11_25_task_of_another_process(
 ) -> None:
     """The process asked holds no thread of the task: only Redis tells when it ends (it used to answer at once)."""
     runner = two[2][1].tasks
-    runner.store.create(TaskRecord("theirs", "wait", legacy=True))
+    runner.store.create(TaskRecord("theirs", "wait", core_form=True))
     assert_result_waits_for_a_task_run_elsewhere(runner, "theirs")
 
 
@@ -163,6 +163,47 @@ def test_the_shared_store_is_bounded_across_its_processes(two: tuple[Wire, Wire,
     finish(second, "b")
     first.create(TaskRecord("e", "tool", ttl_ms=None))  # "c" finished before "b": it goes
     assert {record.task_id for record in second.records()} == {"b", "d", "e"}
+
+
+def test_the_shared_store_bounds_each_callers_running_tasks(two: tuple[Wire, Wire, list[MCPServer]]) -> None:
+    first, second = (server.tasks.store for server in two[2])
+    for store in (first, second):
+        assert isinstance(store, RedisTaskStore)
+        store.max_running_per_owner = 2
+    first.create(TaskRecord("a1", "tool", owner="alice"))
+    second.create(TaskRecord("a2", "tool", owner="alice", ttl_ms=None))
+    for store in (first, second):  # her third, whichever process asks
+        with pytest.raises(MCPError, match=r"too many tasks running for this caller \(at most 2\)") as refused:
+            store.create(TaskRecord("a3", "tool", owner="alice"))
+        assert refused.value.jsonrpc_code == -32603 and refused.value.data == {"maxRunningTasksPerOwner": 2}
+    second.create(TaskRecord("b1", "tool", owner="bob"))
+    for number in range(3):  # callers nothing authenticates share only the store's own bound
+        first.create(TaskRecord(f"anon{number}", "tool"))
+    finish(second, "a2")  # the one without TTL: it ends, and no longer counts
+    first.create(TaskRecord("a3", "tool", owner="alice"))
+    brief = TaskRecord("b2", "tool", owner="bob", ttl_ms=200)
+    second.create(brief)
+    with pytest.raises(MCPError, match="for this caller"):
+        first.create(TaskRecord("b3", "tool", owner="bob"))
+    assert _poll(lambda: first.get("b2") is None)  # expired unfinished: it no longer counts either
+    first.create(TaskRecord("b3", "tool", owner="bob"))
+
+
+def test_a_finished_task_of_the_shared_store_goes_after_its_retention(
+    two: tuple[Wire, Wire, list[MCPServer]],
+) -> None:
+    store = two[2][0].tasks.store
+    assert isinstance(store, RedisTaskStore)
+    store.retention_ms = 300
+    store.create(TaskRecord("forever", "tool", ttl_ms=None))
+    store.create(TaskRecord("running", "tool", ttl_ms=None))
+    finish(store, "forever")
+    kept = store.get("forever")
+    assert kept is not None and kept.ttl_ms is not None and kept.ttl_ms < 60_000  # what it ran, plus 300 ms
+    assert _poll(lambda: store.get("forever") is None)  # Redis forgot it
+    assert [record.task_id for record in store.records()] == ["running"]
+    store.max_tasks = store.max_running = 2
+    store.create(TaskRecord("next", "tool"))  # it no longer counts either
 
 
 def test_a_running_task_of_the_shared_store_stops_counting_at_its_ttl(
@@ -194,12 +235,13 @@ def test_the_redis_store_takes_the_bounds_of_the_store_it_replaces(redis_server:
     server.tool(task="optional")(lambda: "done")
     runner = server.task_runner
     assert runner is not None
-    runner.store = MemoryTaskStore(max_tasks=50, max_running=7)
+    runner.store = MemoryTaskStore(max_tasks=50, max_running=7, max_running_per_owner=3, retention_ms=9)
     backend = RedisBackend(redis_server.url, timeout=2.0)
     try:
         share_tasks(server, backend)
         store = runner.store
         assert isinstance(store, RedisTaskStore) and (store.max_tasks, store.max_running) == (50, 7)
+        assert (store.max_running_per_owner, store.retention_ms) == (3, 9)
     finally:
         backend.close()
 

@@ -17,12 +17,14 @@ stream open on any process hears those of the tasks it asked for.
 
 The store is bounded as the in-memory one is, across all its processes: it
 keeps at most ``max_tasks`` tasks (those that finished first are deleted to
-make room, tasks without TTL too) and refuses a new task (``-32603``) while
-``max_running`` are unfinished. Three sorted sets beside the records keep the
-count (``<prefix>:tasks:running``, ``:finished`` and ``:expiry``); a new task
-is counted and kept in one Lua script, so two processes never both take the
-last place. A task left unfinished by a process that died counts until its
-TTL passes.
+make room, tasks without TTL too), a finished task ``retention_ms`` at most,
+and refuses a new task (``-32603``) while ``max_running`` are unfinished, or
+``max_running_per_owner`` of its owner's. Sorted sets beside the records
+keep the count (``<prefix>:tasks:running``, ``:finished`` and ``:expiry``,
+and ``<prefix>:tasks:owner:<owner>`` for each owner's unfinished tasks,
+scored by their expiry); a new task is counted and kept in one Lua script,
+so two processes never both take the last place. A task left unfinished by
+a process that died counts until its TTL passes.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.tasks import is_terminal
-from ..tasks import DEFAULT_MAX_RUNNING, DEFAULT_MAX_TASKS, TaskRecord, too_many_running
+from ..tasks import (
+    DEFAULT_MAX_RUNNING,
+    DEFAULT_MAX_RUNNING_PER_OWNER,
+    DEFAULT_MAX_TASKS,
+    DEFAULT_RETENTION_MS,
+    TaskRecord,
+    too_many_running,
+    too_many_running_for_owner,
+)
 
 if TYPE_CHECKING:
     from ..core import MCPServer
@@ -41,9 +51,10 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisTaskStore", "share_tasks"]
 
-# KEYS: the running, finished and expiry sorted sets, the new task's key.
-# ARGV: now (ms), max tasks, max running, task id, created (ms), expiry (ms, "" for none), record, tasks' key prefix.
-# Returns 0 once kept, else the cap of running tasks that refused it.
+# KEYS: the running, finished and expiry sorted sets, the new task's key, its owner's set ("" for no owner).
+# ARGV: now (ms), max tasks, max running, task id, created (ms), expiry (ms, "" for none), record, tasks' key prefix,
+# max running per owner.
+# Returns 0 once kept, else {1, cap} when the store's running cap refused it, {2, cap} when its owner's did.
 _CREATE = """
 local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 for _, id in ipairs(gone) do
@@ -53,7 +64,13 @@ for _, id in ipairs(gone) do
 end
 local most = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]))
 if redis.call('ZCARD', KEYS[1]) >= most then
-  return most
+  return {1, most}
+end
+if KEYS[5] ~= '' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[1])
+  if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[9]) then
+    return {2, tonumber(ARGV[9])}
+  end
 end
 while redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) do
   local oldest = redis.call('ZPOPMIN', KEYS[2])[1]
@@ -67,6 +84,9 @@ else
   redis.call('ZADD', KEYS[3], ARGV[6], ARGV[4])
 end
 redis.call('ZADD', KEYS[1], ARGV[5], ARGV[4])
+if KEYS[5] ~= '' then
+  redis.call('ZADD', KEYS[5], ARGV[6] == '' and '+inf' or ARGV[6], ARGV[4])
+end
 return 0
 """
 
@@ -74,7 +94,8 @@ return 0
 class RedisTaskStore:
     """The :class:`~mcp_sync.server.tasks.TaskStore` of the processes sharing ``backend``'s Redis.
 
-    ``max_tasks`` and ``max_running`` bound it as they do a
+    ``max_tasks``, ``max_running``, ``max_running_per_owner`` and
+    ``retention_ms`` bound it as they do a
     :class:`~mcp_sync.server.tasks.MemoryTaskStore` (every process sharing
     it should give the same). Redis unreachable:
     :class:`~mcp_sync.server.backend.BackendUnavailable` (``-32603``), from
@@ -82,11 +103,19 @@ class RedisTaskStore:
     """
 
     def __init__(
-        self, backend: RedisBackend, *, max_tasks: int = DEFAULT_MAX_TASKS, max_running: int = DEFAULT_MAX_RUNNING
+        self,
+        backend: RedisBackend,
+        *,
+        max_tasks: int = DEFAULT_MAX_TASKS,
+        max_running: int = DEFAULT_MAX_RUNNING,
+        max_running_per_owner: int = DEFAULT_MAX_RUNNING_PER_OWNER,
+        retention_ms: int = DEFAULT_RETENTION_MS,
     ) -> None:
         self.backend = backend
         self.max_tasks = max_tasks
         self.max_running = max_running
+        self.max_running_per_owner = max_running_per_owner
+        self.retention_ms = retention_ms
         self._create = self._client().register_script(_CREATE)  # sent to Redis at its first use
 
     def _key(self, task_id: str) -> str:
@@ -95,13 +124,19 @@ class RedisTaskStore:
     def _set(self, name: str) -> str:
         return f"{self.backend.key_prefix}:tasks:{name}"
 
+    def _owned(self, owner: str | None) -> str:
+        """The key of ``owner``'s set of unfinished tasks ("" for no owner: nothing to count)."""
+        return "" if owner is None else self._set(f"owner:{owner}")
+
     def _client(self) -> Any:
         return self.backend.redis
 
     def create(self, record: TaskRecord) -> None:
-        """Keep ``record`` until its TTL passes (or it makes room, once finished); ``-32603`` when too many run."""
+        """Keep ``record`` until its TTL passes (or it makes room, once finished); ``-32603`` when too many run
+        (in all, or for its owner)."""
         expires = "" if record.ttl_ms is None else int(record.expires_at * 1000)
         keys = [self._set("running"), self._set("finished"), self._set("expiry"), self._key(record.task_id)]
+        keys.append(self._owned(record.owner))
         args = [
             int(time.time() * 1000),
             self.max_tasks,
@@ -111,10 +146,12 @@ class RedisTaskStore:
             expires,
             json.dumps(record.to_json()),
             self._key(""),
+            self.max_running_per_owner,
         ]
         refused = self.backend.call(self._create, keys=keys, args=args)
         if refused:
-            raise too_many_running(int(refused))
+            which, most = refused
+            raise too_many_running(int(most)) if which == 1 else too_many_running_for_owner(int(most))
 
     def get(self, task_id: str) -> TaskRecord | None:
         """The task as kept, or ``None`` (unknown, or expired)."""
@@ -122,7 +159,8 @@ class RedisTaskStore:
         return None if data is None else TaskRecord.from_json(json.loads(data))
 
     def update(self, task_id: str, change: Callable[[TaskRecord], None]) -> TaskRecord | None:
-        """Apply ``change`` to the task, retried when another process changed it meanwhile."""
+        """Apply ``change`` to the task, retried when another process changed it meanwhile; a task that finishes
+        here is kept ``retention_ms`` more at the most."""
         key = self._key(task_id)
         changed: list[TaskRecord | None] = []
 
@@ -133,12 +171,21 @@ class RedisTaskStore:
                 changed.append(None)
                 return
             record = TaskRecord.from_json(json.loads(data))
+            ran = not is_terminal(record.status)
             change(record)
             pipe.multi()
-            pipe.set(key, json.dumps(record.to_json()), keepttl=True)
-            if is_terminal(record.status):  # finished: it no longer counts as running, and may make room
+            if ran and is_terminal(record.status):  # finished: no longer counted as running, and may make room
+                now = time.time()
+                record.retain(self.retention_ms, now)
+                expires = int(record.expires_at * 1000)
+                pipe.set(key, json.dumps(record.to_json()), pxat=expires)
+                pipe.zadd(self._set("expiry"), {task_id: expires})
                 pipe.zrem(self._set("running"), task_id)
-                pipe.zadd(self._set("finished"), {task_id: time.time()}, nx=True)  # in the order they finish
+                pipe.zadd(self._set("finished"), {task_id: now}, nx=True)  # in the order they finish
+                if record.owner is not None:
+                    pipe.zrem(self._owned(record.owner), task_id)
+            else:
+                pipe.set(key, json.dumps(record.to_json()), keepttl=True)
             changed.append(record)
 
         # redis-py runs the function again whenever another process changed the key meanwhile.
@@ -166,7 +213,8 @@ def share_tasks(server: MCPServer, backend: RedisBackend) -> None:
     """Keep ``server``'s tasks in ``backend``'s Redis, if it has task tools (called by the app).
 
     The Redis store takes the bounds of the store it replaces: set them with
-    ``server.tasks.store = MemoryTaskStore(max_tasks=..., max_running=...)``.
+    ``server.tasks.store = MemoryTaskStore(max_tasks=..., max_running=...,
+    max_running_per_owner=..., retention_ms=...)``.
     """
     runner = server.task_runner
     if runner is not None:
@@ -175,4 +223,6 @@ def share_tasks(server: MCPServer, backend: RedisBackend) -> None:
             backend,
             max_tasks=getattr(replaced, "max_tasks", DEFAULT_MAX_TASKS),
             max_running=getattr(replaced, "max_running", DEFAULT_MAX_RUNNING),
+            max_running_per_owner=getattr(replaced, "max_running_per_owner", DEFAULT_MAX_RUNNING_PER_OWNER),
+            retention_ms=getattr(replaced, "retention_ms", DEFAULT_RETENTION_MS),
         )

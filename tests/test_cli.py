@@ -303,6 +303,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.interop
 def test_run_serves_a_file_to_the_official_sdk_client(target: str, tmp_path: Path) -> None:
     python = peers.peer_python()
     script = tmp_path / "sdk_client.py"
@@ -399,6 +400,7 @@ def time_server() -> str:
     return shlex.join([peers.peer_python(), "-m", "mcp_server_time", "--local-timezone", "UTC"])
 
 
+@pytest.mark.interop
 def test_list_and_call_the_time_server(time_server: str) -> None:
     env = peers.peer_environment()
     listed = cli("list", time_server, env=env)
@@ -684,6 +686,7 @@ def protected(tmp_path: Path) -> Iterator[tuple[str, Any]]:
             running.close()
 
 
+@pytest.mark.interop
 def test_login_call_and_logout_a_server_that_asks_for_oauth(protected: tuple[str, Any], tmp_path: Path) -> None:
     url, issuer = protected
     env = {**os.environ, "MCP_SYNC_OAUTH_DIR": str(tmp_path / "oauth")}

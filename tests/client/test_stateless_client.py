@@ -1023,12 +1023,14 @@ def everything_entry() -> list[str]:
     return [peers.require("node"), str(peers.node_entry(package))]
 
 
+@pytest.mark.interop
 def test_auto_over_stdio_against_the_everything_server(everything_entry: list[str]) -> None:
     with stdio_client([*everything_entry, "stdio"], timeout=CALL_TIMEOUT, stderr=logging.getLogger("peer")) as client:
         assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
         assert client.call_tool("echo", {"message": "hi"}).text == "Echo: hi"
 
 
+@pytest.mark.interop
 def test_auto_over_http_against_the_everything_server(everything_entry: list[str], tmp_path: Path) -> None:
     port = conformance.free_port()
     with open(tmp_path / "everything.log", "wb") as log_file:
@@ -1078,6 +1080,7 @@ main()
 """
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("handshake_only", [False, True], ids=["dual-era", "handshake-only"])
 def test_auto_over_stdio_against_mcp_server_time(peer_python: str, tmp_path: Path, handshake_only: bool) -> None:
     script = tmp_path / "time_server.py"
@@ -1143,6 +1146,7 @@ def drive_with_sdk_client(peer_python: str, tmp_path: Path, target: dict[str, An
     return report
 
 
+@pytest.mark.interop
 def test_the_sdk_client_at_2026_drives_our_library_server_over_stdio(peer_python: str, tmp_path: Path) -> None:
     target = {
         "url": None,
@@ -1158,6 +1162,7 @@ def test_the_sdk_client_at_2026_drives_our_library_server_over_stdio(peer_python
     assert "Donald Knuth" in report["search"][0]
 
 
+@pytest.mark.interop
 def test_the_sdk_client_at_2026_drives_our_server_over_http(
     peer_python: str, tmp_path: Path, server: MCPServer
 ) -> None:

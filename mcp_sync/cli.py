@@ -408,7 +408,7 @@ def _list(args: argparse.Namespace) -> int:
 
     with _client(args) as client:
         capabilities = client.server_capabilities
-        info, version = client.server_info, client.negotiated_version
+        info, version = client.server_info, client.protocol_version
         tools, resources = client.tools(), client.resources()
         templates, prompts = client.resource_templates(), client.prompts()
     if args.json:

@@ -381,7 +381,7 @@ def test_run_stateless_http_and_sse(served_over_http: Serve) -> None:
     transport = StreamableHTTPClientTransport(url)
     with MCPClient(era="handshake", timeout=10) as client:
         client.connect(transport)
-        assert client.negotiated_version == "2025-11-25"  # the newest handshake revision
+        assert client.protocol_version == "2025-11-25"  # the newest handshake revision
         assert client.call_tool("greet", {"name": "stateless"}).text == "hello stateless x1"
         assert transport.session_id is None
     assert stop(process) == 0

@@ -202,7 +202,7 @@ def connect_to(url: str, **options: Any) -> MCPClient:
 @pytest.mark.interop
 def test_the_sdk_server_in_both_modes(streamable: SdkServer) -> None:
     with connect_to(streamable.url, transport="streamable") as client:
-        assert client.negotiated_version == "2025-11-25"
+        assert client.protocol_version == "2025-11-25"
         assert client.server_info.name == "sdk-http"
         names = [tool.name for tool in client.list_tools().tools]
         assert {"echo", "add", "count", "sample", "ask", "ask_aside"} <= set(names)

@@ -43,6 +43,17 @@ def test_the_first_command_lists_the_library_tools_and_calls_one() -> None:
     assert '"title": "Python Tricks"' in called
 
 
+def test_the_python_versions_claimed_agree() -> None:
+    setup = (ROOT / "setup.cfg").read_text(encoding="utf-8")
+    required = re.search(r"^python_requires = >=(3\.\d+)$", setup, re.MULTILINE)
+    assert required is not None
+    found = re.findall(r"Programming Language :: Python :: (3\.\d+)$", setup, re.MULTILINE)
+    classified = sorted(found, key=lambda version: [int(part) for part in version.split(".")])
+    # .ci/run proves the oldest and the newest classifier; python_requires and the README name the oldest.
+    assert classified and classified[0] == required.group(1)
+    assert f"with Python {required.group(1)} or newer" in (ROOT / "README.rst").read_text(encoding="utf-8")
+
+
 def server_snippet() -> str:
     """The first code block of the README's "Writing a server" section, as a script."""
     text = (ROOT / "README.rst").read_text(encoding="utf-8")

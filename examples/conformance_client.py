@@ -167,7 +167,7 @@ def checked(client: MCPClient, name: str, arguments: dict[str, Any] | None = Non
 def handshake(client: MCPClient) -> None:
     """``initialize`` (and any scenario only about connecting): connect, then list the tools."""
     tools = client.list_tools().tools
-    log.info("connected to %s (%s); %d tools", client.server_info.name, client.negotiated_version, len(tools))
+    log.info("connected to %s (%s); %d tools", client.server_info.name, client.protocol_version, len(tools))
 
 
 def call_every_tool(client: MCPClient) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from mcp_sync import Context, MCPServer
+from mcp_sync import MCP_CODES, Context, MCPError, MCPServer
 
 server = MCPServer("library", "1.0", instructions="Search the catalogue, then borrow books by id.")
 
@@ -85,7 +85,8 @@ def book_record(book_id: int) -> Book:
     for book in CATALOGUE:
         if book.id == book_id:
             return book
-    raise ValueError(f"no book with id {book_id}")
+    # NOT_FOUND reaches the client as "resource not found" (-32002), not as an internal error.
+    raise MCPError(MCP_CODES.NOT_FOUND, f"no book with id {book_id}", context={"uri": f"books://{book_id}"})
 
 
 @server.prompt

@@ -408,7 +408,7 @@ def _list(args: argparse.Namespace) -> int:
 
     with _client(args) as client:
         capabilities = client.server_capabilities
-        info, version = client.server_info, client.negotiated_version
+        info, version = client.server_info, client.protocol_version
         tools, resources = client.tools(), client.resources()
         templates, prompts = client.resource_templates(), client.prompts()
     if args.json:
@@ -615,7 +615,10 @@ def _parser() -> argparse.ArgumentParser:
 
     call = commands.add_parser("call", parents=[client], help="call a tool")
     call.add_argument("tool", metavar="TOOL")
-    call.add_argument("arguments", nargs="*", metavar="NAME=VALUE", help="arguments, read as the tool's schema says")
+    # A default keeps argparse from listing the optional NAME=VALUE among the missing arguments when TOOL is.
+    call.add_argument(
+        "arguments", nargs="*", default=[], metavar="NAME=VALUE", help="arguments, read as the tool's schema says"
+    )
     call.add_argument("--json", dest="json_arguments", metavar="OBJECT", help="arguments as a JSON object")
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
     call.add_argument("--detach", action="store_true", help="start the call as a task and print its id")
@@ -647,7 +650,7 @@ def _parser() -> argparse.ArgumentParser:
 
     prompt = commands.add_parser("prompt", parents=[client], help="render a prompt")
     prompt.add_argument("name", metavar="NAME")
-    prompt.add_argument("arguments", nargs="*", metavar="NAME=VALUE")
+    prompt.add_argument("arguments", nargs="*", default=[], metavar="NAME=VALUE")  # optional, as for call
     prompt.add_argument("--raw", action="store_true", help="print the whole result as JSON")
     prompt.set_defaults(handler=_prompt)
     return parser
@@ -675,7 +678,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         if not hasattr(args, "arguments") or any(item.startswith("-") for item in extra):
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        args.arguments += extra
+        args.arguments = [*args.arguments, *extra]
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:

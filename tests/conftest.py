@@ -59,10 +59,23 @@ def _recording_init(self: MCPError, code: str, *args: object, **kwargs: object) 
 MCPError.__init__ = _recording_init  # type: ignore[method-assign]
 
 
+INTEROP_DIR = Path(__file__).resolve().parent / "interop"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The error-code check runs last, once every other test (and doctest) has had its chance to raise."""
+    """Every test in ``tests/interop`` is marked ``interop``; the error-code check runs last, once every other
+    test (and doctest) has had its chance to raise."""
+    for item in items:
+        if item.path.is_relative_to(INTEROP_DIR):
+            item.add_marker(peers.MARK)
     last = [item for item in items if item.path.name == "test_error_codes_are_raised.py"]
     items[:] = [item for item in items if item not in last] + last
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Only a test marked ``interop`` may use a peer: set before its fixtures (a module's may install one)."""
+    peers.installs_allowed = item.get_closest_marker(peers.MARK) is not None
 
 
 FAILED_SKIPS: list[str] = []

@@ -1,7 +1,8 @@
 """Real third-party MCP peers for the interoperability tests, installed once and cached.
 
 The peers live under ``$MCP_SYNC_PEERS_DIR`` (default
-``~/.cache/mcp-sync-peers``), outside the project's own environment:
+``$XDG_CACHE_HOME/mcp-sync-peers``, that is ``~/.cache/mcp-sync-peers`` when
+``XDG_CACHE_HOME`` is unset), outside the project's own environment:
 
 - a virtualenv with the official Python SDK and the reference time server
   (:func:`peer_python`), so that their dependencies never meet ours;
@@ -16,6 +17,11 @@ by a timeout.
 When a tool is missing or an install fails, the test asking for it is
 skipped with the reason; with ``MCP_SYNC_REQUIRE_INTEROP=1`` it fails
 instead, so that a machine meant to run these tests cannot pass by skipping.
+
+Only tests marked ``interop`` may use a peer (``conftest.py`` marks all of
+``tests/interop`` and sets :data:`installs_allowed` for each test), so
+``pytest -m "not interop"`` downloads nothing; an unmarked test that asks for
+a peer fails and says to mark it.
 """
 
 from __future__ import annotations
@@ -45,6 +51,11 @@ NODE_MIN_MAJOR = 18
 
 REQUIRE_ENV = "MCP_SYNC_REQUIRE_INTEROP"
 DIR_ENV = "MCP_SYNC_PEERS_DIR"
+MARK = "interop"
+"""The marker of the tests that use peers; ``pytest -m "not interop"`` leaves them out."""
+
+installs_allowed = True
+"""Whether a peer may be installed or used now; ``conftest.py`` sets it before each test from its marker."""
 
 INSTALL_TIMEOUT = 600.0
 """The longest one install command may take (seconds)."""
@@ -81,7 +92,10 @@ def unavailable(reason: str) -> NoReturn:
 def cache_dir() -> Path:
     """Where the peers are installed."""
     configured = os.environ.get(DIR_ENV)
-    root = Path(configured) if configured else Path.home() / ".cache" / "mcp-sync-peers"
+    # The XDG base directory rule: an empty or relative XDG_CACHE_HOME is ignored.
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    cache = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    root = Path(configured) if configured else cache / "mcp-sync-peers"
     root.mkdir(parents=True, exist_ok=True)
     return root
 
@@ -149,6 +163,8 @@ def _installed(key: str, marker: Path, product: Path, install: Callable[[], None
     The marker is written only after a complete install, so an interrupted
     one is redone. A failure is remembered for the rest of this process.
     """
+    if not installs_allowed:
+        pytest.fail(f"this test uses the peer {key}: mark it @pytest.mark.{MARK}", pytrace=False)
     if key in _failures:
         unavailable(_failures[key])
 

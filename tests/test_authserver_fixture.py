@@ -96,6 +96,7 @@ def token_request(server: AuthServer, **form: str) -> requests.Response:
     return requests.post(server.metadata["token_endpoint"], data=form, timeout=TIMEOUT)
 
 
+@pytest.mark.interop
 def test_discovery_registration_code_flow_expiry_and_refresh(server: AuthServer) -> None:
     oauth = server.metadata
     openid = requests.get(f"{server.issuer}/.well-known/openid-configuration", timeout=TIMEOUT).json()
@@ -157,6 +158,7 @@ def test_discovery_registration_code_flow_expiry_and_refresh(server: AuthServer)
     assert new_claims["sub"] == "alice" and new_claims["exp"] > claims["exp"]
 
 
+@pytest.mark.interop
 def test_pkce_is_required_and_unknown_resources_are_refused(server: AuthServer) -> None:
     client = register(server)
     no_pkce = callback_params(server, server.approve(authorization_url(server, client["client_id"], None, "s1")))
@@ -168,6 +170,7 @@ def test_pkce_is_required_and_unknown_resources_are_refused(server: AuthServer) 
     assert refused["error"] == "invalid_target" and refused["state"] == "s2"
 
 
+@pytest.mark.interop
 def test_a_user_who_cancels_sends_access_denied(server: AuthServer) -> None:
     client = register(server)
     denied = server.approve(authorization_url(server, client["client_id"], Pkce.new(), "s3"), deny=True)
@@ -175,6 +178,7 @@ def test_a_user_who_cancels_sends_access_denied(server: AuthServer) -> None:
     assert params["error"] == "access_denied" and params["state"] == "s3"
 
 
+@pytest.mark.interop
 def test_a_token_for_the_userinfo_endpoint_is_not_one_for_the_mcp_server(server: AuthServer) -> None:
     """Without ``resource`` in the token request, oidc-provider issues an opaque token that the MCP server refuses."""
     client = register(server)

@@ -26,6 +26,7 @@ import requests
 import mcp_sync
 from mcp_sync.cli import CommandError, load_server, main, parse_arguments, parse_value
 from mcp_sync.client import MCPClient
+from mcp_sync.errors import MCPError
 from mcp_sync.server import start_http
 from mcp_sync.server.core import MCPServer
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
@@ -303,6 +304,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.interop
 def test_run_serves_a_file_to_the_official_sdk_client(target: str, tmp_path: Path) -> None:
     python = peers.peer_python()
     script = tmp_path / "sdk_client.py"
@@ -380,7 +382,7 @@ def test_run_stateless_http_and_sse(served_over_http: Serve) -> None:
     transport = StreamableHTTPClientTransport(url)
     with MCPClient(era="handshake", timeout=10) as client:
         client.connect(transport)
-        assert client.negotiated_version == "2025-11-25"  # the newest handshake revision
+        assert client.protocol_version == "2025-11-25"  # the newest handshake revision
         assert client.call_tool("greet", {"name": "stateless"}).text == "hello stateless x1"
         assert transport.session_id is None
     assert stop(process) == 0
@@ -399,6 +401,7 @@ def time_server() -> str:
     return shlex.join([peers.peer_python(), "-m", "mcp_server_time", "--local-timezone", "UTC"])
 
 
+@pytest.mark.interop
 def test_list_and_call_the_time_server(time_server: str) -> None:
     env = peers.peer_environment()
     listed = cli("list", time_server, env=env)
@@ -564,6 +567,28 @@ def test_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert version.value.code == 0 and capsys.readouterr().out == f"mcp-sync {mcp_sync.__version__}\n"
 
 
+def test_a_missing_tool_or_prompt_name_is_the_only_argument_named_as_required() -> None:
+    for command, name in (("call", "TOOL"), ("prompt", "NAME")):
+        done = cli(command, ECHO_SERVER)
+        assert done.returncode == 2
+        missing = f"mcp-sync {command}: error: the following arguments are required: {name}"
+        assert done.stderr.splitlines()[-1] == missing
+    no_arguments = cli("call", f"{shlex.quote(sys.executable)} {ROOT / 'examples' / 'library_server.py'}", "reindex")
+    assert (no_arguments.returncode, json.loads(no_arguments.stdout)) == (0, {"result": 4})
+
+
+def test_reading_a_book_the_library_does_not_have_says_so() -> None:
+    library = [sys.executable, str(ROOT / "examples" / "library_server.py")]
+    done = cli("read", shlex.join(library), "books://99")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == "mcp-sync: error: no book with id 99\n"
+    # The example raises NOT_FOUND: each era's resource-not-found reaches the client, not an internal error (-32603).
+    for era, code in (("handshake", -32002), ("stateless", -32602)):
+        with mcp_sync.connect(library, era=era) as client, pytest.raises(MCPError) as caught:
+            client.read_resource("books://99")
+        assert (caught.value.jsonrpc_code, str(caught.value)) == (code, f"[{caught.value.code}] no book with id 99")
+
+
 # ------------------------------------------------------ run: finding the server
 
 
@@ -684,6 +709,7 @@ def protected(tmp_path: Path) -> Iterator[tuple[str, Any]]:
             running.close()
 
 
+@pytest.mark.interop
 def test_login_call_and_logout_a_server_that_asks_for_oauth(protected: tuple[str, Any], tmp_path: Path) -> None:
     url, issuer = protected
     env = {**os.environ, "MCP_SYNC_OAUTH_DIR": str(tmp_path / "oauth")}

@@ -493,6 +493,7 @@ def check_sdk_report(report: dict[str, Any], version: str | None = None) -> None
     }
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("version", [None, "2024-11-05"], ids=["sdk-default", "2024-11-05"])
 def test_the_official_sdk_client_through_mcp_sync_proxy_on_stdio(
     peer_python: str, tmp_path: Path, version: str | None
@@ -507,6 +508,7 @@ def test_the_official_sdk_client_through_mcp_sync_proxy_on_stdio(
     check_sdk_report(report, version)
 
 
+@pytest.mark.interop
 def test_the_official_sdk_client_through_mcp_sync_proxy_on_http(
     peer_python: str, tmp_path: Path, bridged_over_http: str
 ) -> None:

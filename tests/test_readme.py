@@ -1,12 +1,19 @@
-"""The README's two commands: the first does the main job, the second is what CI runs."""
+"""The README's two commands (the first does the main job, the second is what CI runs) and its first server."""
 
 from __future__ import annotations
 
 import re
+import runpy
 import shlex
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+
+import pytest
+
+import mcp_sync
+from mcp_sync.types import ElicitRequestFormParams, ElicitResult
 
 ROOT = Path(__file__).parent.parent
 
@@ -34,3 +41,42 @@ def test_the_first_command_lists_the_library_tools_and_calls_one() -> None:
     listing, called = outputs
     assert "search(query: string, only_available: boolean = false)" in listing
     assert '"title": "Python Tricks"' in called
+
+
+def test_the_python_versions_claimed_agree() -> None:
+    setup = (ROOT / "setup.cfg").read_text(encoding="utf-8")
+    required = re.search(r"^python_requires = >=(3\.\d+)$", setup, re.MULTILINE)
+    assert required is not None
+    found = re.findall(r"Programming Language :: Python :: (3\.\d+)$", setup, re.MULTILINE)
+    classified = sorted(found, key=lambda version: [int(part) for part in version.split(".")])
+    # .ci/run proves the oldest and the newest classifier; python_requires and the README name the oldest.
+    assert classified and classified[0] == required.group(1)
+    assert f"with Python {required.group(1)} or newer" in (ROOT / "README.rst").read_text(encoding="utf-8")
+
+
+def server_snippet() -> str:
+    """The first code block of the README's "Writing a server" section, as a script."""
+    text = (ROOT / "README.rst").read_text(encoding="utf-8")
+    section = text.split("Writing a server\n----------------\n", 1)[1]
+    block = re.search(r"::\n\n((?:    .*\n|\n)+?)(?=\S)", section)
+    assert block is not None
+    return textwrap.dedent(block.group(1))
+
+
+@pytest.mark.parametrize("era", ["stateless", "handshake"])
+def test_the_first_server_snippet_runs_as_shown(era: str, tmp_path: Path) -> None:
+    script = tmp_path / "weather.py"
+    script.write_text(server_snippet(), encoding="utf-8")
+    namespace = runpy.run_path(str(script))  # not as __main__: its imports and definitions only
+    assert namespace["serve_http"] is mcp_sync.serve_http
+    command = [sys.executable, str(script)]
+    # A script's client: nobody to ask, so the report is kept rather than the call failing.
+    with mcp_sync.connect(command, era=era, elicitation_provider=None) as client:
+        assert client.call_tool("slow_report", {"cities": ["Oslo", "Lima"]}).text == "kept"
+        assert client.call_tool("forecast", {"city": "Oslo"}).structured_content == {"city": "Oslo", "celsius": 21.5}
+
+    def answer(params: ElicitRequestFormParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={"to": "ada@example.org"})
+
+    with mcp_sync.connect(command, era=era, elicitation_provider=answer) as client:
+        assert client.call_tool("slow_report", {"cities": ["Oslo"]}).text == "sent to ada@example.org"

@@ -32,6 +32,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -161,8 +162,9 @@ class MCPClient(Listings, SkillMethods):
     of the earlier revisions when it does not; ``"stateless"`` and
     ``"handshake"`` force one of the two. The methods work the same in both eras.
 
-    ``protocol_version`` is the revision offered at initialize; any of
-    ``accepted_versions`` is accepted back. ``"auto"`` probes only when
+    ``protocol_version`` is the revision offered at initialize (kept as
+    :attr:`offered_version`; once connected, :attr:`protocol_version` is the
+    revision the connection speaks); any of ``accepted_versions`` is accepted back. ``"auto"`` probes only when
     2026-07-28 is among ``accepted_versions`` (it is by default) and no
     handshake revision was given as ``protocol_version``. ``timeout`` is the default
     for every call (``None``: no limit). The providers answer the server's
@@ -213,7 +215,8 @@ class MCPClient(Listings, SkillMethods):
         self.era = resolve_era(era)
         """The era asked for, by its name now: ``"auto"``, ``"handshake"`` or ``"stateless"``."""
         self.info = Implementation(name=name, version=version)
-        self.protocol_version = protocol_version or LATEST_REVISION
+        self.offered_version = protocol_version or LATEST_REVISION
+        """The handshake revision offered at ``initialize`` (the ``protocol_version`` given, or the newest)."""
         self.handshake_named = protocol_version in HANDSHAKE_REVISIONS
         """Whether a handshake revision was asked for by name (then ``era="auto"`` does not probe)."""
         self.accepted_versions = accepted_versions
@@ -289,8 +292,29 @@ class MCPClient(Listings, SkillMethods):
         return self._initialized().capabilities
 
     @property
+    def protocol_version(self) -> str | None:
+        """The protocol revision the open connection speaks, ``None`` while not connected.
+
+        ``"2026-07-28"`` in the stateless era, else the revision the server
+        answered at ``initialize`` (which may be older than
+        :attr:`offered_version`)::
+
+            >>> import mcp_sync
+            >>> with mcp_sync.connect(mcp_sync.MCPServer("demo")) as client:
+            ...     client.protocol_version
+            '2026-07-28'
+            >>> client.protocol_version is None
+            True
+        """
+        with self._lock:
+            era = self._era if self.initialized else None
+        return None if era is None else era.peer.protocol_version
+
+    @property
     def negotiated_version(self) -> str:
-        """The protocol revision in use."""
+        """Deprecated: :attr:`protocol_version` (this alias raises ``NOT_INITIALIZED`` while not connected)."""
+        message = "MCPClient.negotiated_version is deprecated; use MCPClient.protocol_version"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
         return self._initialized().protocol_version
 
     def _initialized(self) -> InitializeResult:

@@ -417,7 +417,7 @@ class Negotiation:
         handshake = client.era == "handshake" or handshake_only
         named = client.handshake_named or not set(STATELESS_REVISIONS) & set(client.accepted_versions)
         if handshake or (client.era == "auto" and named):
-            return self._handshake(client.protocol_version)
+            return self._handshake(client.offered_version)
         return self._probe()
 
     def _tell_transport(self, revision: str | None) -> None:
@@ -489,7 +489,7 @@ class Negotiation:
 
     def _best_offer(self, handshake: list[str]) -> str:
         """The revision to offer at ``initialize``: the client's own if the server speaks it, else the newest shared."""
-        offered = self.client.protocol_version
+        offered = self.client.offered_version
         return offered if offered in handshake else handshake[-1]
 
     def _handshake_versions(self, offered: list[str] | None) -> list[str]:
@@ -521,7 +521,7 @@ class Negotiation:
         except MCPProtocolError:
             if client.era == "stateless":
                 raise
-            return self._handshake(client.protocol_version)
+            return self._handshake(client.offered_version)
         if revision not in result.supported_versions:
             handshake = self._handshake_versions(result.supported_versions)
             if client.era == "stateless" or not handshake:

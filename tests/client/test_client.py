@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import mcp_sync
 from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.errors import MCP_CODES, MCPError, MCPProtocolError, MCPTransportError
 from mcp_sync.protocol.versions import HANDSHAKE_REVISIONS
@@ -185,7 +189,7 @@ def test_connect_performs_the_initialize_handshake(server: MCPServer, link: Call
     assert conn.session.initialized.is_set()
     assert (client.server_info.name, client.server_info.version) == ("srv", "2.0")
     assert client.server_capabilities.tools is not None
-    assert client.negotiated_version == "2025-11-25"
+    assert client.protocol_version == "2025-11-25"
     assert client.initialize_result is not None
     assert [t.name for t in client.tools()] == ["echo"]
     assert [r.uri for r in client.resources()] == ["mem://doc"]
@@ -234,7 +238,6 @@ NOT_CONNECTED_CALLS: list[tuple[str, Callable[[MCPClient], Any]]] = [
     ("set_log_level", lambda c: c.set_log_level("info")),
     ("server_info", lambda c: c.server_info),
     ("server_capabilities", lambda c: c.server_capabilities),
-    ("negotiated_version", lambda c: c.negotiated_version),
 ]
 
 
@@ -246,6 +249,39 @@ def test_methods_before_connect_raise_not_initialized(call: Callable[[MCPClient]
     assert caught.value.code == MCP_CODES.NOT_INITIALIZED
     assert client.initialized is False
     assert repr(client) == "<MCPClient mcp-sync (not connected)>"
+
+
+LIBRARY_SERVER = f"{shlex.quote(sys.executable)} {Path(__file__).parents[2] / 'examples' / 'library_server.py'}"
+
+
+@pytest.mark.parametrize(
+    ("options", "spoken"),
+    [
+        ({}, "2026-07-28"),
+        ({"era": "handshake"}, "2025-11-25"),
+        ({"era": "handshake", "protocol_version": "2025-06-18"}, "2025-06-18"),
+        ({"era": "auto", "protocol_version": "2024-11-05"}, "2024-11-05"),
+    ],
+)
+def test_protocol_version_is_the_revision_the_connection_speaks(options: dict[str, Any], spoken: str) -> None:
+    client = mcp_sync.connect(LIBRARY_SERVER, **options)
+    try:
+        assert client.protocol_version == spoken
+        assert client.offered_version == options.get("protocol_version", "2025-11-25")
+        with pytest.deprecated_call():
+            assert client.negotiated_version == spoken
+    finally:
+        client.close()
+    assert client.protocol_version is None
+    with pytest.deprecated_call(), pytest.raises(MCPError) as caught:
+        _ = client.negotiated_version
+    assert caught.value.code == MCP_CODES.NOT_INITIALIZED
+
+
+def test_protocol_version_is_none_before_connecting() -> None:
+    client = MCPClient(protocol_version="2025-06-18")
+    assert client.protocol_version is None
+    assert client.offered_version == "2025-06-18"
 
 
 def test_connect_twice_raises_already_connected(server: MCPServer, link: Callable[..., Link]) -> None:
@@ -279,7 +315,7 @@ def test_protocol_version_mismatch_closes_the_transport(
 
 def test_the_accepted_versions_are_the_clients_choice(link: Callable[..., Link], clients: list[MCPClient]) -> None:
     old = link(MCPClient(era="handshake", protocol_version="2024-11-05", accepted_versions=("2024-11-05",)))
-    assert old.client.negotiated_version == "2024-11-05"
+    assert old.client.protocol_version == "2024-11-05"
     assert old.session.revision == "2024-11-05"
 
     picky = MCPClient(era="handshake", protocol_version="2026-07-28", accepted_versions=("2026-07-28",))

@@ -321,6 +321,7 @@ def fastmcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(WAIT)
 
 
+@pytest.mark.interop
 def test_fastmcp_tasks_interop(fastmcp_url: str, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     with connect(fastmcp_url, timeout=WAIT, elicitation_provider=green) as c:
@@ -337,6 +338,7 @@ def test_fastmcp_tasks_interop(fastmcp_url: str, tmp_path: Path) -> None:
             c.task("no-such-task")
 
 
+@pytest.mark.interop
 def test_fastmcp_tasks_reattach_and_cancel(fastmcp_url: str, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     with connect(fastmcp_url, timeout=WAIT) as first:

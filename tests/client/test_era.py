@@ -207,7 +207,7 @@ def test_auto_with_a_handshake_revision_named_settles_the_handshake_without_prob
 ) -> None:
     conn = link(protocol_version="2025-06-18")
     assert isinstance(conn.client._connection(), HandshakeEra)
-    assert "server/discover" not in conn.methods() and conn.client.negotiated_version == "2025-06-18"
+    assert "server/discover" not in conn.methods() and conn.client.protocol_version == "2025-06-18"
 
 
 def test_each_connection_negotiates_its_own_era(server: MCPServer) -> None:

@@ -230,6 +230,7 @@ def reason(error: MCPError) -> Any:
 # ------------------------------------------------------------------ the loopback sign-in
 
 
+@pytest.mark.interop
 def test_a_script_signs_in_through_the_loopback_listener() -> None:
     with protected_server() as protected:
         robot = Robot(protected.authserver)
@@ -282,6 +283,7 @@ def test_a_script_signs_in_through_the_loopback_listener() -> None:
 # ------------------------------------------------------------------ refresh
 
 
+@pytest.mark.interop
 def test_expired_and_stale_tokens_are_refreshed_without_signing_in_again() -> None:
     with protected_server(access_ttl=2) as protected:
         robot = Robot(protected.authserver)
@@ -333,6 +335,7 @@ def test_expired_and_stale_tokens_are_refreshed_without_signing_in_again() -> No
         assert {c["sub"] for c in protected.check.accepted} == {"alice"}
 
 
+@pytest.mark.interop
 def test_a_step_up_asks_for_the_scope_the_server_wants() -> None:
     """Signed in for ``mcp:read``, the client gets a 403 ``insufficient_scope`` for ``mcp:write``: it signs in again."""
     with protected_server() as protected:
@@ -348,6 +351,7 @@ def test_a_step_up_asks_for_the_scope_the_server_wants() -> None:
         assert {REQUIRED_SCOPE, "mcp:write"} <= set(protected.claims(auth.tokens(protected.url))["scope"].split())
 
 
+@pytest.mark.interop
 def test_tokens_are_refreshed_as_the_client_they_were_issued_to(tmp_path: Path) -> None:
     """Two runs of a script (each with its own loopback port) sign in to two servers of one authorization server.
 
@@ -412,6 +416,7 @@ def run_python(code: str, *args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.interop
 def test_the_web_flow_across_two_processes_sharing_a_file_store(tmp_path: Path) -> None:
     directory = str(tmp_path / "store")
     redirect_uri = "http://127.0.0.1:8765/callback"  # the web app's; nothing listens: the test carries the redirect
@@ -442,6 +447,7 @@ def test_the_web_flow_across_two_processes_sharing_a_file_store(tmp_path: Path) 
         assert protected.claims(auth.tokens(protected.url))["jti"] == claims["jti"]  # the tokens are untouched
 
 
+@pytest.mark.interop
 def test_a_callback_completes_once() -> None:
     with protected_server() as protected:
         auth = OAuth(redirect_uri="http://127.0.0.1:8765/callback", token_store=MemoryTokenStore(), interaction=None)
@@ -456,6 +462,7 @@ def test_a_callback_completes_once() -> None:
             assert client.call_tool("motd").text == MOTD
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("redirect_uri", [None, "http://127.0.0.1:8765/callback"], ids=["script", "web app"])
 def test_without_an_interaction_connecting_fails_at_once(redirect_uri: str | None) -> None:
     """No one to sign in: the connect fails with ``authorization_required``, not a timeout."""
@@ -517,6 +524,7 @@ def hosted(argv: list[str], port: int, log: Path, **env: str) -> Iterator[subpro
             process.wait(STOP_TIMEOUT)
 
 
+@pytest.mark.interop
 def test_the_web_app_example_signs_in_across_processes(tmp_path: Path) -> None:
     """A visit to ``examples/oauth_web_app.py``: the sign-in begins in one server and ends in another.
 

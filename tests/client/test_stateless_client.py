@@ -213,7 +213,7 @@ def pair(server: MCPServer) -> Iterator[Callable[..., Pair]]:
 def test_auto_lands_on_2026_and_every_request_describes_itself(pair: Callable[..., Pair]) -> None:
     link = pair(name="probe", version="9")
     client = link.client
-    assert client.negotiated_era == "stateless" and client.negotiated_version == REVISION
+    assert client.negotiated_era == "stateless" and client.protocol_version == REVISION
     assert client.initialize_result is None and client.discover_result is not None
     assert REVISION in client.discover_result.supported_versions
     assert (client.server_info.name, client.server_info.version) == ("modern", "2.0")
@@ -445,7 +445,7 @@ def test_a_subscription_ends_with_its_connection(server: MCPServer, pair: Callab
 def test_listen_needs_2026(server: MCPServer) -> None:
     link = Pair(server, era="handshake")
     with link.client as client:
-        assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
+        assert client.negotiated_era == "handshake" and client.protocol_version == LATEST
         with pytest.raises(MCPError) as caught:
             client.listen(tools=True)
         assert caught.value.code == MCP_CODES.METHOD_NOT_FOUND and "2026-07-28" in caught.value.message
@@ -454,7 +454,7 @@ def test_listen_needs_2026(server: MCPServer) -> None:
 def test_a_handshake_revision_given_explicitly_skips_the_probe(server: MCPServer) -> None:
     link = Pair(server, protocol_version="2025-06-18")
     with link.client as client:
-        assert client.negotiated_version == "2025-06-18" and not link.requests("server/discover")
+        assert client.protocol_version == "2025-06-18" and not link.requests("server/discover")
         assert client.refresh_roots() == []  # tells the server, in this era
         assert [m for m in link.sent() if m.get("method") == "notifications/roots/list_changed"] == [
             {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
@@ -954,7 +954,7 @@ def test_auto_over_http_against_a_handshake_server(refuse: Any) -> None:
     server = Handshake(refuse)
     try:
         with http_client(server.url, transport="streamable", timeout=CALL_TIMEOUT) as client:
-            assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
+            assert client.negotiated_era == "handshake" and client.protocol_version == LATEST
             assert client.call_tool("echo", {"text": "old"}).text == "old"
         assert server.methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
     finally:
@@ -1023,12 +1023,14 @@ def everything_entry() -> list[str]:
     return [peers.require("node"), str(peers.node_entry(package))]
 
 
+@pytest.mark.interop
 def test_auto_over_stdio_against_the_everything_server(everything_entry: list[str]) -> None:
     with stdio_client([*everything_entry, "stdio"], timeout=CALL_TIMEOUT, stderr=logging.getLogger("peer")) as client:
-        assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
+        assert client.negotiated_era == "handshake" and client.protocol_version == LATEST
         assert client.call_tool("echo", {"message": "hi"}).text == "Echo: hi"
 
 
+@pytest.mark.interop
 def test_auto_over_http_against_the_everything_server(everything_entry: list[str], tmp_path: Path) -> None:
     port = conformance.free_port()
     with open(tmp_path / "everything.log", "wb") as log_file:
@@ -1048,7 +1050,7 @@ def test_auto_over_http_against_the_everything_server(everything_entry: list[str
         assert refusal.status_code == 400 and refusal.json()["error"]["code"] == -32000
         assert refusal.json()["id"] is None
         with http_client(url, timeout=CALL_TIMEOUT) as client:
-            assert client.negotiated_era == "handshake" and client.negotiated_version == LATEST
+            assert client.negotiated_era == "handshake" and client.protocol_version == LATEST
             assert client.call_tool("echo", {"message": "over http"}).text == "Echo: over http"
     finally:
         process.kill()
@@ -1078,6 +1080,7 @@ main()
 """
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("handshake_only", [False, True], ids=["dual-era", "handshake-only"])
 def test_auto_over_stdio_against_mcp_server_time(peer_python: str, tmp_path: Path, handshake_only: bool) -> None:
     script = tmp_path / "time_server.py"
@@ -1087,7 +1090,7 @@ def test_auto_over_stdio_against_mcp_server_time(peer_python: str, tmp_path: Pat
         [*command, "--local-timezone", "UTC"], timeout=CALL_TIMEOUT, stderr=logging.getLogger("peer")
     ) as client:
         assert client.negotiated_era == ("handshake" if handshake_only else "stateless")
-        assert client.negotiated_version == (LATEST if handshake_only else REVISION)
+        assert client.protocol_version == (LATEST if handshake_only else REVISION)
         assert client.server_info.name == "mcp-time"
         result = client.call_tool("get_current_time", {"timezone": "Europe/Paris"})
         assert json.loads(result.text)["timezone"] == "Europe/Paris"
@@ -1143,6 +1146,7 @@ def drive_with_sdk_client(peer_python: str, tmp_path: Path, target: dict[str, An
     return report
 
 
+@pytest.mark.interop
 def test_the_sdk_client_at_2026_drives_our_library_server_over_stdio(peer_python: str, tmp_path: Path) -> None:
     target = {
         "url": None,
@@ -1158,6 +1162,7 @@ def test_the_sdk_client_at_2026_drives_our_library_server_over_stdio(peer_python
     assert "Donald Knuth" in report["search"][0]
 
 
+@pytest.mark.interop
 def test_the_sdk_client_at_2026_drives_our_server_over_http(
     peer_python: str, tmp_path: Path, server: MCPServer
 ) -> None:

@@ -282,7 +282,7 @@ def test_our_client_settles_on_2026_07_28_with_a_fastmcp_server(
     url = request.getfixturevalue("fastmcp_http_url") if transport == "http" else ""
     with connect_to_fastmcp(transport, fastmcp_python, url, "auto", []) as client:
         # fastmcp speaks 2026-07-28, so "auto" settles on it.
-        assert (client.negotiated_era, client.negotiated_version) == ("stateless", STATELESS)
+        assert (client.negotiated_era, client.protocol_version) == ("stateless", STATELESS)
         assert client.call_tool("echo", {"text": "auto"}).text == "auto"
 
 
@@ -296,7 +296,7 @@ def test_our_client_drives_a_fastmcp_server(
     with connect_to_fastmcp(transport, fastmcp_python, url, era, logs) as client:
         stateless = era == "stateless"
         assert client.negotiated_era == era
-        assert client.negotiated_version == (STATELESS if stateless else HANDSHAKE)
+        assert client.protocol_version == (STATELESS if stateless else HANDSHAKE)
         assert (client.server_info.name, client.server_info.version) == ("fastmcp-peer", "4.1")
         client.ping()
 

@@ -127,7 +127,7 @@ def time_server(peer_python: str) -> list[str]:
 @pytest.mark.parametrize("version", [LATEST, OLDEST])
 def test_time_server_tools_and_current_time(time_server: list[str], version: str) -> None:
     with connect(time_server, protocol_version=version) as client:
-        assert client.negotiated_version == version
+        assert client.protocol_version == version
         assert client.server_info.name == "mcp-time"
         assert client.server_info.version == peers.TIME_SERVER_VERSION
         listed = client.list_tools()
@@ -222,7 +222,7 @@ def test_time_server_errors(time_server: list[str]) -> None:
 def test_everything_tools(everything: list[str]) -> None:
     with connect(everything, env=EVERYTHING_ENV) as client:
         assert client.server_info.name == "mcp-servers/everything"
-        assert client.negotiated_version == LATEST
+        assert client.protocol_version == LATEST
         names = {tool.name for tool in client.tools()}
         assert {"echo", "get-sum", "get-tiny-image", "trigger-long-running-operation"} <= names
         # Tools that need a client capability this client did not declare are not offered.
@@ -511,7 +511,7 @@ def test_everything_subscription_update(everything: list[str]) -> None:
 
 def test_everything_at_2024_11_05(everything: list[str]) -> None:
     with connect(everything, env=EVERYTHING_ENV, protocol_version=OLDEST) as client:
-        assert client.negotiated_version == OLDEST
+        assert client.protocol_version == OLDEST
         assert texts(client.call_tool("echo", {"message": "old times"}).content) == ["Echo: old times"]
         assert client.prompts() and client.resources()
 

@@ -50,7 +50,7 @@ def test_our_client_through_the_proxy_to_the_everything_server(everything: list[
         mcp_sync.proxy(everything, env=ENV, stderr=lambda line: None, timeout=TIMEOUT) as front,
         mcp_sync.connect(front, era=era, sampling_provider=sample, elicitation_provider=decline) as client,
     ):
-        assert front.upstream().negotiated_version == "2025-11-25"
+        assert front.upstream().protocol_version == "2025-11-25"
         assert client.negotiated_era == era
         names = {tool.name for tool in client.tools()}
         # The proxy declares sampling, elicitation and roots upstream: the server offers the tools that use them.

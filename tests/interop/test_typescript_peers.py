@@ -269,7 +269,7 @@ def test_our_client_drives_server_everything_over_http(everything: str) -> None:
         everything, timeout=TIMEOUT, sampling_provider=sample, elicitation_provider=elicit, log_handler=logs.append
     ) as client:
         # It speaks only the handshake era: "auto" settles on it.
-        assert (client.negotiated_era, client.negotiated_version) == ("handshake", HANDSHAKE)
+        assert (client.negotiated_era, client.protocol_version) == ("handshake", HANDSHAKE)
         assert client.server_info.name == "mcp-servers/everything"
         client.ping()
         tools = {tool.name: tool for tool in client.list_tools().tools}

@@ -291,6 +291,7 @@ def peer_python() -> str:
     return peers.peer_python()
 
 
+@pytest.mark.interop
 def test_the_official_sdk_client_continues_its_trace_into_our_server(
     exporter: InMemorySpanExporter, peer_python: str, tmp_path: Path
 ) -> None:
@@ -318,6 +319,7 @@ def test_the_official_sdk_client_continues_its_trace_into_our_server(
     assert (served.context.trace_id, served.parent.span_id) == (int(trace_id, 16), int(span_id, 16))
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("era", ERAS)
 def test_the_official_sdk_server_reads_our_trace_context(
     exporter: InMemorySpanExporter, peer_python: str, tmp_path: Path, era: str

@@ -48,6 +48,7 @@ def server() -> Iterator[MCPServer]:
 # ------------------------------------------------------------------- schemas
 
 
+@pytest.mark.interop
 def test_schemas_match_what_the_official_sdk_derives_for_the_same_functions() -> None:
     script = (
         "import asyncio, json, sys\n"

@@ -106,7 +106,7 @@ def test_sigterm_to_the_worker_closes_the_app_and_ends_its_streams(worker: Any) 
         get = GetStream(running.url)
         client = http_client(running.url, connect_timeout=WAIT)
         try:
-            assert client.negotiated_version == "2026-07-28"
+            assert client.protocol_version == "2026-07-28"
             subscription = client.listen(tools=True, timeout=WAIT)
             assert not get.ended.is_set() and not subscription.done.is_set()
             signal.raise_signal(signal.SIGTERM)

@@ -309,7 +309,7 @@ def wsgi_host(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 @pytest.mark.parametrize("era", sorted(ERAS))
 def test_initialize_list_and_call_tools(wsgi_host: Hosted, era: str) -> None:
     with connect(wsgi_host.base + "/mcp", transport="streamable", era=era) as client:
-        assert client.negotiated_version == ERAS[era]
+        assert client.protocol_version == ERAS[era]
         assert client.server_info.name == "wsgi-example"
         assert [tool.name for tool in client.list_tools().tools] == ["add", "countdown", "ask_model", "worker_pid"]
         assert client.call_tool("add", {"a": 2, "b": 3.5}).structured_content == {"result": 5.5}
@@ -320,7 +320,7 @@ def test_initialize_list_and_call_tools(wsgi_host: Hosted, era: str) -> None:
 def test_progress_notifications_arrive_before_the_result(wsgi_host: Hosted, era: str) -> None:
     seen: list[ProgressNotificationParams] = []
     with connect(wsgi_host.base + "/mcp", era=era) as client:
-        assert client.negotiated_version == ERAS[era]
+        assert client.protocol_version == ERAS[era]
         result = client.call_tool("countdown", {"steps": 4}, progress=seen.append)
         got_by_then = len(seen)
     assert result.text == "liftoff"
@@ -345,7 +345,7 @@ def test_sampling_in_input_rounds(wsgi_host: Hosted) -> None:
     """2026-07-28: the tool asks for input, is run again with the answer, and reports progress in each round."""
     sampler = Sampler("blue")
     with connect(wsgi_host.base + "/mcp", sampling_provider=sampler) as client:
-        assert client.negotiated_version == MODERN
+        assert client.protocol_version == MODERN
         result = client.call_tool(
             "ask_model", {"question": "What colour is the sky?"}, progress=sampler.progress.append
         )
@@ -439,7 +439,7 @@ def test_sigterm_ends_open_get_and_listen_streams_and_gunicorn_exits(tmp_path: P
         get = open_get_stream(url)
         client = connect(url)
         try:
-            assert client.negotiated_version == MODERN
+            assert client.protocol_version == MODERN
             subscription = client.listen(tools=True)
             assert not get.ended.is_set() and not subscription.done.is_set()
             hosted.process.send_signal(signal.SIGTERM)
@@ -543,7 +543,7 @@ def test_flask_page_and_mcp_tools_share_the_process(flask_host: Hosted) -> None:
 def test_flask_mount_streams_progress_and_sampling(flask_host: Hosted, era: str) -> None:
     sampler = Sampler("short and sweet")
     with connect(flask_host.base + "/mcp", sampling_provider=sampler, era=era) as client:
-        assert client.negotiated_version == ERAS[era]
+        assert client.protocol_version == ERAS[era]
         client.call_tool("add_note", {"text": "call Ada"})
         client.call_tool("add_note", {"text": "water plants"})
         result = client.call_tool("summarize_notes", progress=sampler.progress.append)
@@ -624,7 +624,7 @@ def test_django_views_and_mcp_tools_share_the_process(django_host: Hosted) -> No
 def test_django_mount_streams_progress_and_sampling(django_host: Hosted, era: str) -> None:
     sampler = Sampler("Dune first")
     with connect(django_host.base + "/mcp", sampling_provider=sampler, era=era) as client:
-        assert client.negotiated_version == ERAS[era]
+        assert client.protocol_version == ERAS[era]
         client.call_tool("add_book", {"title": "Emma"})
         result = client.call_tool("recommend", progress=sampler.progress.append)
     assert result.text == "Dune first"

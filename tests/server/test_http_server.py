@@ -1378,6 +1378,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize(("transport", "version"), [("streamable", None), ("streamable", "2025-03-26"), ("sse", None)])
 def test_the_official_python_sdk_client(server: MCPServer, tmp_path: Path, transport: str, version: str | None) -> None:
     """The SDK's Streamable HTTP and SSE clients: progress and logs arrive, sampling is answered."""

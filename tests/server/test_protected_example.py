@@ -97,6 +97,7 @@ def call(url: str, token: dict[str, Any], name: str) -> requests.Response:
     return requests.post(url, json=body, headers=headers, timeout=TIMEOUT)
 
 
+@pytest.mark.interop
 def test_whoami_and_a_scope_refused_until_the_token_has_it() -> None:
     with protected_example() as (url, authserver):
         reader = authserver.issue_tokens(url, scope="mcp:read")
@@ -126,6 +127,7 @@ def test_whoami_and_a_scope_refused_until_the_token_has_it() -> None:
         assert unsigned.status_code == 401
 
 
+@pytest.mark.interop
 def test_our_oauth_client_steps_up_for_admin_reset() -> None:
     with protected_example() as (url, authserver):
         visited: list[str] = []
@@ -145,6 +147,7 @@ def test_our_oauth_client_steps_up_for_admin_reset() -> None:
             assert me is not None and {"admin", "mcp:read"} <= set(me["scopes"])
 
 
+@pytest.mark.interop
 def test_opaque_tokens_introspected() -> None:
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"

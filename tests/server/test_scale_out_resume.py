@@ -221,6 +221,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.interop
 @pytest.mark.timeout(150)
 def test_the_official_sdk_client_resumes_its_get_stream_on_another_worker(
     scaled: tuple[Hosted, RedisServer], tmp_path: Path

@@ -619,6 +619,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.interop
 @pytest.mark.timeout(180)
 def test_the_official_sdk_client_in_the_handshake_era(scaled: tuple[Hosted, RedisServer], tmp_path: Path) -> None:
     """The SDK's client in sessions that gunicorn's four workers serve, sharing them through Redis."""

@@ -87,6 +87,7 @@ def test_a_verifier_that_cannot_reach_its_server_gets_503_without_a_challenge(
     assert "cannot be reached" in caplog.text and "secret-token-value" not in caplog.text
 
 
+@pytest.mark.interop
 def test_real_tokens_through_a_jwt_verifier() -> None:
     port = conformance.free_port()
     url = f"http://127.0.0.1:{port}/mcp"

@@ -298,6 +298,7 @@ def local_verifier(local: LocalServer, clock: Clock | None = None, **options: An
 # ------------------------------------------------------------------------------- JWT: real tokens
 
 
+@pytest.mark.interop
 def test_a_real_token_verifies_against_the_jwks_url_and_the_keys_are_fetched_once(
     provider: AuthServer, token: str
 ) -> None:
@@ -314,6 +315,7 @@ def test_a_real_token_verifies_against_the_jwks_url_and_the_keys_are_fetched_onc
     assert not session.closed  # a session given is the caller's to close
 
 
+@pytest.mark.interop
 def test_a_real_token_verifies_by_discovery_of_the_issuer(provider: AuthServer, token: str) -> None:
     session = CountingSession()
     verifier = JWTVerifier(provider.issuer, [OTHER, RESOURCE], session=session, required_scopes=["mcp:read"])
@@ -329,6 +331,7 @@ def test_a_real_token_verifies_by_discovery_of_the_issuer(provider: AuthServer, 
     assert not session.closed
 
 
+@pytest.mark.interop
 def test_a_verifier_closes_the_session_it_made(
     provider: AuthServer, token: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -338,6 +341,7 @@ def test_a_verifier_closes_the_session_it_made(
     assert isinstance(verifier._session, CountingSession) and verifier._session.closed
 
 
+@pytest.mark.interop
 def test_a_real_token_expires(provider: AuthServer) -> None:
     with running_authorization_server(RESOURCE, access_ttl=5, opaque_resources=[OPAQUE]) as short:
         access_token = short.issue_tokens()["access_token"]
@@ -361,6 +365,7 @@ def test_a_real_token_expires(provider: AuthServer) -> None:
         refused(fresh, opaque, "not active")
 
 
+@pytest.mark.interop
 def test_a_token_for_another_resource_is_refused(provider: AuthServer, token: str) -> None:
     elsewhere = provider.issue_tokens(OTHER)["access_token"]
     assert segments(elsewhere)[1]["aud"] == OTHER
@@ -369,6 +374,7 @@ def test_a_token_for_another_resource_is_refused(provider: AuthServer, token: st
     assert JWTVerifier(provider.issuer, [RESOURCE, OTHER])(elsewhere)["aud"] == OTHER
 
 
+@pytest.mark.interop
 def test_a_token_of_another_issuer_is_refused(provider: AuthServer, token: str) -> None:
     with running_authorization_server(RESOURCE) as second:
         foreign = second.issue_tokens()["access_token"]
@@ -380,6 +386,7 @@ def test_a_token_of_another_issuer_is_refused(provider: AuthServer, token: str) 
         refused(mixed, foreign, f"issued by '{second.issuer}', not by {provider.issuer}")
 
 
+@pytest.mark.interop
 def test_a_tampered_token_is_refused(provider: AuthServer, token: str) -> None:
     verifier = JWTVerifier(provider.issuer, RESOURCE)
     _, claims, signature = segments(token)
@@ -392,6 +399,7 @@ def test_a_tampered_token_is_refused(provider: AuthServer, token: str) -> None:
     assert verifier(token)["scope"] == "mcp:read"
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("alg", ["none", "None", "NONE"])
 def test_an_unsigned_token_is_refused(provider: AuthServer, token: str, alg: str) -> None:
     header, claims, _ = segments(token)
@@ -399,6 +407,7 @@ def test_an_unsigned_token_is_refused(provider: AuthServer, token: str, alg: str
     refused(JWTVerifier(provider.issuer, RESOURCE), unsigned, r"not signed \(alg none\): unsigned tokens are refused")
 
 
+@pytest.mark.interop
 def test_hs256_signed_with_the_public_key_is_refused(
     provider: AuthServer, token: str, provider_jwks: dict[str, Any]
 ) -> None:
@@ -446,6 +455,7 @@ GARBAGE = [
 ]
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize(("garbage", "match"), GARBAGE)
 def test_garbage_is_refused_without_a_key_fetch(provider: AuthServer, garbage: str, match: str) -> None:
     session = CountingSession()
@@ -453,6 +463,7 @@ def test_garbage_is_refused_without_a_key_fetch(provider: AuthServer, garbage: s
     assert session.calls == []
 
 
+@pytest.mark.interop
 def test_an_oversized_token_is_refused_before_it_is_parsed(provider: AuthServer, token: str) -> None:
     header, claims, signature = segments(token)
     padded = f"{b64(header)}.{b64({**claims, 'pad': 'x' * MAX_TOKEN_LENGTH})}.{signature}"
@@ -463,6 +474,7 @@ def test_an_oversized_token_is_refused_before_it_is_parsed(provider: AuthServer,
     assert session.calls == []
 
 
+@pytest.mark.interop
 def test_a_flood_of_unknown_kids_costs_one_jwks_fetch_per_interval(
     provider: AuthServer, token: str, provider_jwks: dict[str, Any], clock: Clock
 ) -> None:
@@ -491,6 +503,7 @@ def test_a_flood_of_unknown_kids_costs_one_jwks_fetch_per_interval(
         assert local.count("/jwks") == 3  # a known kid never fetches
 
 
+@pytest.mark.interop
 def test_concurrent_first_requests_share_one_fetch(
     provider: AuthServer, token: str, provider_jwks: dict[str, Any]
 ) -> None:
@@ -934,6 +947,7 @@ def test_without_joserfc_the_error_says_how_to_install_it(monkeypatch: pytest.Mo
     assert JWT_EXTRA == 'pip install "mcp-sync-py[jwt]"'
 
 
+@pytest.mark.interop
 def test_no_token_is_ever_logged(
     provider: AuthServer, token: str, local: LocalServer, signer: ECKey, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -975,6 +989,7 @@ def introspector(provider: AuthServer, client: Mapping[str, Any], **options: Any
     )
 
 
+@pytest.mark.interop
 def test_introspection_of_a_real_opaque_token_is_cached(
     provider: AuthServer, opaque: dict[str, Any], confidential: dict[str, Any]
 ) -> None:
@@ -992,6 +1007,7 @@ def test_introspection_of_a_real_opaque_token_is_cached(
     assert not session.closed
 
 
+@pytest.mark.interop
 def test_introspection_with_client_secret_post(provider: AuthServer, opaque: dict[str, Any]) -> None:
     client = provider.register(token_endpoint_auth_method="client_secret_post")
     with introspector(provider, client, auth_method="client_secret_post") as verifier:
@@ -1001,6 +1017,7 @@ def test_introspection_with_client_secret_post(provider: AuthServer, opaque: dic
         wrong(opaque["access_token"])
 
 
+@pytest.mark.interop
 def test_introspection_refusals_from_the_real_server(
     provider: AuthServer, opaque: dict[str, Any], confidential: dict[str, Any], token: str, clock: Clock
 ) -> None:
@@ -1021,6 +1038,7 @@ def test_introspection_refusals_from_the_real_server(
     assert len(session.calls) == posts + 1  # an inactive answer is kept only briefly
 
 
+@pytest.mark.interop
 def test_a_revoked_token_passes_until_its_cached_answer_expires(
     provider: AuthServer, confidential: dict[str, Any], clock: Clock
 ) -> None:

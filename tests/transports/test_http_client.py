@@ -199,9 +199,10 @@ def connect_to(url: str, **options: Any) -> MCPClient:
     return http_client(url, **options)
 
 
+@pytest.mark.interop
 def test_the_sdk_server_in_both_modes(streamable: SdkServer) -> None:
     with connect_to(streamable.url, transport="streamable") as client:
-        assert client.negotiated_version == "2025-11-25"
+        assert client.protocol_version == "2025-11-25"
         assert client.server_info.name == "sdk-http"
         names = [tool.name for tool in client.list_tools().tools]
         assert {"echo", "add", "count", "sample", "ask", "ask_aside"} <= set(names)
@@ -216,6 +217,7 @@ def test_the_sdk_server_in_both_modes(streamable: SdkServer) -> None:
         assert aside.content[0].text == "accept: {'colour': 'green'}"  # type: ignore[union-attr]
 
 
+@pytest.mark.interop
 def test_many_threads_share_one_connection(streamable: SdkServer) -> None:
     with connect_to(streamable.url) as client:
         results: dict[int, str] = {}
@@ -231,6 +233,7 @@ def test_many_threads_share_one_connection(streamable: SdkServer) -> None:
         assert results == {n: str(n) for n in range(8)}
 
 
+@pytest.mark.interop
 def test_progress_sampling_and_elicitation_over_the_sdks_sse_streams(resumable: SdkServer) -> None:
     seen: list[ProgressNotificationParams] = []
     with connect_to(resumable.url) as client:
@@ -240,6 +243,7 @@ def test_progress_sampling_and_elicitation_over_the_sdks_sse_streams(resumable: 
         assert client.call_tool("ask", {"question": "colour?"}).content[0].text == "the user likes green"  # type: ignore[union-attr]
 
 
+@pytest.mark.interop
 def test_a_stream_the_sdk_closes_mid_call_is_resumed_with_last_event_id(resumable: SdkServer) -> None:
     seen: list[ProgressNotificationParams] = []
     session = RecordingSession()
@@ -264,6 +268,7 @@ def test_a_stream_the_sdk_closes_mid_call_is_resumed_with_last_event_id(resumabl
     assert at - max(t for t in posted if t < at) >= 0.3
 
 
+@pytest.mark.interop
 def test_the_sdks_legacy_sse_server(legacy: SdkServer) -> None:
     seen: list[ProgressNotificationParams] = []
     transport = SSEClientTransport(legacy.url)
@@ -279,12 +284,14 @@ def test_the_sdks_legacy_sse_server(legacy: SdkServer) -> None:
     assert len(seen) == 2
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("kind", ["auto", "sse"])
 def test_http_client_reaches_the_legacy_server(legacy: SdkServer, kind: str) -> None:
     with connect_to(legacy.url, transport=kind) as client:
         assert client.call_tool("echo", {"text": kind}).content[0].text == kind  # type: ignore[union-attr]
 
 
+@pytest.mark.interop
 def test_a_restarted_server_forgot_the_session_and_the_next_call_starts_a_new_one(
     peer_python: str, tmp_path: Path
 ) -> None:
@@ -301,6 +308,7 @@ def test_a_restarted_server_forgot_the_session_and_the_next_call_starts_a_new_on
             assert transport.session_id not in (None, first)
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("mode", ["sse", "json"])
 def test_a_server_that_dies_mid_call_fails_the_call_quickly_naming_the_url(
     peer_python: str, tmp_path: Path, mode: str

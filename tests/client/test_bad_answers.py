@@ -5,9 +5,11 @@ connection closed after ``100 Continue``, a body shorter than its
 ``Content-Length``, a chunked body cut short, a header over ``http.client``'s
 64 KiB line limit, a bad status line, a redirect loop) closed the transport:
 every later call got ``TRANSPORT_CLOSED``. Now only that call fails, with an
-error naming what was wrong, and the client goes on. A server that cannot be
-reached (nothing listens, the connection is reset or closed before any
-answer) still closes the transport.
+error naming what was wrong, and the client goes on. So does a connection
+reset, or closed, before any answer (the process serving it died, a load
+balancer dropped it): the error says the connection broke. A server that
+cannot be reached (nothing listens, nor at the proxy) still closes the
+transport.
 
 Also: a legacy HTTP+SSE transport no client connects gives up on its stream
 after ``connect_timeout`` (its reader waited until close()).
@@ -70,7 +72,7 @@ class BadAnswers(Redirecting):
             self._send(307, headers={"Location": "/loop"})
             return
         self.close_connection = True
-        self.wfile.write(BAD_ANSWERS[how])
+        self.wfile.write(BAD_ANSWERS.get(how, b""))  # "hang-up": nothing
         self.wfile.flush()
 
     def do_POST(self) -> None:
@@ -168,21 +170,15 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def unreachable(how: str) -> Iterator[StreamableHTTPClientTransport]:
-    """A transport to a server that cannot be reached: nothing listens, through a proxy where nothing listens, or
-    a server that resets, or closes, each connection before any answer."""
-    with contextlib.ExitStack() as stack:
-        if how in ("reset", "closed"):
-            url = stack.enter_context(hanging_up(reset=how == "reset"))
-        else:
-            url = f"http://127.0.0.1:{free_port()}/mcp"
-        transport = StreamableHTTPClientTransport(url)
-        if how == "proxy-refused":
-            transport.session.trust_env = False
-            transport.session.proxies = {"http": f"http://127.0.0.1:{free_port()}"}
-        yield transport
+    """A transport to a server that cannot be reached: nothing listens, or through a proxy where nothing listens."""
+    transport = StreamableHTTPClientTransport(f"http://127.0.0.1:{free_port()}/mcp")
+    if how == "proxy-refused":
+        transport.session.trust_env = False
+        transport.session.proxies = {"http": f"http://127.0.0.1:{free_port()}"}
+    yield transport
 
 
-@pytest.mark.parametrize("how", ["refused", "proxy-refused", "reset", "closed"])
+@pytest.mark.parametrize("how", ["refused", "proxy-refused"])
 def test_a_server_that_cannot_be_reached_closes_the_transport(how: str) -> None:
     with unreachable(how) as transport:
         dispatcher = JsonRpcDispatcher(transport)
@@ -198,14 +194,46 @@ def test_a_server_that_cannot_be_reached_closes_the_transport(how: str) -> None:
             dispatcher.close()
 
 
-def test_a_notification_to_a_server_that_hangs_up_closes_the_transport() -> None:
-    with unreachable("closed") as transport:
+def test_a_notification_to_a_server_that_cannot_be_reached_closes_the_transport() -> None:
+    with unreachable("refused") as transport:
         dispatcher = JsonRpcDispatcher(transport)
         dispatcher.start()
         try:
             with pytest.raises(MCPTransportError, match="could not be reached while sending a message"):
                 dispatcher.notify("notifications/test")
             assert transport.closed
+        finally:
+            dispatcher.close()
+
+
+BROKE = {"reset": "ConnectionResetError: [Errno 104] Connection reset by peer", "closed": "RemoteDisconnected: "}
+
+
+@pytest.mark.parametrize("how", ["reset", "closed"])
+def test_a_server_that_hangs_up_fails_each_message_not_the_transport(
+    how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A connection made, then reset or closed before any answer (the process serving it died, a load balancer
+    dropped it): the server is there, the next connection may reach another of its processes. It closed the
+    transport, as if nothing listened."""
+    with hanging_up(reset=how == "reset") as url:
+        transport = StreamableHTTPClientTransport(url)
+        dispatcher = JsonRpcDispatcher(transport)
+        dispatcher.start()
+        try:
+            for _ in range(2):
+                pending = dispatcher.send_request("ping")
+                with pytest.raises(MCPError) as err:
+                    dispatcher.wait(pending, timeout=WAIT)
+                assert err.value.code == MCP_CODES.INTERNAL_ERROR
+                assert f"the connection to the MCP server at {url} broke before it answered ping" in err.value.message
+                assert BROKE[how] in err.value.message
+            logger = "mcp_sync.transports.http.streamable"
+            with caplog.at_level(logging.WARNING, logger=logger):
+                dispatcher.notify("notifications/test")
+            [said] = [record.getMessage() for record in caplog.records if record.name == logger]
+            assert said.startswith(f"the connection to the MCP server at {url} broke under a message: {BROKE[how]}")
+            assert not transport.closed
         finally:
             dispatcher.close()
 
@@ -244,6 +272,29 @@ def test_a_legacy_post_answered_badly_fails_that_message_only(caplog: pytest.Log
             assert [record.getMessage() for record in caplog.records if record.name == logger] == [
                 f"the server at {base}/mcp answered a message badly: IncompleteRead(10 bytes read, 90 more expected)"
             ]
+            assert not transport.closed
+        finally:
+            dispatcher.close()
+
+
+def test_a_legacy_post_whose_connection_breaks_fails_that_message_only(caplog: pytest.LogCaptureFixture) -> None:
+    with serving(LegacyEndpoint) as base:
+        transport = SSEClientTransport(f"{base}/sse", connect_timeout=WAIT)
+        dispatcher = JsonRpcDispatcher(transport)
+        dispatcher.start()
+        try:
+            pending = dispatcher.send_request("tools/call", {"name": "echo", "arguments": {"bad": "hang-up"}})
+            with pytest.raises(MCPError) as err:
+                dispatcher.wait(pending, timeout=WAIT)
+            assert err.value.code == MCP_CODES.INTERNAL_ERROR
+            assert err.value.message.startswith(
+                f"the connection to the server at {base}/mcp broke under the POST of tools/call: RemoteDisconnected: "
+            )
+            logger = "mcp_sync.transports.http.sse"
+            with caplog.at_level(logging.WARNING, logger=logger):
+                dispatcher.notify("notifications/test", {"arguments": {"bad": "hang-up"}})
+            [said] = [record.getMessage() for record in caplog.records if record.name == logger]
+            assert said.startswith(f"the connection to the server at {base}/mcp broke under a message: RemoteDisc")
             assert not transport.closed
         finally:
             dispatcher.close()

@@ -351,29 +351,44 @@ def _reason(exc: requests.RequestException) -> BaseException:
 
 
 def unreachable(exc: requests.RequestException) -> bool:
-    """Whether a failed HTTP exchange means the server cannot be reached, rather than that it answered badly.
+    """Whether a failed HTTP exchange means the server cannot be reached: no connection to it could be made.
 
-    Unreachable: no connection could be made (refused, DNS, connect timeout,
-    proxy, TLS), or the connection was reset, or closed, before anything of
-    an answer came. Anything else is an answer gone wrong (a bad status
-    line, a header over ``http.client``'s limit, a connection closed after
-    ``100 Continue``, a body cut short, a redirect loop, a read timeout):
-    it fails the one call, and a server truly gone is found by the next
-    request, which cannot connect. (On a ``requests`` session you made, a
-    connection closed after ``100 Continue`` reads as closed before any
-    answer: only the transport's own sessions tell them apart.)
+    Unreachable: the connection was refused, the name did not resolve, the
+    connect timed out, the proxy or TLS failed. That closes a transport.
+    Anything else fails the one request it carried, and a server truly gone
+    is found by the next request, which cannot connect: a connection made
+    and then reset, or closed, before or while the server answered (the
+    process serving it died, a load balancer dropped it: see
+    :func:`connection_broke`), as much as an answer gone wrong (a bad status
+    line, a header over ``http.client``'s limit, a body cut short, a
+    redirect loop, a read timeout). Behind a load balancer, or under a
+    server of many worker processes, the next connection reaches another.
 
     >>> unreachable(requests.TooManyRedirects("Exceeded 30 redirects."))
     False
     """
     if isinstance(exc, (requests.ConnectTimeout, requests.exceptions.ProxyError, requests.exceptions.SSLError)):
         return True
-    if type(exc) is not requests.ConnectionError:
-        return False  # a body cut short (ChunkedEncodingError), a redirect loop, a bad redirect URL...
+    # urllib3's NewConnectionError (refused, DNS) is a ConnectTimeoutError; requests makes it a plain ConnectionError.
+    return type(exc) is requests.ConnectionError and isinstance(_reason(exc), urllib3.exceptions.ConnectTimeoutError)
+
+
+def connection_broke(exc: requests.RequestException) -> bool:
+    """Whether a connection that was made broke under the exchange: reset, or closed by the server unasked.
+
+    It fails the request it carried (:func:`unreachable` says no): the error
+    says the connection broke rather than that the server answered badly.
+
+    >>> import urllib3
+    >>> connection_broke(requests.ConnectionError(urllib3.exceptions.ProtocolError("Connection aborted.",
+    ...     ConnectionResetError(104, "Connection reset by peer"))))
+    True
+    """
+    # What http.client raises on a bad head is an HTTPException, not an OSError, but for RemoteDisconnected: the
+    # server closed the connection without a word (after 100 Continue it is ClosedAfterInterim, no OSError).
+    # (requests' own errors are OSErrors too: a redirect loop is one, and no broken connection.)
     reason = _reason(exc)
-    # NewConnectionError (refused, DNS) is a ConnectTimeoutError. What http.client raises on a bad head is an
-    # HTTPException, not an OSError, but for RemoteDisconnected: closed before any answer, as good as reset.
-    return isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, OSError))
+    return not unreachable(exc) and isinstance(reason, OSError) and not isinstance(reason, requests.RequestException)
 
 
 def broken_answer(exc: requests.RequestException) -> str:

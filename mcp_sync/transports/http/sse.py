@@ -39,6 +39,7 @@ from ._common import (
     Timeout,
     broken_answer,
     connect_part,
+    connection_broke,
     content_type,
     default_sse_client,
     describe,
@@ -252,19 +253,21 @@ class SSEClientTransport(BaseTransport):
                 error = lost_connection(self.endpoint, exc, "sending a message")
                 self._closed_by_peer(error)
                 raise error from exc
-            # The server is there and answered badly: this message fails, the others go on.
+            # The server was there (the connection broke, or it answered badly): this message fails, the others go on.
+            reason, broke = broken_answer(exc), connection_broke(exc)
             if isinstance(message, JSONRPCRequest):
+                if broke:
+                    failed = f"the connection to the server at {self.endpoint} broke under the POST of {message.method}"
+                else:
+                    failed = f"the server at {self.endpoint} answered the POST of {message.method} with an answer "
+                    failed += "that could not be read"
                 self._deliver(
-                    error_answer(
-                        message.id,
-                        JsonRpcCode.INTERNAL_ERROR,
-                        f"the server at {self.endpoint} answered the POST of {message.method} with an answer "
-                        f"that could not be read: {broken_answer(exc)}",
-                        {"url": self.endpoint},
-                    )
+                    error_answer(message.id, JsonRpcCode.INTERNAL_ERROR, f"{failed}: {reason}", {"url": self.endpoint})
                 )
+            elif broke:
+                log.warning("the connection to the server at %s broke under a message: %s", self.endpoint, reason)
             else:
-                log.warning("the server at %s answered a message badly: %s", self.endpoint, broken_answer(exc))
+                log.warning("the server at %s answered a message badly: %s", self.endpoint, reason)
             return
         with response:
             if response.status_code < 400:

@@ -68,6 +68,7 @@ from ._common import (
     Timeout,
     broken_answer,
     connect_part,
+    connection_broke,
     content_type,
     default_sse_client,
     describe,
@@ -187,9 +188,13 @@ class StreamableHTTPClientTransport(BaseTransport):
     request is sent again, once. A stream that ends before the answer
     arrives is resumed with a GET carrying ``Last-Event-ID``, after the
     server's ``retry`` delay, at most ``reconnect_attempts`` times in a row
-    without news. An HTTP error, or an answer that cannot be read (a bad
-    status line, a header too long, a body cut short, a redirect loop),
-    fails that request alone; a server that cannot be reached (see
+    without news. An HTTP error, an answer that cannot be read (a bad
+    status line, a header too long, a body cut short, a redirect loop), or
+    a connection that breaks (reset, or closed by the server: the process
+    serving it died, a load balancer dropped it) fails that request alone,
+    and a stream that breaks with no event id to resume from fails its
+    request; the next request may reach another of the server's processes.
+    Only a server that cannot be reached (no connection can be made: see
     :func:`~mcp_sync.transports.http._common.unreachable`) closes the
     transport, failing every pending call with
     :class:`~mcp_sync.errors.MCPTransportError`. Closing ends the session
@@ -208,8 +213,7 @@ class StreamableHTTPClientTransport(BaseTransport):
     declarations break the rules is left out of those results, with a
     warning. Once such requests are sent, the client sends no notifications
     (2026-07-28 defines none over HTTP): a cancellation closes the request's
-    response stream instead, and a stream that breaks fails its request
-    without closing the transport.
+    response stream instead.
 
     ``timeout`` is the connect and read timeout of each POST;
     ``sse_read_timeout`` the read timeout of SSE streams;
@@ -434,7 +438,12 @@ class StreamableHTTPClientTransport(BaseTransport):
         except requests.RequestException as exc:
             if unreachable(exc):
                 self._lose(lost_connection(self.url, exc, "sending a message"))
-            log.warning("the MCP server at %s answered a message badly: %s", self.url, broken_answer(exc))
+            if connection_broke(exc):
+                log.warning(
+                    "the connection to the MCP server at %s broke under a message: %s", self.url, broken_answer(exc)
+                )
+            else:
+                log.warning("the MCP server at %s answered a message badly: %s", self.url, broken_answer(exc))
             return
         with response:
             if response.status_code >= 400:
@@ -535,13 +544,13 @@ class StreamableHTTPClientTransport(BaseTransport):
         if unreachable(exc):
             self._closed_by_peer(lost_connection(self.url, exc, f"waiting for the answer to {request.method}"))
             return None
-        # The server is there and answered badly: this call fails, the others go on.
+        # The server was there: this call fails, the others go on (on other connections, maybe other processes).
+        if connection_broke(exc):
+            message = f"the connection to the MCP server at {self.url} broke before it answered {request.method}"
+        else:
+            message = f"the MCP server at {self.url} answered {request.method} with an answer that could not be read"
         return error_answer(
-            request.id,
-            JsonRpcCode.INTERNAL_ERROR,
-            f"the MCP server at {self.url} answered {request.method} with an answer that could not be read: "
-            f"{broken_answer(exc)}",
-            {"url": self.url},
+            request.id, JsonRpcCode.INTERNAL_ERROR, f"{message}: {broken_answer(exc)}", {"url": self.url}
         )
 
     def _answer(self, inflight: _InflightRequest) -> JSONRPCMessage | None:
@@ -679,18 +688,16 @@ class StreamableHTTPClientTransport(BaseTransport):
         answer, broken, news = self._read_once(response, cursor, request)
         while answer is None and not inflight.abandoned and not self.closed:
             if cursor.last_event_id is None:
-                if broken is not None and (self.stateless_revision is not None or isinstance(broken, ValueError)):
-                    # 2026-07-28 streams cannot be resumed: the request is lost, not the connection. Nor is it lost
-                    # when the client refused what the server sent (ValueError: an event too big to read); a stream
-                    # cut off with no event id to resume it looks like a server gone, and closes the transport.
+                # No event id to resume the stream from (2026-07-28 streams have none): the request is lost, not the
+                # connection, whether the stream broke (the process serving it died, the client refused an event
+                # too big to read) or ended.
+                if broken is not None:
                     return error_answer(
                         request.id,
                         JsonRpcCode.INTERNAL_ERROR,
                         f"the stream answering {request.method} from the MCP server at {self.url} broke: {broken}",
                         {"url": self.url},
                     )
-                if broken is not None:
-                    self._lose(lost_connection(self.url, broken, f"reading the answer to {request.method}"))
                 return error_answer(
                     request.id,
                     JsonRpcCode.INTERNAL_ERROR,

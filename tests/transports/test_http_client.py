@@ -15,8 +15,10 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
+import os
 import subprocess
 import sys
 import threading
@@ -57,6 +59,7 @@ pytestmark = pytest.mark.timeout(120)  # the first run installs the SDK
 
 HERE = Path(__file__).parent.parent
 SDK_SERVER = HERE / "servers" / "sdk_http_server.py"
+SLOW_SERVER = HERE / "servers" / "slow_calls.py"
 CALL_TIMEOUT = 10.0
 START_TIMEOUT = 30.0
 INIT_RESULT = {
@@ -344,6 +347,60 @@ def test_a_server_that_dies_mid_call_fails_the_call_quickly_naming_the_url(
             client.call_tool("echo", {"text": "anyone?"})
         assert gone.value.code == MCP_CODES.TRANSPORT_CLOSED
         assert f"the MCP server at {server.url} could not be reached" in str(gone.value)
+
+
+@contextlib.contextmanager
+def slow_server() -> Iterator[str]:
+    """``tests/servers/slow_calls.py`` served over Streamable HTTP in a subprocess (``mcp_sync run``); its URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_sync", "run", str(SLOW_SERVER), "--transport", "http", "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+    )
+    try:
+        assert process.stderr is not None
+        said = process.stderr.readline()  # bounded: the server says where it serves, or exits (the line is empty)
+        assert " on http://" in said, said
+        yield said.split(" on ")[1].split()[0]
+    finally:
+        process.kill()
+        process.wait(CALL_TIMEOUT)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def open_sockets() -> set[str]:
+    """The sockets this process holds open (what their descriptors link to in ``/proc/self/fd``)."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # (the descriptor of the listing itself is gone already)
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith("socket:"):
+                found.add(target)
+    return found
+
+
+def test_a_cancelled_call_leaves_no_socket_open_once_the_client_is_closed() -> None:
+    """The error that ended the cancelled call's read was kept in a cycle with the frames of its traceback, and
+    with them the response, its pool and the pool's connections: their sockets stayed open after close() until
+    the garbage collector ran (urllib3 2 closes a pool's connections once the pool is freed)."""
+    with slow_server() as url:
+        gc.collect()
+        gc.disable()  # what a cycle holds stays held: only reference counts free anything
+        try:
+            before = open_sockets()
+            client = http_client(url, era="handshake", timeout=CALL_TIMEOUT)
+            started = threading.Event()
+            with pytest.raises(MCPError) as cancelled:
+                client.call_tool("slow", {"seconds": 60}, cancel=started, progress=lambda p: started.set())
+            assert cancelled.value.code == MCP_CODES.REQUEST_CANCELLED
+            client.close()
+            assert open_sockets() - before == set()
+        finally:
+            gc.enable()
 
 
 def test_connection_refused_names_the_url() -> None:

@@ -671,13 +671,16 @@ class StreamableHTTPClientTransport(BaseTransport):
 
     def _read_once(
         self, response: requests.Response, cursor: _Cursor, request: JSONRPCRequest
-    ) -> tuple[JSONRPCMessage | None, BaseException | None, bool]:
+    ) -> tuple[JSONRPCMessage | None, str | None, bool]:
         """Read one SSE response: the answer if it came, what broke the stream, whether anything came."""
         seen = cursor.events
         try:
             answer = self._pump(response, cursor, request)
         except STREAM_ERRORS as exc:
-            return None, exc, cursor.events > seen
+            # Said in words: the exception would hold, through its traceback, this frame and its callers', whose
+            # locals hold it (a cycle only the garbage collector breaks), and with them the response, its pool and
+            # the pool's connections, open until then (urllib3 2 closes a pool's connections once it is freed).
+            return None, str(exc), cursor.events > seen
         return answer, None, cursor.events > seen
 
     def _stream_answer(self, inflight: _InflightRequest, response: requests.Response) -> JSONRPCMessage | None:

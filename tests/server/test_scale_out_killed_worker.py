@@ -8,7 +8,8 @@ some are held on each worker, the test kills one worker with SIGKILL. Its
 calls fail, each with an error saying the connection broke; the calls held
 on the other worker are let go and answered; the same client's next call is
 answered (in the handshake era in the same session, shared through Redis),
-and a handshake-era GET stream still delivers notifications. The client
+and a handshake-era GET stream, held by the worker killed, is resumed on
+the other and still delivers notifications. The client
 closed its transport when the connection of a call it carried was reset, as
 if the server could not be reached: every pending call failed with
 ``TRANSPORT_CLOSED`` and the session was lost.
@@ -29,7 +30,8 @@ import pytest
 import redis
 from redisserver import running_redis
 from test_hosting import Hosted, gunicorn, hosting
-from test_scale_out import TIMEOUT
+from test_scale_out import TIMEOUT, wait_until
+from test_scale_out_resume import stream_holders
 
 from mcp_sync import MCP_CODES, MCPClient, MCPError
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
@@ -115,6 +117,9 @@ def test_a_killed_worker_fails_only_the_calls_it_carried(held: tuple[Hosted, red
             client.on_notification("notifications/resources/updated", heard.add)
             client.subscribe_resource(NOTE)
             get_stream_open(client, heard)
+            # The worker holding the GET stream is the one killed: the stream is resumed on the other.
+            wait_until(lambda: len(stream_holders(hosted)) == 1, "one worker holds the GET stream")
+        holding = stream_holders(hosted) if era == "handshake" else set()
         session = transport.session_id
         pending: dict[str, Future[str]] = {}
         by_worker: dict[int, list[str]] = {}
@@ -126,7 +131,8 @@ def test_a_killed_worker_fails_only_the_calls_it_carried(held: tuple[Hosted, red
             if len(by_worker) == 2:
                 break
         assert len(by_worker) == 2, by_worker
-        victim, survivor = by_worker  # the first call's worker is killed
+        first, second = by_worker
+        victim, survivor = (second, first) if second in holding else (first, second)
 
         os.kill(victim, signal.SIGKILL)
         for tag in by_worker[victim]:

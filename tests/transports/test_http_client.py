@@ -1304,6 +1304,29 @@ def test_a_session_renewal_to_a_server_that_went_away_fails_the_call(mini: Mini)
     assert transport.sessions_started == 1
 
 
+def test_a_server_that_goes_away_as_it_starts_the_new_session_closes_the_transport(mini: Mini) -> None:
+    """It answered the new initialize, then nothing listens: the notifications/initialized that completes the
+    session cannot be sent, which closes the transport, on the thread of the call that found its session gone."""
+
+    def initialize(request: Request) -> None:
+        mini.shutdown()
+        mini.server_close()  # no new connection is accepted from now on
+        request.handler.close_connection = True
+        request.result(INIT_RESULT, Mcp_Session_Id="s2", Connection="close")
+
+    mini.on["tools/call"] = lambda r: r.reply(404)
+    client, transport = open_client(mini.url)
+    mini.on["initialize"] = initialize
+    with client:
+        with pytest.raises(MCPTransportError) as gone:
+            echo(client)
+        assert gone.value.code == MCP_CODES.TRANSPORT_CLOSED
+        assert transport.closed
+        assert f"the MCP server at {mini.url} could not be reached while sending a message" in str(
+            transport.close_reason
+        )
+
+
 def test_a_404_without_a_session_is_an_http_error(mini: Mini) -> None:
     mini.on["initialize"] = lambda r: r.result(INIT_RESULT)
     mini.on["tools/call"] = lambda r: r.reply(404)

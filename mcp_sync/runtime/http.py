@@ -249,9 +249,9 @@ class ClosedAfterInterim(http.client.HTTPException):
 class _InterimAwareResponse(http.client.HTTPResponse):
     """:mod:`http.client`'s response, telling a connection closed after an interim answer from one closed before any.
 
-    ``http.client`` raises ``RemoteDisconnected`` for both. Closed before any
-    answer, the server is as good as gone (:func:`unreachable`); closed after
-    a ``100 Continue``, it is there and answered badly: one call fails.
+    ``http.client`` raises ``RemoteDisconnected`` for both. Either fails the
+    one call; the error says which: the connection broke (the process serving
+    it died, say), or the server answered badly.
     """
 
     _interim = False

@@ -79,8 +79,10 @@ class Trickler(RawServer):
         self, body: bytes, *, pace: float = 0.0, stall: bool = False, head_pace: float = 0.0, length: bool = True
     ) -> None:
         self.body, self.pace, self.stall, self.head_pace = body, pace, stall, head_pace
-        self.head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-        self.head += f"Content-Length: {len(body)}\r\n\r\n".encode() if length else b"Connection: close\r\n\r\n"
+        # Connection: close, always: the server closes each connection after one answer, and a client told
+        # nothing would keep it for its next request, which then meets the close (a reset, now and then).
+        self.head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        self.head += f"Content-Length: {len(body)}\r\n\r\n".encode() if length else b"\r\n"
         self.sent = 0
         """Bytes of body sent so far, over all answers."""
         self.head_sent = 0

@@ -233,13 +233,14 @@ def _check_kept(connection: Any) -> None:
 
 
 @contextlib.contextmanager
-def _checking(check: Callable[[str], None] | None) -> Iterator[None]:
-    outer = getattr(_checker, "check", None)
-    _checker.check = check
+def _thread_setting(holder: threading.local, name: str, value: object) -> Iterator[None]:
+    """Within the block, this thread's ``holder.<name>`` is ``value``; the outer one is back after it (blocks nest)."""
+    outer = getattr(holder, name, None)
+    setattr(holder, name, value)
     try:
         yield
     finally:
-        _checker.check = outer
+        setattr(holder, name, outer)
 
 
 class ClosedAfterInterim(http.client.HTTPException):
@@ -283,12 +284,8 @@ def taking(note: Callable[[Any], None]) -> Iterator[None]:
     the pool (on whatever thread), ``note(None)`` is called first.
     Blocks nest: the outer ``note`` is back after the inner block.
     """
-    outer = getattr(_taker, "note", None)
-    _taker.note = note
-    try:
+    with _thread_setting(_taker, "note", note):
         yield
-    finally:
-        _taker.note = outer
 
 
 def shut_down(connection: Any) -> None:
@@ -427,7 +424,7 @@ def bounded_request(
     watchdog = _Watchdog(timeout)
     body = bytearray()  # (grown in place: a trickled answer comes in many small pieces)
     try:
-        with watchdog, taking(watchdog.note), _checking(check_address):
+        with watchdog, taking(watchdog.note), _thread_setting(_checker, "check", check_address):
             response = session.request(method, url, timeout=timeout, stream=True, **options)
             if whole:
                 with response:

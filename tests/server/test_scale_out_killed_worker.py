@@ -1,10 +1,11 @@
 """A killed worker fails the calls it carried, not the client: the rest go on, on the workers still alive (issue 26).
 
 ``tests/servers/held_calls.py`` under gunicorn, two workers, ``--keep-alive
-0`` (each request on a new connection, so calls spread over the workers),
-one real Redis. A client, of either era, makes calls the server holds until
-the test lets them go, learning through Redis which worker took each; once
-some are held on each worker, the test kills one worker with SIGKILL. Its
+0`` (each request on a new connection), one real Redis. A client, of either
+era, makes calls the server holds until the test lets them go, learning
+through Redis which worker took each (steered: the other worker is stopped
+while they are made); with some held on each worker, the test kills one
+worker with SIGKILL. Its
 calls fail, each with an error saying the connection broke; the calls held
 on the other worker are let go and answered; the same client's next call is
 answered (in the handshake era in the same session, shared through Redis),
@@ -17,6 +18,7 @@ if the server could not be reached: every pending call failed with
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -38,8 +40,8 @@ from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 
 HELD_APP = "tests.servers.held_calls:application"
 NOTE = "notes://held"
-MOST_CALLS = 16
-"""Calls held at most before one lands on each worker (each takes a thread of the worker it lands on)."""
+CALLS_PER_WORKER = 3
+"""Calls held on each worker before one is killed (each takes a thread of the worker it lands on)."""
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -48,7 +50,7 @@ pytestmark = pytest.mark.timeout(120)
 def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Hosted, redis.Redis]]:
     tmp = tmp_path_factory.mktemp("held")
     with running_redis(tmp / "redis.log") as redis_server:
-        argv = gunicorn("--threads", str(MOST_CALLS + 8), "-w", "2", "--keep-alive", "0", HELD_APP)
+        argv = gunicorn("--threads", str(2 * CALLS_PER_WORKER + 8), "-w", "2", "--keep-alive", "0", HELD_APP)
         with (
             hosting("gunicorn-2", argv, tmp, sigterm_status=0, MCP_SYNC_REDIS_URL=redis_server.url) as hosted,
             redis.Redis.from_url(redis_server.url, socket_timeout=TIMEOUT) as keys,
@@ -64,13 +66,32 @@ def where(keys: redis.Redis) -> tuple[str, int]:
     return str(told["tag"]), int(told["pid"])
 
 
-def both_workers_answer(client: MCPClient) -> None:
-    """Call until two workers answered: gunicorn starts a killed worker's replacement, which takes a while to boot."""
+def both_workers_answer(client: MCPClient) -> set[int]:
+    """Call until two workers answered (gunicorn starts a killed worker's replacement, which takes a while to boot);
+    their process ids."""
     served: set[int] = set()
     deadline = time.monotonic() + TIMEOUT
     while len(served) < 2:
         assert time.monotonic() < deadline, f"only {served} answered"
         served.add(client.call_tool("pid").structured_content["result"])  # type: ignore[index]
+    return served
+
+
+@contextlib.contextmanager
+def stopped(workers: set[int]) -> Iterator[None]:
+    """Within the block ``workers`` are stopped (SIGSTOP): they accept nothing, so new connections go to the others.
+
+    Which worker accepts a connection is the kernel's choice, and under load one worker can win every time; a test
+    that needs calls on each worker steers them so. The block must be short: gunicorn kills a worker silent for
+    its ``--timeout`` (30 s).
+    """
+    for worker in workers:
+        os.kill(worker, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for worker in workers:
+            os.kill(worker, signal.SIGCONT)
 
 
 class Updates:
@@ -109,10 +130,10 @@ def test_a_killed_worker_fails_only_the_calls_it_carried(held: tuple[Hosted, red
     transport = StreamableHTTPClientTransport(hosted.base + "/mcp")
     with (
         MCPClient(era=era, timeout=TIMEOUT) as client,
-        ThreadPoolExecutor(MOST_CALLS, thread_name_prefix="test-call") as calls,
+        ThreadPoolExecutor(2 * CALLS_PER_WORKER, thread_name_prefix="test-call") as calls,
     ):
         client.connect(transport)
-        both_workers_answer(client)
+        workers = both_workers_answer(client)
         if era == "handshake":
             client.on_notification("notifications/resources/updated", heard.add)
             client.subscribe_resource(NOTE)
@@ -123,14 +144,14 @@ def test_a_killed_worker_fails_only_the_calls_it_carried(held: tuple[Hosted, red
         session = transport.session_id
         pending: dict[str, Future[str]] = {}
         by_worker: dict[int, list[str]] = {}
-        for n in range(MOST_CALLS):
-            tag = f"{era}-{n}"
-            pending[tag] = calls.submit(lambda tag=tag: client.call_tool("hold", {"tag": tag}).text)
-            landed, worker = where(keys)
-            by_worker.setdefault(worker, []).append(landed)
-            if len(by_worker) == 2:
-                break
-        assert len(by_worker) == 2, by_worker
+        for worker in sorted(workers):  # calls held on each worker: the others stopped while they are made
+            with stopped(workers - {worker}):
+                for n in range(CALLS_PER_WORKER):
+                    tag = f"{era}-{worker}-{n}"
+                    pending[tag] = calls.submit(lambda tag=tag: client.call_tool("hold", {"tag": tag}).text)
+                    landed, taken_by = where(keys)
+                    assert (landed, taken_by) == (tag, worker)
+                    by_worker.setdefault(worker, []).append(landed)
         first, second = by_worker
         victim, survivor = (second, first) if second in holding else (first, second)
 

@@ -133,6 +133,21 @@ class ClosableAdapter(requests.adapters.HTTPAdapter):
         with self._connections_lock:
             self._connections.add(connection)
 
+    def close(self) -> None:
+        """Close the pools and every connection they opened, in use or idle.
+
+        urllib3 2 closes a pool's connections only once the pool is freed, and
+        anything that holds a response (the traceback of an error raised while
+        reading it, say) holds its pool: the sockets would stay open until the
+        garbage collector ran. Close it once nothing reads any more.
+        """
+        super().close()
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(Exception):  # (closed already, or never connected: nothing to do)
+                connection.close()
+
     def abort_connections(self) -> None:
         """Shut down the socket of every connection opened so far; a read blocked on one returns at once."""
         with self._connections_lock:

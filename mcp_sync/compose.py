@@ -20,8 +20,8 @@ What passes through, and how:
   list again, then tell its own clients;
 * calls: progress goes back to the calling client, its cancellation
   cancels the upstream call, and the target's log messages reach the
-  client whose call is in flight (all clients, when none is or when the
-  proxy cannot tell which of several it is);
+  client whose call is in flight (all clients, when none is; none, when
+  the proxy cannot tell which of several clients' calls it belongs to);
 * the target's sampling, elicitation and roots requests are relayed to the
   client whose call they belong to, through that call's context (in
   2026-07-28 on either side they become input-required rounds, answered on
@@ -690,7 +690,10 @@ class ProxyServer(MCPServer):
         try:
             call = link.in_flight.current()
         except MCPError:
-            call = None  # not one client's: as a log outside any call, every client of the connection gets it
+            # Not one client's, and maybe a call's: given to every client it could put one person's data before
+            # another, so none gets it (the proxy's own log says so).
+            log.info("dropped a log message of the target: calls of several clients are in flight, none named")
+            return
         if call is not None:
             with call.speaking() as ctx:
                 ctx.log(params.level, params.data, params.logger)

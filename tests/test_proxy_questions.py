@@ -101,12 +101,14 @@ def test_over_stdio_a_question_that_could_be_either_of_two_clients_reaches_neith
             assert sampled.startswith(REFUSED) and named.startswith(REFUSED), (sampled, named)
             assert "(over stdio nothing can)" in sampled
             assert roots == ["file:///first", "file:///second"]  # as between calls: every client's (given then too)
-        # Each call's log is neither client's alone: like a log outside any call, every client gets it.
-        assert logs == {"first": ["who asks", "who asks"], "second": ["who asks", "who asks"]}
+        # Each call's log could be either client's: neither gets it (given to both, one's data would reach the other).
+        assert logs == {"first": [], "second": []}
         twice = [callers.submit(first.call_tool, "who") for _ in range(2)]
         assert [json.loads(call.result(WAIT).text or "") for call in twice] == [
             ["sampled by first", "first", ["file:///first"]]
         ] * 2
+        assert wait_for(lambda: logs["first"] == ["who asks", "who asks"])  # one client's calls: its logs
+        assert logs["second"] == []
 
 
 def test_a_mounted_proxy_asks_none_of_the_parent_s_clients_a_question_it_cannot_place() -> None:

@@ -907,8 +907,7 @@ class MCPServer:
         """
         # Each session is told which notification this is: a stream the processes share has it once.
         if notice.kind == "log":
-            detail = notice.detail or {}
-            level, route = cast(LoggingLevel, notice.subject), Route(once=notice.key)
+            detail, level, route = notice.detail or {}, cast(LoggingLevel, notice.subject), Route(once=notice.key)
             for session in self.sessions:
                 session.log(level, detail.get("data"), detail.get("logger"), route=route)
             return
@@ -924,14 +923,16 @@ class MCPServer:
                 session.list_changed(notice.subject, once=notice.key)
 
     def on_notice(self, watcher: Callable[[Notice], None]) -> Callable[[], None]:
-        """Call ``watcher(notice)`` for each server-wide notification this server raises; returns the unsubscriber.
+        """Call ``watcher(notice)`` for each change of what this server serves that it announces (resource
+        updates, list changes, task statuses; not :meth:`log` messages); returns the unsubscriber.
 
         A server mounted in another (:meth:`mount`) is followed this way.
 
         >>> server = MCPServer("demo")
         >>> heard = []
         >>> stop = server.on_notice(heard.append)
-        >>> server.mark_resource_updated("notes://1")
+        >>> server.mark_resource_updated("notes://1"), server.log("info", "not a change")
+        (None, None)
         >>> stop()
         >>> heard
         [Notice(kind='resource_updated', subject='notes://1')]
@@ -953,24 +954,21 @@ class MCPServer:
     def _announce(self, notice: Notice) -> None:
         """Deliver ``notice`` here and to the watchers, then pass it on to the other processes (which deliver it)."""
         self.deliver(notice)
-        for watcher in self._watchers:
-            watcher(notice)
+        if notice.kind != "log":  # a log message is no change of what is served: a mount does not follow it
+            for watcher in self._watchers:
+                watcher(notice)
         self.backend.publish(notice)
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send a log message to every connected client whose level it reaches (``logging/setLevel``).
 
-        With a shared :attr:`backend`, the clients of every process serving
-        this server are told, as for :meth:`mark_resource_updated`
-        (:class:`~mcp_sync.server.backend.BackendUnavailable` when the other
-        processes cannot be reached; this one's clients are told first).
+        With a shared :attr:`backend`, every process's clients are told, as
+        for :meth:`mark_resource_updated` (which says what a backend down does).
 
         >>> MCPServer("demo").log("info", {"disk": "90% full"}, "monitor")  # no session: nobody to tell
         """
         check_log_level(level)
-        notice = Notice("log", level, detail={"data": data, "logger": logger})
-        self.deliver(notice)  # not to the watchers (a mount): a log message is no change of what is served
-        self.backend.publish(notice)
+        self._announce(Notice("log", level, detail={"data": data, "logger": logger}))
 
     def info_wire(self) -> dict[str, Any]:
         """This server's name and version as sent in results (built again only when :attr:`info` changes)."""

@@ -9,6 +9,7 @@ bounds every cell.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import kernel_spec
@@ -49,5 +50,12 @@ def test_start_a_task_in_one_cell_and_collect_it_in_a_later_one(kernel: str, tmp
     assert "<b>slow</b>" in status["data"][HTML]
     # Shown as working, then updated in place by the poller as the task ended.
     assert ": completed" in status["data"][HTML]
-    assert [output.get("text") for output in printed] == ["built\n"]
-    assert [output.get("text") for output in closed] == ["completed\n"]
+    assert printed_text(printed) == "built\n"
+    assert printed_text(closed) == "completed\n"
+
+
+def printed_text(outputs: list[Any]) -> str:
+    """What a cell printed: its outputs are all stdout streams, joined (the kernel may send one print in pieces)."""
+    assert [output.get("output_type") for output in outputs] == ["stream"] * len(outputs), outputs
+    assert {output.get("name") for output in outputs} == {"stdout"}, outputs
+    return "".join(output["text"] for output in outputs)

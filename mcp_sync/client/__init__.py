@@ -30,7 +30,7 @@ What the package holds:
 - ``auth/``: OAuth for clients: sign-in, token stores, machine grants (see its docstring).
 
 May import: ``client``, ``transports``, ``runtime``, ``protocol``, ``display``.
-Must not import: ``server``, nor the composition level. Nothing in another layer imports the client.
+Must not import: ``server``, ``llm``, nor the composition level. Of the other layers, only ``llm`` imports the client.
 """
 
 from __future__ import annotations

@@ -1,0 +1,41 @@
+"""From MCP to a language model: a server's tools given to a model, and sampling answered by one.
+
+A :class:`Toolbox` holds the tools of one client or of a whole
+``ServerGroup``, names them as the model's API wants, converts their
+schemas, and runs the calls the model asks for, handing back the messages
+to append in that provider's own form (OpenAI, Anthropic, Gemini,
+LangChain). Nothing here imports a provider's SDK until a feature that
+needs it is used: ``import mcp_sync.llm`` stays cheap, and a missing SDK is
+reported with the extra that installs it.
+
+What the package holds:
+
+- ``extras``: the provider SDKs, imported on first use, with the extra to install named when one is missing;
+- ``toolbox``: :class:`Toolbox`, the tools of one or many servers under names a model can use, and their calls.
+
+May import: ``llm``, ``client``, ``runtime``, ``protocol``.
+Must not import: ``transports``, ``display``, ``server``, nor the composition level.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "Toolbox": "toolbox",
+}
+
+__all__ = ["Toolbox"]
+
+if TYPE_CHECKING:
+    from .toolbox import Toolbox
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_sync.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -11,6 +11,7 @@ reported with the extra that installs it.
 What the package holds:
 
 - ``extras``: the provider SDKs, imported on first use, with the extra to install named when one is missing;
+- ``langchain_tools``: the tools as LangChain ``StructuredTool`` objects (:meth:`Toolbox.langchain`);
 - ``toolbox``: :class:`Toolbox`, the tools of one or many servers under names a model can use, and their calls.
 
 May import: ``llm``, ``client``, ``runtime``, ``protocol``.

@@ -29,6 +29,7 @@ reads, the artifact is the whole ``CallToolResult`` as its wire dict, so a
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from typing import TYPE_CHECKING, Any, Literal
@@ -82,7 +83,7 @@ def _structured_tool(
             raise
         return _answer(tools_module, result, response_format)
 
-    tool: StructuredTool = tools_module.StructuredTool(
+    tool: StructuredTool = _tool_class(tools_module.StructuredTool)(
         name=name,
         description=entry.description,
         args_schema=_args_schema(entry.tool.input_schema),
@@ -94,6 +95,26 @@ def _structured_tool(
         handle_tool_error=True,
     )
     return tool
+
+
+@functools.cache
+def _tool_class(structured_tool: type[StructuredTool]) -> type[StructuredTool]:
+    """``StructuredTool`` whose functions get every argument the model gave, ``config`` and ``run_manager`` too.
+
+    LangChain passes its own ``config`` and ``run_manager`` to a tool's
+    ``_run``/``_arun`` when their signatures name them, as
+    ``StructuredTool``'s do, and they then take the place of the tool's
+    arguments of those names. These take only the arguments.
+    """
+
+    def run(self: StructuredTool, *args: Any, **kwargs: Any) -> Any:
+        return self.func(*args, **kwargs)  # type: ignore[misc]
+
+    async def run_async(self: StructuredTool, *args: Any, **kwargs: Any) -> Any:
+        return await self.coroutine(*args, **kwargs)  # type: ignore[misc]
+
+    namespace = {"_run": run, "_arun": run_async, "__module__": __name__, "__doc__": "An MCP tool, for LangChain."}
+    return type("MCPStructuredTool", (structured_tool,), namespace)
 
 
 def _args_schema(input_schema: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import subprocess
 import sys
 import threading
@@ -98,6 +99,10 @@ class Lab:
         )
         self.server.register_tool("fail", self.fail)
         self.server.register_tool("slow", self.slow)
+        # Argument names LangChain gives its own meaning to in a tool's functions.
+        names = ("config", "run_manager", "callbacks", "tool_call_id")
+        schema = {"type": "object", "properties": {name: {"type": "string"} for name in names}}
+        self.server.register_tool("settings", lambda args, ctx: json.dumps(args, sort_keys=True), input_schema=schema)
 
     @staticmethod
     def fail(args: dict[str, Any], ctx: Any) -> CallToolResult:
@@ -128,7 +133,7 @@ def tool_call(name: str, args: dict[str, Any], id: str = "call_1") -> dict[str, 
 
 def test_each_tool_keeps_its_model_name_description_and_schema(lab: tuple[Lab, dict[str, StructuredTool]]) -> None:
     _, tools = lab
-    assert sorted(tools) == ["add", "fail", "get_forecast", "mixed", "only_structured", "ping", "slow"]
+    assert sorted(tools) == ["add", "fail", "get_forecast", "mixed", "only_structured", "ping", "settings", "slow"]
     forecast = tools["get_forecast"]
     assert forecast.description == "Weather forecast: Tomorrow's weather in a city."
     assert forecast.args_schema == FORECAST_SCHEMA
@@ -211,6 +216,18 @@ def test_every_kind_of_content_reaches_the_model_and_the_artifact_keeps_the_whol
     assert CallToolResult.model_validate(message.artifact).content == MIXED.content
     # With no content blocks, the structured content is what the model reads.
     assert tools["only_structured"].invoke({}) == "[1]"
+
+
+def test_arguments_named_as_langchain_names_its_own_reach_the_server(
+    lab: tuple[Lab, dict[str, StructuredTool]],
+) -> None:
+    _, settings = lab[0], lab[1]["settings"]
+    args = {"config": "strict", "run_manager": "ops", "callbacks": "none", "tool_call_id": "mine"}
+    expected = json.dumps(args, sort_keys=True)
+    assert settings.invoke(args) == expected
+    assert asyncio.run(settings.ainvoke(args)) == expected
+    assert settings.invoke(tool_call("settings", args, "call_s")).content == expected
+    assert asyncio.run(settings.ainvoke(tool_call("settings", args, "call_s"))).content == expected
 
 
 def test_response_format_content_gives_no_artifact(lab: tuple[Lab, dict[str, StructuredTool]]) -> None:

@@ -13,6 +13,10 @@ reads, the artifact is the whole ``CallToolResult`` as its wire dict, so a
 ``ToolException``, which LangChain turns into a ``ToolMessage`` with
 ``status="error"`` for the model to read (``handle_tool_error`` is on).
 
+With a chat model: ``model.bind_tools(tools)``, then for each ``call`` of
+the answer's ``tool_calls``, ``tools_by_name[call["name"]].invoke(call)``
+is the ``ToolMessage`` to append (``ainvoke`` in async code):
+
 >>> from mcp_sync import MCPServer, connect
 >>> from mcp_sync.llm import Toolbox
 >>> server = MCPServer("maths")

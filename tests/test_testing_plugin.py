@@ -165,9 +165,10 @@ def test_a_failing_test_still_closes_every_client_and_server(pytester: pytest.Py
     assert_nothing_left(threads, processes)
     url, name = (pytester.path / "urls.txt").read_text().splitlines()
     assert name == "calc"
-    port = int(re.match(r"http://127\.0\.0\.1:(\d+)/mcp$", url).group(1))  # type: ignore[union-attr]
-    with pytest.raises(ConnectionRefusedError):
-        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    served = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/mcp", url)
+    assert served is not None
+    with pytest.raises(ConnectionRefusedError):  # the HTTP server's port is closed
+        socket.create_connection(("127.0.0.1", int(served.group(1))), timeout=5).close()
 
 
 DEFAULT_REVISION_TEST = """

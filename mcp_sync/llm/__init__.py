@@ -12,7 +12,10 @@ What the package holds:
 
 - ``extras``: the provider SDKs, imported on first use, with the extra to install named when one is missing;
 - ``langchain_tools``: the tools as LangChain ``StructuredTool`` objects (:meth:`Toolbox.langchain`);
-- ``toolbox``: :class:`Toolbox`, the tools of one or many servers under names a model can use, and their calls.
+- ``toolbox``: :class:`Toolbox`, the tools of one or many servers under names a model can use, and their calls;
+- ``sampling``: what the sampling providers share (the model a request's hints pick, the answer, API failures);
+- ``openai_sampling``, ``anthropic_sampling``: :class:`OpenAISampling` and :class:`AnthropicSampling`, a
+  server's sampling requests answered by a model through the user's own SDK client.
 
 May import: ``llm``, ``client``, ``runtime``, ``protocol``.
 Must not import: ``transports``, ``display``, ``server``, nor the composition level.
@@ -25,11 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "Toolbox": "toolbox",
+    "OpenAISampling": "openai_sampling",
+    "AnthropicSampling": "anthropic_sampling",
 }
 
-__all__ = ["Toolbox"]
+__all__ = ["AnthropicSampling", "OpenAISampling", "Toolbox"]
 
 if TYPE_CHECKING:
+    from .anthropic_sampling import AnthropicSampling
+    from .openai_sampling import OpenAISampling
     from .toolbox import Toolbox
 
 

@@ -61,6 +61,8 @@ from ..protocol.types import (
     Root,
     SamplingMessage,
     TextContent,
+    Tool,
+    ToolChoice,
 )
 from ..runtime.transport import Route
 from .stateless import ClientRequest, StatelessRequest
@@ -497,14 +499,25 @@ class Context:
         temperature: float | None = None,
         stop_sequences: list[str] | None = None,
         model_preferences: ModelPreferences | None = None,
+        tools: Sequence[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
         timeout: float | None = None,
         key: str | None = None,
     ) -> CreateMessageResult:
         """Ask the client's language model for a message; strings are user messages.
 
+        ``tools`` offers the model tools (2025-11-25 and later): its answer may
+        then hold ``tool_use`` blocks, whose results the next call sends back
+        as ``tool_result`` content in a user message. ``key`` tells a
+        2026-07-28 request's questions apart across its retries (give one to
+        each when a handler asks more than one).
+
         Raises ``MISSING_CAPABILITY`` when the client cannot sample (and the
-        server has no sampling provider of its own).
+        server has no sampling provider of its own), or when ``tools`` are
+        given and the client did not declare ``sampling.tools``.
         """
+        if tools and (self.client_capabilities.sampling is None or self.client_capabilities.sampling.tools is None):
+            raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client cannot sample with tools (no sampling.tools)")
         items = [messages] if isinstance(messages, str) else list(messages)
         params = CreateMessageRequestParams(
             messages=[
@@ -515,6 +528,8 @@ class Context:
             temperature=temperature,
             stop_sequences=stop_sequences,
             model_preferences=model_preferences,
+            tools=list(tools) if tools else None,
+            tool_choice=tool_choice,
         )
         return self.channel.create_message(params, timeout, key)
 

@@ -294,3 +294,15 @@ print(sorted(name for name in ("openai", "anthropic", "httpx") if name in sys.mo
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.splitlines() == ["local-model True", "[]"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_server_offers_tools_only_to_a_client_that_declared_them(era: str) -> None:
+    def plain(params: Any) -> Any:
+        raise AssertionError("a question with tools must not reach a client that cannot use them")
+
+    with mcp_sync.connect(sampler.build(), era=era, sampling_provider=plain) as client:
+        result = client.call_tool("add_with_model", {"question": "2 + 2?"})
+
+    assert result.is_error
+    assert "sampling.tools" in (result.text or "")

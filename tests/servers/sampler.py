@@ -21,7 +21,6 @@ from typing import Any
 from mcp_sync import MCPError, MCPServer
 from mcp_sync.server.context import Context
 from mcp_sync.types import (
-    CreateMessageRequestParams,
     ModelHint,
     ModelPreferences,
     SamplingMessage,
@@ -80,9 +79,10 @@ def build(name: str = "sampler") -> MCPServer:
         choice = None if tool_choice is None else ToolChoice.model_validate({"mode": tool_choice})
         answers: list[dict[str, Any]] = []
         for round_number in range(1, 4):
-            params = CreateMessageRequestParams(messages=messages, max_tokens=200, tools=offered, tool_choice=choice)
-            # ctx.sample takes no tools: the channel carries the full request (keyed, for the stateless era's rounds).
-            result = ctx.channel.create_message(params, None, f"round-{round_number}")
+            # Keyed: a 2026-07-28 request asks its questions again each round, and the key tells them apart.
+            result = ctx.sample(
+                messages, max_tokens=200, tools=offered, tool_choice=choice, key=f"round-{round_number}"
+            )
             answers.append(result.to_wire())
             content = result.content if isinstance(result.content, list) else [result.content]
             uses = [block for block in content if isinstance(block, ToolUseContent)]

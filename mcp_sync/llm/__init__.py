@@ -11,7 +11,11 @@ reported with the extra that installs it.
 What the package holds:
 
 - ``extras``: the provider SDKs, imported on first use, with the extra to install named when one is missing;
-- ``toolbox``: :class:`Toolbox`, the tools of one or many servers under names a model can use, and their calls.
+- ``toolbox``: :class:`Toolbox`, the tools of one or many servers under names a model can use, and their calls;
+- ``schemas``: input schemas converted to what each provider takes (OpenAI strict mode, Gemini's subset);
+- ``content``: a tool's result read as text and media, for each provider to map;
+- ``openai_tools``, ``anthropic_tools``, ``gemini_tools``: each provider's tool definitions, the calls its
+  models ask for, and the messages that answer them.
 
 May import: ``llm``, ``client``, ``runtime``, ``protocol``.
 Must not import: ``transports``, ``display``, ``server``, nor the composition level.
@@ -24,11 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "Toolbox": "toolbox",
+    "SchemaConversionWarning": "schemas",
 }
 
-__all__ = ["Toolbox"]
+__all__ = ["SchemaConversionWarning", "Toolbox"]
 
 if TYPE_CHECKING:
+    from .schemas import SchemaConversionWarning
     from .toolbox import Toolbox
 
 

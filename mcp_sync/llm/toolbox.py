@@ -134,7 +134,9 @@ class Toolbox:
     ``False`` nothing (the default for one client), a string that string.
 
     The list is read from the clients each time it is asked for, so a
-    server's ``list_changed`` shows in the next request to the model. Calls
+    server's ``list_changed`` shows in the next request to the model (under
+    2026-07-28 a server tells of changes only while the client listens:
+    hold ``client.listen(tools=True)`` open for that). Calls
     run with ``timeout`` (the client's own by default) and ``cancel``; at
     most ``max_concurrency`` of one batch at once.
 

@@ -58,12 +58,13 @@ def read_calls(response: Any) -> list[Asked] | None:
     Both spellings are read: the SDK's (``function_call``) and the REST API's (``functionCall``).
     """
     if isinstance(response, Mapping):
-        if isinstance(response.get("candidates"), list):
-            candidates = response["candidates"]
-            response = (candidates[0].get("content") or {}) if candidates else {}
-        if not isinstance(response.get("parts"), list):
+        if "candidates" in response:  # a response; a blocked prompt's has no candidates
+            candidates = response["candidates"] or [{}]
+            items = (candidates[0].get("content") or {}).get("parts") or []
+        elif isinstance(response.get("parts"), list):
+            items = response["parts"]
+        else:
             return None
-        items = response["parts"]
     elif any(isinstance(item, Mapping) and (_call_of(item) or "args" in item) for item in response):
         items = response
     else:

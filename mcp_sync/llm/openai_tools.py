@@ -14,7 +14,9 @@ content.stand_in`); a Responses ``function_call_output`` takes images
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from ..protocol.types import CallToolResult
 from .content import ERROR_PREFIX, IMAGE_TYPES, Asked, Media, Piece, pieces, stand_in
@@ -124,7 +126,7 @@ def _output(result: CallToolResult) -> str | list[dict[str, Any]]:
         elif piece.mime_type in IMAGE_TYPES:
             parts.append({"type": "input_image", "image_url": piece.data_url, "detail": "auto"})
         else:
-            name = (piece.uri or "").rstrip("/").rsplit("/", 1)[-1] or "file.pdf"
+            name = PurePosixPath(urlsplit(piece.uri or "").path).name or "file.pdf"
             parts.append({"type": "input_file", "filename": name, "file_data": piece.data_url})
     return parts
 

@@ -121,9 +121,9 @@ def _merged(node: Mapping[str, Any], other: Any) -> dict[str, Any]:
         return dict(node)
     result = {**other, **node}
     if isinstance(other.get("properties"), Mapping) and isinstance(node.get("properties"), Mapping):
-        result["properties"] = {**other["properties"], **node["properties"]}
+        result["properties"] = {**node["properties"], **other["properties"], **node["properties"]}
     if isinstance(other.get("required"), list) and isinstance(node.get("required"), list):
-        result["required"] = list(dict.fromkeys([*other["required"], *node["required"]]))
+        result["required"] = list(dict.fromkeys([*node["required"], *other["required"]]))
     return result
 
 
@@ -291,6 +291,9 @@ def _strict_object(
 def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     """``node`` that also accepts ``null``: its type list widened, or a union with null."""
     kind = node.get("type")
+    if "anyOf" in node and "type" not in node:
+        parts = node["anyOf"]
+        return node if {"type": "null"} in parts else {**node, "anyOf": [*parts, {"type": "null"}]}
     if kind is None or "anyOf" in node or "$ref" in node or "const" in node:
         return {"anyOf": [node, {"type": "null"}]}
     kinds = kind if isinstance(kind, list) else [kind]
@@ -379,6 +382,7 @@ def _gemini(
         kinds = ["string"]
         result["enum"] = values
     elif isinstance(values, list) and values:
+        kinds = kinds or sorted({_json_type(value) for value in values})
         notes.append(("One of: " if len(values) > 1 else "Always ") + ", ".join(json.dumps(v) for v in values) + ".")
     if len(kinds) == 1:
         result["type"] = kinds[0].upper()
@@ -386,7 +390,7 @@ def _gemini(
         result["anyOf"] = [{"type": kind.upper()} for kind in kinds]
     if "anyOf" in node:
         parts = [_gemini(part, root, where, chain, problems) for part in node["anyOf"]]
-        kept = [part for part in parts if part is not None and part != {"type": "NULL"}]
+        kept = [part for part in parts if part is not None and part != {"nullable": True}]  # null alone
         if len(kept) < len([part for part in parts if part is not None]):
             result["nullable"] = True
         if len(kept) == 1:
@@ -413,6 +417,15 @@ def _gemini(
         extra = _gemini(node["additionalProperties"], root, f"{where}{{}}", chain, problems)
         result["additionalProperties"] = extra if extra is not None else False
     return result
+
+
+def _json_type(value: Any) -> str:
+    """The JSON Schema type of a JSON value."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "integer" if isinstance(value, int) else "number"
+    return {dict: "object", list: "array"}.get(type(value), "string")
 
 
 def _gemini_object(

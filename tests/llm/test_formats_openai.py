@@ -279,7 +279,7 @@ def test_responses_outputs_carry_images_and_pdfs_as_they_are(client: MCPClient) 
 
 
 def test_a_failed_call_with_an_image_says_so_first() -> None:
-    from mcp_sync.protocol.types import CallToolResult, EmbeddedResource, BlobResourceContents, ImageContent
+    from mcp_sync.protocol.types import BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent
 
     server = MCPServer("pictures")
     server.register_tool(
@@ -304,6 +304,6 @@ def test_a_failed_call_with_an_image_says_so_first() -> None:
 @pytest.mark.parametrize("thing", [42, "text", {"what": "ever"}, [1, 2], [{"type": "nothing"}]])
 def test_run_refuses_what_no_provider_returns(client: MCPClient, thing: Any) -> None:
     with pytest.raises(
-        TypeError, match="Toolbox.run\\(\\) takes a model's answer from an OpenAI, Anthropic or Gemini SDK"
+        TypeError, match=r"Toolbox.run\(\) takes a model's answer from an OpenAI, Anthropic or Gemini SDK"
     ):
         Toolbox(client).run(thing)

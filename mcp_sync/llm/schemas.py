@@ -340,8 +340,8 @@ def gemini(schema: Mapping[str, Any], problems: list[str] | None = None) -> dict
     ``const`` and a non-string ``enum`` (Gemini's enums are strings) become
     words in the description, as do formats Gemini does not know.
 
-    >>> gemini({"properties": {"size": {"enum": [1, 2]}, "url": {"type": "string", "format": "uri"}}})["properties"]
-    {'size': {'description': 'One of: 1, 2.'}, 'url': {'type': 'STRING', 'description': 'Format: uri.'}}
+    >>> gemini({"properties": {"size": {"enum": [1, 2]}, "url": {"format": "uri"}}})["properties"]
+    {'size': {'type': 'INTEGER', 'description': 'One of: 1, 2.'}, 'url': {'description': 'Format: uri.'}}
     """
     root = plain_object(schema)
     result = _gemini(root, root, "", (), problems if problems is not None else [])

@@ -228,6 +228,8 @@ def test_gemini_notes_what_it_cannot_say_and_keeps_open_objects() -> None:
                 "nothing_in": {"type": "array", "items": False},
                 "nulls": {"anyOf": [{"type": "null"}, False]},
                 "ratio": {"type": "number", "format": "double", "exclusiveMinimum": 0},
+                "odd": {"enum": [1, 1.5, {"a": 1}, [1]]},
+                "both": {"allOf": [True, {"type": "string"}]},
             }
         }
     )
@@ -239,6 +241,11 @@ def test_gemini_notes_what_it_cannot_say_and_keeps_open_objects() -> None:
     assert properties["anything"] == {} and properties["nothing_in"] == {"type": "ARRAY", "items": {}}
     assert properties["nulls"] == {"nullable": True}
     assert properties["ratio"] == {"type": "NUMBER", "format": "double"}
+    assert properties["odd"] == {
+        "anyOf": [{"type": "ARRAY"}, {"type": "INTEGER"}, {"type": "NUMBER"}, {"type": "OBJECT"}],
+        "description": 'One of: 1, 1.5, {"a": 1}, [1].',
+    }
+    assert properties["both"] == {"type": "STRING"}
 
 
 def test_gemini_cuts_recursion_and_says_where() -> None:

@@ -423,9 +423,13 @@ def _json_type(value: Any) -> str:
     """The JSON Schema type of a JSON value."""
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, (int, float)):
-        return "integer" if isinstance(value, int) else "number"
-    return {dict: "object", list: "array"}.get(type(value), "string")
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    return "array" if isinstance(value, list) else "string"
 
 
 def _gemini_object(

@@ -228,7 +228,8 @@ def test_gemini_notes_what_it_cannot_say_and_keeps_open_objects() -> None:
                 "nothing_in": {"type": "array", "items": False},
                 "nulls": {"anyOf": [{"type": "null"}, False]},
                 "ratio": {"type": "number", "format": "double", "exclusiveMinimum": 0},
-                "odd": {"enum": [1, 1.5, {"a": 1}, [1]]},
+                "odd": {"enum": [1, 1.5, {"a": 1}, [1], "a"]},
+                "flag": {"const": True},
                 "both": {"allOf": [True, {"type": "string"}]},
             }
         }
@@ -242,9 +243,10 @@ def test_gemini_notes_what_it_cannot_say_and_keeps_open_objects() -> None:
     assert properties["nulls"] == {"nullable": True}
     assert properties["ratio"] == {"type": "NUMBER", "format": "double"}
     assert properties["odd"] == {
-        "anyOf": [{"type": "ARRAY"}, {"type": "INTEGER"}, {"type": "NUMBER"}, {"type": "OBJECT"}],
-        "description": 'One of: 1, 1.5, {"a": 1}, [1].',
+        "anyOf": [{"type": t} for t in ("ARRAY", "INTEGER", "NUMBER", "OBJECT", "STRING")],
+        "description": 'One of: 1, 1.5, {"a": 1}, [1], "a".',
     }
+    assert properties["flag"] == {"type": "BOOLEAN", "description": "Always true."}
     assert properties["both"] == {"type": "STRING"}
 
 

@@ -237,7 +237,8 @@ def _strict(
             result[key] = value
     if "anyOf" in result:
         result["anyOf"] = [
-            _strict(part, root, f"{where}|{index}", depth, chain, recursive) for index, part in enumerate(node["anyOf"])
+            _strict(part, root, f"{where}.anyOf[{index}]" if where else f"anyOf[{index}]", depth, chain, recursive)
+            for index, part in enumerate(node["anyOf"])
         ]
     kinds = result.get("type", [])
     kinds = kinds if isinstance(kinds, list) else [kinds]
@@ -395,7 +396,7 @@ def _gemini(
             result["nullable"] = True
         if len(kept) == 1:
             result = {**kept[0], **result}
-        elif kept:
+        elif kept and {} not in kept:  # a union with a part that takes anything says nothing
             result["anyOf"] = kept
     fmt = node.get("format")
     if fmt is not None and len(kinds) == 1 and fmt in _GEMINI_FORMATS.get(kinds[0], ()):

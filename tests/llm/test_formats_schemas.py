@@ -139,7 +139,7 @@ def test_strict_keeps_a_recursive_reference_as_a_reference_into_defs() -> None:
         ({"properties": {"anything": {}}}, "anything: a value of any type"),
         ({"properties": {"anything": True}}, "anything: a value of any type"),
         ({"properties": {"list": {"type": "array"}}}, "list: an array of values of any type"),
-        ({"properties": {"x": {"anyOf": [False]}}}, "x|0: no value at all"),
+        ({"properties": {"x": {"anyOf": [False]}}}, "x.anyOf[0]: no value at all"),
         ({"properties": {"x": {"$ref": "#/$defs/Missing"}}}, "x: the reference '#/$defs/Missing' points nowhere"),
         ({"properties": {"x": {"$ref": "other.json#/a"}}}, "leaves the schema"),
         (

@@ -49,7 +49,7 @@ def definitions(tools: Sequence[ModelTool], api: Api, *, strict: bool) -> tuple[
                 is_strict = False
                 problems[tool.name] = f"given with strict: false: {exc}"
         function: dict[str, Any] = {"name": tool.name, "description": tool.description, "parameters": schema}
-        if api == "responses":
+        if api == "responses":  # strict is said either way: the Responses API takes a missing one as true
             result.append({"type": "function", **function, "strict": is_strict})
         else:
             result.append({"type": "function", "function": {**function, **({"strict": is_strict} if strict else {})}})

@@ -350,7 +350,7 @@ class Toolbox:
         found_openai = openai_tools.read_calls(plain)
         if found_openai is not None:
             api, asked = found_openai
-            return list(openai_tools.answers(api, asked, run_all(asked)))
+            return openai_tools.answers(api, asked, run_all(asked))
         asked_anthropic = anthropic_tools.read_calls(plain)
         if asked_anthropic is not None:
             return anthropic_tools.answers(asked_anthropic, run_all(asked_anthropic))

@@ -15,6 +15,7 @@ the layers, which are the sub-packages. What is here:
 - ``compose``: proxies and many servers as one (``proxy``, ``ProxyServer``, ``ServerGroup``, ``connect_all``);
 - ``cli`` and ``__main__``: the ``mcp-sync`` command, also run as ``python -m mcp_sync``;
 - ``types`` and ``errors``: the public faces of the wire models and of the error codes and exceptions;
+- ``testing``: the pytest plugin of people who test their servers (fixtures that connect and close after the test);
 - this module: the lazy top-level names, the renderer that shows wire models richly (loading ``display``
   the first time one is shown) and the IPython extension of ``%load_ext mcp_sync``;
 - the layers, each a sub-package whose docstring says what it holds: ``protocol/``, ``runtime/``,

@@ -233,6 +233,7 @@ def test_every_module_has_a_layer_or_is_composition() -> None:
             ".errors",
             ".compose",
             ".types",
+            ".testing",
         )
     )
 

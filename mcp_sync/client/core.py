@@ -72,7 +72,6 @@ from ..protocol.types import (
     ResourceUpdatedNotificationParams,
     Root,
     RootsCapability,
-    SamplingCapability,
     ServerCapabilities,
     SetLevelRequestParams,
     WireModel,
@@ -94,7 +93,7 @@ from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resol
 from .listings import Listings
 from .logs import forward_to_logging
 from .meta import RequestMeta
-from .providers import elicitation_capability
+from .providers import elicitation_capability, sampling_capability
 from .rounds import validated
 from .skills import SkillMethods
 from .subscriptions import TAGGED, ListenTable, NotificationCallback, Subscription
@@ -331,7 +330,7 @@ class MCPClient(Listings, SkillMethods):
     def capabilities(self) -> ClientCapabilities:
         """The capabilities this client declares: those of the providers set now, and the tasks extension."""
         return ClientCapabilities(
-            sampling=SamplingCapability() if self.sampling_provider is not None else None,
+            sampling=sampling_capability(self.sampling_provider),
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
             elicitation=elicitation_capability(self.elicitation_provider),
             # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).

@@ -36,6 +36,7 @@ from ..protocol.types import (
     ElicitRequestURLParams,
     ElicitResult,
     ListRootsResult,
+    SamplingCapability,
     WireModel,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "Responder",
     "elicitation_capability",
     "responder",
+    "sampling_capability",
     "with_schema_defaults",
 ]
 
@@ -134,6 +136,24 @@ def elicitation_capability(provider: object | None) -> ElicitationCapability | N
     if provider is None:
         return None
     return ElicitationCapability(form={}, url={} if getattr(provider, "url_mode", False) else None)
+
+
+def sampling_capability(provider: object | None) -> SamplingCapability | None:
+    """What a client with sampling ``provider`` declares: sampling, with tools when the provider takes them.
+
+    A provider that can pass the request's ``tools`` to its model says so
+    with a true ``supports_tools`` attribute (as :class:`mcp_sync.llm.OpenAISampling` does).
+
+    >>> sampling_capability(None) is None, sampling_capability(print).to_wire()
+    (True, {})
+    >>> class WithTools:
+    ...     supports_tools = True
+    >>> sampling_capability(WithTools()).to_wire()
+    {'tools': {}}
+    """
+    if provider is None:
+        return None
+    return SamplingCapability(tools={} if getattr(provider, "supports_tools", False) else None)
 
 
 def with_schema_defaults(result: ElicitResult, params: ElicitRequestFormParams) -> ElicitResult:

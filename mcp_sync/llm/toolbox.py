@@ -36,7 +36,10 @@ from .content import Asked, as_plain
 from .schemas import SchemaConversionWarning, drop_absent_nulls
 
 if TYPE_CHECKING:
+    from langchain_core.tools import StructuredTool
+
     from ..client.core import MCPClient
+    from .langchain_tools import ResponseFormat
 
 __all__ = ["NAME_LIMIT", "ModelTool", "ToolCall", "ToolFilter", "Toolbox", "model_names"]
 
@@ -361,6 +364,28 @@ class Toolbox:
             "Toolbox.run() takes a model's answer from an OpenAI, Anthropic or Gemini SDK (or its dict form), "
             f"not {_kind(response)}"
         )
+
+    def langchain(self, response_format: ResponseFormat = "content_and_artifact") -> list[StructuredTool]:
+        """The tools as LangChain ``StructuredTool`` objects, with ``func`` and ``coroutine`` (needs ``[langchain]``).
+
+        Each keeps its model name, description and input schema. Invoked
+        with a model's tool call it gives a ``ToolMessage`` whose artifact is
+        the ``CallToolResult``'s wire dict (``response_format="content"``:
+        no artifact); invoked with plain arguments, the content. An error
+        result raises ``ToolException``, given to the model as a
+        ``ToolMessage`` with ``status="error"``. See :mod:`mcp_sync.llm.langchain_tools`.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("demo")
+        >>> _ = server.register_tool("echo", lambda args, ctx: args["text"], description="Say it back.")
+        >>> with connect(server) as client:
+        ...     [echo] = Toolbox(client).langchain()
+        ...     echo.name, echo.description, echo.invoke({"text": "hi"})
+        ('echo', 'Say it back.', 'hi')
+        """
+        from .langchain_tools import langchain_tools
+
+        return langchain_tools(self, response_format)
 
 
 def _kind(value: Any) -> str:

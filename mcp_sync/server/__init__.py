@@ -34,7 +34,8 @@ What the package holds:
 - ``http/``: the HTTP server: see its package docstring.
 
 May import: ``server``, ``runtime``, ``protocol``.
-Must not import: ``client``, ``display``, ``transports`` (but for the exception below), ``llm``, nor the composition level.
+Must not import: ``client``, ``display``, ``llm``, ``transports`` (but for the exception below), nor the
+composition level.
 Hosting: ``stdio`` alone may also import ``transports``, for the stdio framing.
 
 The HTTP server is its own carrier and imports no transport; outbound HTTP

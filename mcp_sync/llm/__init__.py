@@ -13,6 +13,10 @@ What the package holds:
 - ``extras``: the provider SDKs, imported on first use, with the extra to install named when one is missing;
 - ``langchain_tools``: the tools as LangChain ``StructuredTool`` objects (:meth:`Toolbox.langchain`);
 - ``toolbox``: :class:`Toolbox`, the tools of one or many servers under names a model can use, and their calls;
+- ``schemas``: input schemas converted to what each provider takes (OpenAI strict mode, Gemini's subset);
+- ``content``: a tool's result read as text and media, for each provider to map;
+- ``openai_tools``, ``anthropic_tools``, ``gemini_tools``: each provider's tool definitions, the calls its
+  models ask for, and the messages that answer them;
 - ``sampling``: what the sampling providers share (the model a request's hints pick, the answer, API failures);
 - ``openai_sampling``, ``anthropic_sampling``: :class:`OpenAISampling` and :class:`AnthropicSampling`, a
   server's sampling requests answered by a model through the user's own SDK client.
@@ -30,13 +34,15 @@ _EXPORTS = {
     "Toolbox": "toolbox",
     "OpenAISampling": "openai_sampling",
     "AnthropicSampling": "anthropic_sampling",
+    "SchemaConversionWarning": "schemas",
 }
 
-__all__ = ["AnthropicSampling", "OpenAISampling", "Toolbox"]
+__all__ = ["AnthropicSampling", "OpenAISampling", "SchemaConversionWarning", "Toolbox"]
 
 if TYPE_CHECKING:
     from .anthropic_sampling import AnthropicSampling
     from .openai_sampling import OpenAISampling
+    from .schemas import SchemaConversionWarning
     from .toolbox import Toolbox
 
 

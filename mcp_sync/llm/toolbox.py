@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 from ..protocol.errors import MCPError
 from ..protocol.types import CallToolResult, TextContent, Tool
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
+from . import anthropic_tools, gemini_tools, openai_tools
+from .content import Asked, as_plain
+from .schemas import SchemaConversionWarning, drop_absent_nulls
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
@@ -133,7 +137,9 @@ class Toolbox:
     ``False`` nothing (the default for one client), a string that string.
 
     The list is read from the clients each time it is asked for, so a
-    server's ``list_changed`` shows in the next request to the model. Calls
+    server's ``list_changed`` shows in the next request to the model (under
+    2026-07-28 a server tells of changes only while the client listens:
+    hold ``client.listen(tools=True)`` open for that). Calls
     run with ``timeout`` (the client's own by default) and ``cancel``; at
     most ``max_concurrency`` of one batch at once.
 
@@ -166,6 +172,8 @@ class Toolbox:
         self._prefix = prefix if prefix is not None else len(self._clients) > 1 or None not in self._clients
         self.timeout = timeout
         self.max_concurrency = max(1, max_concurrency)
+        self.problems: dict[str, str] = {}
+        """The tools the last :meth:`openai`, :meth:`anthropic` or :meth:`gemini` left out or changed: name -> why."""
 
     def tools(self) -> list[ModelTool]:
         """The tools given to the model now, each under its model name (see :func:`model_names`)."""
@@ -237,6 +245,126 @@ class Toolbox:
             futures = [pool.submit(self.call, one.name, one.arguments, cancel=cancel) for one in calls]
             return [future.result() for future in futures]
 
+    def openai(self, api: openai_tools.Api = "chat", *, strict: bool = False) -> list[dict[str, Any]]:
+        """The tools for ``client.chat.completions.create(tools=...)`` (``api="chat"``) or ``client.responses.create``.
+
+        With ``strict=True`` each schema is rewritten to OpenAI's strict-mode
+        rules (see :func:`~mcp_sync.llm.schemas.openai_strict`); a tool whose
+        schema cannot follow them (a free-form object, a value of any type)
+        is given with ``strict: false``, and named in :attr:`problems` and a
+        :class:`~mcp_sync.llm.schemas.SchemaConversionWarning`. A tool whose
+        schema is not an object at all is left out, and named the same way.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("maths")
+        >>> _ = server.register_tool("add", lambda args, ctx: "3", description="Adds a and b.")
+        >>> with connect(server) as client:
+        ...     Toolbox(client).openai()[0]["function"]["name"], Toolbox(client).openai("responses")[0]["name"]
+        ('add', 'add')
+        """
+        tools, problems = openai_tools.definitions(self.tools(), api, strict=strict)
+        self._report("OpenAI", problems)
+        return tools
+
+    def anthropic(self) -> list[dict[str, Any]]:
+        """The tools for Anthropic's ``client.messages.create(tools=...)``.
+
+        A tool whose schema is not an object is left out, and named in
+        :attr:`problems` and a :class:`~mcp_sync.llm.schemas.SchemaConversionWarning`.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("maths")
+        >>> _ = server.register_tool("add", lambda args, ctx: "3", description="Adds a and b.")
+        >>> with connect(server) as client:
+        ...     Toolbox(client).anthropic()
+        [{'name': 'add', 'description': 'Adds a and b.', 'input_schema': {'type': 'object', 'properties': {}}}]
+        """
+        tools, problems = anthropic_tools.definitions(self.tools())
+        self._report("Anthropic", problems)
+        return tools
+
+    def gemini(self) -> list[dict[str, Any]]:
+        """The tools for google-genai's ``types.GenerateContentConfig(tools=...)``: one ``Tool`` of declarations.
+
+        Schemas are converted to Gemini's subset (see
+        :func:`~mcp_sync.llm.schemas.gemini`); a tool whose schema is not an
+        object is left out, and one whose recursive schema was cut short is
+        kept; both are named in :attr:`problems` and a
+        :class:`~mcp_sync.llm.schemas.SchemaConversionWarning`.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("maths")
+        >>> schema = {"properties": {"a": {"type": "integer"}}}
+        >>> _ = server.register_tool("add", lambda args, ctx: "3", input_schema=schema)
+        >>> with connect(server) as client:
+        ...     Toolbox(client).gemini()[0]["function_declarations"][0]["parameters"]
+        {'type': 'OBJECT', 'properties': {'a': {'type': 'INTEGER'}}}
+        """
+        tools, problems = gemini_tools.definitions(self.tools())
+        self._report("Gemini", problems)
+        return tools
+
+    def _report(self, provider: str, problems: dict[str, str]) -> None:
+        self.problems = problems
+        for name, why in problems.items():
+            warnings.warn(f"{provider}: the tool {name!r} is {why}", SchemaConversionWarning, stacklevel=3)
+
+    def run(self, response: Any, *, cancel: threading.Event | None = None) -> list[Any]:
+        """Run the tool calls in a model's answer; the messages (or items) that give their results back.
+
+        ``response`` is what the provider's SDK returned, or its dict form:
+
+        - OpenAI Chat Completions: a ``ChatCompletion``, its ``message``, or
+          its ``tool_calls`` -> one ``{"role": "tool", "tool_call_id", "content"}`` per call;
+        - OpenAI Responses: a ``Response`` or its ``output`` items -> a
+          ``function_call_output`` item per call;
+        - Anthropic: a ``Message`` or its content blocks -> one user message
+          of ``tool_result`` blocks;
+        - Gemini: a ``GenerateContentResponse``, a ``Content`` or its parts
+          -> one ``Content`` (role ``user``) of ``function_response`` parts.
+
+        The calls run side by side through :meth:`call_all`; an unknown
+        name, arguments that are not a JSON object and a tool's failure are
+        results the model reads. A ``null`` the model gave an optional
+        argument whose schema takes no null (strict mode asks for one) is
+        left out. No calls: ``[]``. Anything else: ``TypeError``.
+
+        >>> from mcp_sync import MCPServer, connect
+        >>> server = MCPServer("maths")
+        >>> _ = server.register_tool("add", lambda args, ctx: str(args["a"] + args["b"]))
+        >>> call = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}
+        >>> with connect(server) as client:
+        ...     Toolbox(client).run({"role": "assistant", "content": None, "tool_calls": [call]})
+        [{'role': 'tool', 'tool_call_id': 'call_1', 'content': '3'}]
+        """
+        plain = as_plain(response)
+        if not isinstance(plain, (Mapping, list)):
+            raise TypeError(
+                f"Toolbox.run() takes a model's answer from an OpenAI, Anthropic or Gemini SDK, not {_kind(response)}"
+            )
+        if isinstance(plain, list) and not plain:
+            return []
+        schemas = {entry.name: entry.tool.input_schema for entry in self.tools()}
+
+        def run_all(asked: Sequence[Asked]) -> list[CallToolResult]:
+            calls = [ToolCall(name, _without_nulls(schemas.get(name), arguments), id) for name, arguments, id in asked]
+            return self.call_all(calls, cancel=cancel)
+
+        found_openai = openai_tools.read_calls(plain)
+        if found_openai is not None:
+            api, asked = found_openai
+            return openai_tools.answers(api, asked, run_all(asked))
+        asked_anthropic = anthropic_tools.read_calls(plain)
+        if asked_anthropic is not None:
+            return anthropic_tools.answers(asked_anthropic, run_all(asked_anthropic))
+        asked_gemini = gemini_tools.read_calls(plain)
+        if asked_gemini is not None:
+            return gemini_tools.answers(asked_gemini, run_all(asked_gemini))
+        raise TypeError(
+            "Toolbox.run() takes a model's answer from an OpenAI, Anthropic or Gemini SDK (or its dict form), "
+            f"not {_kind(response)}"
+        )
+
     def langchain(self, response_format: ResponseFormat = "content_and_artifact") -> list[StructuredTool]:
         """The tools as LangChain ``StructuredTool`` objects, with ``func`` and ``coroutine`` (needs ``[langchain]``).
 
@@ -258,6 +386,29 @@ class Toolbox:
         from .langchain_tools import langchain_tools
 
         return langchain_tools(self, response_format)
+
+
+def _kind(value: Any) -> str:
+    """What ``value`` is, for an error message: its type, and its keys when it is a mapping."""
+    if isinstance(value, Mapping):
+        return f"a {type(value).__name__} with the keys {sorted(map(str, value))}"
+    return f"{type(value).__module__}.{type(value).__qualname__}"
+
+
+def _without_nulls(schema: Mapping[str, Any] | None, arguments: Any) -> Any:
+    """The model's arguments without the nulls it gave optional ones (see :func:`drop_absent_nulls`).
+
+    JSON text is read here to be cleaned; text that is not JSON is passed on as it is, for
+    :meth:`Toolbox.call` to explain.
+    """
+    if schema is None:
+        return arguments
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return arguments
+    return drop_absent_nulls(schema, arguments)
 
 
 def error_result(message: str) -> CallToolResult:

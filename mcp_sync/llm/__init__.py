@@ -19,7 +19,8 @@ What the package holds:
   models ask for, and the messages that answer them;
 - ``sampling``: what the sampling providers share (the model a request's hints pick, the answer, API failures);
 - ``openai_sampling``, ``anthropic_sampling``: :class:`OpenAISampling` and :class:`AnthropicSampling`, a
-  server's sampling requests answered by a model through the user's own SDK client.
+  server's sampling requests answered by a model through the user's own SDK client;
+- ``loop``: :func:`ask_openai` and :func:`ask_anthropic`, a prompt answered by a model that runs the tools it asks for.
 
 May import: ``llm``, ``client``, ``runtime``, ``protocol``.
 Must not import: ``transports``, ``display``, ``server``, nor the composition level.
@@ -35,12 +36,28 @@ _EXPORTS = {
     "OpenAISampling": "openai_sampling",
     "AnthropicSampling": "anthropic_sampling",
     "SchemaConversionWarning": "schemas",
+    "Answer": "loop",
+    "Round": "loop",
+    "TooManyRounds": "loop",
+    "ask_anthropic": "loop",
+    "ask_openai": "loop",
 }
 
-__all__ = ["AnthropicSampling", "OpenAISampling", "SchemaConversionWarning", "Toolbox"]
+__all__ = [
+    "Answer",
+    "AnthropicSampling",
+    "OpenAISampling",
+    "Round",
+    "SchemaConversionWarning",
+    "TooManyRounds",
+    "Toolbox",
+    "ask_anthropic",
+    "ask_openai",
+]
 
 if TYPE_CHECKING:
     from .anthropic_sampling import AnthropicSampling
+    from .loop import Answer, Round, TooManyRounds, ask_anthropic, ask_openai
     from .openai_sampling import OpenAISampling
     from .schemas import SchemaConversionWarning
     from .toolbox import Toolbox

@@ -142,14 +142,26 @@ def stand_in(media: Media) -> str:
 
 
 def _said(structured: Any, found: list[Piece]) -> bool:
-    """Whether a text piece already holds ``structured`` as JSON (as the spec asks servers to send it)."""
+    """Whether a text piece already holds ``structured``: as JSON (as the spec asks servers to send it), or as the
+    value a server wrapped in ``{"result": ...}`` (what this library, the official SDK and fastmcp send for a
+    function that returns a number, a string or a list).
+
+    >>> _said({"result": 42}, ["42"]), _said({"result": "hi"}, ["hi"]), _said({"a": 1}, ["{\\"a\\": 1}"])
+    (True, True, True)
+    >>> _said({"result": 42}, ["43"])
+    False
+    """
     for piece in found:
-        if isinstance(piece, str):
-            try:
-                if json.loads(piece) == structured:
-                    return True
-            except ValueError:
-                continue
+        if not isinstance(piece, str):
+            continue
+        if structured == {"result": piece}:
+            return True
+        try:
+            parsed = json.loads(piece)
+        except ValueError:
+            continue
+        if structured in (parsed, {"result": parsed}):
+            return True
     return False
 
 

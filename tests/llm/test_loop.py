@@ -16,6 +16,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from helpers import kernel_spec
 from servers.llm_stub import LLMStub, ToolCall
 
 from mcp_sync import MCPClient, MCPServer, connect
@@ -193,3 +194,35 @@ def test_the_agent_example_answers_with_the_library_s_tools(stub: LLMStub, provi
     first, second = (request.body for request in stub.requests)
     assert tool_names(first) == ["reindex", "search"]  # borrow asks a person: left out
     assert "Fluent Python" in str(second["messages"])
+
+
+def test_the_agent_notebook_runs_in_a_real_kernel(
+    stub: LLMStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    name = "mcp-sync-agent"
+    for variable, value in kernel_spec(tmp_path, name, [str(EXAMPLES.parent)]).items():
+        monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.url + "/v1")
+    stub.reply_tool_calls([("search", {"query": "python"})])
+    stub.reply_text("Python Tricks and Fluent Python.")
+    stub.reply_text("Luciano Ramalho.")
+    notebook = nbformat.read(EXAMPLES / "agent.ipynb", as_version=4)
+
+    client = nbclient.NotebookClient(
+        notebook, timeout=60, kernel_name=name, resources={"metadata": {"path": str(EXAMPLES)}}
+    )
+    client.execute()
+
+    listed, asked, followed, _ = [cell.outputs for cell in notebook.cells if cell.cell_type == "code"]
+    assert listed[0]["data"]["text/plain"] == "['search', 'reindex']"
+    assert "".join(output["text"] for output in asked) == (
+        "round: 1 tool result(s) sent back\nround: 0 tool result(s) sent back\nPython Tricks and Fluent Python.\n"
+    )
+    assert "".join(output["text"] for output in followed) == "Luciano Ramalho.\n"
+    _, second, third = (request.body for request in stub.requests)
+    assert "Fluent Python" in second["messages"][-1]["content"]  # the real tool's answer went to the model
+    assert third["messages"][-1] == {"role": "user", "content": "Who wrote the second one?"}
+    assert third["messages"][:3] == second["messages"]

@@ -34,19 +34,11 @@ is the ``ToolMessage`` to append (``ainvoke`` in async code):
 from __future__ import annotations
 
 import functools
-import json
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..protocol.types import (
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    ContentBlock,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-)
+from ..protocol.types import CallToolResult
+from .content import Piece, pieces, stand_in
 from .extras import load
 
 if TYPE_CHECKING:
@@ -130,7 +122,7 @@ def _answer(tools_module: Any, result: CallToolResult, response_format: Response
     """What the tool function returns for ``result``; an error result raises ``ToolException`` with its text."""
     content = langchain_content(result)
     if result.is_error:
-        message = content if isinstance(content, str) else "\n".join(_texts(content))
+        message = content if isinstance(content, str) else "\n".join(b["text"] for b in content if b["type"] == "text")
         raise tools_module.ToolException(message or "The tool failed without saying why.")
     if response_format == "content":
         return content
@@ -140,14 +132,13 @@ def _answer(tools_module: Any, result: CallToolResult, response_format: Response
 def langchain_content(result: CallToolResult) -> str | list[dict[str, Any]]:
     """The content of a tool result as a LangChain ``ToolMessage`` takes it.
 
+    The result is read as every provider reads it (:func:`~mcp_sync.llm.content.pieces`).
     Text only (the usual case) gives one string, what every chat model
     integration takes. A result with images gives a list of LangChain's
     standard content blocks (``{"type": "text", ...}`` and ``{"type":
-    "image", "base64": ..., "mime_type": ...}``). What LangChain has no tool
-    message block for is told in text: a resource's text is given with its
-    URI, a link or binary resource as a line naming it, audio as a line
-    saying it is in the artifact. A result with no content but structured
-    content gives that as JSON text.
+    "image", "base64": ..., "mime_type": ...}``). Audio and other files,
+    which a LangChain tool message has no block for, are a line of text
+    saying what was there (the artifact holds them).
 
     >>> from mcp_sync.types import ImageContent, TextContent
     >>> langchain_content(CallToolResult(content=[TextContent(text="a"), TextContent(text="b")]))
@@ -155,46 +146,17 @@ def langchain_content(result: CallToolResult) -> str | list[dict[str, Any]]:
     >>> langchain_content(CallToolResult(content=[ImageContent(data="iVBO", mime_type="image/png")]))
     [{'type': 'image', 'base64': 'iVBO', 'mime_type': 'image/png'}]
     """
-    blocks = [_block(item) for item in result.content]
-    if not blocks and result.structured_content is not None:
-        blocks = [_text(json.dumps(result.structured_content, ensure_ascii=False))]
+    blocks = [_block(piece) for piece in pieces(result)]
     if all(block["type"] == "text" for block in blocks):
-        return "\n".join(_texts(blocks))
+        return "\n".join(block["text"] for block in blocks)
     return blocks
 
 
-def _block(item: ContentBlock) -> dict[str, Any]:
-    """One MCP content block as a LangChain standard content block."""
-    if isinstance(item, TextContent):
-        return _text(item.text)
-    if isinstance(item, ImageContent):
-        return {"type": "image", "base64": item.data, "mime_type": item.mime_type}
-    if isinstance(item, AudioContent):
-        # LangChain has an audio block for messages, but not in a ToolMessage (its content would become JSON text).
-        return _text(f"[{item.mime_type} audio, {_size(item.data)}: not shown here, it is in the tool's artifact]")
-    if isinstance(item, ResourceLink):
-        about = f": {item.description}" if item.description else ""
-        return _text(f"[Resource link {item.name} <{item.uri}>{_kind(item.mime_type)}{about}]")
-    resource = item.resource
-    if not isinstance(resource, BlobResourceContents):
-        return _text(f"[Resource <{resource.uri}>{_kind(resource.mime_type)}]\n{resource.text}")
-    if (resource.mime_type or "").startswith("image/"):
-        return {"type": "image", "base64": resource.blob, "mime_type": resource.mime_type}
-    return _text(f"[Resource <{resource.uri}>{_kind(resource.mime_type)}, {_size(resource.blob)}: in the artifact]")
-
-
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def _texts(blocks: list[dict[str, Any]]) -> list[str]:
-    return [block["text"] for block in blocks if block["type"] == "text"]
-
-
-def _kind(mime_type: str | None) -> str:
-    return f" ({mime_type})" if mime_type else ""
-
-
-def _size(base64_data: str) -> str:
-    """The decoded size of base64 data, without decoding it."""
-    return f"{len(base64_data) * 3 // 4 - base64_data[-2:].count('=')} bytes"
+def _block(piece: Piece) -> dict[str, Any]:
+    """One piece of a result as a LangChain standard content block: text, an image, or text standing in."""
+    if isinstance(piece, str):
+        return {"type": "text", "text": piece}
+    if piece.mime_type.startswith("image/"):
+        return {"type": "image", "base64": piece.data, "mime_type": piece.mime_type}
+    # LangChain has an audio block for messages, but not in a ToolMessage (its content would become JSON text).
+    return {"type": "text", "text": stand_in(piece)}

@@ -203,13 +203,17 @@ def test_every_kind_of_content_reaches_the_model_and_the_artifact_keeps_the_whol
     assert message.content == [
         {"type": "text", "text": "Here is the chart."},
         {"type": "image", "base64": PNG, "mime_type": "image/png"},
-        {"type": "text", "text": "[audio/wav audio, 10 bytes: not shown here, it is in the tool's artifact]"},
-        {"type": "text", "text": "[Resource link report <file:///report.pdf> (application/pdf): Q3]"},
-        {"type": "text", "text": "[Resource link notes <file:///notes>]"},
-        {"type": "text", "text": "[Resource <file:///a.txt> (text/plain)]\nalpha"},
-        {"type": "text", "text": "[Resource <file:///b>]\nbeta"},
+        {"type": "text", "text": "[an audio clip (audio/wav, 10 bytes) the tool returned, which cannot be shown here]"},
+        {"type": "text", "text": "[a link to the resource report (file:///report.pdf, application/pdf): Q3]"},
+        {"type": "text", "text": "[a link to the resource notes (file:///notes)]"},
+        {"type": "text", "text": "[the resource file:///a.txt (text/plain)]\nalpha"},
+        {"type": "text", "text": "[the resource file:///b]\nbeta"},
         {"type": "image", "base64": PNG, "mime_type": "image/png"},
-        {"type": "text", "text": "[Resource <file:///d.pdf> (application/pdf), 9 bytes: in the artifact]"},
+        {
+            "type": "text",
+            "text": "[a file file:///d.pdf (application/pdf, 9 bytes) the tool returned, which cannot be shown here]",
+        },
+        {"type": "text", "text": '{"rows": 3}'},  # read as every provider reads it: the structured content too
     ]
     assert message.artifact["structuredContent"] == {"rows": 3}
     assert message.artifact["_meta"]["trace"] == "t-1"

@@ -1,6 +1,8 @@
 """The schema corpus: every tool of real servers converted for each provider and checked against its rules.
 
-The servers: every ``MCPServer`` of our ``examples/`` (in memory), and, as
+The servers: every ``MCPServer`` of our ``examples/`` (in memory, in a child
+process: the examples configure Flask and Django for the whole process, and
+Django's settings, once made, would be every later test's), and, as
 ``interop`` tests, the reference ``server-everything`` (TypeScript SDK), the
 reference time server (official Python SDK) and our fastmcp peer server
 (``tests/peers_py/fastmcp_server.py``), each over stdio. For each provider
@@ -11,7 +13,11 @@ either given, passing the SDK's own types and the provider's documented rules
 
 from __future__ import annotations
 
+import json
+import os
 import runpy
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,23 +69,41 @@ def example_servers() -> Iterator[tuple[str, MCPServer]]:
             yield name, server
 
 
-def test_every_tool_of_our_examples_converts_for_every_provider() -> None:
-    total = 0
+def example_conversions() -> dict[str, dict[str, Any]]:
+    """For each example server: its tool count and :func:`conversions` (run as ``python test_schema_corpus.py``)."""
+    found: dict[str, dict[str, Any]] = {}
     for name, server in example_servers():
         with connect(server) as client:
             toolbox = Toolbox(client)
-            count = len(toolbox.tools())
-            total += count
-            for form, (given, problems) in conversions(toolbox).items():
-                if name == "conformance_server" and form.endswith("strict"):
-                    # Its top-level allOf/anyOf of `required` lists (and if/then/else) has no strict form.
-                    assert problems == {
-                        "json_schema_2020_12_tool": "given with strict: false: anyOf[0]: a value of any type "
-                        "cannot be strict"
-                    }
-                else:
-                    assert problems == {}, (name, form)
-                assert given == count, (name, form)
+            found[name] = {"count": len(toolbox.tools()), "forms": conversions(toolbox)}
+    return found
+
+
+def test_every_tool_of_our_examples_converts_for_every_provider() -> None:
+    path = os.pathsep.join([str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, __file__],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    total = 0
+    for name, found in json.loads(out.stdout).items():
+        count = found["count"]
+        total += count
+        for form, (given, problems) in found["forms"].items():
+            if name == "conformance_server" and form.endswith("strict"):
+                # Its top-level allOf/anyOf of `required` lists (and if/then/else) has no strict form.
+                assert problems == {
+                    "json_schema_2020_12_tool": "given with strict: false: anyOf[0]: a value of any type "
+                    "cannot be strict"
+                }
+            else:
+                assert problems == {}, (name, form)
+            assert given == count, (name, form)
     assert total == 59
 
 
@@ -107,3 +131,7 @@ def test_every_tool_of_the_reference_and_fastmcp_servers_converts_for_every_prov
             for form, (given, problems) in conversions(toolbox).items():
                 assert problems == {} and given == counts[name], (name, form, problems)
         assert counts == {"everything": 13, "time": 2, "fastmcp": 12}
+
+
+if __name__ == "__main__":
+    print(json.dumps(example_conversions()))

@@ -310,7 +310,6 @@ class AppBridge:
 
     def host_capabilities(self) -> dict[str, Any]:
         """What this host offers the app, truly: only what the bridge does."""
-        server = self.client.server_capabilities
         kept: dict[str, Any] = {
             "text": {},
             "image": {},
@@ -324,11 +323,10 @@ class AppBridge:
             "message": kept,
             "updateModelContext": kept,
             "sandbox": {"permissions": {name: {} for name in sorted(self.granted)}, "csp": self.resource.csp},
+            # Proxied whatever the server offers: a server without tools or resources answers the call itself.
+            "serverTools": {"listChanged": self._list_changes},
+            "serverResources": {"listChanged": self._list_changes},
         }
-        if server.tools is not None:
-            capabilities["serverTools"] = {"listChanged": self._list_changes}
-        if server.resources is not None:
-            capabilities["serverResources"] = {"listChanged": self._list_changes}
         if self.on_open_link is not None:
             capabilities["openLinks"] = {}
         return capabilities

@@ -338,10 +338,10 @@ def _oauth(args: argparse.Namespace) -> OAuth:
     )
 
 
-def _client(args: argparse.Namespace) -> MCPClient:
+def _client(args: argparse.Namespace, **extra: Any) -> MCPClient:
     target, options = _target(args)
     # "auto": prompts in a terminal
-    return connect(target, elicitation_provider=None if args.no_input else "auto", **options)
+    return connect(target, elicitation_provider=None if args.no_input else "auto", **options, **extra)
 
 
 def _target(args: argparse.Namespace) -> tuple[str | list[str], dict[str, Any]]:
@@ -499,15 +499,16 @@ def _app(args: argparse.Namespace) -> int:
     """Show the app of a tool's call in the browser, until the page closes or Ctrl-C (which tears it down)."""
     import webbrowser
 
-    from .apps import AppHost, resource_uri
+    from .apps import AppHost
+    from .protocol.apps import tool_ui
     from .protocol.errors import MCPError
     from .server.http.wsgi import WSGIServer
 
-    with _client(args) as client, contextlib.ExitStack() as stack:
+    with _client(args, host_apps=True) as client, contextlib.ExitStack() as stack:
         tool = client.tools.find(args.tool)
         if tool is None:
             raise CommandError(f"the server has no tool {args.tool!r}")
-        if resource_uri(tool) is None:
+        if tool_ui(tool) is None:
             raise CommandError(f"tool {args.tool!r} has no app (its _meta.ui names no ui:// resource)")
         arguments = parse_arguments(args.arguments, tool.input_schema)
         # Two ports of 127.0.0.1, two origins: the page on one, the sandbox (the app) on the other. Each

@@ -7,8 +7,8 @@ that host, for a connected :class:`~mcp_sync.client.MCPClient`.
 
 What the package holds:
 
-- ``policy``: what a resource asks of its sandbox (its CSP origins, its permissions), what the host grants,
-  and the rules of a tool's ``_meta.ui`` (its app, who may call it);
+- ``policy``: what a resource asks of its sandbox (its CSP origins, its permissions) and what the host grants
+  (the rules of ``_meta.ui`` itself are :mod:`mcp_sync.protocol.apps`');
 - ``bridge``: :class:`AppBridge`, the host's side of one view, whatever carries its messages;
 - ``web``: :class:`AppHost`, a WSGI application that shows views in a browser page, the app in a sandbox
   proxy on a second origin (``mcp-sync app`` serves it; a Flask or Django app can mount it);
@@ -20,8 +20,7 @@ Must not import: ``transports``, ``display``, ``server``, ``llm``, nor the compo
 
 from __future__ import annotations
 
-from .bridge import AppBridge, AppError, AppResource, read_app
-from .policy import resource_uri, visible_to_app
+from .bridge import AppBridge, AppError
 from .web import AppHost, AppView
 
-__all__ = ["AppBridge", "AppError", "AppHost", "AppResource", "AppView", "read_app", "resource_uri", "visible_to_app"]
+__all__ = ["AppBridge", "AppError", "AppHost", "AppView"]

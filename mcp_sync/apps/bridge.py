@@ -24,25 +24,24 @@ tools the app itself registers (the host does not call them).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..client.apps import AppResource
+from ..protocol.apps import APP_MIME_TYPE, visible_to_app
 from ..protocol.errors import MCPError
-from ..protocol.types import CallToolResult, TextResourceContents, Tool
-from .policy import APP_MIME_TYPE, PERMISSIONS, checked_csp, resource_uri, visible_to_app
+from ..protocol.types import CallToolResult, Tool
+from .policy import checked_csp
 
 if TYPE_CHECKING:
     from ..client.core import MCPClient
 
-__all__ = ["PROTOCOL_VERSION", "AppBridge", "AppError", "AppResource", "read_app"]
+__all__ = ["PROTOCOL_VERSION", "AppBridge", "AppError"]
 
 log = logging.getLogger(__name__)
 
@@ -80,67 +79,17 @@ _LOG_LEVELS = {
 
 
 class AppError(Exception):
-    """A tool that has no app, or an app resource that cannot be shown."""
-
-
-@dataclass(frozen=True)
-class AppResource:
-    """An app's HTML and what its ``_meta.ui`` declares (``csp`` already checked: origins only)."""
-
-    uri: str
-    html: str
-    csp: dict[str, list[str]]
-    permissions: frozenset[str]
-    prefers_border: bool | None = None
-    domain: str | None = None
-
-
-def read_app(client: MCPClient, uri: str) -> AppResource:
-    """Read the app resource ``uri`` through ``client``: its HTML, and its ``_meta.ui`` (on the content, else on
-    the listing entry, where a server may put it instead).
-
-    Raises :class:`AppError` when the resource has no HTML content.
-    """
-    result = client.read_resource(uri)
-    contents = [content for content in result.contents if content.uri == uri] or list(result.contents)
-    if not contents:
-        raise AppError(f"{uri} has no contents")
-    content = contents[0]
-    if content.mime_type is not None and not content.mime_type.replace(" ", "").startswith("text/html"):
-        raise AppError(f"{uri} is {content.mime_type}, not {APP_MIME_TYPE}")
-    if isinstance(content, TextResourceContents):
-        html = content.text
-    else:
-        try:
-            html = base64.b64decode(content.blob, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError) as exc:
-            raise AppError(f"{uri}: its blob is not base64 UTF-8 HTML ({exc})") from None
-    ui = (content.meta or {}).get("ui")
-    if not isinstance(ui, Mapping):
-        listed = next((entry for entry in client.resources() if entry.uri == uri), None)
-        ui = (listed.meta or {}).get("ui") if listed is not None else None
-    ui = ui if isinstance(ui, Mapping) else {}
-    permissions = ui.get("permissions")
-    border, domain = ui.get("prefersBorder"), ui.get("domain")
-    return AppResource(
-        uri=uri,
-        html=html,
-        csp=checked_csp(ui.get("csp")),
-        permissions=frozenset(name for name in permissions if name in PERMISSIONS)
-        if isinstance(permissions, Mapping)
-        else frozenset(),
-        prefers_border=border if isinstance(border, bool) else None,
-        domain=domain if isinstance(domain, str) else None,
-    )
+    """An app resource that cannot be shown (not HTML)."""
 
 
 class AppBridge:
     """The host of one app view: the app's JSON-RPC answered, the tool's input and result delivered to it.
 
     ``tool`` is the tool (or its name) whose call the view shows, with
-    ``arguments``; its ``_meta.ui.resourceUri`` names the app, read through
-    ``client`` (or given as ``resource``). ``permissions`` are the features
-    the host grants (of ``camera``, ``microphone``, ``geolocation``,
+    ``arguments``; its app is read through ``client``
+    (:meth:`~mcp_sync.client.MCPClient.app_resource`, which raises for a tool
+    without one), unless ``tool`` is that app already. ``permissions`` are the
+    features the host grants (of ``camera``, ``microphone``, ``geolocation``,
     ``clipboardWrite``), given to the app only if its resource asks for them.
     ``on_open_link(url)`` opens a link the app asks for (http and https
     only); without it the host does not offer links. ``on_message(params)``
@@ -163,10 +112,9 @@ class AppBridge:
     def __init__(
         self,
         client: MCPClient,
-        tool: Tool | str,
+        tool: Tool | str | AppResource,
         arguments: Mapping[str, Any] | None = None,
         *,
-        resource: AppResource | None = None,
         permissions: Iterable[str] = (),
         context: Mapping[str, Any] | None = None,
         on_open_link: Callable[[str], None] | None = None,
@@ -174,17 +122,17 @@ class AppBridge:
         timeout: float = 60.0,
         workers: int = 4,
     ) -> None:
-        found = client.tools.find(tool) if isinstance(tool, str) else tool
-        if found is None:
-            raise AppError(f"the server has no tool {tool!r}")
-        uri = resource_uri(found)
-        if uri is None:
-            raise AppError(f"tool {found.name!r} has no app (no _meta.ui.resourceUri)")
+        app = tool if isinstance(tool, AppResource) else client.app_resource(tool)
+        if app.mime_type is not None and not app.mime_type.replace(" ", "").startswith("text/html"):
+            raise AppError(f"{app.uri} is {app.mime_type}, not {APP_MIME_TYPE}")
         self.client = client
-        self.tool = found
+        self.tool = app.tool
         self.arguments: dict[str, Any] = dict(arguments or {})
-        self.resource = resource if resource is not None else read_app(client, uri)
-        self.granted = frozenset(permissions) & self.resource.permissions
+        self.resource = app
+        """The app: its HTML and what its resource's ``_meta.ui`` asks for."""
+        self.csp = checked_csp(app.ui.csp)
+        """The origins of the resource's CSP that the view's policy holds (origins only)."""
+        self.granted = frozenset(permissions) & frozenset(app.ui.permissions)
         """The permissions the app asked for and the host grants."""
         self.timeout = timeout
         self.on_open_link = on_open_link
@@ -322,7 +270,7 @@ class AppBridge:
             "logging": {},
             "message": kept,
             "updateModelContext": kept,
-            "sandbox": {"permissions": {name: {} for name in sorted(self.granted)}, "csp": self.resource.csp},
+            "sandbox": {"permissions": {name: {} for name in sorted(self.granted)}, "csp": self.csp},
             # Proxied whatever the server offers: a server without tools or resources answers the call itself.
             "serverTools": {"listChanged": self._list_changes},
             "serverResources": {"listChanged": self._list_changes},

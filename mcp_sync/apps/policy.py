@@ -1,4 +1,4 @@
-"""What an app's resource asks of its sandbox, and what the host grants: the CSP, the ``allow`` list, the tool rules.
+"""What an app's resource asks of its sandbox, and what the host grants: its CSP and its frame's ``allow`` list.
 
 An MCP Apps resource (``text/html;profile=mcp-app``) declares in its
 ``_meta.ui`` the origins it needs (``csp``: ``connectDomains``,
@@ -22,85 +22,35 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from ..protocol.types import Tool
-
-__all__ = [
-    "APP_MIME_TYPE",
-    "CSP_KEYS",
-    "PERMISSIONS",
-    "allow_attribute",
-    "checked_csp",
-    "content_security_policy",
-    "resource_uri",
-    "visible_to_app",
-]
+__all__ = ["FEATURES", "allow_attribute", "checked_csp", "content_security_policy"]
 
 log = logging.getLogger(__name__)
 
-APP_MIME_TYPE = "text/html;profile=mcp-app"
-"""The MIME type of an MCP Apps HTML resource."""
-CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-"""The keys of a resource's ``_meta.ui.csp``."""
-PERMISSIONS = {
+FEATURES = {
     "camera": "camera",
     "microphone": "microphone",
     "geolocation": "geolocation",
     "clipboardWrite": "clipboard-write",
 }
-"""The permissions an app may ask for, and the Permission Policy feature of each (for the frame's ``allow``)."""
+"""The Permission Policy feature (for a frame's ``allow``) of each permission an app may ask for."""
 
 # An origin, maybe with a wildcard first label, as CSP source expressions spell it: nothing that could end the
 # directive (``;``), add a keyword (``'unsafe-eval'``) or widen it (a bare ``*`` or a scheme alone).
 _ORIGIN = re.compile(r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::[0-9]{1,5})?")
 
 
-# One rule for a tool's ``_meta.ui`` until mcp_sync.protocol.apps (the server side's module) is on main: then these
-# two are replaced by its ``tool_ui`` / ``visible_to_app``.
-def _tool_meta(tool: Tool) -> Mapping[str, Any]:
-    meta = tool.meta or {}
-    ui = meta.get("ui")
-    return ui if isinstance(ui, Mapping) else {}
+def checked_csp(declared: Mapping[str, Iterable[str]] | None) -> dict[str, list[str]]:
+    """The origins of a resource's ``_meta.ui.csp`` (as :class:`~mcp_sync.protocol.apps.ResourceUI` reads it)
+    that may go into a policy; anything else is dropped (logged).
 
-
-def resource_uri(tool: Tool) -> str | None:
-    """The ``ui://`` resource that shows ``tool``'s results (``_meta.ui.resourceUri``, or the older flat key).
-
-    >>> resource_uri(Tool(name="t", input_schema={}, _meta={"ui": {"resourceUri": "ui://t/app.html"}}))
-    'ui://t/app.html'
-    >>> resource_uri(Tool(name="t", input_schema={})) is None
-    True
-    """
-    uri = _tool_meta(tool).get("resourceUri", (tool.meta or {}).get("ui/resourceUri"))
-    return uri if isinstance(uri, str) else None
-
-
-def visible_to_app(tool: Tool) -> bool:
-    """Whether an app may call ``tool``: its ``_meta.ui.visibility`` includes ``"app"`` (the default does).
-
-    >>> visible_to_app(Tool(name="t", input_schema={}, _meta={"ui": {"visibility": ["model"]}}))
-    False
-    """
-    visibility = _tool_meta(tool).get("visibility", ("model", "app"))
-    return isinstance(visibility, (list, tuple)) and "app" in visibility
-
-
-def checked_csp(declared: Any) -> dict[str, list[str]]:
-    """The origins of a resource's ``_meta.ui.csp`` that may go into a policy; anything else is dropped (logged).
-
-    >>> checked_csp({"connectDomains": ["https://a.example", "'unsafe-eval'", "*"], "other": ["x"]})
+    >>> checked_csp({"connectDomains": ("https://a.example", "'unsafe-eval'", "*"), "frameDomains": ()})
     {'connectDomains': ['https://a.example']}
     """
     checked: dict[str, list[str]] = {}
-    if not isinstance(declared, Mapping):
-        return checked
-    for key in CSP_KEYS:
-        values = declared.get(key)
-        if values is None:
-            continue
-        listed = values if isinstance(values, list) else [values]
-        kept = [value for value in listed if isinstance(value, str) and _ORIGIN.fullmatch(value)]
+    for key, values in (declared or {}).items():
+        listed = list(values)
+        kept = [value for value in listed if _ORIGIN.fullmatch(value)]
         if len(kept) != len(listed):
             log.warning("app resource: %s entries that are not origins were dropped: %r", key, values)
         if kept:
@@ -146,4 +96,4 @@ def allow_attribute(granted: Iterable[str]) -> str:
     >>> allow_attribute(["clipboardWrite", "camera"])
     'camera; clipboard-write'
     """
-    return "; ".join(sorted(PERMISSIONS[name] for name in granted if name in PERMISSIONS))
+    return "; ".join(sorted(FEATURES[name] for name in granted if name in FEATURES))

@@ -66,6 +66,7 @@ from .policy import allow_attribute, content_security_policy
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
+    from ..client.apps import AppResource
     from ..client.core import MCPClient
     from ..protocol.types import Tool
 
@@ -180,7 +181,11 @@ class AppHost:
         self._closed = False
 
     def show(
-        self, client: MCPClient, tool: Tool | str, arguments: Mapping[str, Any] | None = None, **options: Any
+        self,
+        client: MCPClient,
+        tool: Tool | str | AppResource,
+        arguments: Mapping[str, Any] | None = None,
+        **options: Any,
     ) -> AppView:
         """A view of ``tool``'s app for a call with ``arguments`` (``options`` go to :class:`AppBridge`).
 
@@ -265,8 +270,8 @@ class AppHost:
             "sandboxOrigin": self.sandbox_origin,
             "allow": allow_attribute(bridge.granted),
             "permissions": sorted(bridge.granted),
-            "csp": bridge.resource.csp,
-            "border": bridge.resource.prefers_border is not False,
+            "csp": bridge.csp,
+            "border": bridge.resource.ui.prefers_border is not False,
         }
         title = f"{bridge.tool.title or bridge.tool.name} ({bridge.client.server_info.name})"
         page = _PAGE.format(title=_escape(title), config=_json_in_html(config), script=f"{self.prefix}/host.js")
@@ -290,7 +295,7 @@ class AppHost:
 
     def _app(self, view: AppView) -> _Response:
         resource = view.bridge.resource
-        policy = content_security_policy(resource.csp)
+        policy = content_security_policy(view.bridge.csp)
         # Only the two frames above it may hold the app.
         policy += f"; frame-ancestors {self.sandbox_origin} {self.page_origin}"
         log.info("app %s served with CSP: %s", resource.uri, policy)

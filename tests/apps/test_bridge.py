@@ -18,10 +18,13 @@ from typing import Any
 import pytest
 
 from mcp_sync import MCPServer, connect
-from mcp_sync.apps import AppBridge, AppError, AppResource, read_app
-from mcp_sync.apps.policy import APP_MIME_TYPE, allow_attribute, checked_csp, content_security_policy
+from mcp_sync.apps import AppBridge, AppError
+from mcp_sync.apps.policy import allow_attribute, checked_csp, content_security_policy
 from mcp_sync.client import MCPClient
-from mcp_sync.types import CallToolResult, ReadResourceResult, TextContent, TextResourceContents, Tool
+from mcp_sync.client.apps import AppResource
+from mcp_sync.errors import MCPError
+from mcp_sync.protocol.apps import APP_MIME_TYPE, ResourceUI, ToolUI
+from mcp_sync.types import CallToolResult, TextContent, Tool
 
 WAIT = 10.0
 APP_URI = "ui://clock/app.html"
@@ -62,11 +65,6 @@ def make_server() -> tuple[MCPServer, list[str]]:
     )
     server.register_resource("ui://clock/data.json", lambda uri, ctx: "{}", mime_type="application/json")
     server.register_resource("ui://clock/bad.html", lambda uri, ctx: b"\xff\xfe", mime_type=APP_MIME_TYPE)
-    inline = TextResourceContents(
-        uri="ui://clock/inline.html", mime_type=APP_MIME_TYPE, text=HTML, _meta={"ui": {"domain": "on.content"}}
-    )
-    server.register_resource("ui://clock/inline.html", lambda uri, ctx: inline, meta={"ui": {"domain": "on.listing"}})
-    server.register_resource("ui://clock/empty.html", lambda uri, ctx: ReadResourceResult(contents=[]))
     server.register_resource_template("notes://{name}", lambda uri, params, ctx: params["name"], name="note")
     return server, calls
 
@@ -152,9 +150,10 @@ def test_initialize_answers_host_info_true_capabilities_and_context(client: MCPC
     assert result["hostInfo"] == client.info.to_wire()
     capabilities = result["hostCapabilities"]
     # The granted permissions are those asked for AND allowed; the CSP holds origins only.
+    # (resourceDomains, a string where a list belongs, declares nothing)
     assert capabilities["sandbox"] == {
         "permissions": {"camera": {}},
-        "csp": {"connectDomains": ["https://api.example.com"], "resourceDomains": ["https://cdn.x"]},
+        "csp": {"connectDomains": ["https://api.example.com"]},
     }
     assert capabilities["serverTools"] == {"listChanged": True}
     assert capabilities["serverResources"] == {"listChanged": True}
@@ -391,13 +390,11 @@ def test_the_stateless_era_offers_no_list_changes() -> None:
             bridge.close()
 
 
-def test_a_tool_and_resource_given_need_no_listing() -> None:
+def test_an_app_given_needs_no_listing() -> None:
     with connect(MCPServer("bare")) as client:
-        bridge = AppBridge(
-            client,
-            Tool(name="x", input_schema={}, _meta={"ui": {"resourceUri": "ui://x"}}),
-            resource=AppResource(uri="ui://x", html=HTML, csp={}, permissions=frozenset()),
-        )
+        tool = Tool(name="x", input_schema={}, _meta={"ui": {"resourceUri": "ui://x"}})
+        app = AppResource(tool=tool, tool_ui=ToolUI("ui://x"), uri="ui://x", mime_type=None, html=HTML, ui=ResourceUI())
+        bridge = AppBridge(client, app)
         try:
             result = App(bridge).result("ui/initialize", {})
             assert result["hostContext"]["toolInfo"]["tool"]["name"] == "x"
@@ -406,41 +403,40 @@ def test_a_tool_and_resource_given_need_no_listing() -> None:
             bridge.close()
 
 
-def test_the_app_resource_is_read_in_each_form(client: MCPClient) -> None:
-    app = read_app(client, APP_URI)
-    assert app.html == HTML and app.permissions == {"camera", "geolocation"}
-    assert app.prefers_border is False and app.domain == "clock.example"
-    assert read_app(client, "ui://clock/blob.html").html == HTML  # a blob, base64 HTML
-    listed = read_app(client, "ui://clock/listed.html")  # _meta.ui on the listing entry only
-    assert listed.prefers_border is True and listed.csp == {} and listed.permissions == frozenset()
-    assert read_app(client, "ui://clock/inline.html").domain == "on.content"  # the content's _meta.ui first
-    assert read_app(client, "notes://hello").html == "hello"  # from a template: no listing entry, no _meta.ui
-    with pytest.raises(AppError, match=re.escape("ui://clock/empty.html has no contents")):
-        read_app(client, "ui://clock/empty.html")
-    assert AppBridge(client, "flat").resource.uri == "ui://clock/blob.html"  # the older flat key
+def test_the_app_is_read_through_the_client(client: MCPClient) -> None:
+    blob = AppBridge(client, "flat")  # the older flat key; the HTML as a base64 blob
+    listed = AppBridge(client, "listed_only")  # _meta.ui on the listing entry only
+    try:
+        assert blob.resource.uri == "ui://clock/blob.html" and blob.resource.html == HTML
+        assert listed.resource.ui.prefers_border is True and listed.csp == {} and listed.granted == frozenset()
+    finally:
+        blob.close()
+        listed.close()
 
 
 @pytest.mark.parametrize(
-    ("tool", "problem"),
+    ("tool", "error", "problem"),
     [
-        ("nowhere", "the server has no tool 'nowhere'"),
-        ("plain", "tool 'plain' has no app"),
-        ("not_html", "is application/json, not text/html;profile=mcp-app"),
-        ("bad_blob", "its blob is not base64 UTF-8 HTML"),
+        ("nowhere", MCPError, "no tool 'nowhere'"),
+        ("plain", MCPError, "tool 'plain' has no app"),
+        ("not_html", AppError, "ui://clock/data.json is application/json, not text/html;profile=mcp-app"),
+        ("bad_blob", MCPError, "the app's blob is not base64 UTF-8 text"),
     ],
 )
-def test_a_tool_without_a_showable_app_is_refused(client: MCPClient, tool: str, problem: str) -> None:
-    with pytest.raises(AppError, match=re.escape(problem)):
+def test_a_tool_without_a_showable_app_is_refused(
+    client: MCPClient, tool: str, error: type[Exception], problem: str
+) -> None:
+    with pytest.raises(error, match=re.escape(problem)):
         AppBridge(client, tool)
 
 
 def test_the_csp_has_declared_origins_only_and_the_allow_list_granted_features_only() -> None:
-    assert checked_csp(None) == {} and checked_csp({"frameDomains": None}) == {}
+    assert checked_csp(None) == {} and checked_csp({"frameDomains": ()}) == {}
     assert checked_csp({"frameDomains": ["*", "https:"]}) == {}
     checked = checked_csp(
         {
             "connectDomains": ["https://a.example:8443", "wss://live.example", "*", "https://a.example; script-src *"],
-            "resourceDomains": ["https://*.cdn.example", "'unsafe-eval'", 3],
+            "resourceDomains": ("https://*.cdn.example", "'unsafe-eval'"),
             "baseUriDomains": ["http://localhost:3000"],
         }
     )

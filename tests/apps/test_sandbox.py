@@ -25,7 +25,7 @@ import pytest
 from browsing import WAIT, browser, served_host, until
 
 from mcp_sync import MCPServer, connect
-from mcp_sync.apps.policy import APP_MIME_TYPE
+from mcp_sync.protocol.apps import APP_MIME_TYPE
 from mcp_sync.types import CallToolResult, TextContent
 
 pytestmark = pytest.mark.timeout(120)

@@ -19,8 +19,8 @@ import pytest
 
 from mcp_sync import MCPServer, connect
 from mcp_sync.apps import AppHost, AppView
-from mcp_sync.apps.policy import APP_MIME_TYPE
 from mcp_sync.client import MCPClient
+from mcp_sync.protocol.apps import APP_MIME_TYPE
 
 PAGE = "http://127.0.0.1:8000"
 SANDBOX = "http://127.0.0.1:8001"

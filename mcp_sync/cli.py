@@ -21,6 +21,11 @@ Use a server, given as a URL, a command line, or a Python file that
     mcp-sync prompt server.py greet name=Ada
     mcp-sync call @github search_issues query=bug --config ~/.config/app/mcp.json
 
+Show a tool's MCP App in the browser (a page on 127.0.0.1, until Ctrl-C or the page closes)::
+
+    mcp-sync app server.py get-time
+    mcp-sync app "npx @modelcontextprotocol/server-basic-vanillajs --stdio" get-time --no-browser
+
 A long-running tool the server runs as a task can be left and come back to::
 
     mcp-sync call server.py build_index --detach      # prints the task id
@@ -333,10 +338,10 @@ def _oauth(args: argparse.Namespace) -> OAuth:
     )
 
 
-def _client(args: argparse.Namespace) -> MCPClient:
+def _client(args: argparse.Namespace, **extra: Any) -> MCPClient:
     target, options = _target(args)
     # "auto": prompts in a terminal
-    return connect(target, elicitation_provider=None if args.no_input else "auto", **options)
+    return connect(target, elicitation_provider=None if args.no_input else "auto", **options, **extra)
 
 
 def _target(args: argparse.Namespace) -> tuple[str | list[str], dict[str, Any]]:
@@ -490,6 +495,51 @@ def _print_result(args: argparse.Namespace, tool: str, result: CallToolResult) -
     return 0
 
 
+def _app(args: argparse.Namespace) -> int:
+    """Show the app of a tool's call in the browser, until the page closes or Ctrl-C (which tears it down)."""
+    import webbrowser
+
+    from .apps import AppHost
+    from .protocol.apps import tool_ui
+    from .protocol.errors import MCPError
+    from .server.http.wsgi import WSGIServer
+
+    with _client(args, host_apps=True) as client, contextlib.ExitStack() as stack:
+        tool = client.tools.find(args.tool)
+        if tool is None:
+            raise CommandError(f"the server has no tool {args.tool!r}")
+        if tool_ui(tool) is None:
+            raise CommandError(f"tool {args.tool!r} has no app (its _meta.ui names no ui:// resource)")
+        arguments = parse_arguments(args.arguments, tool.input_schema)
+        # Two ports of 127.0.0.1, two origins: the page on one, the sandbox (the app) on the other. Each
+        # server's application is set once both are bound, since the host must know both origins.
+        unbound: Any = None  # each server's application, set before it starts
+        page = stack.enter_context(contextlib.closing(WSGIServer(unbound, "127.0.0.1", args.port or 0)))
+        sandbox = stack.enter_context(contextlib.closing(WSGIServer(unbound, "127.0.0.1", 0)))
+        host = AppHost(page.url, sandbox.url)
+        for server in (page, sandbox):
+            server.app = host
+            server.on_close(host.close)  # wakes the page's pending poll, so the server's threads end
+            server.start()
+        view = host.show(client, tool, arguments, timeout=args.timeout)
+        print(view.url, flush=True)
+        if not args.no_browser:
+            webbrowser.open(view.url)
+        try:
+            view.bridge.deliver_result(client.call_tool(tool.name, arguments))
+        except MCPError as exc:
+            view.bridge.cancel(exc.message)
+            print(f"mcp-sync: tool {tool.name!r} failed: {_one_line(exc)}", file=sys.stderr, flush=True)
+        try:  # the banner inside: a Ctrl-C right after it (the moment it says Ctrl-C stops) is caught here
+            print(f"mcp-sync: showing {tool.name}'s app (Ctrl-C stops)", file=sys.stderr, flush=True)
+            view.closed.wait()
+            print("mcp-sync: the page closed", file=sys.stderr, flush=True)
+        except KeyboardInterrupt:
+            answered = view.teardown("the host is closing")
+            print(f"mcp-sync: closed ({'the app' if answered else 'no answer from the app'})", file=sys.stderr)
+    return 0
+
+
 def _task(args: argparse.Namespace) -> int:
     with _client(args) as client:
         task = client.task(args.task_id)
@@ -623,6 +673,13 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--raw", action="store_true", help="print the whole result as JSON")
     call.add_argument("--detach", action="store_true", help="start the call as a task and print its id")
     call.set_defaults(handler=_call)
+
+    showing = commands.add_parser("app", parents=[client], help="show a tool's MCP App in the browser")
+    showing.add_argument("tool", metavar="TOOL")
+    showing.add_argument("arguments", nargs="*", default=[], metavar="NAME=VALUE", help="the tool's arguments")
+    showing.add_argument("--port", type=int, help="the page's port on 127.0.0.1 (default: any free one)")
+    showing.add_argument("--no-browser", action="store_true", help="print the page's URL without opening it")
+    showing.set_defaults(handler=_app)
 
     following = commands.add_parser("task", parents=[client], help="show, wait for or cancel a task")
     following.add_argument("task_id", metavar="ID", help="the task's id (as call --detach printed it)")

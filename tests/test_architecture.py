@@ -32,6 +32,7 @@ MAY_IMPORT = {
     "client": {"client", "transports", "runtime", "protocol", "display"},
     "server": {"server", "runtime", "protocol"},
     "llm": {"llm", "client", "runtime", "protocol"},
+    "apps": {"apps", "client", "runtime", "protocol"},
 }
 """Layer -> the layers its modules may import (the composition level may import anything)."""
 
@@ -283,15 +284,15 @@ def test_each_package_docstring_states_its_row_of_the_table(package: str) -> Non
 def test_the_docstring_check_sees_a_disagreement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check refuses a missing, doubled, short, long or misplaced rule line, and finds the package that has one."""
     display = "Display.\n\nMay import: ``display``, ``protocol``.\n"
-    display += "Must not import: ``runtime``, ``transports``, ``client``, ``server``, ``llm``, "
+    display += "Must not import: ``runtime``, ``transports``, ``client``, ``server``, ``llm``, ``apps``, "
     display += "nor the composition level.\n"
     assert docstring_disagreements("mcp_sync.display", display) == []
     assert docstring_disagreements("mcp_sync.display.charts", display) == []  # a sub-package has its layer's row
     assert docstring_disagreements("mcp_sync.client", display) == [
         "mcp_sync.client: 'May import:' names ['display', 'protocol'], the table "
         "['client', 'display', 'protocol', 'runtime', 'transports']",
-        "mcp_sync.client: 'Must not import:' names ['client', 'llm', 'runtime', 'server', 'transports'], "
-        "the table ['llm', 'server']",
+        "mcp_sync.client: 'Must not import:' names ['apps', 'client', 'llm', 'runtime', 'server', 'transports'], "
+        "the table ['apps', 'llm', 'server']",
     ]
     short = display.replace("``display``, ``protocol``", "``display``")
     assert docstring_disagreements("mcp_sync.display", short) == [
@@ -312,7 +313,7 @@ def test_the_docstring_check_sees_a_disagreement(tmp_path: Path, monkeypatch: py
         "mcp_sync.display: a 'Hosting:' line, where the table has none"
     ]
     server = "May import: ``server``, ``runtime``, ``protocol``.\n"
-    server += "Must not import: ``client``, ``transports``, ``display``, ``llm``.\n"
+    server += "Must not import: ``client``, ``transports``, ``display``, ``llm``, ``apps``.\n"
     assert docstring_disagreements("mcp_sync.server", server) == [
         "mcp_sync.server: 0 lines start with 'Hosting:', not one"
     ]
@@ -326,14 +327,15 @@ def test_the_docstring_check_sees_a_disagreement(tmp_path: Path, monkeypatch: py
     (root / "protocol" / "types").mkdir(parents=True)
     (root / "__init__.py").write_text('"""May import: anything."""\n')
     rule = '"""May import: ``protocol``.\n'
-    rule += 'Must not import: ``client``, ``server``, ``display``, ``runtime``, ``llm``, ``{}``.\n"""\n'
+    rule += 'Must not import: ``client``, ``server``, ``display``, ``runtime``, ``llm``, ``apps``, ``{}``.\n"""\n'
     (root / "protocol" / "__init__.py").write_text(rule.format("transports"))
     (root / "protocol" / "types" / "__init__.py").write_text(rule.format("types"))
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", root)
     assert sorted(packages()) == ["mcp_sync", "mcp_sync.protocol", "mcp_sync.protocol.types"]
     assert [line for name in packages() for line in package_disagreements(name)] == [
-        "mcp_sync.protocol.types: 'Must not import:' names ['client', 'display', 'llm', 'runtime', 'server', 'types'], "
-        "the table ['client', 'display', 'llm', 'runtime', 'server', 'transports']"
+        "mcp_sync.protocol.types: 'Must not import:' names "
+        "['apps', 'client', 'display', 'llm', 'runtime', 'server', 'types'], "
+        "the table ['apps', 'client', 'display', 'llm', 'runtime', 'server', 'transports']"
     ]
 
 

@@ -31,7 +31,8 @@ What the package holds:
 - ``auth/``: OAuth for clients: sign-in, token stores, machine grants (see its docstring).
 
 May import: ``client``, ``transports``, ``runtime``, ``protocol``, ``display``.
-Must not import: ``server``, ``llm``, nor the composition level. Of the other layers, only ``llm`` imports the client.
+Must not import: ``server``, ``llm``, ``apps``, nor the composition level.
+Of the other layers, only ``llm`` and ``apps`` import the client.
 """
 
 from __future__ import annotations

@@ -9,5 +9,5 @@ never by import. The forms that answer an elicitation are the client's
 (:mod:`mcp_sync.client.forms`, :mod:`mcp_sync.client.widget_form`).
 
 May import: ``display``, ``protocol``.
-Must not import: ``runtime``, ``transports``, ``client``, ``server``, ``llm``, nor the composition level.
+Must not import: ``runtime``, ``transports``, ``client``, ``server``, ``llm``, ``apps``, nor the composition level.
 """

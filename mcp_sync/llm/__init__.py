@@ -23,7 +23,7 @@ What the package holds:
 - ``loop``: :func:`ask_openai` and :func:`ask_anthropic`, a prompt answered by a model that runs the tools it asks for.
 
 May import: ``llm``, ``client``, ``runtime``, ``protocol``.
-Must not import: ``transports``, ``display``, ``server``, nor the composition level.
+Must not import: ``transports``, ``display``, ``server``, ``apps``, nor the composition level.
 """
 
 from __future__ import annotations

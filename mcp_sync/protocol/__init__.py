@@ -19,5 +19,6 @@ Pydantic and the standard library only: no I/O and no threads. The modules:
 - ``rendering``: the seam through which the wire models display richly, filled in from above.
 
 May import: ``protocol``.
-Must not import: ``runtime``, ``transports``, ``display``, ``client``, ``server``, ``llm``, nor the composition level.
+Must not import: ``runtime``, ``transports``, ``display``, ``client``, ``server``, ``llm``, ``apps``,
+nor the composition level.
 """

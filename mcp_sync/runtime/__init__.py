@@ -11,5 +11,5 @@
 - ``telemetry`` and ``tracing``: OpenTelemetry metrics and spans of requests and notifications.
 
 May import: ``runtime``, ``protocol``.
-Must not import: ``transports``, ``display``, ``client``, ``server``, ``llm``, nor the composition level.
+Must not import: ``transports``, ``display``, ``client``, ``server``, ``llm``, ``apps``, nor the composition level.
 """

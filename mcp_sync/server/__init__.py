@@ -35,7 +35,7 @@ What the package holds:
 - ``http/``: the HTTP server: see its package docstring.
 
 May import: ``server``, ``runtime``, ``protocol``.
-Must not import: ``client``, ``display``, ``llm``, ``transports`` (but for the exception below), nor the
+Must not import: ``client``, ``display``, ``llm``, ``apps``, ``transports`` (but for the exception below), nor the
 composition level.
 Hosting: ``stdio`` alone may also import ``transports``, for the stdio framing.
 

@@ -9,5 +9,5 @@ A carrier never reaches for the client or the server: the client's factories
 server hosts itself (``server/stdio.py``, ``server/http/``).
 
 May import: ``transports``, ``runtime``, ``protocol``.
-Must not import: ``display``, ``client``, ``server``, ``llm``, nor the composition level.
+Must not import: ``display``, ``client``, ``server``, ``llm``, ``apps``, nor the composition level.
 """

@@ -20,7 +20,7 @@ credentials, scopes) are :mod:`mcp_sync.protocol.oauth`'s; outbound HTTP is
 Part of the client layer, under its rule:
 
 May import: ``client``, ``transports``, ``runtime``, ``protocol``, ``display``.
-Must not import: ``server``, ``llm``, nor the composition level.
+Must not import: ``server``, ``llm``, ``apps``, nor the composition level.
 """
 
 from __future__ import annotations

@@ -50,7 +50,8 @@ through as unknown fields.
 Part of the protocol layer, under its rule:
 
 May import: ``protocol``.
-Must not import: ``runtime``, ``transports``, ``display``, ``client``, ``server``, ``llm``, nor the composition level.
+Must not import: ``runtime``, ``transports``, ``display``, ``client``, ``server``, ``llm``, ``apps``,
+nor the composition level.
 """
 
 from .base import *  # noqa: F403

@@ -25,7 +25,7 @@ This module and ``tokens`` do no I/O; ``verifiers`` loads ``requests``.
 Part of the server layer, under its rule:
 
 May import: ``server``, ``runtime``, ``protocol``.
-Must not import: ``client``, ``transports``, ``display``, ``llm``, nor the composition level.
+Must not import: ``client``, ``transports``, ``display``, ``llm``, ``apps``, nor the composition level.
 """
 
 from __future__ import annotations

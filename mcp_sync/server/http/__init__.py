@@ -31,5 +31,5 @@ Part of the server layer, under its rule (the HTTP server is its own carrier:
 it needs no transport of the transports layer):
 
 May import: ``server``, ``runtime``, ``protocol``.
-Must not import: ``client``, ``transports``, ``display``, ``llm``, nor the composition level.
+Must not import: ``client``, ``transports``, ``display``, ``llm``, ``apps``, nor the composition level.
 """

@@ -18,5 +18,5 @@ redis-py is imported only by ``redis_backend``, when a Redis backend is made.
 Part of the server layer, under its rule:
 
 May import: ``server``, ``runtime``, ``protocol``.
-Must not import: ``client``, ``transports``, ``display``, ``llm``, nor the composition level.
+Must not import: ``client``, ``transports``, ``display``, ``llm``, ``apps``, nor the composition level.
 """

@@ -10,5 +10,5 @@ shared with the OAuth client and the server's token verifiers.
 Part of the transports layer, under its rule:
 
 May import: ``transports``, ``runtime``, ``protocol``.
-Must not import: ``display``, ``client``, ``server``, ``llm``, nor the composition level.
+Must not import: ``display``, ``client``, ``server``, ``llm``, ``apps``, nor the composition level.
 """

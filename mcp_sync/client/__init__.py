@@ -20,6 +20,7 @@ What the package holds:
 - ``tools``: tools as Python functions (signatures, docstrings) and the ``client.tools`` namespace;
 - ``tasks``: tool calls the server runs as tasks, polled, answered and cancelled;
 - ``subscriptions``: the ``subscriptions/listen`` streams of 2026-07-28;
+- ``apps``: a tool's MCP App read: the HTML of its ``ui://`` resource and the resource's ``_meta.ui``;
 - ``skills``: a server's Agent Skills, listed, loaded and their files read and checked;
 - ``background``: the pool that runs what a notification starts, off the reader thread;
 - ``factories``: a client joined to a server process or a URL (``MCPClient.stdio``, ``MCPClient.http``);

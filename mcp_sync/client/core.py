@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
+from ..protocol.apps import EXTENSION_ID as APPS_EXTENSION
+from ..protocol.apps import client_settings as apps_client_settings
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.types import (
     LOG_LEVELS,
@@ -74,6 +76,7 @@ from ..protocol.types import (
     RootsCapability,
     ServerCapabilities,
     SetLevelRequestParams,
+    Tool,
     WireModel,
 )
 from ..protocol.versions import HANDSHAKE_REVISIONS, LATEST_REVISION, STATELESS_REVISIONS
@@ -87,6 +90,7 @@ from ..runtime.dispatcher import (
 )
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
+from .apps import AppResource, app_resource
 from .background import BackgroundPool
 from .cache import ResponseCache
 from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
@@ -185,7 +189,9 @@ class MCPClient(Listings, SkillMethods):
     2026-07-28), as :meth:`set_log_level` does.
     ``cache`` keeps 2026-07-28 results for as long as their ``ttlMs`` allows;
     ``probe_timeout`` bounds the wait for an answer to the probe (a server
-    that stays silent is taken for a handshake-era one).
+    that stays silent is taken for a handshake-era one). ``host_apps=True``
+    declares the MCP Apps extension (``io.modelcontextprotocol/ui``), for a
+    client that shows the apps of tools (see :meth:`app_resource`).
     """
 
     def __init__(
@@ -210,6 +216,7 @@ class MCPClient(Listings, SkillMethods):
         cache: bool = True,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        host_apps: bool = False,
     ) -> None:
         self.era = resolve_era(era)
         """The era asked for, by its name now: ``"auto"``, ``"handshake"`` or ``"stateless"``."""
@@ -237,6 +244,8 @@ class MCPClient(Listings, SkillMethods):
         self.log_level = log_level
         """The lowest level of the server's log messages handed to ``log_handler`` (``None``: all)."""
         self.max_input_rounds = max_input_rounds
+        self.host_apps = host_apps
+        """Whether the client declares that it shows MCP Apps (see :meth:`capabilities`)."""
         self.probe_timeout = probe_timeout
         self.events = EventBus()
         self.initialize_result: InitializeResult | None = None
@@ -328,13 +337,21 @@ class MCPClient(Listings, SkillMethods):
         return era
 
     def capabilities(self) -> ClientCapabilities:
-        """The capabilities this client declares: those of the providers set now, and the tasks extension."""
+        """The capabilities this client declares: those of the providers set now, the tasks extension, and the
+        apps extension with ``host_apps``.
+
+        >>> sorted(MCPClient(host_apps=True).capabilities().extensions)
+        ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui']
+        """
+        # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).
+        extensions: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}}
+        if self.host_apps:
+            extensions[APPS_EXTENSION] = apps_client_settings()
         return ClientCapabilities(
             sampling=sampling_capability(self.sampling_provider),
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
             elicitation=elicitation_capability(self.elicitation_provider),
-            # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).
-            extensions={TASKS_EXTENSION: {}},
+            extensions=extensions,
         )
 
     def connect(self, transport: Any, *, timeout: Timeout = USE_DEFAULT) -> InitializeResult:
@@ -794,6 +811,13 @@ class MCPClient(Listings, SkillMethods):
         return self._call(
             "resources/read", params, ReadResourceResult, timeout=timeout, cancel=cancel, on_progress=progress
         )
+
+    def app_resource(self, tool: Tool | str, *, timeout: Timeout = USE_DEFAULT) -> AppResource:
+        """The MCP App of ``tool`` (a tool or its name): the HTML of its ``ui://`` resource and the resource's
+        ``_meta.ui`` (see :func:`mcp_sync.client.apps.app_resource`), read whether or not the server declared the
+        apps extension.
+        """
+        return app_resource(self, tool, timeout=timeout)
 
     def send_request(
         self,

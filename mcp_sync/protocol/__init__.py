@@ -14,6 +14,7 @@ Pydantic and the standard library only: no I/O and no threads. The modules:
 - ``oauth``: well-known URLs, ``WWW-Authenticate`` challenges, bearer credentials, scopes, loopback;
 - ``schema``: the one reader of JSON schemas (``type``, ``enum``, ``anyOf``/``oneOf``);
 - ``tasks``: tasks on the wire, the ``io.modelcontextprotocol/tasks`` extension and the 2025-11-25 form;
+- ``apps``: the MCP Apps extension (``io.modelcontextprotocol/ui``): ``_meta.ui`` of tools and resources, visibility;
 - ``skills`` and ``frontmatter``: the skills extension's wire models, and SKILL.md frontmatter read without YAML;
 - ``rendering``: the seam through which the wire models display richly, filled in from above.
 

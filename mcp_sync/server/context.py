@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from ..protocol.apps import supports_apps
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     ClientCapabilities,
@@ -458,6 +459,18 @@ class Context:
     def client_capabilities(self) -> ClientCapabilities:
         """What the client declared it can do."""
         return self.channel.client_capabilities
+
+    @property
+    def client_supports_apps(self) -> bool:
+        """Whether the client shows MCP Apps: it declared the ``io.modelcontextprotocol/ui`` extension with the
+        ``text/html;profile=mcp-app`` MIME type (at ``initialize``, or in this request at 2026-07-28).
+
+        A tool with an app may then keep its text short; without, the text is all the user sees.
+
+        >>> Context().client_supports_apps
+        False
+        """
+        return supports_apps(self.client_capabilities.extensions)
 
     @property
     def route(self) -> Route | None:

@@ -64,6 +64,7 @@ from ..runtime.dispatcher import DEFAULT_TIMEOUT, Clock
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from ..runtime.transport import Route
+from . import apps
 from .authorization import AuthInfo, Authorizer
 from .backend import Backend, InProcessBackend, Notice
 from .context import NO_CLIENT, Context, ProgressReporter
@@ -223,8 +224,14 @@ class MCPServer:
         scopes: Iterable[str] = (),
         task: TaskSupport = "forbidden",
         before_task: ToolHandler | None = None,
+        ui: str | None = None,
+        visibility: Iterable[str] | None = None,
     ) -> Tool:
         """Register a tool; ``handler(arguments, ctx)`` runs on each call (see :meth:`ServerRegistry.register_tool`).
+
+        ``ui`` names the tool's app (a ``ui://`` resource, see
+        :meth:`add_app_resource`) and ``visibility`` who may call it
+        (``"model"``, ``"app"``; both by default): see :mod:`mcp_sync.server.apps`.
 
         >>> server = MCPServer("demo")
         >>> server.register_tool("hi", lambda arguments, ctx: "hello").name
@@ -239,7 +246,7 @@ class MCPServer:
             title=title,
             annotations=annotations,
             icons=icons,
-            meta=meta,
+            meta=apps.tool_meta(self, meta, ui, visibility),
             scopes=scopes,
             task=task,
             before_task=before_task,
@@ -377,6 +384,8 @@ class MCPServer:
         structured_output: bool | None = None,
         scopes: Iterable[str] = (),
         task: TaskSupport = "forbidden",
+        ui: str | None = None,
+        visibility: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -393,9 +402,11 @@ class MCPServer:
         structured_output: bool | None = None,
         scopes: Iterable[str] = (),
         task: TaskSupport = "forbidden",
+        ui: str | None = None,
+        visibility: Iterable[str] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a plain function as a tool (``@server.tool`` or ``@server.tool(...)``; see
-        :meth:`ServerRegistry.tool`).
+        :meth:`ServerRegistry.tool`; ``ui`` and ``visibility`` as for :meth:`register_tool`).
 
         >>> server = MCPServer("demo")
         >>> @server.tool
@@ -411,7 +422,7 @@ class MCPServer:
             description=description,
             annotations=annotations,
             icons=icons,
-            meta=meta,
+            meta=apps.tool_meta(self, meta, ui, visibility),
             structured_output=structured_output,
             scopes=scopes,
             task=task,
@@ -455,6 +466,41 @@ class MCPServer:
             ttl_ms=ttl_ms,
             cache_scope=cache_scope,
             scopes=scopes,
+        )
+
+    def add_app_resource(
+        self,
+        uri: str,
+        *,
+        html: str | None = None,
+        path: str | Path | None = None,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: Mapping[str, Iterable[str]] | None = None,
+        permissions: Iterable[str] = (),
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+    ) -> Resource:
+        """Serve an MCP App's HTML at ``uri`` (``ui://...``) as ``text/html;profile=mcp-app``, and declare the apps
+        extension (see :func:`mcp_sync.server.apps.add_app_resource`).
+
+        >>> server = MCPServer("demo")
+        >>> server.add_app_resource("ui://demo/app.html", html="<!doctype html>", csp={"connectDomains": []}).meta
+        {'ui': {'csp': {'connectDomains': []}}}
+        """
+        return apps.add_app_resource(
+            self,
+            uri,
+            html=html,
+            path=path,
+            name=name,
+            title=title,
+            description=description,
+            csp=csp,
+            permissions=permissions,
+            domain=domain,
+            prefers_border=prefers_border,
         )
 
     @overload

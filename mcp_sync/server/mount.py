@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCPError
 from ..protocol.types import Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
+from . import apps
 from .backend import Notice
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ class Mount:
             title=tool.title,
             annotations=tool.annotations,
             icons=tool.icons,
-            meta=tool.meta,
+            meta=apps.mounted_tool_meta(self.parent, tool, self.uri),
         )
 
     def _add_prompt(self, key: str, prompt: Prompt) -> None:

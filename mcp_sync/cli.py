@@ -512,8 +512,9 @@ def _app(args: argparse.Namespace) -> int:
         arguments = parse_arguments(args.arguments, tool.input_schema)
         # Two ports of 127.0.0.1, two origins: the page on one, the sandbox (the app) on the other. Each
         # server's application is set once both are bound, since the host must know both origins.
-        page = stack.enter_context(contextlib.closing(WSGIServer(_unbound, "127.0.0.1", args.port or 0)))
-        sandbox = stack.enter_context(contextlib.closing(WSGIServer(_unbound, "127.0.0.1", 0)))
+        unbound: Any = None  # each server's application, set before it starts
+        page = stack.enter_context(contextlib.closing(WSGIServer(unbound, "127.0.0.1", args.port or 0)))
+        sandbox = stack.enter_context(contextlib.closing(WSGIServer(unbound, "127.0.0.1", 0)))
         host = AppHost(page.url, sandbox.url)
         for server in (page, sandbox):
             server.app = host
@@ -521,7 +522,6 @@ def _app(args: argparse.Namespace) -> int:
             server.start()
         view = host.show(client, tool, arguments, timeout=args.timeout)
         print(view.url, flush=True)
-        print(f"mcp-sync: showing {tool.name}'s app (Ctrl-C stops)", file=sys.stderr, flush=True)
         if not args.no_browser:
             webbrowser.open(view.url)
         try:
@@ -529,18 +529,14 @@ def _app(args: argparse.Namespace) -> int:
         except MCPError as exc:
             view.bridge.cancel(exc.message)
             print(f"mcp-sync: tool {tool.name!r} failed: {_one_line(exc)}", file=sys.stderr, flush=True)
-        try:
+        try:  # the banner inside: a Ctrl-C right after it (the moment it says Ctrl-C stops) is caught here
+            print(f"mcp-sync: showing {tool.name}'s app (Ctrl-C stops)", file=sys.stderr, flush=True)
             view.closed.wait()
             print("mcp-sync: the page closed", file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             answered = view.teardown("the host is closing")
             print(f"mcp-sync: closed ({'the app' if answered else 'no answer from the app'})", file=sys.stderr)
     return 0
-
-
-def _unbound(environ: Any, start_response: Any) -> list[bytes]:
-    """The application of a server not yet given its own (never called: it is set before the server starts)."""
-    raise RuntimeError("no application yet")
 
 
 def _task(args: argparse.Namespace) -> int:

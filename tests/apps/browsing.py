@@ -1,0 +1,88 @@
+"""Headless Chromium (Debian's, never a download) driven by Playwright, and an AppHost served on two loopback ports.
+
+Chromium runs without its own sandbox when the tests run as root (CI
+containers), with a fresh temporary profile (Playwright's default). Without
+Chromium or Playwright the tests skip, except where nothing may skip
+(``peers.required()``): there they fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import peers
+
+from mcp_sync.apps import AppHost
+from mcp_sync.server.http.wsgi import WSGIServer
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+WAIT = 20.0
+"""The longest a browser step may take (seconds)."""
+
+
+def chromium() -> str:
+    """The Chromium executable; skips (or fails, where nothing may skip) when there is none."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path is not None:
+            return path
+    peers.unavailable("Chromium is not installed (apt-get install chromium)")
+
+
+@contextlib.contextmanager
+def browser() -> Iterator[Browser]:
+    """A headless Chromium, closed (with its processes) at the end."""
+    path = chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        peers.unavailable("playwright is not installed (pip install playwright; no browser download needed)")
+    arguments = ["--no-sandbox"] if os.geteuid() == 0 else []
+    arguments += ["--disable-background-networking", "--disable-component-update", "--no-first-run"]
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=path, args=arguments, timeout=WAIT * 1000)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@contextlib.contextmanager
+def served_host(**options: Any) -> Iterator[AppHost]:
+    """An :class:`AppHost` on two ports of 127.0.0.1 (page and sandbox), as ``mcp-sync app`` serves it."""
+
+    def unbound(environ: Any, start_response: Any) -> list[bytes]:
+        raise AssertionError("not started yet")
+
+    with WSGIServer(unbound, "127.0.0.1", 0) as page, WSGIServer(unbound, "127.0.0.1", 0) as sandbox:
+        host = AppHost(page.url, sandbox.url, **options)
+        page.app = sandbox.app = host
+        page.on_close(host.close)
+        sandbox.on_close(host.close)
+        yield host
+
+
+def until(condition: Callable[[], Any], what: str, page: Page | None = None, wait: float = WAIT) -> Any:
+    """Poll ``condition`` until it returns something true (which is returned), for at most ``wait`` seconds.
+
+    With a ``page``, the pauses are the page's own, so that Playwright takes in the browser's events meanwhile
+    (frames attached, console messages): its synchronous API does only while one of its calls runs.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        if page is not None:
+            page.wait_for_timeout(50)
+        else:
+            time.sleep(0.05)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from .bridge import AppBridge, AppResource
+from .bridge import AppBridge
 from .policy import allow_attribute, content_security_policy
 
 if TYPE_CHECKING:
@@ -48,19 +48,20 @@ __all__ = ["AppWidget", "app_document", "show_app"]
 _PROLOGUE = re.compile(r"\A(?:\s|<!--.*?-->)*(?:<!doctype[^>]*>)?", re.IGNORECASE | re.DOTALL)
 
 
-def app_document(resource: AppResource) -> str:
-    """The app's HTML with its Content-Security-Policy as the first tag of its head (before any of its scripts).
+def app_document(html: str, csp: Mapping[str, list[str]]) -> str:
+    """The app's ``html`` with its Content-Security-Policy (from the checked origins ``csp``) as the first tag of its
+    head, before any of its scripts.
 
-    >>> page = app_document(AppResource("ui://a/app.html", "<!doctype html><p>hi</p>", {}, frozenset()))
+    >>> page = app_document("<!doctype html><p>hi</p>", {})
     >>> page[:70]
     '<!doctype html><meta http-equiv="Content-Security-Policy" content="def'
     >>> "connect-src &#x27;none&#x27;" in page, page.endswith('"><p>hi</p>')
     (True, True)
     """
-    tag = f'<meta http-equiv="Content-Security-Policy" content="{escape(content_security_policy(resource.csp))}">'
-    prologue = _PROLOGUE.match(resource.html)
+    tag = f'<meta http-equiv="Content-Security-Policy" content="{escape(content_security_policy(csp))}">'
+    prologue = _PROLOGUE.match(html)
     end = prologue.end() if prologue is not None else 0
-    return resource.html[:end] + tag + resource.html[end:]
+    return html[:end] + tag + html[end:]
 
 
 class AppWidget(anywidget.AnyWidget):
@@ -95,7 +96,7 @@ class AppWidget(anywidget.AnyWidget):
         options.setdefault("on_open_link", self._open_link)  # the page opens it (the bridge checked it)
         bridge = AppBridge(client, tool, arguments, **options)
         super().__init__(
-            html=app_document(bridge.resource),
+            html=app_document(bridge.resource.html, bridge.resource.csp),
             allow=allow_attribute(bridge.granted),
             border=bridge.resource.prefers_border is not False,
             title=bridge.tool.title or bridge.tool.name,

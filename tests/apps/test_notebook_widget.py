@@ -25,7 +25,7 @@ import comm
 from comm.base_comm import BaseComm
 
 from mcp_sync import MCPServer, connect
-from mcp_sync.apps.bridge import DENIED, AppResource
+from mcp_sync.apps.bridge import DENIED
 from mcp_sync.apps.policy import content_security_policy
 from mcp_sync.apps.widget import AppWidget, app_document, show_app
 from mcp_sync.client import MCPClient
@@ -222,7 +222,7 @@ def test_the_widget_given_its_result_by_hand(client: MCPClient, front_end: list[
     ],
 )
 def test_the_csp_tag_goes_after_the_prologue(page: str, at: int) -> None:
-    document = app_document(AppResource("ui://a/app.html", page, {}, frozenset()))
+    document = app_document(page, {})
     tag = re.search(r"<meta http-equiv=\"Content-Security-Policy\"[^>]*>", document)
     assert tag is not None and tag.start() == at
     assert document[: tag.start()] + document[tag.end() :] == page

@@ -96,9 +96,9 @@ class AppWidget(anywidget.AnyWidget):
         options.setdefault("on_open_link", self._open_link)  # the page opens it (the bridge checked it)
         bridge = AppBridge(client, tool, arguments, **options)
         super().__init__(
-            html=app_document(bridge.resource.html, bridge.resource.csp),
+            html=app_document(bridge.resource.html, bridge.csp),
             allow=allow_attribute(bridge.granted),
-            border=bridge.resource.prefers_border is not False,
+            border=bridge.resource.ui.prefers_border is not False,
             title=bridge.tool.title or bridge.tool.name,
         )
         self.bridge = bridge

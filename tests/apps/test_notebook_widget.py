@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 import queue
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -226,3 +228,16 @@ def test_the_csp_tag_goes_after_the_prologue(page: str, at: int) -> None:
     tag = re.search(r"<meta http-equiv=\"Content-Security-Policy\"[^>]*>", document)
     assert tag is not None and tag.start() == at
     assert document[: tag.start()] + document[tag.end() :] == page
+
+
+def test_the_widget_is_reached_from_the_package_and_loaded_only_then() -> None:
+    import mcp_sync.apps
+    from mcp_sync.apps import widget
+
+    script = "import sys, mcp_sync.apps; print('anywidget' in sys.modules, 'mcp_sync.apps.widget' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+    assert (mcp_sync.apps.show_app, mcp_sync.apps.AppWidget) == (widget.show_app, widget.AppWidget)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = mcp_sync.apps.nothing  # type: ignore[attr-defined]

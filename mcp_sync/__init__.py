@@ -28,7 +28,7 @@ Nothing in a layer imports a module of this level.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 # Bound here, not lazily: importing the submodule ``mcp_sync.connect`` sets
 # the package attribute to the module, and this import then rebinds it to
@@ -112,9 +112,31 @@ def _render(kind: str, model: object) -> str | None:
     return render(kind, model)
 
 
+def _bundle(model: object) -> _rendering.Bundle | None:
+    """In a notebook, the result of a call of a tool that has an app, by a client that hosts apps: the app's widget.
+
+    Only the widget's view: IPython adds the result's HTML and text, which
+    front ends without widgets (a notebook viewer, a terminal) show.
+    """
+    from .client.apps import app_call
+    from .display.ipython import in_notebook
+    from .protocol.types import CallToolResult
+
+    call = app_call(model)
+    if call is None or not isinstance(model, CallToolResult) or not in_notebook():
+        return None
+    from .apps.widget import show_result
+
+    view = show_result(call.client, call.tool, call.arguments, model)
+    data, metadata = cast("_rendering.Bundle", view._repr_mimebundle_())  # anywidget's: (data, metadata)
+    return {kind: value for kind, value in data.items() if kind != "text/plain"}, metadata
+
+
 # Set here, at the composition level, so that ``protocol`` never imports ``display``
-# and still every result shown in a notebook (even one built by hand) renders richly.
+# and still every result shown in a notebook (even one built by hand) renders richly;
+# nor ``client`` the app host, and still a tool's result shows its app.
 _rendering.set_renderer(_render)
+_rendering.set_bundler(_bundle)
 
 
 def load_ipython_extension(ipython: Any) -> None:

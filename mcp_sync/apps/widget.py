@@ -38,9 +38,9 @@ from .policy import allow_attribute, content_security_policy
 
 if TYPE_CHECKING:
     from ..client.core import MCPClient
-    from ..protocol.types import Tool
+    from ..protocol.types import CallToolResult, Tool
 
-__all__ = ["AppWidget", "app_document", "show_app"]
+__all__ = ["AppWidget", "app_document", "show_app", "show_result"]
 
 # What may stand before the point where the CSP tag goes: blanks, comments and the doctype. A tag placed before
 # the doctype would put the page in quirks mode; placed after it, the parser opens <html> and <head> for it, and the
@@ -160,5 +160,27 @@ def show_app(
     except BaseException:
         view.close()
         raise
+    view.bridge.deliver_result(result)
+    return view
+
+
+def show_result(
+    client: MCPClient,
+    tool: Tool | str,
+    arguments: Mapping[str, Any] | None,
+    result: CallToolResult,
+    **options: Any,
+) -> AppWidget:
+    """The view of ``tool``'s app for a call already made, given its ``arguments`` and ``result``.
+
+    A notebook shows this for the result of such a call, made by a client
+    with ``host_apps=True``, when the result is a cell's value (or is
+    ``display``-ed): a new view each time it is shown. ``options`` go to
+    :class:`~mcp_sync.apps.bridge.AppBridge`::
+
+        result = client.call_tool("show_counter")
+        counter = show_result(client, "show_counter", {}, result)
+    """
+    view = AppWidget(client, tool, arguments, **options)
     view.bridge.deliver_result(result)
     return view

@@ -15,24 +15,31 @@ The resource's ``_meta.ui`` is the read content item's, else its
 ...     app = client.app_resource("now")
 >>> app.html, app.ui.prefers_border, app.tool_ui.visibility
 ('<p>now</p>', False, ('model', 'app'))
+
+A client that hosts apps (``host_apps=True``) also notes each call it makes
+of a tool that has an app (:func:`note_app_call`), so that the result, shown
+in a notebook, can show that app (:func:`app_call`; the composition level
+joins it to :mod:`mcp_sync.apps`, which this layer does not import).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.apps import ResourceUI, ToolUI, resource_ui, tool_ui
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
-from ..protocol.types import ResourceContents, TextResourceContents, Tool
+from ..protocol.types import CallToolResult, ResourceContents, TextResourceContents, Tool
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
 
 if TYPE_CHECKING:
     from .core import MCPClient
 
-__all__ = ["AppResource", "app_resource"]
+__all__ = ["AppCall", "AppResource", "app_call", "app_resource", "note_app_call"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,46 @@ def app_resource(client: MCPClient, tool: Tool | str, *, timeout: Timeout = USE_
         html=_text(content),
         ui=resource_ui(content, listed),
     )
+
+
+@dataclass(frozen=True)
+class AppCall:
+    """A call of a tool that has an app, by a client that hosts apps: what showing its result as the app needs."""
+
+    client: MCPClient
+    tool: Tool
+    arguments: dict[str, Any]
+
+
+# Results are pydantic models: not hashable, and compared field by field (a private attribute would make a result
+# of such a call unequal to the same result built by hand). So they are looked up by identity, each entry dropped
+# when its result is collected.
+_calls: dict[int, AppCall] = {}
+
+
+def note_app_call(client: MCPClient, name: str, arguments: Mapping[str, Any] | None, result: CallToolResult) -> None:
+    """Keep, for as long as ``result`` lives, that it answers ``client``'s call of ``name`` with ``arguments`` when
+    that tool has an app and the client hosts apps (otherwise nothing is kept)."""
+    tool = client.tools.find(name) if client.host_apps else None
+    if tool is None or tool_ui(tool) is None:
+        return
+    _calls[id(result)] = AppCall(client, tool, dict(arguments or {}))
+    weakref.finalize(result, _calls.pop, id(result), None)
+
+
+def app_call(result: object) -> AppCall | None:
+    """The call ``result`` answers, when it was a call of a tool with an app by a client that hosts apps.
+
+    >>> from mcp_sync import MCPServer, connect
+    >>> server = MCPServer("clock")
+    >>> _ = server.add_app_resource("ui://clock/app.html", html="<p>now</p>")
+    >>> _ = server.register_tool("now", lambda args, ctx: "12:00", ui="ui://clock/app.html")
+    >>> with connect(server, host_apps=True) as client:
+    ...     call = app_call(client.call_tool("now", {"zone": "UTC"}))
+    >>> call.tool.name, call.arguments
+    ('now', {'zone': 'UTC'})
+    """
+    return _calls.get(id(result))
 
 
 def _text(content: ResourceContents) -> str:

@@ -90,7 +90,7 @@ from ..runtime.dispatcher import (
 )
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
-from .apps import AppResource, app_resource
+from .apps import AppResource, app_resource, note_app_call
 from .background import BackgroundPool
 from .cache import ResponseCache
 from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
@@ -683,6 +683,10 @@ class MCPClient(Listings, SkillMethods):
         its input requests through the providers, and returns its result, all
         within ``timeout``. Running out of time, or ``cancel``, sends
         ``tasks/cancel``. :meth:`start_tool` returns the task instead.
+
+        With ``host_apps=True``, the result of a tool that has an app, shown
+        in a notebook cell, shows that app, given ``arguments`` and the result
+        (see :func:`mcp_sync.apps.show_app`).
         """
         params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         bar = None
@@ -713,6 +717,7 @@ class MCPClient(Listings, SkillMethods):
                 result.text or f"tool {name!r} failed",
                 context={"tool": name, "result": result.to_wire()},
             )
+        note_app_call(self, name, arguments, result)  # in a notebook, the result shows as the tool's app
         return result
 
     def call_tool_structured(

@@ -161,3 +161,43 @@ def test_the_app_talks_to_the_server_through_the_kernel(kernel: str) -> None:
             assert next(kind for kind, _ in front.published()) == "comm_close"
         finally:
             front.close()
+
+
+CALL = """\
+from mcp_sync import connect
+from apps_server import server
+
+client = connect(server, host_apps=True, timeout=30)
+client.call_tool("show_counter", {"from": "a plain call"})
+"""
+COUNT = 'print(client.call_tool("show_counter").structured_content)'
+
+
+def test_a_plain_call_as_the_cell_value_shows_the_app(kernel: str) -> None:
+    """No ``show_app``: the result of ``call_tool`` of a tool with an app is shown as the app, which then works."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in (CALL, COUNT)])
+    runner = nbclient.NotebookClient(notebook, kernel_name=kernel, timeout=CELL_TIMEOUT)
+    call, count = notebook.cells
+    with runner.setup_kernel():
+        runner.execute_cell(call, 0)
+        [value] = [out for out in call.outputs if out.output_type == "execute_result"]
+        # The widget's view, and the result's own HTML and text for a front end without widgets.
+        assert {WIDGET, "text/html", "text/plain"} <= set(value["data"]), value["data"]
+        assert value["data"]["text/plain"].startswith("The counter is at 0.")
+        front = FrontEnd(runner, value["data"][WIDGET]["model_id"])
+        try:
+            initialized = front.request("ui/initialize", {"appInfo": {"name": "counter-app", "version": "1.0"}})
+            assert initialized["result"]["hostContext"]["toolInfo"]["tool"]["name"] == "show_counter"
+            front.notify("ui/notifications/initialized")
+            assert front.to_app()["params"] == {"arguments": {"from": "a plain call"}}
+            delivered = front.to_app()
+            assert (delivered["method"], delivered["params"]["structuredContent"]) == (
+                "ui/notifications/tool-result",
+                {"count": 0},
+            )
+            called = front.request("tools/call", {"name": "increment", "arguments": {"by": 1}})
+            assert called["result"]["structuredContent"] == {"count": 1}
+            runner.execute_cell(count, 1)
+            assert printed(count) == "{'count': 1}\n"
+        finally:
+            front.close()

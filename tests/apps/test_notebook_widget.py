@@ -241,3 +241,58 @@ def test_the_widget_is_reached_from_the_package_and_loaded_only_then() -> None:
     assert (mcp_sync.apps.show_app, mcp_sync.apps.AppWidget) == (widget.show_app, widget.AppWidget)
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = mcp_sync.apps.nothing  # type: ignore[attr-defined]
+
+
+class ZMQInteractiveShell:
+    """What ``in_notebook`` takes for a Jupyter kernel's shell (by its class name)."""
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def shown_in_kernel(result: CallToolResult) -> dict[str, Any]:
+    """What IPython's display formatter makes of ``result`` while the running shell is a kernel's."""
+    import IPython
+    from IPython.core.formatters import DisplayFormatter
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(IPython, "get_ipython", ZMQInteractiveShell)
+        data: dict[str, Any] = DisplayFormatter().format(result)[0]
+    return data
+
+
+def test_a_result_shown_in_a_notebook_is_its_app(front_end: list[FrontEnd]) -> None:
+    """A plain ``call_tool`` result, formatted by IPython in a kernel, is the app's widget, given the call."""
+    from IPython.core.formatters import DisplayFormatter
+    from ipywidgets import widget_serialization
+
+    server = make_server()
+    server.register_tool("plain", lambda args, ctx: "no app")
+    with connect(server, host_apps=True, timeout=WAIT) as client:
+        result = client.call_tool("show_counter", {"start": 3})
+        assert WIDGET_VIEW not in DisplayFormatter().format(result)[0]  # outside a kernel: its HTML and text only
+        shown = shown_in_kernel(result)
+        [front] = front_end
+        assert shown[WIDGET_VIEW]["model_id"] == front.comm_id
+        # Front ends without widgets get the result as before; the widget's own text (its repr) is not used.
+        assert shown["text/plain"] == '0\nstructured content: {"count": 0}' and "<" in shown["text/html"]
+        assert front.to_browser()[0] == "comm_open"
+        request(front, 1, "ui/initialize", {"appInfo": {"name": "counter-app", "version": "1"}})
+        notify(front, "ui/notifications/initialized")
+        assert front.to_app()["params"] == {"arguments": {"start": 3}}
+        delivered = front.to_app()
+        assert (delivered["method"], delivered["params"]) == ("ui/notifications/tool-result", result.to_wire())
+        assert request(front, 2, "tools/call", {"name": "increment", "arguments": {}})["result"][
+            "structuredContent"
+        ] == {"count": 1}
+
+        # Shown again: a view of its own. A tool without an app, a client that does not host apps: no widget.
+        assert shown_in_kernel(result)[WIDGET_VIEW]["model_id"] == front_end[1].comm_id
+        assert WIDGET_VIEW not in shown_in_kernel(client.call_tool("plain"))
+        with connect(make_server(), timeout=WAIT) as guest:
+            assert WIDGET_VIEW not in shown_in_kernel(guest.call_tool("show_counter"))
+        assert len(front_end) == 2
+        for front in front_end:  # the views, by their model ids (ipywidgets' public way from an id to its widget)
+            view = widget_serialization["from_json"](f"IPY_MODEL_{front.comm_id}", None)
+            assert isinstance(view, AppWidget) and view.bridge.result is result
+            view.close()

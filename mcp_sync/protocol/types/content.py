@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
-from ..rendering import render
+from ..rendering import Bundle, bundle, render
 from .base import BaseMetadata, Icons, Result, Role, WireModel
 
 # --------------------------------------------------------------------------
@@ -190,3 +190,8 @@ class CallToolResult(Result):
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(render("text/plain", self) or repr(self))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Bundle | None:
+        # A call of a tool with an app, by a client that hosts apps, shows the app in a notebook (the bundler set
+        # by the package; IPython adds the HTML and text above for front ends without widgets).
+        return bundle(self)

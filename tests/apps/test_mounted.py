@@ -1,6 +1,6 @@
 """AppHost mounted in a Flask and in a Django application, served for real, beside the framework's own routes.
 
-Each app (``tests/apps/mounted/``) mounts the host at ``/apps`` with
+Each app (``tests/servers/apps_flask_host.py``, ``apps_django_host.py``) mounts the host at ``/apps`` with
 Werkzeug's dispatcher, as the README shows, on one port reached by two host
 names: ``127.0.0.1`` for the page, ``localhost`` for the sandbox. Flask runs
 under our embedded server, Django under gunicorn, each in its own process
@@ -33,7 +33,7 @@ pytest.importorskip("flask")
 pytest.importorskip("django")
 
 ROOT = Path(__file__).resolve().parents[2]
-MOUNTED = Path(__file__).resolve().parent / "mounted"
+MOUNTED = ROOT / "tests" / "servers"
 WAIT = 30.0
 HTTP_TIMEOUT = 10.0
 
@@ -46,10 +46,14 @@ def gunicorn(target: str) -> list[str]:
     return [sys.executable, "-m", "gunicorn", *quiet, "-k", "gthread", "--threads", "8", "-w", "1", target]
 
 
-SERVERS = {
-    "flask": ("Flask's own page", lambda port: [sys.executable, str(MOUNTED / "flask_host.py")]),
-    "django": ("Django's own page", lambda port: [*gunicorn("django_host:application"), "-b", f"127.0.0.1:{port}"]),
-}
+OWN_PAGE = {"flask": "Flask's own page", "django": "Django's own page"}
+
+
+def command(name: str, port: int) -> list[str]:
+    """Flask under our embedded server (the module's main), Django under gunicorn."""
+    if name == "flask":
+        return [sys.executable, str(MOUNTED / "apps_flask_host.py")]
+    return [*gunicorn("apps_django_host:application"), "-b", f"127.0.0.1:{port}"]
 
 
 class Served:
@@ -63,7 +67,7 @@ class Served:
         path = os.pathsep.join([str(ROOT), str(ROOT / "examples"), str(MOUNTED)])
         with open(self.log, "wb") as sink:
             self.process = subprocess.Popen(
-                SERVERS[name][1](self.port),
+                command(name, self.port),
                 cwd=MOUNTED,
                 env={**os.environ, "PYTHONPATH": path, "MOUNTED_PORT": str(self.port)},
                 stdin=subprocess.DEVNULL,
@@ -90,7 +94,7 @@ class Served:
             self.process.wait(15)
 
 
-@pytest.fixture(scope="module", params=sorted(SERVERS))
+@pytest.fixture(scope="module", params=sorted(OWN_PAGE))
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Served]]:
     app = Served(request.param, tmp_path_factory.mktemp(request.param))
     try:
@@ -107,7 +111,7 @@ def get(url: str, host: str | None = None) -> requests.Response:
 def test_the_host_answers_under_its_prefix_beside_the_framework(served: tuple[str, Served]) -> None:
     name, app = served
     own = get(app.page + "/")
-    assert own.status_code == 200 and SERVERS[name][0] in own.text
+    assert own.status_code == 200 and OWN_PAGE[name] in own.text
     shown = get(app.page + "/counter")
     assert shown.status_code == 302, shown.text
     view_url = shown.headers["Location"]

@@ -1,9 +1,9 @@
 """A single-file Django project that shows MCP Apps: ``AppHost`` mounted at ``/apps`` in front of Django.
 
-As :mod:`flask_host`: the page origin ``http://127.0.0.1:PORT``, the sandbox
+As ``apps_flask_host``: the page origin ``http://127.0.0.1:PORT``, the sandbox
 origin ``http://localhost:PORT``, ``/counter`` shows
 ``examples/apps_server.py``'s counter and redirects to the view's page; ``/``
-is Django's own view. Served by gunicorn (``django_host:application``).
+is Django's own view. Served by gunicorn (``apps_django_host:application``).
 """
 
 from __future__ import annotations

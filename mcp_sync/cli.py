@@ -532,7 +532,7 @@ def _app(args: argparse.Namespace) -> int:
             print(f"mcp-sync: tool {tool.name!r} failed: {_one_line(exc)}", file=sys.stderr, flush=True)
         try:  # the banner inside: a Ctrl-C right after it (the moment it says Ctrl-C stops) is caught here
             print(f"mcp-sync: showing {tool.name}'s app (Ctrl-C stops)", file=sys.stderr, flush=True)
-            view.closed.wait()
+            view.wait_closed()
             print("mcp-sync: the page closed", file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             answered = view.teardown("the host is closing")

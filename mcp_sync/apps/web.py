@@ -55,6 +55,7 @@ import logging
 import queue
 import secrets
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from importlib import resources as package_files
 from typing import TYPE_CHECKING, Any
@@ -74,8 +75,11 @@ __all__ = ["AppHost", "AppView"]
 
 log = logging.getLogger(__name__)
 
-POLL_WAIT = 20.0
+POLL_WAIT = 10.0
 """The longest a poll waits for a message to the app (seconds); the page polls again at once."""
+PAGE_SILENCE = 5.0
+"""How long a page that has polled may go without polling before it counts as gone (seconds; see
+:meth:`AppView.wait_closed`)."""
 MAX_BODY = 4 << 20
 """The largest request body taken (bytes)."""
 CLOSED_DELIVERY_WAIT = 2.0
@@ -107,6 +111,9 @@ class AppView:
         self.closed = threading.Event()
         self._outbox: queue.Queue[dict[str, Any]] = queue.Queue()
         self._delivered = threading.Event()
+        self._lock = threading.Lock()
+        self._polls = 0  # polls waiting now
+        self._heard: float | None = None  # when the last poll ended (None: the page has not polled yet)
         bridge.attach(self._to_app)
 
     def _to_app(self, message: dict[str, Any]) -> None:
@@ -136,8 +143,33 @@ class AppView:
         self._delivered.set()
         self.close("the page closed", wait=0)
 
+    def wait_closed(self, silence: float = PAGE_SILENCE) -> None:
+        """Wait until the view ends: closed here, by the page's beacon, or by the page's silence.
+
+        A page polls without pause, so a page that polled once and then went
+        ``silence`` seconds without a poll waiting is gone although its
+        beacon never came (a browser killed, a network lost, or a beacon the
+        browser dropped as it closed the page): the view is then closed as
+        :meth:`gone` does.
+        """
+        while not self.closed.wait(min(1.0, silence)):
+            with self._lock:
+                silent = not self._polls and self._heard is not None and time.monotonic() - self._heard > silence
+            if silent:
+                self.gone()
+
     def poll(self, wait: float) -> list[dict[str, Any]]:
         """What waits for the page: everything queued, after waiting up to ``wait`` for the first item."""
+        with self._lock:
+            self._polls += 1
+        try:
+            return self._take(wait)
+        finally:
+            with self._lock:
+                self._polls -= 1
+                self._heard = time.monotonic()
+
+    def _take(self, wait: float) -> list[dict[str, Any]]:
         try:
             items = [self._outbox.get(timeout=wait)]
         except queue.Empty:

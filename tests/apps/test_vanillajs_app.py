@@ -20,6 +20,8 @@ import peers
 import pytest
 from browsing import WAIT, browser, until
 
+from mcp_sync.apps.web import PAGE_SILENCE, POLL_WAIT
+
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
 VANILLAJS = "@modelcontextprotocol/server-basic-vanillajs@2.0.3"
@@ -106,6 +108,7 @@ def test_the_command_ends_when_the_page_closes(shown: tuple[subprocess.Popen[str
         app = until(lambda: next((f for f in page.frames if "/app?" in f.url), None), "the app's frame", page)
         until(lambda: ISO_TIME.fullmatch(app.locator("#server-time").inner_text()), "the tool result", page)
         page.close(run_before_unload=True)
-        _, stderr = process.communicate(timeout=WAIT)
+        # Its beacon ends the command at once; a beacon the browser dropped, once the page's last poll is over.
+        _, stderr = process.communicate(timeout=WAIT + POLL_WAIT + PAGE_SILENCE)
     assert process.returncode == 0, stderr
     assert "mcp-sync: the page closed" in stderr

@@ -237,3 +237,15 @@ def test_teardown_of_a_view_that_never_initialized_asks_nothing_and_closes(host:
     assert view.teardown("bye", timeout=10) is False  # nothing may be sent to an app before it initialized
     poller.join(10)
     assert heard == [{"closed": "bye"}] and view.closed.is_set()
+
+
+def test_a_page_gone_silent_without_its_beacon_ends_the_view(view: AppView) -> None:
+    waiter = threading.Thread(target=view.wait_closed, args=(0.5,))
+    waiter.start()
+    assert not view.closed.wait(1.0)  # no page has polled yet: the URL may not be opened for a while
+    assert view.poll(0) == []  # the page polls, and at once again, for longer than the silence allowed:
+    assert view.poll(1.5) == []
+    assert not view.closed.is_set()  # a poll that waits is the page still there
+    assert view.closed.wait(10)  # then nothing: the page is gone, though no beacon came
+    waiter.join(10)
+    assert not waiter.is_alive() and view.bridge.closed.is_set()

@@ -220,12 +220,13 @@ class AppBridge:
     def teardown(self, reason: str = "", timeout: float = 5.0) -> bool:
         """Ask the app to end (``ui/resource-teardown``), wait up to ``timeout`` for its answer, then :meth:`close`.
 
-        Returns whether the app answered. An app that never initialized is not asked (nothing may be sent to it).
+        Returns whether the app answered, with a result or an error: an app that has no teardown handler (the
+        official ``App`` class without ``onteardown``) answers with an error, and it heard all the same. An app that
+        never initialized is not asked (nothing may be sent to it).
         """
         answered = False
         if self.initialized.is_set() and not self.closed.is_set():
-            answer = self.request("ui/resource-teardown", {"reason": reason}, timeout)
-            answered = answer is not None and "result" in answer
+            answered = self.request("ui/resource-teardown", {"reason": reason}, timeout) is not None
         self.close()
         return answered
 

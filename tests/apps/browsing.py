@@ -11,8 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import peers
@@ -21,7 +24,7 @@ from mcp_sync.apps import AppHost
 from mcp_sync.server.http.wsgi import WSGIServer
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Frame, Page
 
 WAIT = 20.0
 """The longest a browser step may take (seconds)."""
@@ -86,3 +89,41 @@ def until(condition: Callable[[], Any], what: str, page: Page | None = None, wai
             page.wait_for_timeout(50)
         else:
             time.sleep(0.05)
+
+
+def npm_app_server(spec: str) -> str:
+    """The command that runs the npm package ``spec`` (an official example app server) over stdio."""
+    package = peers.npm_package_dir(spec)
+    return f"{peers.require('node')} {peers.node_entry(package)} --stdio"
+
+
+@contextlib.contextmanager
+def app_command(server: str, tool: str, *arguments: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``mcp-sync app SERVER TOOL ARGUMENTS... --no-browser`` running: its process and the page's URL (killed after)."""
+    argv = [sys.executable, "-m", "mcp_sync", "app", server, tool, *arguments, "--no-browser"]
+    process = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path.cwd()
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and "token=" in url, process.communicate(timeout=WAIT)
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=WAIT)
+
+
+def app_frame(page: Page) -> Frame:
+    """The app's own frame in the page of ``mcp-sync app`` (inside the sandbox proxy), once it is attached."""
+    found: Frame = until(lambda: next((f for f in page.frames if "/app?" in f.url), None), "the app's frame", page)
+    return found
+
+
+def frame_follows_app(page: Page, app: Frame, selector: str = "iframe") -> float:
+    """Wait until the page's frame (``selector``) is as high as the app's document (size-changed); that height."""
+    height: float = app.evaluate("() => document.documentElement.getBoundingClientRect().height")
+    frame = page.locator(selector)
+    until(lambda: abs(frame.bounding_box()["height"] - height) <= 2, "the frame to follow size-changed", page)
+    return height

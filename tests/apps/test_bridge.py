@@ -322,6 +322,22 @@ def test_teardown_asks_the_app_and_waits_for_its_answer(client: MCPClient) -> No
     assert app.inbox.empty()
 
 
+def test_teardown_answered_with_an_error_was_heard(client: MCPClient) -> None:
+    # An app built on the official App class without an onteardown handler answers the request with an error.
+    bridge = AppBridge(client, "show_time")
+    app = App(bridge)
+    app.initialize()
+    app.next()  # tool-input
+    answered: list[bool] = []
+    thread = threading.Thread(target=lambda: answered.append(bridge.teardown("the host is closing", timeout=WAIT)))
+    thread.start()
+    request = app.next()
+    assert request["method"] == "ui/resource-teardown"
+    bridge.receive({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32603, "message": "No onteardown"}})
+    thread.join(WAIT)
+    assert answered == [True] and bridge.closed.is_set()
+
+
 def test_teardown_of_an_app_that_does_not_answer_ends_after_the_timeout(client: MCPClient) -> None:
     bridge = AppBridge(client, "show_time")
     app = App(bridge)

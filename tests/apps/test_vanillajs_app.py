@@ -12,13 +12,10 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
-import peers
 import pytest
-from browsing import WAIT, browser, until
+from browsing import WAIT, app_command, app_frame, browser, frame_follows_app, npm_app_server, until
 
 from mcp_sync.apps.web import PAGE_SILENCE, POLL_WAIT
 
@@ -28,28 +25,11 @@ VANILLAJS = "@modelcontextprotocol/server-basic-vanillajs@2.0.3"
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
 
 
-@pytest.fixture(scope="module")
-def server_command() -> str:
-    package = peers.npm_package_dir(VANILLAJS)
-    return f"{peers.require('node')} {peers.node_entry(package)} --stdio"
-
-
 @pytest.fixture
-def shown(server_command: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def shown() -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``mcp-sync app ... get-time --no-browser`` running; its process and the page's URL."""
-    argv = [sys.executable, "-m", "mcp_sync", "app", server_command, "get-time", "--no-browser"]
-    process = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path.cwd()
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:") and "token=" in url, process.communicate(timeout=WAIT)
-        yield process, url
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.communicate(timeout=WAIT)
+    with app_command(npm_app_server(VANILLAJS), "get-time") as running:
+        yield running
 
 
 def test_the_app_renders_gets_its_input_and_result_calls_the_server_resizes_and_is_torn_down(
@@ -63,7 +43,7 @@ def test_the_app_renders_gets_its_input_and_result_calls_the_server_resizes_and_
         page.goto(url, timeout=WAIT * 1000)
 
         # Three frames: the page, the sandbox proxy on the other port, the app inside it (same port as the proxy).
-        app = until(lambda: next((f for f in page.frames if "/app?" in f.url), None), "the app's frame", page)
+        app = app_frame(page)
         proxy = app.parent_frame
         assert proxy is not None and "/sandbox/" in proxy.url and proxy.parent_frame == page.main_frame
         page_port, sandbox_port = url.split(":")[2].split("/")[0], proxy.url.split(":")[2].split("/")[0]
@@ -86,9 +66,7 @@ def test_the_app_renders_gets_its_input_and_result_calls_the_server_resizes_and_
         assert any("get-time result" in line for line in console)
 
         # size-changed: the frame follows the app's height.
-        frame = page.locator("iframe")
-        height = app.evaluate("() => document.documentElement.getBoundingClientRect().height")
-        until(lambda: abs(frame.bounding_box()["height"] - height) <= 2, "the frame to follow size-changed", page)
+        frame_follows_app(page, app)
 
         # Ctrl-C: ui/resource-teardown is sent, the app answers, the page is told, the command ends.
         process.send_signal(signal.SIGINT)
@@ -105,7 +83,7 @@ def test_the_command_ends_when_the_page_closes(shown: tuple[subprocess.Popen[str
     with browser() as chromium:
         page = chromium.new_page()
         page.goto(url, timeout=WAIT * 1000)
-        app = until(lambda: next((f for f in page.frames if "/app?" in f.url), None), "the app's frame", page)
+        app = app_frame(page)
         until(lambda: ISO_TIME.fullmatch(app.locator("#server-time").inner_text()), "the tool result", page)
         page.close(run_before_unload=True)
         # Its beacon ends the command at once; a beacon the browser dropped, once the page's last poll is over.

@@ -5,45 +5,22 @@ The server (over stdio) has one tool, ``get-cohort-data``, whose app
 The app does not draw the host's tool result: on mount, and whenever its
 Metric or Period selector changes, it calls ``get-cohort-data`` itself
 (``callServerTool``), so every number it shows came back through our host
-from the server. The server draws the numbers at random around a curve of
-its chosen metric: month 1 of ``retention`` is 0.75 + 0.08 ± 0.04 (79 to 87
-shown), of ``active`` 0.60 + 0.05 ± 0.05 (60 to 70 shown). That the numbers
-move from one band to the other after the app's own selector changed shows
-that its ``tools/call`` reached the server with the new argument and that the
+from the server. Its numbers are drawn at random in a band of the chosen
+metric (:mod:`cohort_heatmap`): that they move from the ``retention`` band
+to the ``active`` band after the app's own selector changed shows that its
+``tools/call`` reached the server with the new argument and that the
 server's answer reached the app.
 """
 
 from __future__ import annotations
 
 import signal
-from typing import Any
 
 import pytest
 from browsing import WAIT, app_command, app_frame, browser, frame_follows_app, npm_app_server, until
+from cohort_heatmap import ACTIVE, COHORT_HEATMAP, RETENTION, rows_in
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
-
-COHORT_HEATMAP = "@modelcontextprotocol/server-cohort-heatmap@2.0.3"
-
-# The grid as the app draws it: per cohort row its label (month, size) and its cells' numbers, left to right.
-# Class names are the package's CSS-module names (_label_<hash>, _cell_<hash>; an empty cell is _cellEmpty_).
-ROWS = """() => [...document.querySelectorAll('[class^="_label_"]')].map(label => {
-  const cells = [];
-  for (let next = label.nextElementSibling; next && !next.className.startsWith('_label_');
-       next = next.nextElementSibling) {
-    if (next.className.startsWith('_cell_')) cells.push(Number(next.textContent));
-  }
-  return {cohort: label.children[0].textContent, users: label.children[1].textContent, cells};
-})"""
-
-
-def rows_in(app: Any, low: int, high: int) -> list[dict[str, Any]] | None:
-    """The grid's rows once it holds 12 cohorts whose month-1 numbers all lie in [low, high]; else None."""
-    rows: list[dict[str, Any]] = app.evaluate(ROWS)
-    with_month_one = [row for row in rows if len(row["cells"]) > 1]
-    if len(rows) != 12 or len(with_month_one) != 11:
-        return None
-    return rows if all(low <= row["cells"][1] <= high for row in with_month_one) else None
 
 
 def test_the_heatmap_is_drawn_from_its_own_server_calls_and_its_metric_selector_calls_the_server_again() -> None:
@@ -62,7 +39,7 @@ def test_the_heatmap_is_drawn_from_its_own_server_calls_and_its_metric_selector_
 
         # Its own tools/call on mount, answered by the server: 12 monthly cohorts, a triangle of cells, each row
         # starting at 100%, month 1 in the retention band, cohort sizes of 1,000 to 4,999 users.
-        first = until(lambda: rows_in(app, 79, 87), "the retention heatmap", page)
+        first = until(lambda: rows_in(app, *RETENTION), "the retention heatmap", page)
         assert [len(row["cells"]) for row in first] == list(range(12, 0, -1))
         assert all(row["cells"][0] == 100 for row in first)
         assert all(1000 <= int(row["users"].replace(",", "")) < 5000 for row in first)
@@ -71,7 +48,7 @@ def test_the_heatmap_is_drawn_from_its_own_server_calls_and_its_metric_selector_
 
         # The app's own Metric selector: a new tools/call with metric=active, whose answer the app draws.
         app.locator("select").first.select_option("active")
-        second = until(lambda: rows_in(app, 60, 70), "the active-users heatmap", page)
+        second = until(lambda: rows_in(app, *ACTIVE), "the active-users heatmap", page)
         assert sum("method: tools/call" in line for line in console) == calls + 1
         assert [row["cohort"] for row in second] == [row["cohort"] for row in first]
         assert [row["users"] for row in second] != [row["users"] for row in first]  # drawn anew by the server

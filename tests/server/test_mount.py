@@ -295,6 +295,27 @@ def test_a_parent_s_session_closes_without_waiting_for_the_mounted_proxy_s_targe
         assert released == [True, True]  # the target was let go, not given up on: no close waited for it
 
 
+def test_the_parent_s_stop_waits_for_a_release_already_under_way() -> None:
+    # The session ended before stop(): its subscription is being ended on the mount's thread, held at the target,
+    # when stop() begins. stop() waits for that thread too (the test above may see the session end after it).
+    target, app = proxied.build(), MCPServer("app")
+    held, release, released = held_subscriptions(target, subscribing=False)
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as remote:
+        mounted = app.mount(remote, prefix="remote")
+        with mcp_sync.connect(app, era="handshake") as client:
+            client.subscribe_resource("notes://remote/readme")
+        assert held.wait(WAIT)  # the mount's thread is ending the subscription at the target
+        stopped = threading.Event()
+        stopping = threading.Thread(target=lambda: (app.stop(), stopped.set()), name="test-stop")
+        stopping.start()
+        assert not stopped.wait(0.5)  # stop() waits for that thread
+        release.set()
+        stopping.join(WAIT)
+        assert stopped.is_set() and mounted._releaser is None
+        assert released == [True] and not upstream_subscribed(target, "notes://readme")
+        mounted.unmount()
+
+
 def test_the_parent_s_stop_waits_for_the_mount_s_releases() -> None:
     # stop() closes the sessions, whose subscriptions the mount ends on a thread of its own: stop() returns once
     # that thread is done, so that none outlives it.

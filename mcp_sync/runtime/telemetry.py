@@ -9,18 +9,22 @@ is up to the application, which configures an SDK ``MeterProvider``::
     metrics.set_meter_provider(MeterProvider(metric_readers=[...]))
     default_telemetry().record_request("client", "tools/call", "success", 12.5)
 
-Without a configured provider every measurement goes to the API's no-op
-implementation. The ``opentelemetry`` package is imported when the first
-:class:`Telemetry` is built, not when this module is imported.
+Until the application imports ``opentelemetry.metrics`` (it must, to
+configure a provider) or names a provider in ``OTEL_PYTHON_METER_PROVIDER``,
+a measurement costs one dictionary look-up and nothing else: no instrument is
+made and ``opentelemetry`` is not imported. Without a configured provider,
+measurements then go to the API's no-op implementation.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.metrics import Counter, Histogram, MeterProvider
 
 __all__ = [
     "METER_NAME",
@@ -30,6 +34,7 @@ __all__ = [
     "Telemetry",
     "default_telemetry",
     "package_version",
+    "provider_named_in_environment",
 ]
 
 METER_NAME = "mcp_sync"
@@ -51,6 +56,47 @@ _ATTRIBUTE_CACHE_LIMIT = 1024
 
 Method names come from the peer, so the caches must not grow without bound.
 """
+
+
+_NAMED: dict[str, bool] = {}
+"""Whether each ``OTEL_PYTHON_*_PROVIDER`` variable was set, read once (see :func:`provider_named_in_environment`)."""
+
+
+def provider_named_in_environment(variable: str) -> bool:
+    """Whether the environment names a provider in ``variable`` (``OTEL_PYTHON_METER_PROVIDER``, say).
+
+    Read at the first question and remembered: the OpenTelemetry API reads
+    it once too, when the provider is first asked for, and this is asked
+    for every request while no provider is configured.
+    """
+    named = _NAMED.get(variable)
+    if named is None:
+        named = _NAMED[variable] = variable in os.environ
+    return named
+
+
+class _Instruments:
+    """The three instruments of one meter provider."""
+
+    __slots__ = ("notification_total", "request_duration", "request_total")
+
+    def __init__(self, provider: MeterProvider) -> None:
+        meter = provider.get_meter(METER_NAME, package_version())
+        self.request_total: Counter = meter.create_counter(
+            REQUEST_TOTAL,
+            unit="{request}",
+            description="MCP requests that finished, by direction, method and status.",
+        )
+        self.request_duration: Histogram = meter.create_histogram(
+            REQUEST_DURATION_MS,
+            unit="ms",
+            description="Duration of MCP requests, by direction and method.",
+        )
+        self.notification_total: Counter = meter.create_counter(
+            NOTIFICATION_TOTAL,
+            unit="{notification}",
+            description="MCP notifications sent or received, by direction and method.",
+        )
 
 
 def package_version() -> str | None:
@@ -90,43 +136,23 @@ class Telemetry:
     >>> telemetry.record_request("server", "tools/call", "error", 4.2)
     >>> telemetry.record_notification("sent", "notifications/progress")
 
-    Without ``meter_provider`` the global provider is used. Until the
-    application installs one, that is the API's proxy, which starts forwarding
-    to the real provider as soon as it is set, so building a ``Telemetry``
-    early loses nothing recorded after that point.
+    Without ``meter_provider`` the global provider is used, once the
+    application has imported ``opentelemetry.metrics`` (or names a provider
+    in the environment): until then nothing is recorded, since no provider
+    can be configured. Then, until the application installs one, the
+    instruments are the API's proxies, which start forwarding to the real
+    provider as soon as it is set, so building a ``Telemetry`` early loses
+    nothing recorded after that point.
 
     Attribute dictionaries are built once per distinct key and reused, which
     keeps each measurement free of new dictionaries.
     """
 
-    __slots__ = (
-        "_notification_total",
-        "_pair_attributes",
-        "_request_attributes",
-        "_request_duration",
-        "_request_total",
-    )
+    __slots__ = ("_bind_lock", "_instruments", "_pair_attributes", "_request_attributes")
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
-        from opentelemetry import metrics
-
-        provider = meter_provider if meter_provider is not None else metrics.get_meter_provider()
-        meter = provider.get_meter(METER_NAME, package_version())
-        self._request_total = meter.create_counter(
-            REQUEST_TOTAL,
-            unit="{request}",
-            description="MCP requests that finished, by direction, method and status.",
-        )
-        self._request_duration = meter.create_histogram(
-            REQUEST_DURATION_MS,
-            unit="ms",
-            description="Duration of MCP requests, by direction and method.",
-        )
-        self._notification_total = meter.create_counter(
-            NOTIFICATION_TOTAL,
-            unit="{notification}",
-            description="MCP notifications sent or received, by direction and method.",
-        )
+        self._instruments = None if meter_provider is None else _Instruments(meter_provider)
+        self._bind_lock = threading.Lock()
         self._request_attributes: dict[tuple[str, str, str], dict[str, str]] = {}
         # {"direction", "method"} sets serve both the histogram and the
         # notification counter; their direction values never overlap.
@@ -141,14 +167,17 @@ class Telemetry:
         >>> from opentelemetry.sdk.metrics import MeterProvider
         >>> Telemetry(MeterProvider()).record_request("client", "ping", "success", 0.8)
         """
+        instruments = self._instruments or self._bind()
+        if instruments is None:
+            return
         key = (direction, method, status)
         attributes = self._request_attributes.get(key)
         if attributes is None:
             attributes = {"direction": direction, "method": method, "status": status}
             if len(self._request_attributes) < _ATTRIBUTE_CACHE_LIMIT:
                 self._request_attributes[key] = attributes
-        self._request_total.add(1, attributes)
-        self._request_duration.record(duration_ms, self._pair(direction, method))
+        instruments.request_total.add(1, attributes)
+        instruments.request_duration.record(duration_ms, self._pair(direction, method))
 
     def record_notification(self, direction: str, method: str) -> None:
         """Count one notification; ``direction`` is ``"sent"`` or ``"received"``.
@@ -156,7 +185,28 @@ class Telemetry:
         >>> from opentelemetry.sdk.metrics import MeterProvider
         >>> Telemetry(MeterProvider()).record_notification("received", "notifications/cancelled")
         """
-        self._notification_total.add(1, self._pair(direction, method))
+        instruments = self._instruments or self._bind()
+        if instruments is not None:
+            instruments.notification_total.add(1, self._pair(direction, method))
+
+    def _bind(self) -> _Instruments | None:
+        """The instruments on the global provider, made at the first measurement once one may be configured.
+
+        ``None`` while ``opentelemetry.metrics`` is not even imported and the
+        environment names no provider: then none can be configured, and the
+        measurement is dropped without importing anything. Once it is
+        imported, the instruments are made on the global provider (until
+        one is set, the API's proxy, which forwards to it once it is).
+        """
+        if "opentelemetry.metrics" not in sys.modules and not provider_named_in_environment(
+            "OTEL_PYTHON_METER_PROVIDER"
+        ):
+            return None
+        from opentelemetry import metrics
+
+        with self._bind_lock:  # (made once: a second set would have the SDK warn of duplicate instruments)
+            self._instruments = self._instruments or _Instruments(metrics.get_meter_provider())
+            return self._instruments
 
     def _pair(self, direction: str, method: str) -> dict[str, str]:
         key = (direction, method)

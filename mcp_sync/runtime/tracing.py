@@ -24,13 +24,19 @@ installing an SDK ``TracerProvider``::
     trace.set_tracer_provider(TracerProvider())
 
 Until one is installed, :func:`active_tracer` returns ``None`` and each
-request pays for one function call and one global read, nothing more.
+request pays for one function call and one global read, nothing more; and
+until the application imports ``opentelemetry.trace`` (it must, to install
+one) or names one in ``OTEL_PYTHON_TRACER_PROVIDER``, ``opentelemetry`` is
+not imported at all.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from .telemetry import package_version, provider_named_in_environment
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -58,6 +64,8 @@ def active_tracer() -> Tracer | None:
     api = _api
     if api is None:
         api = _load()
+        if api is None:
+            return None
     provider = api._TRACER_PROVIDER
     if provider is None:
         return None
@@ -68,7 +76,11 @@ def active_tracer() -> Tracer | None:
 
 
 def _load() -> Any:
+    """``opentelemetry.trace`` once a provider may be configured; ``None`` (and nothing imported) while the
+    application has not imported it and the environment names no provider."""
     global _api
+    if "opentelemetry.trace" not in sys.modules and not provider_named_in_environment("OTEL_PYTHON_TRACER_PROVIDER"):
+        return None
     from opentelemetry import trace
 
     trace.get_tracer_provider()  # installs the provider OTEL_PYTHON_TRACER_PROVIDER names, if it names one
@@ -78,7 +90,6 @@ def _load() -> Any:
 
 def _remember(api: Any, provider: Any) -> tuple[object, Tracer | None]:
     global _cached
-    from .telemetry import package_version
 
     idle = isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider))
     _cached = (provider, None if idle else provider.get_tracer(TRACER_NAME, package_version()))

@@ -382,3 +382,99 @@ def test_early_telemetry_follows_a_provider_set_later() -> None:
         "mcp_request_duration_ms tools/list 1",
         "mcp_request_total tools/list 1",
     ]
+
+
+def test_calls_import_no_opentelemetry_until_the_application_does() -> None:
+    """A server and client that serve calls in both eras load nothing of OpenTelemetry while nobody configures it;
+    once the application imports it and sets its providers, the next calls are measured and traced."""
+    result = run_python(
+        """
+        import sys
+        from mcp_sync import MCPClient, MCPServer
+        from mcp_sync.transports.memory import InMemoryTransport
+
+        server = MCPServer("quiet")
+
+        @server.tool
+        def echo(text: str) -> str:
+            return text
+
+        def call_in_both_eras():
+            for era in ("handshake", "stateless"):
+                client_end, server_end = InMemoryTransport.pair()
+                server.start(server_end)
+                client = MCPClient(era=era)
+                client.connect(client_end)
+                assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+                client.close()
+
+        call_in_both_eras()
+        print(sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry"))
+
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        reader, exporter = InMemoryMetricReader(), InMemorySpanExporter()
+        metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(tracer_provider)
+        call_in_both_eras()
+        server.stop()
+
+        calls = 0
+        for rm in reader.get_metrics_data().resource_metrics:
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    if metric.name == "mcp_request_total":
+                        calls += sum(p.value for p in metric.data.data_points if p.attributes["method"] == "tools/call")
+        print(calls, sorted(span.name for span in exporter.get_finished_spans() if span.name.startswith("tools/call")))
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[]",  # (main imported the OpenTelemetry API at the first request)
+        "4 ['tools/call echo', 'tools/call echo', 'tools/call echo', 'tools/call echo']",  # 2 eras x client and server
+    ]
+
+
+def test_nothing_is_made_while_opentelemetry_is_not_imported(
+    monkeypatch: pytest.MonkeyPatch, provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    """The measurements before the application imports the API are dropped; the first one after it is counted."""
+    monkeypatch.delitem(sys.modules, "opentelemetry.metrics")
+    monkeypatch.delenv("OTEL_PYTHON_METER_PROVIDER", raising=False)
+    monkeypatch.setattr(telemetry_module, "_NAMED", {})
+    monkeypatch.setattr(otel_metrics, "get_meter_provider", lambda: provider)
+    telemetry = Telemetry()
+    telemetry.record_request("server", "tools/call", "success", 1.0)
+    telemetry.record_notification("sent", "notifications/progress")
+    assert reader.get_metrics_data() is None  # (no instrument was made on the provider)
+
+    monkeypatch.setitem(sys.modules, "opentelemetry.metrics", otel_metrics)  # the application imports it
+    telemetry.record_request("server", "tools/call", "success", 1.0)
+    telemetry.record_notification("sent", "notifications/progress")
+    assert {key: p.value for key, p in points(reader, "mcp_request_total").items()} == {
+        attrs(direction="server", method="tools/call", status="success"): 1
+    }
+    assert {key: p.value for key, p in points(reader, "mcp_notification_total").items()} == {
+        attrs(direction="sent", method="notifications/progress"): 1
+    }
+
+
+def test_a_provider_named_in_the_environment_is_used_without_an_import(
+    monkeypatch: pytest.MonkeyPatch, provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    """OTEL_PYTHON_METER_PROVIDER configures a provider the application never imports: measured from the start."""
+    monkeypatch.delitem(sys.modules, "opentelemetry.metrics")
+    monkeypatch.setenv("OTEL_PYTHON_METER_PROVIDER", "sdk_meter_provider")
+    monkeypatch.setattr(telemetry_module, "_NAMED", {})
+    monkeypatch.setattr(otel_metrics, "get_meter_provider", lambda: provider)  # (what the API installs from it)
+    Telemetry().record_request("client", "ping", "success", 1.0)
+    assert {key: p.value for key, p in points(reader, "mcp_request_total").items()} == {
+        attrs(direction="client", method="ping", status="success"): 1
+    }

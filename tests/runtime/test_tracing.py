@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -334,3 +335,22 @@ def test_the_official_sdk_server_reads_our_trace_context(
     assert sent.kind == SpanKind.CLIENT and sent.context is not None
     # Without an OpenTelemetry SDK there, its current span is the one our request carried.
     assert where == f"{sent.context.trace_id:032x}-{sent.context.span_id:016x}"
+
+
+def test_no_tracer_while_opentelemetry_is_not_imported(
+    monkeypatch: pytest.MonkeyPatch, exporter: InMemorySpanExporter
+) -> None:
+    """Not imported by the application and not named in the environment: no provider can be configured, and
+    nothing is imported to find out; named in OTEL_PYTHON_TRACER_PROVIDER, it is found."""
+    from mcp_sync.runtime import telemetry
+
+    monkeypatch.delitem(sys.modules, "opentelemetry.trace")
+    monkeypatch.setattr(tracing, "_api", None)
+    monkeypatch.setattr(telemetry, "_NAMED", {})
+    monkeypatch.delenv("OTEL_PYTHON_TRACER_PROVIDER", raising=False)
+    assert tracing.active_tracer() is None
+    assert "opentelemetry.trace" not in sys.modules
+
+    monkeypatch.setattr(telemetry, "_NAMED", {})
+    monkeypatch.setenv("OTEL_PYTHON_TRACER_PROVIDER", "sdk_tracer_provider")
+    assert tracing.active_tracer() is not None  # (the fixture's provider stands for the one the API installs)

@@ -15,6 +15,9 @@ calls, each echoing ``"hello"``:
   (``bench/sdk_http_server.py``) in its default mode and in JSON-response
   mode;
 - ``mcp_sync -> SDK (sse|json)``: our client against the SDK's servers;
+- ``gunicorn (handshake|stateless)``: our client and our server hosted
+  the other way, ``examples/scaled_app.py`` under ``gunicorn -k gthread``
+  (one worker, 32 threads, connections kept alive; the worker's CPU counted);
 - ``ceiling``: a bare ``requests.Session`` POST loop against a bare
   ``http.server`` handler that answers a fixed JSON body.
 
@@ -45,6 +48,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -136,9 +141,11 @@ def wait_accepting(port: int, process: subprocess.Popen[bytes], timeout: float =
 
 
 @contextlib.contextmanager
-def child(argv: list[str], port: int) -> Iterator[int]:
+def child(argv: list[str], port: int, cwd: Path | None = None, env: dict[str, str] | None = None) -> Iterator[int]:
     """A server in a child process, accepting on ``port``; gives its process id."""
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=cwd, env=env
+    )
     try:
         wait_accepting(port, process)
         yield process.pid
@@ -156,6 +163,43 @@ def sdk_server(python: str, mode: str) -> tuple[contextlib.AbstractContextManage
 def our_server() -> tuple[contextlib.AbstractContextManager[int], str]:
     port = free_port()
     return child([sys.executable, "-c", OUR_SERVER, str(port)], port), f"http://127.0.0.1:{port}/mcp"
+
+
+@contextlib.contextmanager
+def gunicorn_worker(port: int) -> Iterator[int]:
+    """``examples.scaled_app`` under gunicorn gthread (one worker, in memory), accepting on ``port``; gives the
+    worker's process id (the master only watches it)."""
+    argv = [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "32", "-w", "1", "--keep-alive", "5"]
+    argv += ["-b", f"127.0.0.1:{port}", "examples.scaled_app:application"]
+    env = {key: value for key, value in os.environ.items() if key != "MCP_SYNC_REDIS_URL"}
+    env["PYTHONPATH"] = str(ROOT)
+    with child(argv, port, cwd=ROOT, env=env) as master:
+        deadline = time.monotonic() + 60
+        while not child_pids(master) and time.monotonic() < deadline:
+            time.sleep(0.05)  # (the master listens before it forks its worker)
+        (worker,) = child_pids(master)
+        try:
+            yield worker
+        finally:
+            os.kill(master, signal.SIGINT)  # a quick shutdown: the master stops its worker, then child() kills it
+            while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline + 70:
+                time.sleep(0.05)
+
+
+def child_pids(parent: int) -> list[int]:
+    """The process ids of ``parent``'s children, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+    return found
+
+
+def our_gunicorn() -> tuple[contextlib.AbstractContextManager[int], str]:
+    port = free_port()
+    return gunicorn_worker(port), f"http://127.0.0.1:{port}/mcp"
 
 
 def bare_server() -> tuple[contextlib.AbstractContextManager[int], str]:
@@ -314,6 +358,10 @@ def main() -> None:
         server, url = our_server()
         with server as pid:
             columns[f"ours ({era})"] = measure_ours(url, args.calls, args.clients, era, pid)
+    for era in ("handshake", "stateless"):
+        server, url = our_gunicorn()
+        with server as pid:
+            columns[f"gunicorn ({era})"] = measure_ours(url, args.calls, args.clients, era, pid)
     for server_mode, client_modes in (("json", ("legacy", "auto")), ("sse", ("legacy", "auto"))):
         server, url = sdk_server(args.sdk_python, server_mode)
         with server as pid:
@@ -337,14 +385,16 @@ def main() -> None:
     for key, label, _ in ROWS:
         print(f"{label:28}" + "".join(f"{columns[name][key]:19.3f}" for name in names))
     sdk = [name for name in names if name.startswith("SDK ")]
-    print("\nours / the best SDK -> SDK figure of each row (> 1: mcp_sync is better; the best SDK column named):")
+    print("\nours / the best SDK -> SDK figure of each row (> 1: mcp_sync is better; the best SDK column named;")
+    print(" o: embedded server, g: gunicorn gthread):")
     for key, label, better in ROWS:
         pick = max if better == "higher" else min
         best = pick(sdk, key=lambda name: columns[name][key])
         ratios = []
-        for era in ("handshake", "stateless"):
-            ours, theirs = columns[f"ours ({era})"][key], columns[best][key]
-            ratios.append(f"{era} {ours / theirs if better == 'higher' else theirs / ours:5.2f}x")
+        for host in ("ours", "gunicorn"):
+            for era in ("handshake", "stateless"):
+                ours, theirs = columns[f"{host} ({era})"][key], columns[best][key]
+                ratios.append(f"{host[0]}/{era} {ours / theirs if better == 'higher' else theirs / ours:5.2f}x")
         print(f"  {label.strip():26} " + "   ".join(ratios) + f"   (best SDK: {best})")
 
 

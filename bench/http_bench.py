@@ -381,9 +381,10 @@ def main() -> None:
     print(f"workload: {WORKLOAD}")
     print('payload: "hello" (5 characters) in every call; the ceiling answers a fixed text-only result')
     print("columns: client -> server; 'SDK json (legacy)' is the SDK's client in legacy mode against its JSON server")
-    print(f"{'':28}" + "".join(f"{name:>19}" for name in names))
+    width = max(19, *(len(name) + 2 for name in names))
+    print(f"{'':28}" + "".join(f"{name:>{width}}" for name in names))
     for key, label, _ in ROWS:
-        print(f"{label:28}" + "".join(f"{columns[name][key]:19.3f}" for name in names))
+        print(f"{label:28}" + "".join(f"{columns[name][key]:{width}.3f}" for name in names))
     sdk = [name for name in names if name.startswith("SDK ")]
     print("\nours / the best SDK -> SDK figure of each row (> 1: mcp_sync is better; the best SDK column named;")
     print(" o: embedded server, g: gunicorn gthread):")

@@ -15,7 +15,6 @@ import pytest
 import requests
 
 from mcp_sync import Context, MCPServer
-from mcp_sync.client import http_client
 from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.server import StreamableHTTPApp, start_http
@@ -81,29 +80,6 @@ def test_a_quick_answer_is_json_and_a_chatty_one_streams_with_its_cors_headers()
         assert streamed.text.count("notifications/progress") == 2 and '"text":"stepped"' in streamed.text
 
 
-@pytest.mark.parametrize("era", ["handshake", "stateless"])
-def test_a_call_runs_on_the_connections_thread_and_a_chatty_one_still_streams(era: str) -> None:
-    """No hand-off to a handler thread and back for a call of a session either (main handed a handshake-era
-    session's requests to its dispatcher's pool); a handler that reports progress is still heard while it runs."""
-    server = MCPServer("lending")
-    heard = threading.Event()
-
-    @server.tool
-    def where() -> str:
-        """The thread that runs the handler."""
-        return threading.current_thread().name
-
-    @server.tool
-    def chatty(ctx: Context) -> str:
-        """Reports progress, then waits until the client has heard it."""
-        ctx.progress(1, 2)
-        return "heard while running" if heard.wait(WAIT) else "not heard"
-
-    with start_http(server) as running, http_client(running.url, era=era) as client:
-        assert client.call_tool("where").text == "mcp-sync-http-conn"
-        assert client.call_tool("chatty", progress=lambda *_: heard.set()).text == "heard while running"
-
-
 def lent_request(app: StreamableHTTPApp, transport: StreamableSessionTransport, request_id: int) -> Lent:
     post = transport.open_post(request_id, priming=False)
     answer = Answer(json_ok=True, sse_ok=True, priming=False, stateless=True)
@@ -113,7 +89,7 @@ def lent_request(app: StreamableHTTPApp, transport: StreamableSessionTransport, 
 def test_what_a_post_got_before_it_was_lent_is_kept() -> None:
     """A session that ended before its request was lent: the POST's queue already says so, and still does."""
     app = StreamableHTTPApp(MCPServer("lending"))
-    transport = StreamableSessionTransport(event_store=None)
+    transport = StreamableSessionTransport(event_store=None, inline=True)
     transport.close()
     try:
         lent = lent_request(app, transport, 1)
@@ -126,7 +102,7 @@ def test_what_a_post_got_before_it_was_lent_is_kept() -> None:
 def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> None:
     """The watch finds a lent request past its deadline whose response came first: it stays a JSON answer."""
     app = StreamableHTTPApp(MCPServer("lending"))
-    transport = StreamableSessionTransport(event_store=None)
+    transport = StreamableSessionTransport(event_store=None, inline=True)
     watch = LendWatch(0.02)
     try:
         lent = lent_request(app, transport, 7)
@@ -149,7 +125,7 @@ def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> No
 
 def test_a_lent_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     app = StreamableHTTPApp(MCPServer("lending"))
-    transport = StreamableSessionTransport(event_store=None)
+    transport = StreamableSessionTransport(event_store=None, inline=True)
     watch = LendWatch(0.02)
     try:
         broken, fine = lent_request(app, transport, 1), lent_request(app, transport, 2)
@@ -177,7 +153,7 @@ def test_a_lent_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplo
 
 def test_a_stream_asked_for_once_the_handler_is_done_is_not_started() -> None:
     app = StreamableHTTPApp(MCPServer("lending"))
-    transport = StreamableSessionTransport(event_store=None)
+    transport = StreamableSessionTransport(event_store=None, inline=True)
     try:
         lent = lent_request(app, transport, 3)
         assert lent.settle() is None

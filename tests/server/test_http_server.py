@@ -10,10 +10,8 @@ import http.client
 import io
 import json
 import queue
-import socketserver
 import subprocess
 import threading
-import wsgiref.simple_server
 import wsgiref.validate
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -1292,41 +1290,6 @@ def test_a_failure_mid_request_releases_the_session(
     monkeypatch.setattr(ElasticPool, "submit", lambda self, task: broken(None, None))
     assert stateless.request("ping", Accept="text/event-stream").status_code == 500
     assert [s for s in server.sessions if s.revision is None] == []
-
-
-def test_a_session_that_cannot_take_a_request_ends_its_post_under_another_server(
-    server: MCPServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Under a WSGI server that lets no other thread write (wsgiref's, threaded), a session's request goes to a
-    handler thread; should the session fail to take it, the POST gets the error saying so, rather than wait."""
-
-    class Threaded(socketserver.ThreadingMixIn, wsgiref.simple_server.WSGIServer):
-        daemon_threads = True
-
-    class Quiet(wsgiref.simple_server.WSGIRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    app = StreamableHTTPApp(server)
-    host = wsgiref.simple_server.make_server("127.0.0.1", 0, app, server_class=Threaded, handler_class=Quiet)
-    serving = threading.Thread(target=host.serve_forever, daemon=True)
-    serving.start()
-    try:
-        peer = Peer(f"http://127.0.0.1:{host.server_port}/mcp")
-        peer.initialize()
-
-        def broken(self: StreamableSessionTransport, message: Any) -> None:
-            raise RuntimeError("broken transport")
-
-        monkeypatch.setattr(StreamableSessionTransport, "receive", broken)
-        failed = peer.request("ping")
-        assert failed.status_code == 200 and "broken" not in failed.text
-        assert failed.json()["error"]["message"] == "The session ended before the request was answered"
-    finally:
-        host.shutdown()
-        host.server_close()
-        serving.join(10)
-        app.close()
 
 
 def test_start_http_as_a_context_manager(server: MCPServer) -> None:

@@ -152,19 +152,13 @@ def receive(transport: StreamableSessionTransport, message: JSONRPCMessage) -> N
             transport.cancel(cancelled)
 
 
-def deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: Once, post: PostedRequest) -> None:
-    """Pass a request to its session, which serves it on this thread: a handler thread, or the connection's, lent.
-
-    Should the session fail to take it, ``done`` runs and the POST ``post`` ends
-    with the error saying the session ended, rather than wait for an answer
-    that will never come.
-    """
+def deliver(transport: StreamableSessionTransport, message: JSONRPCRequest, done: Once) -> None:
+    """Pass a request to the session serving it alone, on a handler thread (or the connection's, lent)."""
     try:
         transport.receive(message)
     except Exception:
         log.exception("the MCP HTTP app failed to pass on request %r", message.id)
-        done()  # a session of this request only ends (and so its POSTs do)
-        post.put(Signal.CLOSED)  # (a session of many goes on: only this POST ends)
+        done()  # its session ends, and so the POST waiting for the answer does
 
 
 def await_answer(

@@ -39,11 +39,12 @@ the server sends for it; when a handler first emits a notification or a
 request of its own (progress, logging, sampling), the answer becomes an SSE
 stream that carries those and ends with the response.
 
-A POSTed request (of a session or standing alone) runs its handler on the
-thread that read it when the embedded server hosts the app: no hand-off to
-another thread and back. Should its answer turn into a stream while the
-handler runs, a handler thread writes it meanwhile (the embedded server
-allows that; other servers get the hand-off).
+A request that stands alone (every 2026-07-28 request, and stateless mode)
+runs its handler on the thread that read it when the embedded server hosts
+the app: no hand-off to another thread and back. Should
+its answer turn into a stream while the handler runs, a handler thread
+writes it meanwhile (the embedded server allows that; other servers get the
+hand-off).
 
 A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
 whose body's ``_meta`` names a revision, or which calls ``server/discover``)
@@ -560,12 +561,12 @@ class StreamableHTTPApp:
         ``initialize``. A session of its own keeps the request ids of
         different clients apart.
         """
-        transport = StreamableSessionTransport(event_store=None)
+        transport = StreamableSessionTransport(event_store=None, inline=True)
         done = self.start_alone(transport, revision)
         if done is None:
             return shutting_down()
         try:
-            return self._pass_on(transport, message, answer, done, alone=True)
+            return self._pass_on(transport, message, answer, done)
         except BaseException:
             done()
             raise
@@ -595,16 +596,9 @@ class StreamableHTTPApp:
         return Once(finish)
 
     def _pass_on(
-        self,
-        transport: StreamableSessionTransport,
-        message: JSONRPCMessage,
-        answer: Answer,
-        done: Once,
-        *,
-        alone: bool = False,
+        self, transport: StreamableSessionTransport, message: JSONRPCMessage, answer: Answer, done: Once
     ) -> Response:
-        """Give ``message`` to the session (``alone``: one that serves this request only, ended by ``done``); for a
-        request, wait for what answers it."""
+        """Give ``message`` to the session; for a request, wait for what answers it."""
         if not isinstance(message, JSONRPCRequest):
             receive(transport, message)
             done()
@@ -613,17 +607,14 @@ class StreamableHTTPApp:
         post = transport.open_post(message.id, json_only=json_only, priming=answer.priming, auth=answer.auth)
         if not answer.json_ok:
             transport.start_streaming(post)
-        if answer.lend_to is not None and answer.json_ok:
-            # On this thread, a session that cannot take the request fails the POST (500), as it would without
-            # lending; one of its own is ended instead (its POST gets the error that says so).
-            run = (
-                functools.partial(deliver, transport, message, done, post)
-                if alone
-                else functools.partial(transport.receive, message)
-            )
-            return self._lender.serve(transport, post, run, answer, done)  # (hanging up cancels nothing here)
-        # The handler runs on a handler thread, so that its answer can stream meanwhile.
-        self._handlers.submit(functools.partial(deliver, transport, message, done, post))
+        if transport.handoff_reading is not None:
+            if answer.lend_to is not None and answer.json_ok:
+                run = functools.partial(deliver, transport, message, done)
+                return self._lender.serve(transport, post, run, answer, done)  # (hanging up cancels nothing here)
+            # A session of this request only: its handler runs on a thread kept for the purpose.
+            self._handlers.submit(functools.partial(deliver, transport, message, done))
+        else:
+            transport.receive(message)
         return await_answer(transport, post, answer, done, ping_interval=self.ping_interval, retry_ms=self.retry_ms)
 
     # --------------------------------------------------------------- GET

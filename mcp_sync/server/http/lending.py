@@ -25,7 +25,7 @@ from .answers import Answer, AnswerSource, SSEBody, await_answer
 from .cors import CORSPolicy
 from .sessions import Item, PostedRequest
 from .wire import Once, Response, status_line
-from .wsgi import CONNECTION_SOCKET, END_RESPONSE
+from .wsgi import CONNECTION_SOCKET
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +127,6 @@ class Lent:
             self._settled = True
             self._trigger.lent = None
             return self.streamed
-
-    def running(self) -> bool:
-        """Whether the handler still runs (it has not settled)."""
-        with self._lock:
-            return not self._settled
 
     def hung_up(self) -> bool:
         """Whether a 2026-07-28 client closed the connection it sent this request on (read nothing: peek)."""
@@ -299,10 +294,6 @@ class Lender:
             write = request.start_response(status_line(response.status), headers)
             for chunk in body:
                 write(chunk)
-            if lent.running():
-                # The stream ended while the handler still holds the connection's thread (a resumption took it
-                # over, say): the client must see it end now, not once the handler lets go of the thread.
-                request.environ[END_RESPONSE]()
         except OSError as error:  # the client went away: closing a stream's body ends what it waits for
             log.debug("the answer to request %r was cut short: %s", lent.post.request_id, error)
         finally:

@@ -159,20 +159,18 @@ class StreamableSessionTransport(BaseTransport):
     every SSE event gets an id and streams can be resumed; without one (the
     stateless mode) events carry no ids and there is no standalone stream.
 
-    The session runs a request's handler on the thread that passes the
-    request to :meth:`receive` (each POST comes with a thread of its own, and
-    nothing else reads for the session): the connection's thread, lent to it
-    when its answer may be written from another thread should it turn into a
-    stream (see :mod:`~mcp_sync.server.http.lending`), else a handler thread.
-    Batches are the exception: their requests run on the session's pool.
+    With ``inline=True`` the session runs a request's handler on the thread
+    that passes the request to :meth:`receive` (it has no threads of its
+    own): for sessions that serve one request, passed in by a
+    :class:`~mcp_sync.runtime.workers.ElasticPool` thread.
     """
 
     network_transport = "tcp"
 
-    def __init__(self, *, event_store: EventStore | None) -> None:
+    def __init__(self, *, event_store: EventStore | None, inline: bool = False) -> None:
         super().__init__()
         # The dispatcher runs handlers on the receiving thread when its transport can hand reading off.
-        self.handoff_reading: Callable[[], None] | None = stay_on_this_thread
+        self.handoff_reading: Callable[[], None] | None = stay_on_this_thread if inline else None
         self._store = event_store
         self._routes = threading.Lock()
         self._waiting: dict[RequestId, list[PostedRequest]] = {}

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONNECTION_SOCKET",
-    "END_RESPONSE",
     "MAX_CONNECTIONS",
     "WRITE_FROM_ANY_THREAD",
     "ClientDisconnected",
@@ -64,12 +63,6 @@ WRITE_FROM_ANY_THREAD = "mcp_sync.write_from_any_thread"
 """An environ key this server sets (``True``): the application may call ``start_response`` and its ``write()``
 from another thread while the application call is still running, provided the calls do not overlap and end
 before it returns. PEP 3333 neither grants nor forbids it; an application that relies on it checks for the key."""
-END_RESPONSE = "mcp_sync.end_response"
-"""An environ key this server sets with :data:`WRITE_FROM_ANY_THREAD`: a callable that ends the response at once,
-from another thread, once its body is written while the application call still runs (the thread it lent to a
-handler, say). The last chunk goes out and the connection is closed for writing, so that the client reads the
-response whole and opens a new connection for its next request; the call must then return an empty body, and the
-connection closes once it returns."""
 CONNECTION_SOCKET = "mcp_sync.connection_socket"
 """An environ key this server sets: the socket of the request's connection, which the application may watch (with
 ``MSG_PEEK``, never reading or writing it) to learn that the client hung up while it works on the answer."""
@@ -340,7 +333,6 @@ class _ResponseWriter:
         "chunked",
         "code",
         "dated",
-        "ended",
         "head_only",
         "headers",
         "http11",
@@ -365,7 +357,6 @@ class _ResponseWriter:
         self.sent = False
         self.chunked = False
         self.dated = False
-        self.ended = False
 
     def start_response(
         self, status: str, headers: list[tuple[str, str]], exc_info: OptExcInfo | None = None, /
@@ -453,9 +444,7 @@ class _ResponseWriter:
         self._sendall(head + data)
 
     def finish(self) -> None:
-        """End the response: the head if nothing was sent, the last chunk if chunked (unless it was ended already)."""
-        if self.ended:
-            return
+        """End the response: the head if nothing was sent, the last chunk if chunked."""
         if not self.sent:
             self.send(b"", 0)
         elif self.chunked and self.body_allowed:
@@ -463,14 +452,6 @@ class _ResponseWriter:
         if self.length:
             log.warning("the application sent %d bytes fewer than its Content-Length; closing", self.length)
             self.keep_alive = False
-
-    def end(self) -> None:
-        """End the response now, from the thread that wrote its body (see :data:`END_RESPONSE`)."""
-        self.finish()
-        self.ended = True
-        self.keep_alive = False
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_WR)
 
     def _sendall(self, data: bytes) -> None:
         try:
@@ -669,7 +650,6 @@ class _Connection:
         environ["wsgi.input"] = body
 
         writer = _ResponseWriter(self.sock, http11, method == b"HEAD", keep_alive and not self.server.closing, body)
-        environ[END_RESPONSE] = writer.end
         if not self._respond(environ, writer):
             return False
         return writer.keep_alive and body.drain()

@@ -22,7 +22,6 @@ release = version = mcp_sync.__version__
 
 extensions = [
     "sphinx.ext.autodoc",
-    "sphinx.ext.viewcode",
     "sphinx_copybutton",
     "public_api",
     "llms_txt",

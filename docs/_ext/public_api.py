@@ -163,8 +163,9 @@ def only_pages_are_nitpicked(app: Sphinx, env: Any, node: nodes.Element, contnod
 
 
 def no_inherited_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
-    """A constant without a docstring of its own shows nothing, rather than its type's docstring (``dict``'s)."""
-    if what == "data" and type(obj).__doc__ and "\n".join(lines).strip() == inspect.cleandoc(type(obj).__doc__):
+    """A constant, alias or attribute without a docstring of its own shows nothing, not its type's (``dict``'s)."""
+    inherited = getattr(obj, "__doc__", None)  # an instance's, or an alias's (dict[str, Any] gives dict's)
+    if what in ("data", "attribute") and inherited and " ".join(" ".join(lines).split()) == " ".join(inherited.split()):
         lines.clear()
 
 

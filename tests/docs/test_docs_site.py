@@ -55,8 +55,15 @@ def sphinx_build(source: Path, out: Path, *confdir: str) -> subprocess.Completed
     dead_proxy = "http://127.0.0.1:9"
     env = {**os.environ, "HTTP_PROXY": dead_proxy, "HTTPS_PROXY": dead_proxy, "http_proxy": dead_proxy}
     env |= {"https_proxy": dead_proxy, "NO_PROXY": "", "no_proxy": "", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", *confdir, str(source), str(out)]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    build = ["-W", "--keep-going", "-q", "-b", "html", *confdir, str(source), str(out)]
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", *build],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +119,7 @@ def test_every_public_name_has_a_reference_entry(site: Path) -> None:
         for name in public_api.public_names(module):
             if public_api.home(module, name) not in documented:
                 missing.append(f"{module}.{name}")
-            if f"<span class=\"pre\">{name}</span>" not in html and f">{name}<" not in html:
+            if f'<span class="pre">{name}</span>' not in html and f">{name}<" not in html:
                 unlisted.append(f"{module}.{name}")
     assert not missing, f"public names without a reference entry: {missing}"
     assert not unlisted, f"public names not shown on their module's page: {unlisted}"

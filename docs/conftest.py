@@ -13,7 +13,8 @@ sys.path[:0] = [str(TESTS), str(TESTS / "docs")]  # the peers' fixtures (redisse
 import doc_snippets  # noqa: E402
 import peers  # noqa: E402
 
-collect_ignore = ["conf.py", "_ext", "_build"]
+# Not doctest modules: Sphinx's configuration and extensions, and this file (its name is tests/conftest.py's).
+collect_ignore = ["conf.py", "_ext", "_build", "conftest.py"]
 pytest_collect_file = doc_snippets.collector()
 
 

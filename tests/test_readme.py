@@ -112,3 +112,19 @@ def test_the_first_server_snippet_runs_as_shown(era: str, tmp_path: Path) -> Non
 
     with mcp_sync.connect(command, era=era, elicitation_provider=answer) as client:
         assert client.call_tool("slow_report", {"cities": ["Oslo"]}).text == "sent to ada@example.org"
+
+
+def extra(name: str) -> set[str]:
+    """The requirements of one extra of setup.cfg."""
+    text = (ROOT / "setup.cfg").read_text(encoding="utf-8")
+    block = re.search(rf"^{name} =\n((?:    .+\n)+)", text, re.MULTILINE)
+    assert block is not None, f"no extra {name!r} in setup.cfg"
+    return {line.strip() for line in block.group(1).splitlines()}
+
+
+def test_the_test_extra_installs_what_the_docs_build_needs() -> None:
+    # The suite builds the docs: the README's test command installs only the test extra, and so does .ci/run.
+    assert extra("docs") <= extra("test")
+    install = commands()[1].split(" && ", 1)[0]
+    assert install == 'pip install -e ".[test]"'
+    assert f"python -m {install}" in (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("--quiet ", "")

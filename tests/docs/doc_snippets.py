@@ -9,7 +9,8 @@ The conventions (docs/contributing.rst, "Writing docs", says them for writers):
   for any lines); ``$ pip install`` lines are shown, not run;
 - a console block right after the comment ``.. serves: URL`` holds one command that serves until stopped: it
   starts in the background on a free port of 127.0.0.1 in place of the URL's port (``port`` in the namespace),
-  the page goes on once that port accepts connections, and the command gets Ctrl-C (SIGINT) when the page ends;
+  the page goes on once that port accepts connections (``port`` and ``served_log``, its output, in the
+  namespace), and the command gets Ctrl-C (SIGINT) when the page ends;
 - a python block right after the comment ``.. own-process`` runs in a fresh interpreter (for what can be done
   once per process, like setting OpenTelemetry's global providers): it must exit 0, and ``printed`` in the
   namespace is what it printed;

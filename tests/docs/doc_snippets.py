@@ -8,7 +8,7 @@ The conventions (docs/contributing.rst, "Writing docs", says them for writers):
   interpreter's) and must exit 0; the lines under it, if any, must each be a line of its output (``...`` stands
   for any lines); ``$ pip install`` lines are shown, not run;
 - a console block right after the comment ``.. serves: URL`` holds one command that serves until stopped: it
-  starts in the background on a free port of 127.0.0.1 in place of the URL's port (``port`` in the namespace),
+  starts in the background on a free port of 127.0.0.1 in place of the URL's port,
   the page goes on once that port accepts connections (``port`` and ``served_log``, its output, in the
   namespace), and the command gets Ctrl-C (SIGINT) when the page ends;
 - a python block right after the comment ``.. own-process`` runs in a fresh interpreter (for what can be done

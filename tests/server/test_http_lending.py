@@ -19,7 +19,7 @@ from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.server import StreamableHTTPApp, start_http
 from mcp_sync.server.http.answers import Answer
-from mcp_sync.server.http.lending import LendWatch, Lent
+from mcp_sync.server.http.lending import HangUp, LendWatch, Lent
 from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
 from mcp_sync.server.http.wire import Once
 
@@ -123,28 +123,30 @@ def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> No
     assert not [thread for thread in threading.enumerate() if thread.name == "mcp-sync-http-lend-watch"]
 
 
-def test_a_lent_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     app = StreamableHTTPApp(MCPServer("lending"))
     transport = StreamableSessionTransport(event_store=None, inline=True)
     watch = LendWatch(0.02)
+    cancelled: list[str] = []
     try:
-        broken, fine = lent_request(app, transport, 1), lent_request(app, transport, 2)
+        fine = lent_request(app, transport, 2)
 
-        class Exploding:
-            def recv(self, size: int, flags: int) -> bytes:
-                raise RuntimeError("a socket gone wrong")
+        def exploding() -> bool:
+            raise RuntimeError("a socket gone wrong")
 
-        broken.socket = Exploding()  # type: ignore[assignment]
+        broken = HangUp(exploding, lambda: cancelled.append("broken"))
+        gone = HangUp(lambda: True, lambda: cancelled.append("gone"))
         transport.send(error_response(2, -32601, "Method not found: nope"))  # fine's response came first
         fine.deadline = time.monotonic() - 1
-        watch.add(broken)
-        watch.add(fine)
+        for watched in (broken, fine, gone):
+            watch.add(watched)
         deadline = time.monotonic() + WAIT
         while watch._lent and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert not watch._lent  # both looked at: the failing one let go, the other handled
+        assert not watch._lent  # all looked at: the failing one let go, the others handled
         assert fine.post.mode == "json"
-        assert "the lend watch failed on request 1" in caplog.text
+        assert cancelled == ["gone"]  # a request answered on a handler thread whose client hung up is cancelled
+        assert "the lend watch failed on a request" in caplog.text
     finally:
         watch.close(WAIT)
         transport.close()

@@ -93,7 +93,7 @@ from .bearer import BearerGate
 from .cors import CORSPolicy
 from .event_store import EventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
-from .lending import Lender
+from .lending import Lender, hang_up_test
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import HTTPSession, SessionRegistry, SSEStream, StreamableSessionTransport, close_sessions
 from .shared_sessions import SharedSessions, is_response, open_backend, response_to
@@ -459,7 +459,8 @@ class StreamableHTTPApp:
             return refused
         lend_to = request if request.environ.get(WRITE_FROM_ANY_THREAD) else None
         if is_stateless(version, message):
-            answer = Answer(json_ok, sse_ok, priming=False, stateless=True, auth=request.auth, lend_to=lend_to)
+            hung_up = hang_up_test(request.environ)  # (closing the connection cancels only in 2026-07-28)
+            answer = Answer(json_ok, sse_ok, False, stateless=True, auth=request.auth, lend_to=lend_to, hung_up=hung_up)
             return self._post_stateless_era(request, message, version, answer)
         if not (json_ok or sse_ok) or (self.json_response and not json_ok):
             return http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")

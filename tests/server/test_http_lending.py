@@ -207,8 +207,16 @@ def raw_post(port: int, body: dict[str, Any], headers: dict[str, str]) -> socket
     return connection
 
 
-@pytest.mark.parametrize(("revision", "reset"), [(REVISION, False), (REVISION, True), ("2025-11-25", False)])
-def test_a_2026_07_28_client_hanging_up_cancels_its_request(revision: str, reset: bool) -> None:
+@pytest.mark.parametrize(
+    ("revision", "reset", "accept"),
+    [
+        (REVISION, False, "application/json, text/event-stream"),
+        (REVISION, True, "application/json, text/event-stream"),
+        (REVISION, False, "text/event-stream"),  # no JSON answer: served on a handler thread, not lent
+        ("2025-11-25", False, "application/json, text/event-stream"),
+    ],
+)
+def test_a_2026_07_28_client_hanging_up_cancels_its_request(revision: str, reset: bool, accept: str) -> None:
     # 2026-07-28: closing the connection is the cancellation. Before it, a disconnection is none (the handler runs on).
     server = MCPServer("hang-up")
     started, ended = threading.Event(), threading.Event()
@@ -229,7 +237,7 @@ def test_a_2026_07_28_client_hanging_up_cancels_its_request(revision: str, reset
             params["_meta"] = meta
         headers = {
             "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
+            "Accept": accept,
             "MCP-Protocol-Version": revision,
             "Mcp-Method": "tools/call",
             "Mcp-Name": "wait",

@@ -6,8 +6,8 @@ Targets (``--target``, both by default, in turn), serving ``bench/soak_app.py``:
 - ``gunicorn``: ``gunicorn -k gthread --threads 32 -w W --keep-alive 0``
   (every request on a new connection, so a client's requests spread over the
   workers) with a ``redis-server`` started here on a free port; every
-  ``--kill-every`` seconds one worker is killed with SIGKILL and the run waits
-  for gunicorn to start its replacement.
+  ``--kill-every`` seconds one worker other than the first is killed with
+  SIGKILL and the run waits for gunicorn to start its replacement.
 
 ``--clients`` threads each hold a handshake-era client (2025-11-25, a session
 with its GET stream, subscribed to a resource of its own) and a 2026-07-28
@@ -20,18 +20,26 @@ DELETE, or a 2026-07-28 client opened and closed).
 
 Sampled every few seconds: the server's RSS, threads and open file
 descriptors (summed over the master and its workers, from /proc), Redis's
-key count (DBSIZE), and this process's threads and descriptors. What clients
-leave behind (idle sessions, finished tasks, SSE streams on Redis) lasts
-``--idle`` seconds, and on Redis a stream's note of a notification a minute,
-so the first of those plus 10 s are warm-up; so is, on gunicorn, the first
-half of the run: each worker's gthread pool starts threads as load asks for
-them, up to ``--threads`` (32), and a worker killed restarts from none, so
-a pool filling up to its bound looks like growth for minutes (measured: the
-threads rose from 77 to 139, two full pools, and stayed there). A leak goes
-on growing in the second half. Start, middle and end of the
-rest are each the median of three samples; growth is judged on the trend
-(the least-squares slope times the length of the rest). The run fails (exit
-1) if a figure's trend grew beyond what is allowed (printed), if this process
+key count (DBSIZE), and this process's threads and descriptors. On gunicorn
+the sums depend on the ages of the workers killed at random (a new worker
+starts from nothing), so they are shown, and what is judged is the worker
+the soak never kills, the first one: it serves the whole run, half the load
+and all of it while the other restarts, the resumes of streams cut by a
+kill among it. Its threads are counted without gunicorn's gthread pool,
+which starts a thread per connection up to ``--threads`` and keeps it
+(shown apart). Each worker writes what it holds every second (threads by
+name and by what they do, idle in a pool or where they wait; descriptors
+by kind), and the report shows it for the start, middle and end.
+
+What clients leave behind (idle sessions, finished tasks, SSE streams on
+Redis) lasts ``--idle`` seconds, and on Redis a stream's note of a
+notification a minute, so the first of those plus 10 s are warm-up; so is,
+on gunicorn, the first half of the run, while the pools of a worker fill up
+to the concurrency the load reaches. Growth is judged while the load lasts
+(not as the clients close). Start, middle and end of the rest are each the
+median of three samples; growth is judged on the trend (the least-squares
+slope times the length of the rest). The run fails (exit 1) if a judged
+figure's trend grew beyond what is allowed (printed), if this process
 keeps a thread or descriptor after closing its clients, or on any client
 error not expected by design. Expected: a call we cancelled, and what fails
 while a worker we killed goes (an operation that overlapped a kill, or a
@@ -79,6 +87,8 @@ HEARD_TIMEOUT = 15.0
 JOIN_TIMEOUT = 60.0
 TOLERANCE = {"rss_mib": (0.15, 16.0), "threads": (0.25, 8), "fds": (0.25, 16), "keys": (0.25, 50)}
 """Growth allowed over the steady part of a run, per kind of figure: (a fraction of the start, or at least this)."""
+UNJUDGED = {"kept pool_threads"}
+"""Shown, not judged: gunicorn's gthread pool, which grows to ``--threads`` as connections come and stays."""
 
 
 class SoakError(Exception):
@@ -308,7 +318,11 @@ def killer(target: Target, tally: Tally, every: float, stopping: threading.Event
     """Kill one worker with SIGKILL every ``every`` seconds and wait for gunicorn to replace it."""
     chooser = random.Random(26)
     while not stopping.wait(every):  # the schedule of kills: waiting on time is the point here
-        workers = children(target.master)
+        workers = [pid for pid in children(target.master) if pid != target.kept]
+        if target.kept not in children(target.master):
+            with tally.lock:
+                tally.errors["the worker never killed by the soak died"] += 1
+            return
         if not workers:
             continue
         victim = chooser.choice(workers)
@@ -334,6 +348,7 @@ def killer(target: Target, tally: Tally, every: float, stopping: threading.Event
 class Sample:
     at: float
     figures: dict[str, float]
+    workers: dict[int, dict[str, Any]]
 
 
 def client_figures() -> dict[str, float]:
@@ -344,7 +359,7 @@ def sampler(target: Target, every: float, samples: list[Sample], kinds: list[Any
     """Sample every ``every`` seconds; keep the kinds of Redis keys of the last sample (under load)."""
     began = time.monotonic()
     while True:
-        samples.append(Sample(time.monotonic() - began, measure(target) | client_figures()))
+        samples.append(Sample(time.monotonic() - began, measure(target) | client_figures(), target.inventory()))
         if target.redis_port is not None:
             kinds[:] = [redis_kinds(target.redis_port)]
         if stopping.wait(every):
@@ -362,9 +377,22 @@ def slope_per_minute(samples: list[Sample], name: str) -> float:
     return 60 * sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread if spread else 0.0
 
 
-def report(target: Target, samples: list[Sample], warmup: float, tally: Tally, leftover: list[str]) -> bool:
-    """Print the table and the verdict; whether the target passed."""
-    steady = [s for s in samples if s.at >= warmup]
+def describe(held: dict[str, Any]) -> str:
+    """A worker's threads and descriptors, by kind, most first."""
+    parts = []
+    for what in ("threads", "fds"):
+        counts = collections.Counter(held[what])
+        parts.append(f"{what} {counts.total()}: " + ", ".join(f"{n} {kind}" for kind, n in counts.most_common()))
+    return "; ".join(parts)
+
+
+def report(
+    target: Target, samples: list[Sample], window: tuple[float, float], tally: Tally, leftover: list[str]
+) -> bool:
+    """Print the table and the verdict; whether the target passed. Growth is judged over ``window`` (seconds
+    into the run): after the warm-up, while the load lasts."""
+    warmup, load_end = window
+    steady = [s for s in samples if warmup <= s.at <= load_end]
     judged = len(steady) >= 9
     if not judged:
         steady = samples  # shown, not judged: nothing has settled yet
@@ -375,16 +403,23 @@ def report(target: Target, samples: list[Sample], warmup: float, tally: Tally, l
         print(f"NOT JUDGED: the run is shorter than its warm-up ({warmup:g} s) and 9 samples; growth is shown only")
     # A leak is a trend: the least-squares line over the steady samples, less noisy than any two of them.
     minutes = (steady[-1].at - steady[0].at) / 60
-    print(f"{'figure':<16} {'start':>8} {'middle':>8} {'end':>8} {'slope/min':>10} {'trend':>8} {'allowed':>8}")
+    print(f"{'figure':<17} {'start':>8} {'middle':>8} {'end':>8} {'slope/min':>10} {'trend':>8} {'allowed':>8}")
     failures = list(leftover)
+    # On gunicorn the sums over workers depend on the ages of those killed at random: shown; the kept worker judged.
+    sums = {name for name in samples[0].figures if name.startswith("server ")}
+    unjudged = UNJUDGED | (sums if target.kept else set())
     for name in samples[0].figures:
         start, mid, end = (median_of(part, name) for part in parts.values())
-        fraction, least = TOLERANCE[name.split()[1]]
+        fraction, least = TOLERANCE.get(name.split()[1], (0.0, 0.0))
         allowed = max(start * fraction, least)
         slope = slope_per_minute(steady, name)
-        print(f"{name:<16} {start:8.1f} {mid:8.1f} {end:8.1f} {slope:+10.2f} {slope * minutes:+8.1f} {allowed:8.1f}")
-        if judged and slope * minutes > allowed:
+        shown = "shown" if name in unjudged else f"{allowed:8.1f}"
+        print(f"{name:<17} {start:8.1f} {mid:8.1f} {end:8.1f} {slope:+10.2f} {slope * minutes:+8.1f} {shown:>8}")
+        if judged and name not in unjudged and slope * minutes > allowed:
             failures.append(f"{name} grew {slope * minutes:+.1f} over {minutes:.1f} min (allowed {allowed:.1f})")
+    for part, chosen in parts.items():
+        for pid, held in sorted(chosen[-1].workers.items()):
+            print(f"  {part} worker {pid}, {held['age']:.0f} s old: {describe(held)}")
     print("operations done: " + ", ".join(f"{kind} {n}" for kind, n in sorted(tally.done.items())))
     for title, counts in (("expected by design", tally.expected), ("UNEXPECTED ERRORS", tally.errors)):
         print(f"{title}: {sum(counts.values())}")
@@ -444,7 +479,7 @@ def soak(target: Target, args: argparse.Namespace, baseline: dict[str, float]) -
     warmup = max(args.idle, ONCE_TTL if target.redis_port is not None else 0) + 10
     if target.name == "gunicorn":
         warmup = max(warmup, seconds / 2)
-    return report(target, samples[:-1], warmup, tally, leftover)
+    return report(target, samples, (warmup, seconds), tally, leftover)
 
 
 def main() -> None:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import os
 import re
 import select
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workers_bench import ROOT, START_TIMEOUT, free_port, redis_server, stop, wait_listening
 
@@ -26,10 +29,31 @@ class Target:
     master: int
     redis_port: int | None = None
     workers: int = 0
+    inventories: Path | None = None
+    kept: int | None = None
+    """On gunicorn, the worker never killed: its growth over the run is judged (a killed worker starts afresh)."""
+
+    def inventory(self) -> dict[int, dict[str, Any]]:
+        """Each live worker's age in seconds and what it last said it holds (threads and descriptors by kind)."""
+        found: dict[int, dict[str, Any]] = {}
+        if self.inventories is None:
+            return found
+        for pid in children(self.master):
+            with contextlib.suppress(OSError, ValueError):  # gone meanwhile, or not written yet
+                held = json.loads((self.inventories / f"{pid}.json").read_text())
+                found[pid] = {"age": age(pid), **held}
+        return found
 
     def pids(self) -> list[int]:
         """The master and its workers."""
         return [self.master, *children(self.master)]
+
+
+def age(pid: int) -> float:
+    """Seconds since process ``pid`` started."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return uptime - ticks / os.sysconf("SC_CLK_TCK")
 
 
 def children(parent: int) -> list[int]:
@@ -71,15 +95,30 @@ def gunicorn(idle: float, workers: int, log: Path) -> Iterator[Target]:
         port = free_port()
         argv = [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "32", "-w", str(workers)]
         argv += ["--keep-alive", "0", "-b", f"127.0.0.1:{port}", "--chdir", str(HERE), "soak_app:make_app()"]
+        inventories = log.parent / "inventories"
+        inventories.mkdir()
         env = {**os.environ, "PYTHONPATH": str(ROOT), "SOAK_IDLE_SECONDS": str(idle), "MCP_SYNC_REDIS_URL": redis_url}
+        env["SOAK_INVENTORY_DIR"] = str(inventories)
         with open(log, "wb") as sink:
             process = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             wait_listening(port, process)
             redis_port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
-            yield Target("gunicorn", f"http://127.0.0.1:{port}/mcp", process.pid, redis_port, workers)
+            target = Target("gunicorn", f"http://127.0.0.1:{port}/mcp", process.pid, redis_port, workers, inventories)
+            target.kept = wait_workers(target)[0]
+            yield target
         finally:
             stop(process)
+
+
+def wait_workers(target: Target) -> list[int]:
+    """The workers of ``target`` once all have started (its first request may find some still booting)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while len(found := sorted(children(target.master))) < target.workers:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"gunicorn started {len(found)} of {target.workers} workers in {START_TIMEOUT:g} s")
+        time.sleep(0.05)  # only /proc to poll
+    return found
 
 
 def server_log(log: Path) -> None:
@@ -121,18 +160,28 @@ def redis_kinds(port: int) -> collections.Counter[str]:
 
 
 def measure(target: Target) -> dict[str, float]:
-    """The server's RSS, threads and descriptors over its processes; Redis's key count."""
+    """The server's RSS, threads and descriptors over its processes (and of the kept worker); Redis's key count."""
     figures = {"server rss_mib": 0.0, "server threads": 0.0, "server fds": 0.0}
     for pid in target.pids():
         with contextlib.suppress(OSError):  # a worker killed meanwhile
-            rss, threads, fds = (
-                status_field(pid, "VmRSS"),
-                status_field(pid, "Threads"),
-                len(os.listdir(f"/proc/{pid}/fd")),
-            )
-            figures["server rss_mib"] += rss / 1024
-            figures["server threads"] += threads
-            figures["server fds"] += fds
+            for name, value in process_figures(pid).items():
+                figures[f"server {name}"] += value
+    if target.kept is not None:
+        figures |= {f"kept {name}": value for name, value in process_figures(target.kept).items()}
+        held = target.inventory().get(target.kept, {}).get("threads", {})
+        # gunicorn's gthread pool starts threads as connections come, up to --threads, and keeps them: shown apart
+        pool = sum(n for name, n in held.items() if name.startswith("ThreadPoolExecutor"))
+        figures["kept threads"] -= pool
+        figures["kept pool_threads"] = pool
     if target.redis_port is not None:
         figures["redis keys"] = dbsize(target.redis_port)
     return figures
+
+
+def process_figures(pid: int) -> dict[str, float]:
+    """One process's RSS (MiB), threads and open descriptors."""
+    return {
+        "rss_mib": status_field(pid, "VmRSS") / 1024,
+        "threads": status_field(pid, "Threads"),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+    }

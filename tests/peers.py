@@ -89,6 +89,21 @@ def unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+def chromium() -> str:
+    """The machine's Chromium (Debian's package, not a download); skips, or fails where nothing may, without one."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path is not None:
+            return path
+    unavailable("Chromium is not installed (apt-get install chromium)")
+
+
+def chromium_flags() -> list[str]:
+    """What every test's Chromium runs with: no sandbox as root (CI containers), no traffic of its own."""
+    flags = ["--no-sandbox"] if os.geteuid() == 0 else []
+    return [*flags, "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+
+
 def cache_dir() -> Path:
     """Where the peers are installed."""
     configured = os.environ.get(DIR_ENV)

@@ -10,7 +10,6 @@ apply. Nothing here imports ``anthropic``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..protocol.errors import MCP_CODES, MCPError
@@ -26,7 +25,7 @@ from ..protocol.types import (
     ToolResultContent,
     ToolUseContent,
 )
-from .sampling import answer, as_text, blocks, choose_model, failure, structured_text
+from .sampling import ModelSampling, answer, as_text, blocks, structured_text
 
 __all__ = ["AnthropicSampling"]
 
@@ -42,7 +41,7 @@ _TOOL_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
 """MCP's ``toolChoice.mode`` -> the ``type`` of Anthropic's ``tool_choice``."""
 
 
-class AnthropicSampling:
+class AnthropicSampling(ModelSampling):
     """Answers ``sampling/createMessage`` with Anthropic's Messages API, through ``client``.
 
     ``model`` is used unless a hint of the request's ``modelPreferences``
@@ -77,21 +76,15 @@ class AnthropicSampling:
             client.call_tool("summarize", {"uri": "file:///notes.txt"})
     """
 
-    supports_tools = True
-    """The request's ``tools`` are given to the model: a client with this provider declares ``sampling.tools``."""
+    api = "Anthropic"
 
-    def __init__(self, client: Any, *, model: str, models: Mapping[str, str] | None = None) -> None:
-        self.client = client
-        self.model = model
-        self.models = dict(models or {})
+    def request(self, params: CreateMessageRequestParams, model: str) -> dict[str, Any]:
+        return _request(params, model)
 
-    def __call__(self, params: CreateMessageRequestParams) -> CreateMessageResult:
-        """Send ``params`` to the model; its message as the answer (``MCPError`` when the API fails)."""
-        request = _request(params, choose_model(params.model_preferences, self.models, self.model))
-        try:
-            response = self.client.messages.create(**request)
-        except Exception as exc:  # whatever the SDK raised reaches the server as an error, never a crash
-            raise failure(exc, "Anthropic", self.client) from exc
+    def send(self, request: dict[str, Any]) -> Any:
+        return self.client.messages.create(**request)
+
+    def result(self, response: Any) -> CreateMessageResult:
         return _result(response)
 
 

@@ -87,9 +87,9 @@ def ask_openai(
     ``answer.messages``. ``options`` go to every ``create`` call as they are
     (``temperature=``, ``max_completion_tokens=``...).
     """
-    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
     tools = toolbox.openai(api=api)
-    rounds: list[Round] = []
+    conversation = _Conversation(toolbox, _start(prompt), max_rounds, on_round)
+    messages = conversation.messages
     while True:
         if api == "chat":
             response = client.chat.completions.create(model=model, messages=messages, tools=tools, **options)
@@ -102,8 +102,9 @@ def ask_openai(
             messages += [_as_dict(item) for item in response.output]
             text = response.output_text
             asked = any(item.type == "function_call" for item in response.output)
-        if _finished(response, asked, text, toolbox, messages, rounds, max_rounds, on_round):
-            return Answer(text, messages, rounds)
+        answer = conversation.end_round(response, asked, text)
+        if answer is not None:
+            return answer
 
 
 def ask_anthropic(
@@ -123,39 +124,46 @@ def ask_anthropic(
     or the messages of a conversation to go on with. ``options`` go to every
     ``messages.create`` call as they are (``system=``, ``temperature=``...).
     """
-    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
     tools = toolbox.anthropic()
-    rounds: list[Round] = []
+    conversation = _Conversation(toolbox, _start(prompt), max_rounds, on_round)
+    messages = conversation.messages
     while True:
         response = client.messages.create(model=model, max_tokens=max_tokens, messages=messages, tools=tools, **options)
         messages.append({"role": "assistant", "content": [_as_dict(block) for block in response.content]})
         text = "".join(block.text for block in response.content if block.type == "text")
         asked = any(block.type == "tool_use" for block in response.content)
-        if _finished(response, asked, text, toolbox, messages, rounds, max_rounds, on_round):
-            return Answer(text, messages, rounds)
+        answer = conversation.end_round(response, asked, text)
+        if answer is not None:
+            return answer
 
 
-def _finished(
-    response: Any,
-    asked: bool,
-    text: str,
-    toolbox: Toolbox,
-    messages: list[Any],
-    rounds: list[Round],
-    max_rounds: int,
-    on_round: OnRound | None,
-) -> bool:
-    """End a round: the answer when the model asked for nothing, else its tool results added to ``messages``."""
-    this = Round(response)
-    rounds.append(this)
-    if asked:
-        if len(rounds) > max_rounds:
-            raise TooManyRounds(Answer(text, messages, rounds))
-        this.results = toolbox.run(response)
-        messages += this.results
-    if on_round is not None:
-        on_round(this)
-    return not asked
+@dataclass
+class _Conversation:
+    """One ``ask_*`` call's state: the messages so far, the rounds taken, and what ends or reports a round."""
+
+    toolbox: Toolbox
+    messages: list[Any]
+    max_rounds: int
+    on_round: OnRound | None
+    rounds: list[Round] = field(default_factory=list)
+
+    def end_round(self, response: Any, asked: bool, text: str) -> Answer | None:
+        """The answer when the model asked for nothing; else ``None``, its tool results added to the messages."""
+        this = Round(response)
+        self.rounds.append(this)
+        if asked:
+            if len(self.rounds) > self.max_rounds:
+                raise TooManyRounds(Answer(text, self.messages, self.rounds))
+            this.results = self.toolbox.run(response)
+            self.messages += this.results
+        if self.on_round is not None:
+            self.on_round(this)
+        return None if asked else Answer(text, self.messages, self.rounds)
+
+
+def _start(prompt: str | list[Any]) -> list[Any]:
+    """The messages a conversation starts from: the user's text, or a conversation to go on with (copied)."""
+    return [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
 
 
 def _as_dict(item: Any) -> Any:

@@ -11,7 +11,6 @@ timeout apply. Nothing here imports ``openai``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from ..protocol.errors import MCP_CODES, MCPError
@@ -27,7 +26,7 @@ from ..protocol.types import (
     ToolResultContent,
     ToolUseContent,
 )
-from .sampling import answer, as_text, blocks, choose_model, failure, structured_text, tool_input
+from .sampling import ModelSampling, answer, as_text, blocks, structured_text, tool_input
 
 __all__ = ["OpenAISampling"]
 
@@ -46,7 +45,7 @@ _AUDIO_FORMATS = {
 """The audio types the chat API's ``input_audio`` takes, by MIME type, and the ``format`` it names them by."""
 
 
-class OpenAISampling:
+class OpenAISampling(ModelSampling):
     """Answers ``sampling/createMessage`` with OpenAI's Chat Completions API, through ``client``.
 
     ``model`` is used unless a hint of the request's ``modelPreferences``
@@ -76,21 +75,15 @@ class OpenAISampling:
             client.call_tool("summarize", {"uri": "file:///notes.txt"})
     """
 
-    supports_tools = True
-    """The request's ``tools`` are given to the model: a client with this provider declares ``sampling.tools``."""
+    api = "OpenAI"
 
-    def __init__(self, client: Any, *, model: str, models: Mapping[str, str] | None = None) -> None:
-        self.client = client
-        self.model = model
-        self.models = dict(models or {})
+    def request(self, params: CreateMessageRequestParams, model: str) -> dict[str, Any]:
+        return _request(params, model)
 
-    def __call__(self, params: CreateMessageRequestParams) -> CreateMessageResult:
-        """Send ``params`` to the model; its completion as the answer (``MCPError`` when the API fails)."""
-        request = _request(params, choose_model(params.model_preferences, self.models, self.model))
-        try:
-            response = self.client.chat.completions.create(**request)
-        except Exception as exc:  # whatever the SDK raised reaches the server as an error, never a crash
-            raise failure(exc, "OpenAI", self.client) from exc
+    def send(self, request: dict[str, Any]) -> Any:
+        return self.client.chat.completions.create(**request)
+
+    def result(self, response: Any) -> CreateMessageResult:
         return _result(response)
 
 

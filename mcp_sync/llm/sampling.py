@@ -19,14 +19,16 @@ failure turned into an error the server can read, without the key
 
 from __future__ import annotations
 
+import abc
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     ContentBlock,
+    CreateMessageRequestParams,
     CreateMessageResult,
     EmbeddedResource,
     ModelPreferences,
@@ -38,9 +40,76 @@ from ..protocol.types import (
     ToolResultContent,
 )
 
-__all__ = ["answer", "as_text", "blocks", "choose_model", "failure", "structured_text", "tool_input"]
+__all__ = [
+    "ModelSampling",
+    "answer",
+    "as_text",
+    "blocks",
+    "choose_model",
+    "failure",
+    "structured_text",
+    "tool_input",
+]
 
 log = logging.getLogger(__name__)
+
+
+class ModelSampling(abc.ABC):
+    """A sampling provider backed by a model's API, through the user's own SDK client: what every API shares.
+
+    It picks the model (:func:`choose_model`), builds the API's request
+    (:meth:`request`), sends it (:meth:`send`), turns an SDK's exception into
+    an ``MCPError`` without the key (:func:`failure`), and reads the answer
+    (:meth:`result`). :class:`~mcp_sync.llm.OpenAISampling` and
+    :class:`~mcp_sync.llm.AnthropicSampling` fill in the three methods; so can
+    a subclass for another API.
+
+    >>> class Echo(ModelSampling):
+    ...     api = "Echo"
+    ...     def request(self, params, model):
+    ...         return {"model": model, "text": blocks(params.messages[-1])[0].text}
+    ...     def send(self, request):
+    ...         return request
+    ...     def result(self, response):
+    ...         return answer([TextContent(text=response["text"])], response["model"], "endTurn")
+    >>> from mcp_sync.types import CreateMessageRequestParams
+    >>> hi = SamplingMessage(role="user", content=TextContent(text="hi"))
+    >>> asked = CreateMessageRequestParams(messages=[hi], max_tokens=5)
+    >>> Echo(None, model="echo-1")(asked).content.text
+    'hi'
+    """
+
+    api: ClassVar[str]
+    """The API's name, as errors say it."""
+
+    supports_tools = True
+    """The request's ``tools`` are given to the model: a client with this provider declares ``sampling.tools``."""
+
+    def __init__(self, client: Any, *, model: str, models: Mapping[str, str] | None = None) -> None:
+        self.client = client
+        self.model = model
+        self.models = dict(models or {})
+
+    def __call__(self, params: CreateMessageRequestParams) -> CreateMessageResult:
+        """Send ``params`` to the model; its answer (``MCPError`` when the API fails)."""
+        request = self.request(params, choose_model(params.model_preferences, self.models, self.model))
+        try:
+            response = self.send(request)
+        except Exception as exc:  # whatever the SDK raised reaches the server as an error, never a crash
+            raise failure(exc, self.api, self.client) from exc
+        return self.result(response)
+
+    @abc.abstractmethod
+    def request(self, params: CreateMessageRequestParams, model: str) -> dict[str, Any]:
+        """The keyword arguments of the SDK's call for ``params``, asking ``model``."""
+
+    @abc.abstractmethod
+    def send(self, request: dict[str, Any]) -> Any:
+        """Call the SDK with ``request``; its response."""
+
+    @abc.abstractmethod
+    def result(self, response: Any) -> CreateMessageResult:
+        """The answer read from the SDK's ``response``."""
 
 
 def choose_model(preferences: ModelPreferences | None, models: Mapping[str, str] | None, default: str) -> str:

@@ -198,7 +198,11 @@ class Toolbox:
 
     def find(self, name: str) -> ModelTool | None:
         """The tool the model calls ``name``, or ``None``."""
-        return next((entry for entry in self.tools() if entry.name == name), None)
+        return self._by_name().get(name)
+
+    def _by_name(self) -> dict[str, ModelTool]:
+        """The tools given to the model now, by model name: looked up once per call or batch of calls."""
+        return {entry.name: entry for entry in self.tools()}
 
     def call(
         self,
@@ -219,10 +223,18 @@ class Toolbox:
         ...     print(Toolbox(client).call("nothing", "{}").text)
         There is no tool named 'nothing'. The tools are: none.
         """
-        entries = self.tools()
-        entry = next((known for known in entries if known.name == name), None)
+        return self._call(self._by_name(), name, arguments, cancel)
+
+    def _call(
+        self,
+        tools: Mapping[str, ModelTool],
+        name: str,
+        arguments: Mapping[str, Any] | str | None,
+        cancel: threading.Event | None,
+    ) -> CallToolResult:
+        entry = tools.get(name)
         if entry is None:
-            known_names = ", ".join(known.name for known in entries) or "none"
+            known_names = ", ".join(tools) or "none"
             return error_result(f"There is no tool named {name!r}. The tools are: {known_names}.")
         if isinstance(arguments, str):
             try:
@@ -237,12 +249,20 @@ class Toolbox:
             return error_result(f"The tool {name!r} could not run: {exc.message}")
 
     def call_all(self, calls: Sequence[ToolCall], *, cancel: threading.Event | None = None) -> list[CallToolResult]:
-        """Run ``calls`` side by side (at most ``max_concurrency`` at once); their results, in the same order."""
+        """Run ``calls`` side by side (at most ``max_concurrency`` at once); their results, in the same order.
+
+        ``cancel`` set while they run cancels those running and those not started: each gives an error result.
+        """
+        return self._call_all(self._by_name(), calls, cancel)
+
+    def _call_all(
+        self, tools: Mapping[str, ModelTool], calls: Sequence[ToolCall], cancel: threading.Event | None
+    ) -> list[CallToolResult]:
         if len(calls) <= 1:
-            return [self.call(one.name, one.arguments, cancel=cancel) for one in calls]
+            return [self._call(tools, one.name, one.arguments, cancel) for one in calls]
         workers = min(self.max_concurrency, len(calls))
         with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="mcp-sync-toolbox") as pool:
-            futures = [pool.submit(self.call, one.name, one.arguments, cancel=cancel) for one in calls]
+            futures = [pool.submit(self._call, tools, one.name, one.arguments, cancel) for one in calls]
             return [future.result() for future in futures]
 
     def openai(self, api: openai_tools.Api = "chat", *, strict: bool = False) -> list[dict[str, Any]]:
@@ -344,11 +364,14 @@ class Toolbox:
             )
         if isinstance(plain, list) and not plain:
             return []
-        schemas = {entry.name: entry.tool.input_schema for entry in self.tools()}
+        tools = self._by_name()
 
         def run_all(asked: Sequence[Asked]) -> list[CallToolResult]:
-            calls = [ToolCall(name, _without_nulls(schemas.get(name), arguments), id) for name, arguments, id in asked]
-            return self.call_all(calls, cancel=cancel)
+            calls = [
+                ToolCall(name, _without_nulls(tools[name].tool.input_schema if name in tools else None, arguments), id)
+                for name, arguments, id in asked
+            ]
+            return self._call_all(tools, calls, cancel)
 
         found_openai = openai_tools.read_calls(plain)
         if found_openai is not None:

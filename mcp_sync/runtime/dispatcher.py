@@ -512,6 +512,10 @@ class JsonRpcDispatcher:
         ``route`` says what the request belongs to (a handler's question: the
         request it serves).
         """
+        if cancel is not None and cancel.is_set():  # withdrawn already: the peer need never hear of it
+            raise MCPError(
+                MCP_CODES.REQUEST_CANCELLED, f"{method} was cancelled before it was sent", context={"method": method}
+            )
         pending = self.send_request(method, params, on_progress=on_progress, route=route)
         return self.wait(pending, self.timeout if timeout is USE_DEFAULT else timeout, cancel)
 

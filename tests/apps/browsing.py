@@ -9,8 +9,6 @@ Chromium or Playwright the tests skip, except where nothing may skip
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -30,27 +28,16 @@ WAIT = 20.0
 """The longest a browser step may take (seconds)."""
 
 
-def chromium() -> str:
-    """The Chromium executable; skips (or fails, where nothing may skip) when there is none."""
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path is not None:
-            return path
-    peers.unavailable("Chromium is not installed (apt-get install chromium)")
-
-
 @contextlib.contextmanager
 def browser() -> Iterator[Browser]:
     """A headless Chromium, closed (with its processes) at the end."""
-    path = chromium()
+    path = peers.chromium()
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         peers.unavailable("playwright is not installed (pip install playwright; no browser download needed)")
-    arguments = ["--no-sandbox"] if os.geteuid() == 0 else []
-    arguments += ["--disable-background-networking", "--disable-component-update", "--no-first-run"]
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=path, args=arguments, timeout=WAIT * 1000)
+        launched = playwright.chromium.launch(executable_path=path, args=peers.chromium_flags(), timeout=WAIT * 1000)
         try:
             yield launched
         finally:

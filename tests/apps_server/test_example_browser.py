@@ -10,8 +10,6 @@ host, whose answer it shows.
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,16 +49,9 @@ window.addEventListener("message", async (event) => {
 """
 
 
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        peers.unavailable("Chromium is not installed (apt-get install chromium)")
-    return found
-
-
 def test_the_example_app_runs_its_side_of_the_protocol_in_a_browser() -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
-    browser_path = chromium()
+    browser_path = peers.chromium()
     command = [sys.executable, str(EXAMPLE)]
     serve: Any = {"env": {"PYTHONPATH": str(ROOT)}, "inherit_env": True, "timeout": 30.0}
     with MCPClient.stdio(command, host_apps=True, **serve) as client:
@@ -74,9 +65,8 @@ def test_the_example_app_runs_its_side_of_the_protocol_in_a_browser() -> None:
                 return {"error": {"code": -32602, "message": f"{name} is not for apps"}}
             return client.call_tool(name, arguments).to_wire()
 
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
         with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=browser_path, args=args)
+            browser = playwright.chromium.launch(executable_path=browser_path, args=peers.chromium_flags())
             try:
                 page = browser.new_page()
                 page.expose_function("callTool", call_tool)

@@ -600,14 +600,16 @@ CANCELLABLE: dict[str, tuple[str, Callable[[MCPClient, threading.Event], object]
 @pytest.mark.parametrize("name", sorted(CANCELLABLE))
 def test_every_request_method_takes_cancel_and_tells_the_server(name: str) -> None:
     method, call = CANCELLABLE[name]
-    armed, told = threading.Event(), threading.Event()
+    armed, told, cancel = threading.Event(), threading.Event(), threading.Event()
     listings = {"tools/list": "tools", "resources/list": "resources", "prompts/list": "prompts"}
     listings["resources/templates/list"] = "resourceTemplates"
 
     def answer(method: str) -> Callable[[dict[str, Any], RequestContext], dict[str, Any]]:
         def run(params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-            if armed.is_set() and ctx.cancelled.wait(5):  # connecting lists everything: answered at once
-                told.set()
+            if armed.is_set():  # connecting lists everything: answered at once
+                cancel.set()  # the caller cancels once the server has the request
+                if ctx.cancelled.wait(5):
+                    told.set()
             return {listings[method]: []} if method in listings else {}
 
         return run
@@ -618,8 +620,6 @@ def test_every_request_method_takes_cancel_and_tells_the_server(name: str) -> No
         client = MCPClient(era="handshake", timeout=3)
         client.connect(client_end)
         armed.set()
-        cancel = threading.Event()
-        cancel.set()
         try:
             with pytest.raises(MCPError) as caught:
                 call(client, cancel)

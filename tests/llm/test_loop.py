@@ -169,6 +169,28 @@ def test_a_model_that_keeps_asking_stops_at_max_rounds(stub: LLMStub, client: MC
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_an_api_error_mid_conversation_reaches_the_caller_as_the_sdk_raised_it(
+    stub: LLMStub, client: MCPClient, provider: str
+) -> None:
+    # One round of tools runs, then the API refuses the next request: the SDK's own error, not a wrapped one,
+    # and nothing is left queued or half-run.
+    stub.reply_tool_calls([("add", {"a": 2, "b": 3})])
+    stub.reply_error(429, "Rate limit reached", error_type="rate_limit_error")
+    ran: list[Round] = []
+
+    if provider == "openai":
+        with pytest.raises(openai.RateLimitError, match="Rate limit reached"):
+            ask_openai(openai_client(stub), Toolbox(client), "Add", model="m", on_round=ran.append)
+    else:
+        with pytest.raises(anthropic.RateLimitError, match="Rate limit reached"):
+            ask_anthropic(anthropic_client(stub), Toolbox(client), "Add", model="m", on_round=ran.append)
+
+    assert stub.pending == 0 and len(stub.requests) == 2
+    assert len(ran) == 1 and len(ran[0].results) == 1  # the round before the error ran its tool
+    assert client.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}  # the server is still fine
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_the_agent_example_answers_with_the_library_s_tools(stub: LLMStub, provider: str) -> None:
     stub.reply_tool_calls([("search", {"query": "python"})])
     stub.reply_text("Python Tricks and Fluent Python.")

@@ -252,6 +252,35 @@ def test_call_all_runs_no_more_than_max_concurrency_at_once() -> None:
         assert [result.text for result in done] == ["0", "1", "2", "3"]
 
 
+def test_cancel_set_mid_batch_ends_the_running_calls_and_starts_no_more() -> None:
+    server = MCPServer("cancellable")
+    started: list[int] = []
+    stopped: list[int] = []
+
+    def wait(args: dict[str, Any], ctx: Any) -> str:
+        started.append(args["n"])
+        if ctx.cancelled.wait(30):  # ends only when the client withdraws the call
+            stopped.append(args["n"])
+        return "finished"
+
+    server.register_tool("wait", wait)
+    with connect(server) as client:
+        toolbox = Toolbox(client, max_concurrency=2)
+        cancel = threading.Event()
+        done: list[Any] = []
+        batch = [ToolCall("wait", {"n": n}) for n in range(4)]
+        runner = threading.Thread(target=lambda: done.extend(toolbox.call_all(batch, cancel=cancel)))
+        runner.start()
+        wait_until(lambda: len(started) == 2)
+        cancel.set()
+        runner.join(10)
+        assert not runner.is_alive()
+        wait_until(lambda: sorted(stopped) == sorted(started))  # the server heard the cancellation of both
+        assert len(started) == 2  # the two waiting for a free worker never reached the server
+        assert len(done) == 4 and all(result.is_error for result in done)
+        assert all("cancel" in (result.text or "").lower() for result in done)
+
+
 def test_call_all_of_one_call_or_none(maths: tuple[MCPServer, Any]) -> None:
     toolbox = Toolbox(maths[1])
     assert toolbox.call_all([]) == []

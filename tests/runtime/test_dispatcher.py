@@ -572,6 +572,20 @@ def test_cancel_event_is_polled_until_set(connect: Connect) -> None:
     assert blocker.saw_cancel == [True]
 
 
+@pytest.mark.parametrize("kind", [threading.Event, CancelEvent])
+def test_a_request_cancelled_before_it_is_sent_is_never_sent(connect: Connect, kind: type[threading.Event]) -> None:
+    client, server = connect()
+    heard: list[Any] = []
+    server.register_handler("slow", lambda params, ctx: heard.append(params))
+    cancel = kind()
+    cancel.set()
+    err = raised(lambda: client.request("slow", {"n": 1}, timeout=10, cancel=cancel))
+    assert err.code == MCP_CODES.REQUEST_CANCELLED
+    assert err.message == "slow was cancelled before it was sent"
+    assert client.request("slow", {"n": 2}, timeout=10) == {}  # the next request is the first the server hears
+    assert heard == [{"n": 2}]
+
+
 def test_cancel_event_without_timeout_polls(connect: Connect) -> None:
     cancel = threading.Event()
     clock = FakeClock(on_wait=lambda n: cancel.set() if n == 2 else None)

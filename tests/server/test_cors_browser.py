@@ -40,7 +40,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -158,15 +157,6 @@ class RecordingApp(StreamableHTTPApp):
         return super().__call__(environ, recording)
 
 
-def chromium() -> str:
-    """The Chromium executable; skips (or, where nothing may skip, fails) when there is none."""
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path is not None:
-            return path
-    peers.unavailable("Chromium is not installed (apt-get install chromium)")
-
-
 @contextlib.contextmanager
 def page_server() -> Iterator[str]:
     """A plain HTTP server for :data:`PAGE` at ``/`` on 127.0.0.1; its origin."""
@@ -199,13 +189,10 @@ def run_page(browser: str, url: str, profile: Path) -> dict[str, Any]:
     argv = [
         browser,
         "--headless",
-        "--no-sandbox",
+        *peers.chromium_flags(),
         "--disable-gpu",
         "--disable-dev-shm-usage",
-        "--no-first-run",
         "--no-default-browser-check",
-        "--disable-background-networking",
-        "--disable-component-update",
         "--disable-extensions",
         "--disable-sync",
         f"--user-data-dir={profile}",
@@ -248,7 +235,7 @@ def preflight_of(seen: Seen) -> set[str]:
 
 
 def test_a_page_on_another_origin_calls_the_listed_server_and_is_blocked_by_the_other(tmp_path: Path) -> None:
-    browser = chromium()
+    browser = peers.chromium()
     with page_server() as origin:
         options: dict[str, Any] = {"token_verifier": tokens, "resource_metadata": {"authorization_servers": []}}
         listed = RecordingApp(server, cors_origins=[origin], **options)

@@ -51,6 +51,7 @@ from helpers import free_port
 
 from mcp_sync import MCPClient
 from mcp_sync.client import http_client
+from mcp_sync.errors import MCP_CODES, MCPError
 from mcp_sync.types import CreateMessageRequestParams, CreateMessageResult, ProgressNotificationParams, TextContent
 
 ROOT = Path(__file__).parent.parent.parent
@@ -458,6 +459,41 @@ def test_sigterm_ends_open_get_and_listen_streams_and_gunicorn_exits(tmp_path: P
 
 
 # ------------------------------------------------- stateless, gunicorn with two workers
+
+
+HANG_UPS = "tests.servers.hang_ups:application"
+HANG_UP_SERVERS: dict[str, tuple[list[str], int]] = {
+    "gunicorn": (gunicorn("--threads", "4", "-w", "1", HANG_UPS), 0),
+    # waitress tells of a hang-up only when it reads ahead of the request being served
+    "waitress": (
+        [sys.executable, "-m", "waitress", "--listen=127.0.0.1:{port}", "--channel-request-lookahead=1", HANG_UPS],
+        -signal.SIGTERM,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HANG_UP_SERVERS))
+def test_a_2026_client_hanging_up_cancels_its_call_at_once(tmp_path: Path, name: str) -> None:
+    # The call's answer is a stream the server's thread writes while the tool runs on a handler thread. Hanging up
+    # is the cancellation in 2026-07-28: the tool hears of it within a look of the watch, not at the next ping's
+    # failed write (a minute away here), which held the tool, its thread and the server's until then.
+    argv, status = HANG_UP_SERVERS[name]
+    with hosting(name, argv, tmp_path, sigterm_status=status) as hosted, connect(hosted.base + "/mcp") as client:
+        assert client.protocol_version == MODERN
+        for tag in ("first", "second"):
+            started = threading.Event()
+            with pytest.raises(MCPError) as raised:
+                client.call_tool("wait", {"tag": tag}, cancel=started, progress=lambda p, s=started: s.set())
+            assert raised.value.code == MCP_CODES.REQUEST_CANCELLED
+
+        def noted() -> list[str]:
+            # (both hang-ups may be seen in one look of the watch: their tools then note them in either order)
+            return sorted(client.call_tool("cancelled").structured_content["result"])  # type: ignore[index]
+
+        deadline = time.monotonic() + CALL_TIMEOUT
+        while (seen := noted()) != ["first", "second"]:
+            assert time.monotonic() < deadline, f"the tools heard of {seen} only:\n{hosted.output()}"
+            time.sleep(0.1)  # another request tells: poll it
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from mcp_sync.protocol.jsonrpc import error_response
 from mcp_sync.protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from mcp_sync.server import StreamableHTTPApp, start_http
 from mcp_sync.server.http.answers import Answer
-from mcp_sync.server.http.lending import LendWatch, Lent
+from mcp_sync.server.http.lending import HangUp, LendWatch, Lent
 from mcp_sync.server.http.sessions import Signal, StreamableSessionTransport, StreamEvent
 from mcp_sync.server.http.wire import Once
 
@@ -123,28 +123,30 @@ def test_a_handler_done_before_its_deadline_is_looked_at_is_not_streamed() -> No
     assert not [thread for thread in threading.enumerate() if thread.name == "mcp-sync-http-lend-watch"]
 
 
-def test_a_lent_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_request_the_watch_fails_on_is_let_go_and_the_watch_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     app = StreamableHTTPApp(MCPServer("lending"))
     transport = StreamableSessionTransport(event_store=None, inline=True)
     watch = LendWatch(0.02)
+    cancelled: list[str] = []
     try:
-        broken, fine = lent_request(app, transport, 1), lent_request(app, transport, 2)
+        fine = lent_request(app, transport, 2)
 
-        class Exploding:
-            def recv(self, size: int, flags: int) -> bytes:
-                raise RuntimeError("a socket gone wrong")
+        def exploding() -> bool:
+            raise RuntimeError("a socket gone wrong")
 
-        broken.socket = Exploding()  # type: ignore[assignment]
+        broken = HangUp(exploding, lambda: cancelled.append("broken"))
+        gone = HangUp(lambda: True, lambda: cancelled.append("gone"))
         transport.send(error_response(2, -32601, "Method not found: nope"))  # fine's response came first
         fine.deadline = time.monotonic() - 1
-        watch.add(broken)
-        watch.add(fine)
+        for watched in (broken, fine, gone):
+            watch.add(watched)
         deadline = time.monotonic() + WAIT
         while watch._lent and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert not watch._lent  # both looked at: the failing one let go, the other handled
+        assert not watch._lent  # all looked at: the failing one let go, the others handled
         assert fine.post.mode == "json"
-        assert "the lend watch failed on request 1" in caplog.text
+        assert cancelled == ["gone"]  # a request answered on a handler thread whose client hung up is cancelled
+        assert "the lend watch failed on a request" in caplog.text
     finally:
         watch.close(WAIT)
         transport.close()
@@ -205,8 +207,16 @@ def raw_post(port: int, body: dict[str, Any], headers: dict[str, str]) -> socket
     return connection
 
 
-@pytest.mark.parametrize(("revision", "reset"), [(REVISION, False), (REVISION, True), ("2025-11-25", False)])
-def test_a_2026_07_28_client_hanging_up_cancels_its_request(revision: str, reset: bool) -> None:
+@pytest.mark.parametrize(
+    ("revision", "reset", "accept"),
+    [
+        (REVISION, False, "application/json, text/event-stream"),
+        (REVISION, True, "application/json, text/event-stream"),
+        (REVISION, False, "text/event-stream"),  # no JSON answer: served on a handler thread, not lent
+        ("2025-11-25", False, "application/json, text/event-stream"),
+    ],
+)
+def test_a_2026_07_28_client_hanging_up_cancels_its_request(revision: str, reset: bool, accept: str) -> None:
     # 2026-07-28: closing the connection is the cancellation. Before it, a disconnection is none (the handler runs on).
     server = MCPServer("hang-up")
     started, ended = threading.Event(), threading.Event()
@@ -227,7 +237,7 @@ def test_a_2026_07_28_client_hanging_up_cancels_its_request(revision: str, reset
             params["_meta"] = meta
         headers = {
             "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
+            "Accept": accept,
             "MCP-Protocol-Version": revision,
             "Mcp-Method": "tools/call",
             "Mcp-Name": "wait",

@@ -18,6 +18,7 @@ after the sessions end.
 
 from __future__ import annotations
 
+import collections
 import http.client
 import itertools
 import json
@@ -53,9 +54,22 @@ KEYS = f"mcp-sync:{NAME}:session:*"
 
 pytestmark = pytest.mark.timeout(60)
 
+HELD: dict[str, threading.Event] = collections.defaultdict(threading.Event)
+"""The ``hold`` calls running, by tag (set when the handler starts)."""
+CANCELLED: dict[str, threading.Event] = collections.defaultdict(threading.Event)
+"""The ``hold`` calls whose handler heard of its cancellation, by tag."""
+
 
 def build_server(label: str) -> MCPServer:
     server = MCPServer(NAME, "1.0")
+
+    @server.tool(structured_output=False)
+    def hold(tag: str, ctx: Context) -> str:
+        """Wait until cancelled (at most TIMEOUT seconds)."""
+        HELD[tag].set()
+        if ctx.cancelled.wait(TIMEOUT):
+            CANCELLED[tag].set()
+        return f"{label} held {tag}"
 
     @server.tool(structured_output=False)
     def where() -> str:
@@ -306,6 +320,34 @@ def test_a_record_gone_or_broken_ends_the_session_and_redis_away_gives_503(
     assert post(a, ping(7), session)[0] == 404
 
 
+def test_a_cancellation_posted_to_another_process_reaches_the_handler_where_it_runs(pair: Pair) -> None:
+    # The client's POSTs go to any process: the call to one, its cancellation to the other. The handler hears of it
+    # at once (it waited out its whole run before), and the GET stream, wherever open, is sent nothing of it.
+    a, b = pair.urls
+    session = initialize(a)
+    assert post(b, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0] == 202
+    for number, (to_call, to_cancel) in enumerate([(a, a), (a, b), (b, a)]):
+        tag = f"hold-{number}"
+        call = {"jsonrpc": "2.0", "id": number + 10, "method": "tools/call"}
+        call["params"] = {"name": "hold", "arguments": {"tag": tag}}
+        answered: list[tuple[int, Any]] = []
+
+        def make_call(call: dict[str, Any] = call, url: str = to_call, answered: list[Any] = answered) -> None:
+            answered.append(post(url, call, session))
+
+        caller = threading.Thread(target=make_call)
+        caller.start()
+        assert HELD[tag].wait(TIMEOUT)
+        cancelled = {"requestId": number + 10, "reason": "changed my mind"}
+        assert (
+            post(to_cancel, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancelled}, session)[0]
+            == 202
+        )
+        assert CANCELLED[tag].wait(TIMEOUT), f"the handler of {tag} never heard of its cancellation"
+        caller.join(TIMEOUT)
+        assert answered and answered[0][0] == 200  # its POST ends (a cancelled request gets no answer)
+
+
 def test_failing_to_pass_on_an_answer_or_an_end_gives_503(pair: Pair, monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = pair.urls
     session = initialize(a)
@@ -318,6 +360,8 @@ def test_failing_to_pass_on_an_answer_or_an_end_gives_503(pair: Pair, monkeypatc
         monkeypatch.setattr(app.backend, "end_session", down)
     answer = {"jsonrpc": "2.0", "id": "nobody-1", "result": {}}
     assert post(b, answer, session)[0] == 503
+    cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+    assert post(b, cancelled, session)[0] == 503
     assert post(a, {}, session, method="DELETE")[0] == 503
     assert pair.apps[0].sessions.peek(session) is None  # ended here all the same
 

@@ -25,6 +25,8 @@
 //   registered client with a secret may introspect any token; oidc-provider answers 400
 //   unsupported_token_type for JWT access tokens, which it does not introspect), and token
 //   revocation (RFC 7009) at /token/revocation;
+// - the client credentials grant for a client registered with it (a secret, no redirect URI):
+//   with `resource`, a JWT access token for it as above;
 // - refresh tokens when `offline_access` is granted to a client registered with the refresh_token
 //   grant; OpenID Connect's rule applies: `offline_access` is dropped from an authorization request
 //   without `prompt=consent`. Public clients' refresh tokens rotate on every use;
@@ -102,6 +104,7 @@ const provider = new Provider(issuer, {
   },
   pkce: { required: () => true },
   features: {
+    clientCredentials: { enabled: true },
     devInteractions: { enabled: true },
     introspection: { enabled: true },
     revocation: { enabled: true },

@@ -51,6 +51,9 @@ class Answer:
     lend_to: Request | None = None
     """The request, when its server lets another thread write its answer (see
     :class:`~mcp_sync.server.http.lending.Lent`)."""
+    hung_up: Callable[[], bool] | None = None
+    """Whether the client closed the request's connection, when its server gives a way to tell (see
+    :func:`~mcp_sync.server.http.lending.hang_up_test`): in 2026-07-28, the request's cancellation."""
 
     def status(self, message: JSONRPCMessage) -> int:
         """The HTTP status of a JSON answer carrying ``message``.

@@ -93,10 +93,10 @@ from .bearer import BearerGate
 from .cors import CORSPolicy
 from .event_store import EventStore
 from .hosting import StopWatch, gunicorn_worker_stopping
-from .lending import Lender
+from .lending import Lender, hang_up_test
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import HTTPSession, SessionRegistry, SSEStream, StreamableSessionTransport, close_sessions
-from .shared_sessions import SharedSessions, is_response, open_backend, response_to
+from .shared_sessions import SharedSessions, is_cancellation, is_response, open_backend, response_to
 from .stateless_era import HeaderChecks, is_stateless, stateless_error, unsupported_version
 from .stateless_host import StatelessHost
 from .wire import (
@@ -459,7 +459,8 @@ class StreamableHTTPApp:
             return refused
         lend_to = request if request.environ.get(WRITE_FROM_ANY_THREAD) else None
         if is_stateless(version, message):
-            answer = Answer(json_ok, sse_ok, priming=False, stateless=True, auth=request.auth, lend_to=lend_to)
+            hung_up = hang_up_test(request.environ)  # (closing the connection cancels only in 2026-07-28)
+            answer = Answer(json_ok, sse_ok, False, stateless=True, auth=request.auth, lend_to=lend_to, hung_up=hung_up)
             return self._post_stateless_era(request, message, version, answer)
         if not (json_ok or sse_ok) or (self.json_response and not json_ok):
             return http_error(406, f"Not Acceptable: the client must accept {JSON} and {EVENT_STREAM}")
@@ -477,14 +478,19 @@ class StreamableHTTPApp:
         entry = found
         answer.headers.append((SESSION_HEADER, entry.session_id))
         assert isinstance(entry.transport, StreamableSessionTransport)
-        if self.backend.shares_sessions and is_response(message) and not response_to(message, entry.session):
-            # An answer to a request of another process's handler (sampling, elicitation, roots): pass it on there.
-            self.sessions.release(entry)
-            try:
-                self.shared.pass_on(entry.session_id, message)
-            except BackendUnavailable:
-                return backend_down()
-            return Response(202, answer.headers)
+        if self.backend.shares_sessions:
+            # An answer to a request of another process's handler (sampling, elicitation, roots) is passed on there;
+            # a cancellation to every process (the request may run in any), and served here too.
+            elsewhere = is_response(message) and not response_to(message, entry.session)
+            if elsewhere or is_cancellation(message):
+                try:
+                    self.shared.pass_on(entry.session_id, message, from_client=True)
+                except BackendUnavailable:
+                    self.sessions.release(entry)
+                    return backend_down()
+                if elsewhere:
+                    self.sessions.release(entry)
+                    return Response(202, answer.headers)
         done = Once(lambda: self.sessions.release(entry))
         try:
             return self._pass_on(entry.transport, message, answer, done)

@@ -18,7 +18,8 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ...runtime.workers import ElasticPool
 from .answers import Answer, AnswerSource, SSEBody, await_answer
@@ -31,6 +32,48 @@ log = logging.getLogger(__name__)
 
 HANG_UP_LOOK = 0.5
 """How often, in seconds, the lend watch looks whether the clients of lent requests still hold their connections."""
+GUNICORN_SOCKET = "gunicorn.socket"
+"""The environ key under which gunicorn's workers give the request's client socket."""
+WAITRESS_DISCONNECTED = "waitress.client_disconnected"
+"""The environ key under which waitress gives a callable saying whether the client hung up (it reads ahead)."""
+
+
+def hang_up_test(environ: Mapping[str, Any]) -> Callable[[], bool] | None:
+    """How to tell that the client of the request in ``environ`` closed its connection, if its server says.
+
+    The embedded server and gunicorn give the connection's socket, which is
+    peeked at (never read); waitress gives a callable of its own. Other
+    servers give nothing: ``None``, and only a failed write tells.
+
+    >>> hang_up_test({}) is None
+    True
+    >>> hang_up_test({WAITRESS_DISCONNECTED: lambda: True})()
+    True
+    """
+    sock = environ.get(CONNECTION_SOCKET) or environ.get(GUNICORN_SOCKET)
+    if isinstance(sock, socket.socket):
+        return lambda: _closed_by_peer(sock)
+    disconnected = environ.get(WAITRESS_DISCONNECTED)
+    return disconnected if callable(disconnected) else None
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # nothing to read: the client waits
+    except OSError:
+        return True  # reset
+
+
+class HangUp:
+    """A 2026-07-28 request answered on a handler thread, watched for its client hanging up (then ``cancel``)."""
+
+    __slots__ = ("cancel", "hung_up")
+
+    def __init__(self, hung_up: Callable[[], bool], cancel: Callable[[], None]) -> None:
+        self.hung_up = hung_up
+        self.cancel = cancel
 
 
 class StreamTrigger(queue.SimpleQueue[Item]):
@@ -63,6 +106,7 @@ class Lent:
 
     __slots__ = (
         "_cancel",
+        "_hung_up",
         "_lock",
         "_settled",
         "_start",
@@ -72,7 +116,6 @@ class Lent:
         "deadline",
         "done",
         "post",
-        "socket",
         "source",
         "streamed",
         "thread",
@@ -100,9 +143,7 @@ class Lent:
         self.deadline = time.monotonic() + ping_interval
         self.thread = threading.get_ident()
         """The thread lent to the handler (the one making this)."""
-        request = answer.lend_to
-        self.socket: socket.socket | None = None if request is None else request.environ.get(CONNECTION_SOCKET)
-        """The connection's socket, if the server gives it: watched for the client hanging up (2026-07-28)."""
+        self._hung_up = answer.hung_up
         self.streamed: threading.Event | None = None
         self._settled = False
         self._lock = threading.Lock()
@@ -129,16 +170,10 @@ class Lent:
             return self.streamed
 
     def hung_up(self) -> bool:
-        """Whether a 2026-07-28 client closed the connection it sent this request on (read nothing: peek)."""
-        sock = self.socket
-        if sock is None or self._cancel is None:
+        """Whether a 2026-07-28 client closed the connection it sent this request on."""
+        if self._hung_up is None or self._cancel is None:
             return False  # (before 2026-07-28 a disconnection is no cancellation: nothing to cancel by it)
-        try:
-            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            return False  # nothing to read: the client waits
-        except OSError:
-            return True  # reset
+        return self._hung_up()
 
     def cancel(self) -> None:
         """The client hung up: in 2026-07-28 that is the request's cancellation (its handler is told; no answer)."""
@@ -155,8 +190,10 @@ class Lent:
 
 class LendWatch:
     """Turns the answer of a lent request whose handler runs past the ping interval into a stream, so that
-    pings keep its connection alive (as a request served on a handler thread would); and cancels a lent
-    2026-07-28 request whose client hung up (closing the connection is that era's cancellation).
+    pings keep its connection alive (as a request served on a handler thread would); and cancels a 2026-07-28
+    request, lent or not (a :class:`HangUp`), whose client hung up (closing the connection is that era's
+    cancellation). Without the watch, a request served on a handler thread would learn of it only when a write
+    to the gone client fails, at the next ping: its handler and the server's thread would be held until then.
 
     One thread per app (``mcp-sync-http-lend-watch``), started with the first
     lent request and looking every :data:`HANG_UP_LOOK` seconds (at least
@@ -167,11 +204,11 @@ class LendWatch:
     def __init__(self, interval: float) -> None:
         self._interval = interval
         self._cond = threading.Condition()
-        self._lent: dict[Lent, None] = {}
+        self._lent: dict[Lent | HangUp, None] = {}
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def add(self, lent: Lent) -> None:
+    def add(self, lent: Lent | HangUp) -> None:
         """Look after ``lent`` until :meth:`discard`."""
         with self._cond:
             self._lent[lent] = None
@@ -179,7 +216,7 @@ class LendWatch:
                 self._thread = threading.Thread(target=self._run, name="mcp-sync-http-lend-watch", daemon=True)
                 self._thread.start()
 
-    def discard(self, lent: Lent) -> None:
+    def discard(self, lent: Lent | HangUp) -> None:
         """Stop looking after ``lent`` (its handler is done, or the watch acted on it)."""
         with self._cond:
             self._lent.pop(lent, None)
@@ -195,14 +232,14 @@ class LendWatch:
                 try:
                     self._look(lent, now)
                 except Exception:  # one request's failure must not end the watch of all the others
-                    log.exception("the lend watch failed on request %r", lent.post.request_id)
+                    log.exception("the lend watch failed on a request")
                     self.discard(lent)
 
-    def _look(self, lent: Lent, now: float) -> None:
+    def _look(self, lent: Lent | HangUp, now: float) -> None:
         if lent.hung_up():
             self.discard(lent)
             lent.cancel()
-        elif lent.deadline <= now and not lent.post.json_only:  # (a JSON-only answer never streams)
+        elif isinstance(lent, Lent) and lent.deadline <= now and not lent.post.json_only:  # (JSON-only never streams)
             self.discard(lent)
             lent.source.start_streaming(lent.post)
             if lent.post.mode == "sse":  # not when the response came first
@@ -259,6 +296,17 @@ class Lender:
         # Bounded: the response (or the session's end) is queued, and each write has the server's timeout.
         streamed.wait()
         return Response(200, body=iter(()), started=True)
+
+    def watch_hang_up(self, hung_up: Callable[[], bool], cancel: Callable[[], None]) -> HangUp:
+        """Have ``cancel`` run once ``hung_up`` says the client closed the connection (a 2026-07-28 request
+        answered on a handler thread); until :meth:`forget`."""
+        watched = HangUp(hung_up, cancel)
+        self._watch.add(watched)
+        return watched
+
+    def forget(self, watched: HangUp) -> None:
+        """Stop watching (the request is answered, or its client went away)."""
+        self._watch.discard(watched)
 
     def lend(
         self,

@@ -32,6 +32,7 @@ from ...protocol.types import (
 from ..backend import Backend, InProcessBackend, SessionRecord, SessionUpdate
 from ..scale.redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from ..session import ServerSession
+from .answers import receive
 from .event_store import EventStore, SharedEventStore
 from .sessions import HTTPSession, SessionRegistry, StreamableSessionTransport
 from .wire import DEFAULT_REVISION
@@ -48,6 +49,11 @@ def open_backend(backend: Backend | str | None) -> Backend:
     return backend
 
 
+FROM_CLIENT = "mcp_sync.from_client"
+"""Marks a message passed on to the other processes as the client's (a cancellation), not one for its GET stream:
+dropped before the message is read."""
+
+
 def stream_id(session_id: str) -> str:
     """The id of a shared session's GET stream, the same in every process."""
     return f"{session_id}.get"
@@ -56,6 +62,11 @@ def stream_id(session_id: str) -> str:
 def is_response(message: JSONRPCMessage) -> bool:
     """Whether ``message`` is a JSON-RPC response (a result or an error)."""
     return isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse))
+
+
+def is_cancellation(message: JSONRPCMessage) -> bool:
+    """Whether ``message`` is a ``notifications/cancelled``."""
+    return isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled"
 
 
 def response_to(message: JSONRPCMessage | InvalidMessage, session: ServerSession) -> bool:
@@ -145,10 +156,14 @@ class SharedSessions:
         entry.transport.share_standalone(stream_id(entry.session_id))
         entry.session.on_change = functools.partial(self._save, entry)
 
-    def pass_on(self, session_id: str, message: JSONRPCMessage) -> None:
+    def pass_on(self, session_id: str, message: JSONRPCMessage, *, from_client: bool = False) -> None:
         """Send ``message`` to the process that has a use for it: a client's answer, to the one whose handler waits;
-        a message for the session's GET stream, to the one where it is open (if any)."""
-        self.backend.send_to_session(session_id, json.loads(encode_message(message)))
+        a client's cancellation, to the one whose handler runs the request (``from_client``); a message for the
+        session's GET stream, to the one where it is open (if any)."""
+        wire = json.loads(encode_message(message))
+        if from_client:
+            wire[FROM_CLIENT] = True
+        self.backend.send_to_session(session_id, wire)
 
     def end(self, session_id: str) -> None:
         """The client ended the session (DELETE): end it in every process, and forget its stream's events."""
@@ -220,10 +235,14 @@ class SharedSessions:
         entry = self.sessions.peek(session_id)
         if entry is None or not isinstance(entry.transport, StreamableSessionTransport):
             return
+        message = dict(message)
+        from_client = message.pop(FROM_CLIENT, False) is True
         decoded = decode_message(json.dumps(message).encode())
         if response_to(decoded, entry.session):
             entry.transport.receive(decoded)
-        elif isinstance(decoded, (JSONRPCNotification, JSONRPCRequest)):
+        elif from_client and isinstance(decoded, JSONRPCNotification):
+            receive(entry.transport, decoded)  # a cancellation: its request's POSTs here end (none if not served here)
+        elif isinstance(decoded, (JSONRPCNotification, JSONRPCRequest)) and not from_client:
             entry.transport.write_standalone(decoded)
 
     def session_stream_opened(self, session_id: str) -> None:

@@ -29,7 +29,7 @@ from ..core import MCPServer
 from ..session import ServerSession
 from ..stateless import StatelessRequest
 from .answers import Answer, await_answer
-from .lending import Lender
+from .lending import HangUp, Lender
 from .sessions import Item, PostedRequest, Signal, StreamEvent
 from .wire import Once, Response, shutting_down
 
@@ -163,10 +163,13 @@ class StatelessHost:
             if host is None:
                 host = self._session = self._server.start(_NoConnection(), per_request=True)
                 host.list_all = self._list_all
-        done = Once(functools.partial(self._forget, writer))
         run = functools.partial(self._serve, host, message, read, writer, answer.auth)
         if answer.lend_to is not None and answer.json_ok:
+            done = Once(functools.partial(self._forget, writer, None))
             return self._lender.serve(writer, writer.post, run, answer, done, cancel=writer.cancel)
+        # On a handler thread: the watch tells it if the client hangs up (else only the next ping's write would).
+        watched = None if answer.hung_up is None else self._lender.watch_hang_up(answer.hung_up, writer.cancel)
+        done = Once(functools.partial(self._forget, writer, watched))
         self._handlers.submit(run)
         # (retry_ms is never used: a 2026-07-28 stream cannot be resumed, so it advises no reconnection delay)
         return await_answer(writer, writer.post, answer, done, ping_interval=self._ping_interval, retry_ms=0)
@@ -185,9 +188,11 @@ class StatelessHost:
             log.exception("the MCP HTTP app failed to serve request %r", message.id)
             writer.end()  # the POST waiting for the answer gets the error saying so
 
-    def _forget(self, writer: RequestWriter) -> None:
+    def _forget(self, writer: RequestWriter, watched: HangUp | None) -> None:
         """The POST's answer is sent, or its client went away: a handler still running is told (closing the
         stream is the request's cancellation)."""
+        if watched is not None:
+            self._lender.forget(watched)
         writer.cancel()
         with self._lock:
             self._open.discard(writer)

@@ -83,3 +83,64 @@ def test_the_public_types_module_finds_the_envelopes_and_refuses_unknown_names()
     assert public.JSONRPCError is public.JSONRPCErrorResponse
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = public.Nope  # type: ignore[attr-defined]
+
+
+LIGHT = (
+    "import sys\n"
+    "{statement}\n"
+    "roots = ('asyncio', 'requests', 'opentelemetry', 'urllib3', 'sseclient')\n"
+    "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in roots)))\n"
+)
+
+
+@pytest.mark.parametrize("statement", ["import mcp_sync", "from mcp_sync import MCPClient, MCPServer"])
+def test_importing_the_package_loads_no_asyncio_requests_nor_opentelemetry(statement: str) -> None:
+    """Nothing here is async, and HTTP and telemetry are loaded only by who uses them."""
+    code = LIGHT.format(statement=statement)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == ""
+
+
+FEATURES = ("mcp_sync.protocol.skills", "mcp_sync.protocol.frontmatter", "mcp_sync.protocol.tasks")
+"""The models of features a plain server does not serve: loaded when a server first serves skills or runs tasks."""
+
+
+def test_a_server_loads_the_skills_and_tasks_models_only_when_it_uses_them() -> None:
+    code = (
+        "import sys, tempfile, pathlib\n"
+        "from mcp_sync import MCPServer\n"
+        "features = " + repr(FEATURES) + "\n"
+        "server = MCPServer('demo')\n"
+        "server.tool(lambda text: text, name='echo')\n"
+        "print(','.join(m for m in features if m in sys.modules))\n"
+        "root = pathlib.Path(tempfile.mkdtemp())\n"
+        "(root / 'hello').mkdir()\n"
+        "(root / 'hello' / 'SKILL.md').write_text('---\\nname: hello\\ndescription: Greet\\n---\\nHi.\\n')\n"
+        "print([skill.name for skill in server.add_skills(root)])\n"
+        "print(','.join(m for m in features if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["", "['hello']", "mcp_sync.protocol.skills,mcp_sync.protocol.frontmatter"]
+
+
+def lazily_loaded() -> list[str]:
+    """A first import of each lazily loaded module: the home of each public name of ``mcp_sync`` and
+    ``mcp_sync.server`` (one name per home), and the feature modules a server imports when it uses them."""
+    import mcp_sync.server
+
+    statements: dict[str, str] = {}
+    for package in (mcp_sync, mcp_sync.server):
+        for name in package.__all__:
+            home = getattr(getattr(package, name), "__module__", None) or f"{package.__name__}.{name}"
+            statements.setdefault(home, f"from {package.__name__} import {name}")
+    for module in (*FEATURES, "mcp_sync.server.skills", "mcp_sync.server.tasks", "mcp_sync.types"):
+        statements.setdefault(module, f"import {module}")
+    return sorted(statements.values())
+
+
+@pytest.mark.parametrize("statement", lazily_loaded())
+def test_each_lazily_loaded_module_imports_cleanly_first_in_a_fresh_interpreter(statement: str) -> None:
+    """Imported first and alone, a lazily loaded module finds everything it needs (no cycle left to chance)."""
+    code = f"import warnings\nwarnings.simplefilter('error')\n{statement}\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -121,6 +122,20 @@ def test_a_server_loads_the_skills_and_tasks_models_only_when_it_uses_them() -> 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.splitlines() == ["", "['hello']", "mcp_sync.protocol.skills,mcp_sync.protocol.frontmatter"]
+
+
+def test_a_call_to_a_server_process_loads_no_http_client_nor_oauth() -> None:
+    """``mcp-sync call "python server.py" ...`` (and ``MCPClient.stdio``) loads HTTP and OAuth only for a URL."""
+    server = str(Path(__file__).resolve().parents[1] / "examples" / "echo_server.py")
+    code = (
+        "import sys\n"
+        "from mcp_sync.cli import main\n"
+        f"code = main(['call', {server!r}, 'echo', 'text=hi'])\n"
+        "heavy = ('requests', 'urllib3', 'mcp_sync.client.auth', 'mcp_sync.transports.http', 'mcp_sync.runtime.http')\n"
+        "print(code, ','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["hi", "0 "]
 
 
 def lazily_loaded() -> list[str]:

@@ -102,11 +102,19 @@ def test_importing_the_package_loads_no_asyncio_requests_nor_opentelemetry(state
     assert out.stdout.strip() == ""
 
 
-FEATURES = ("mcp_sync.protocol.skills", "mcp_sync.protocol.frontmatter", "mcp_sync.protocol.tasks")
-"""The models of features a plain server does not serve: loaded when a server first serves skills or runs tasks."""
+FEATURES = (
+    "mcp_sync.protocol.skills",
+    "mcp_sync.protocol.frontmatter",
+    "mcp_sync.protocol.tasks",
+    "mcp_sync.protocol.oauth",
+    "mcp_sync.protocol.grammar",
+    "mcp_sync.server.authorization.tokens",
+)
+"""What a plain server does not use: the models of skills and tasks, loaded when a server first serves skills or
+runs tasks, and OAuth's grammar and the token module, loaded when a token or a refused scope is handled."""
 
 
-def test_a_server_loads_the_skills_and_tasks_models_only_when_it_uses_them() -> None:
+def test_a_server_loads_skills_tasks_and_oauth_modules_only_when_it_uses_them() -> None:
     code = (
         "import sys, tempfile, pathlib\n"
         "from mcp_sync import MCPServer\n"

@@ -167,3 +167,26 @@ def test_each_lazily_loaded_module_imports_cleanly_first_in_a_fresh_interpreter(
     code = f"import warnings\nwarnings.simplefilter('error')\n{statement}\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
+
+
+class Opaque:
+    """A type pydantic has no schema for."""
+
+
+def test_a_tool_whose_types_have_no_schema_is_refused_when_registered_not_when_called() -> None:
+    """The wire models are built when first used; a user's tool is not: its schema error surfaces at ``@tool``."""
+    from pydantic import PydanticSchemaGenerationError
+
+    server = mcp_sync.MCPServer("demo")
+
+    def takes(thing: Opaque) -> str:
+        return "never"
+
+    def gives(n: int) -> Opaque:
+        return Opaque()
+
+    with pytest.raises(PydanticSchemaGenerationError, match="Opaque"):
+        server.tool(takes)
+    with pytest.raises(PydanticSchemaGenerationError, match="Opaque"):
+        server.tool(gives)
+    assert server.list_tools() == []

@@ -132,14 +132,16 @@ def test_a_server_loads_skills_tasks_and_oauth_modules_only_when_it_uses_them() 
     assert out.stdout.splitlines() == ["", "['hello']", "mcp_sync.protocol.skills,mcp_sync.protocol.frontmatter"]
 
 
-def test_a_call_to_a_server_process_loads_no_http_client_nor_oauth() -> None:
-    """``mcp-sync call "python server.py" ...`` (and ``MCPClient.stdio``) loads HTTP and OAuth only for a URL."""
+def test_a_call_to_a_server_process_loads_no_http_client_nor_oauth_nor_tqdm() -> None:
+    """``mcp-sync call "python server.py" ...`` (and ``MCPClient.stdio``) loads HTTP and OAuth only for a URL, and
+    tqdm only when the tool reports progress (its bar is made at the first notification)."""
     server = str(Path(__file__).resolve().parents[1] / "examples" / "echo_server.py")
     code = (
         "import sys\n"
         "from mcp_sync.cli import main\n"
         f"code = main(['call', {server!r}, 'echo', 'text=hi'])\n"
-        "heavy = ('requests', 'urllib3', 'mcp_sync.client.auth', 'mcp_sync.transports.http', 'mcp_sync.runtime.http')\n"
+        "heavy = ('requests', 'urllib3', 'mcp_sync.client.auth', 'mcp_sync.transports.http', 'mcp_sync.runtime.http',"
+        " 'tqdm')\n"
         "print(code, ','.join(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,111 @@ def test_the_public_types_module_finds_the_envelopes_and_refuses_unknown_names()
     assert public.JSONRPCError is public.JSONRPCErrorResponse
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = public.Nope  # type: ignore[attr-defined]
+
+
+LIGHT = (
+    "import sys\n"
+    "{statement}\n"
+    "roots = ('asyncio', 'requests', 'opentelemetry', 'urllib3', 'sseclient')\n"
+    "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in roots)))\n"
+)
+
+
+@pytest.mark.parametrize("statement", ["import mcp_sync", "from mcp_sync import MCPClient, MCPServer"])
+def test_importing_the_package_loads_no_asyncio_requests_nor_opentelemetry(statement: str) -> None:
+    """Nothing here is async, and HTTP and telemetry are loaded only by who uses them."""
+    code = LIGHT.format(statement=statement)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == ""
+
+
+FEATURES = (
+    "mcp_sync.protocol.skills",
+    "mcp_sync.protocol.frontmatter",
+    "mcp_sync.protocol.tasks",
+    "mcp_sync.protocol.oauth",
+    "mcp_sync.protocol.grammar",
+    "mcp_sync.server.authorization.tokens",
+)
+"""What a plain server does not use: the models of skills and tasks, loaded when a server first serves skills or
+runs tasks, and OAuth's grammar and the token module, loaded when a token or a refused scope is handled."""
+
+
+def test_a_server_loads_skills_tasks_and_oauth_modules_only_when_it_uses_them() -> None:
+    code = (
+        "import sys, tempfile, pathlib\n"
+        "from mcp_sync import MCPServer\n"
+        "features = " + repr(FEATURES) + "\n"
+        "server = MCPServer('demo')\n"
+        "server.tool(lambda text: text, name='echo')\n"
+        "print(','.join(m for m in features if m in sys.modules))\n"
+        "root = pathlib.Path(tempfile.mkdtemp())\n"
+        "(root / 'hello').mkdir()\n"
+        "(root / 'hello' / 'SKILL.md').write_text('---\\nname: hello\\ndescription: Greet\\n---\\nHi.\\n')\n"
+        "print([skill.name for skill in server.add_skills(root)])\n"
+        "print(','.join(m for m in features if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["", "['hello']", "mcp_sync.protocol.skills,mcp_sync.protocol.frontmatter"]
+
+
+def test_a_call_to_a_server_process_loads_no_http_client_nor_oauth_nor_tqdm() -> None:
+    """``mcp-sync call "python server.py" ...`` (and ``MCPClient.stdio``) loads HTTP and OAuth only for a URL, and
+    tqdm only when the tool reports progress (its bar is made at the first notification)."""
+    server = str(Path(__file__).resolve().parents[1] / "examples" / "echo_server.py")
+    code = (
+        "import sys\n"
+        "from mcp_sync.cli import main\n"
+        f"code = main(['call', {server!r}, 'echo', 'text=hi'])\n"
+        "heavy = ('requests', 'urllib3', 'mcp_sync.client.auth', 'mcp_sync.transports.http', 'mcp_sync.runtime.http',"
+        " 'tqdm')\n"
+        "print(code, ','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["hi", "0 "]
+
+
+def lazily_loaded() -> list[str]:
+    """A first import of each lazily loaded module: the home of each public name of ``mcp_sync`` and
+    ``mcp_sync.server`` (one name per home), and the feature modules a server imports when it uses them."""
+    import mcp_sync.server
+
+    statements: dict[str, str] = {}
+    for package in (mcp_sync, mcp_sync.server):
+        for name in package.__all__:
+            home = getattr(getattr(package, name), "__module__", None) or f"{package.__name__}.{name}"
+            statements.setdefault(home, f"from {package.__name__} import {name}")
+    for module in (*FEATURES, "mcp_sync.server.skills", "mcp_sync.server.tasks", "mcp_sync.types"):
+        statements.setdefault(module, f"import {module}")
+    return sorted(statements.values())
+
+
+@pytest.mark.parametrize("statement", lazily_loaded())
+def test_each_lazily_loaded_module_imports_cleanly_first_in_a_fresh_interpreter(statement: str) -> None:
+    """Imported first and alone, a lazily loaded module finds everything it needs (no cycle left to chance)."""
+    code = f"import warnings\nwarnings.simplefilter('error')\n{statement}\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+
+
+class Opaque:
+    """A type pydantic has no schema for."""
+
+
+def test_a_tool_whose_types_have_no_schema_is_refused_when_registered_not_when_called() -> None:
+    """The wire models are built when first used; a user's tool is not: its schema error surfaces at ``@tool``."""
+    from pydantic import PydanticSchemaGenerationError
+
+    server = mcp_sync.MCPServer("demo")
+
+    def takes(thing: Opaque) -> str:
+        return "never"
+
+    def gives(n: int) -> Opaque:
+        return Opaque()
+
+    with pytest.raises(PydanticSchemaGenerationError, match="Opaque"):
+        server.tool(takes)
+    with pytest.raises(PydanticSchemaGenerationError, match="Opaque"):
+        server.tool(gives)
+    assert server.list_tools() == []

@@ -13,17 +13,17 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
-import requests
-import requests.auth
-
 from ..protocol.errors import MCPError
-from ..transports.http.sse import SSEClientTransport
-from ..transports.http.streamable import StreamableHTTPClientTransport
 from ..transports.stdio import ProcessTransport, StderrTarget
-from .auth.oauth import OAuth
 
 if TYPE_CHECKING:
+    import requests
+    import requests.auth
+
     from .core import MCPClient
+
+# The HTTP transports, ``requests`` and OAuth are imported by open_url, when a URL is
+# opened: a client of a server process (``mcp-sync call "python server.py" ...``) loads none of them.
 
 __all__ = ["TransportKind", "open_process", "open_url"]
 
@@ -88,6 +88,8 @@ def open_url(
     """
     if transport not in ("auto", "streamable", "sse"):
         raise ValueError(f"transport must be 'auto', 'streamable' or 'sse', not {transport!r}")
+    from .auth.oauth import OAuth
+
     if auth == "oauth":
         auth = OAuth()
     grace = 0.0
@@ -111,6 +113,9 @@ def _open_url(
     auth: requests.auth.AuthBase | None,
     connect_timeout: float | None,
 ) -> MCPClient:
+    from ..transports.http.sse import SSEClientTransport
+    from ..transports.http.streamable import StreamableHTTPClientTransport
+
     where = f"the MCP server at {url}"
     first: MCPError | None = None
     if transport != "sse":

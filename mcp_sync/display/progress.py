@@ -6,6 +6,7 @@ notebook's widget (``tqdm.notebook``, as ``tqdm.auto`` would choose).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -64,14 +65,24 @@ class ProgressBar:
     ) -> None:
         self.label = label
         self._stream = stream
+        self._use_tqdm = use_tqdm
+        self._notebook = notebook
+        self._bar: Any = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @functools.cached_property
+    def _tqdm(self) -> Any:
+        """tqdm's bar class, or ``None`` for plain lines: looked up at the first notification, so that a call
+        that reports no progress (most of ``mcp-sync call``'s) never imports tqdm, which costs more than the call."""
+        if not self._use_tqdm:
+            return None
+        notebook = self._notebook
         if notebook is None:
             from .ipython import in_notebook
 
             notebook = in_notebook()
-        self._tqdm: Any = _load_tqdm(notebook) if use_tqdm else None
-        self._bar: Any = None
-        self._closed = False
-        self._lock = threading.Lock()
+        return _load_tqdm(notebook)
 
     @property
     def stream(self) -> TextIO:

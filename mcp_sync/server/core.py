@@ -34,8 +34,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 from pydantic import BaseModel
 
 from ..protocol.errors import MCP_CODES, MCPError
-from ..protocol.skills import SkillEntry
-from ..protocol.tasks import TaskStatusNotificationParams
 from ..protocol.types import (
     Annotations,
     CallToolResult,
@@ -80,15 +78,16 @@ from .registry import (
 )
 from .results import paginate, to_complete_result
 from .session import ServerSession
-from .skills import SkillCatalogue, add_skills
 from .stateless import RequestStateSealer
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..protocol.skills import SkillEntry
     from ..protocol.tasks import TaskSupport
     from ..runtime.transport import Transport
     from .mount import Mount
+    from .skills import SkillCatalogue
     from .tasks import TaskRunner
 
 __all__ = [
@@ -751,6 +750,9 @@ class MCPServer:
 
     def skill_catalogue(self) -> SkillCatalogue:
         """The skills this server serves; the first call declares the skills extension and its methods."""
+        # Imported here, as tasks are: a server that serves no skills never loads their models.
+        from .skills import SkillCatalogue
+
         with self._lock:
             if self._skills is None:
                 self._skills = SkillCatalogue(self)
@@ -771,6 +773,8 @@ class MCPServer:
         >>> [skill.name for skill in server.add_skills(root)], "skills/list" in server.extension_methods()
         (['hello'], True)
         """
+        from .skills import add_skills
+
         return add_skills(self, path)
 
     @property
@@ -958,6 +962,8 @@ class MCPServer:
                 session.log(level, detail.get("data"), detail.get("logger"), route=route)
             return
         if notice.kind == "task_status":
+            from ..protocol.tasks import TaskStatusNotificationParams  # only a server that runs tasks sends these
+
             status = TaskStatusNotificationParams.model_validate(notice.detail or {})
             for session in self.sessions:
                 session.task_changed(notice.subject, status, once=notice.key)

@@ -36,8 +36,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.errors import MCP_CODES, MCPError
-from ...protocol.oauth import join_scopes
-from .tokens import token_scopes
+
+# The OAuth grammar (protocol.oauth, its regular expressions) and the token
+# module are imported where a token or a refused scope is handled: a server
+# over stdio, which has no tokens, never loads them.
 
 if TYPE_CHECKING:
     from ..session import ServerSession
@@ -80,6 +82,8 @@ class AuthInfo:
     @classmethod
     def from_claims(cls, claims: Mapping[str, Any]) -> AuthInfo:
         """The facts of a verified token's claims (``sub``, ``client_id``/``azp``, ``scope``/``scp``, ``exp``)."""
+        from .tokens import token_scopes
+
         expires = claims.get("exp")
         client = claims.get("client_id", claims.get("azp"))
         subject = claims.get("sub")
@@ -130,6 +134,8 @@ class ScopeRefused(MCPError):
     """
 
     def __init__(self, needed: Iterable[str], what: str) -> None:
+        from ...protocol.oauth import join_scopes
+
         self.scope = join_scopes(needed)
         super().__init__(
             MCP_CODES.UNAUTHORIZED,

@@ -1,0 +1,127 @@
+"""End-to-end benchmark: ``mcp-sync call SERVER echo text=hello`` against the same call from a script using the SDK.
+
+The row of the speed table it measures: a one-off tool call from the shell,
+wall time from the start of the process to the result printed on its
+stdout (the time a user waits), within 0.3 times the same call made by a
+script using the official SDK's ``Client`` (``sdk_cli_call.py``, in the
+SDK's Python). Both call the same stdio server, this tree's
+``examples/echo_server.py``, so the difference is the client's: its
+import, spawning the server, the handshake, the call and printing.
+
+Beside them, two floors: the interpreter's start (``python -c pass``) and a
+bare client, a ``python -c`` script with no library that spawns the same
+server and writes the initialize request, the initialized notification and
+the call, and prints the answer's text: what no client of this server can
+go under.
+
+Each command runs in a fresh process, interleaved round after round,
+after one warm-up run each (bytecode caches written). Medians over the
+rounds.
+
+Usage::
+
+    python bench/cli_bench.py [--rounds 7] [--sdk-python PATH]
+
+Without ``--sdk-python`` the SDK is installed into the peers' cache (see
+``tests/peers.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SERVER = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
+
+BARE_CLIENT = """
+import json, subprocess, sys
+server = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+messages = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "bare", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hello"}}},
+]
+server.stdin.write(b"".join(json.dumps(m).encode() + b"\\n" for m in messages))
+server.stdin.flush()
+for line in server.stdout:
+    answer = json.loads(line)
+    if answer.get("id") == 2:
+        print(answer["result"]["content"][0]["text"], flush=True)
+        break
+server.stdin.close()
+server.wait(10)
+"""
+"""A client with no library: the least a client of the echo server does for one call."""
+
+
+def our_command() -> list[str]:
+    """``mcp-sync call``: the console script beside this interpreter, else ``python -m mcp_sync``."""
+    script = Path(sys.executable).with_name("mcp-sync")
+    start = [str(script)] if script.exists() else [sys.executable, "-m", "mcp_sync"]
+    return [*start, "call", " ".join(SERVER), "echo", "text=hello"]
+
+
+def time_to_output(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from spawning ``command`` to its first line on stdout (which must be ``hello``), and to its exit."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    printed = time.perf_counter() - started
+    _, err = process.communicate(timeout=60)
+    ended = time.perf_counter() - started
+    if line.strip() != b"hello" or process.returncode != 0:
+        raise SystemExit(f"{command[:2]} printed {line!r}, exit {process.returncode}: {err.decode()[-2000:]}")
+    return printed, ended
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
+    args = parser.parse_args()
+    if args.sdk_python is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from peers import peer_python
+
+        args.sdk_python = peer_python()
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the server (and our client) import this tree
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    cases = {
+        "mcp-sync call": our_command(),
+        "SDK Client script": [args.sdk_python, str(HERE / "sdk_cli_call.py"), *SERVER],
+        "bare client (floor)": [sys.executable, "-c", BARE_CLIENT, *SERVER],
+        "python -c pass": [sys.executable, "-c", "print('hello')"],
+    }
+    for command in cases.values():
+        time_to_output(command, env)  # warm-up: bytecode caches written, files in the page cache
+    printed: dict[str, list[float]] = {name: [] for name in cases}
+    ended: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(args.rounds):
+        for name, command in cases.items():
+            to_output, to_exit = time_to_output(command, env)
+            printed[name].append(to_output)
+            ended[name].append(to_exit)
+
+    print(f"one tools/call from a fresh process, same stdio server: {' '.join(SERVER)}")
+    print(f"medians of {args.rounds} interleaved rounds; SDK: {args.sdk_python}")
+    print(f"{'':22}{'to result (s)':>15}{'to exit (s)':>13}")
+    median = {name: statistics.median(samples) for name, samples in printed.items()}
+    for name in cases:
+        print(f"{name:22}{median[name]:15.3f}{statistics.median(ended[name]):13.3f}")
+    ratio = median["mcp-sync call"] / median["SDK Client script"]
+    floor = median["bare client (floor)"] / median["SDK Client script"]
+    print(f"cli end to end, mcp-sync / SDK: {ratio:.2f}x (goal <= 0.3); bare client floor: {floor:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

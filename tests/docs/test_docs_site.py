@@ -141,3 +141,12 @@ def test_llms_txt_and_its_full_text_are_produced(site: Path) -> None:
     full = (site / "llms-full.txt").read_text(encoding="utf-8")
     assert "# In tests: the pytest fixtures\nSource: guides/testing.html" in full
     assert "Start a server process and connect to it over stdio." in full  # a docstring, from the reference
+
+
+def test_read_the_docs_builds_the_same_site_with_the_docs_extra() -> None:
+    import yaml  # (the redis extra's pyyaml, in the test extra)
+
+    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text(encoding="utf-8"))
+    assert config["version"] == 2
+    assert config["sphinx"] == {"configuration": "docs/conf.py", "fail_on_warning": True}
+    assert config["python"]["install"] == [{"method": "pip", "path": ".", "extra_requirements": ["docs"]}]

@@ -287,21 +287,13 @@ def test_setup_cfg_s_entry_point_loads_the_plugin_once_however_it_is_asked_for(
     off.stdout.fnmatch_lines(["*fixture 'mcp_connect' not found*"])
 
 
-def readme_section() -> str:
-    """The code block of the README's "Testing your server" section, as a test module."""
-    text = (ROOT / "README.rst").read_text(encoding="utf-8")
-    section = text.split("Testing your server\n-------------------\n", 1)[1]
-    block = re.search(r"::\n\n((?:    .*\n|\n)+?)(?=\S)", section)
-    assert block is not None
-    return textwrap.dedent(block.group(1))
-
-
-def test_the_readme_s_example_runs_as_shown(pytester: pytest.Pytester) -> None:
-    """The README's test module, beside a copy of ``examples/echo_server.py``, passes as it is."""
+def test_the_testing_guide_s_example_runs_as_shown(pytester: pytest.Pytester) -> None:
+    """The testing guide's module (examples/test_calc_server.py), beside a copy of ``examples/echo_server.py``,
+    passes as it is."""
     (pytester.path / "examples").mkdir()
     shutil.copy(ECHO_SERVER, pytester.path / "examples" / "echo_server.py")
-    pytester.makepyfile(test_calc=readme_section())
+    pytester.makepyfile(test_calc=(ROOT / "examples" / "test_calc_server.py").read_text(encoding="utf-8"))
     threads, processes = set(mcp_threads()), children()
     result = pytester.runpytest_inprocess(*PLUGIN, "-v")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
     assert_nothing_left(threads, processes)

@@ -31,21 +31,22 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def child_pids(parent: int) -> list[int]:
+    """The process ids of ``parent``'s direct children, from /proc (a process gone meanwhile is left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def child_rss_kib(parent: int | None = None) -> int:
     """Total resident size of the direct children of ``parent`` (default: this process)."""
-    parent = os.getpid() if parent is None else parent
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent:
-            total += rss_kib(int(entry.name))
-    return total
+    return sum(rss_kib(pid) for pid in child_pids(os.getpid() if parent is None else parent))
 
 
 TEXT_ONLY: dict[str, Any] = {

@@ -67,7 +67,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from benchlib import WORKLOAD, check_echo_shapes, cpu_seconds, echo_shape, percentile  # noqa: E402
+from benchlib import WORKLOAD, check_echo_shapes, child_pids, cpu_seconds, echo_shape, percentile  # noqa: E402
 
 from mcp_sync.client import http_client  # noqa: E402
 from mcp_sync.client.core import MCPClient  # noqa: E402
@@ -184,17 +184,6 @@ def gunicorn_worker(port: int) -> Iterator[int]:
             os.kill(master, signal.SIGINT)  # a quick shutdown: the master stops its worker, then child() kills it
             while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline + 70:
                 time.sleep(0.05)
-
-
-def child_pids(parent: int) -> list[int]:
-    """The process ids of ``parent``'s children, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                    found.append(int(entry.name))
-    return found
 
 
 def our_gunicorn() -> tuple[contextlib.AbstractContextManager[int], str]:

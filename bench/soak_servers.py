@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchlib import child_pids as children
 from workers_bench import ROOT, START_TIMEOUT, free_port, redis_server, stop, wait_listening
 
 HERE = Path(__file__).resolve().parent
@@ -54,16 +55,6 @@ def age(pid: int) -> float:
     ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     uptime = float(Path("/proc/uptime").read_text().split()[0])
     return uptime - ticks / os.sysconf("SC_CLK_TCK")
-
-
-def children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                    found.append(int(entry.name))
-    return found
 
 
 @contextlib.contextmanager

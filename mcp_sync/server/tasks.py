@@ -25,9 +25,12 @@ default (a task is forgotten when its TTL has passed, polled or not), or a
 shared one such as :class:`~mcp_sync.server.scale.redis_tasks.RedisTaskStore`.
 Either is bounded, with or without TTLs: it keeps at most
 :data:`DEFAULT_MAX_TASKS` tasks (the tasks that finished first are forgotten
-to make room), a finished task :data:`DEFAULT_RETENTION_MS` at most, and
-refuses a new task (``-32603``) while :data:`DEFAULT_MAX_RUNNING` are
-unfinished, or :data:`DEFAULT_MAX_RUNNING_PER_OWNER` of its caller's.
+to make room), at most :data:`DEFAULT_MAX_TASKS_PER_OWNER` of one caller's
+(that caller's own finished tasks make room for its next one, so that one
+caller's many tasks never push out another's results), a finished task
+:data:`DEFAULT_RETENTION_MS` at most, and refuses a new task (``-32603``)
+while :data:`DEFAULT_MAX_RUNNING` are unfinished, or
+:data:`DEFAULT_MAX_RUNNING_PER_OWNER` of its caller's.
 
 >>> from mcp_sync import Context, MCPServer
 >>> server = MCPServer("demo")
@@ -105,6 +108,7 @@ __all__ = [
     "DEFAULT_MAX_RUNNING",
     "DEFAULT_MAX_RUNNING_PER_OWNER",
     "DEFAULT_MAX_TASKS",
+    "DEFAULT_MAX_TASKS_PER_OWNER",
     "DEFAULT_POLL_INTERVAL_MS",
     "DEFAULT_RETENTION_MS",
     "DEFAULT_TTL_MS",
@@ -238,6 +242,9 @@ class TaskStore(Protocol):
 
 DEFAULT_MAX_TASKS = 10_000
 """How many tasks a store keeps at most, running or finished (the finished go first to make room)."""
+DEFAULT_MAX_TASKS_PER_OWNER = 1_000
+"""How many tasks of one caller (a task's ``owner``) a store keeps at most, running or finished: that caller's
+tasks that finished first are forgotten to make room for its next one."""
 DEFAULT_MAX_RUNNING = 1_000
 """How many unfinished tasks a store keeps at most: a new task beyond them is refused (``-32603``)."""
 DEFAULT_MAX_RUNNING_PER_OWNER = 100
@@ -269,10 +276,15 @@ class MemoryTaskStore:
 
     At most ``max_tasks`` are kept: a new task beyond them makes the task
     that finished first be forgotten (a task with no TTL too). At most
-    ``max_running`` (never more than ``max_tasks``) are unfinished, and at
-    most ``max_running_per_owner`` of one owner (callers that nothing
-    authenticates, owner ``None``, share only the first bound): a new task
-    beyond either is refused with ``-32603``. A finished task is forgotten
+    ``max_tasks_per_owner`` of one owner are kept: a new task of an owner at
+    that bound makes the owner's own task that finished first be forgotten
+    (so one caller's results are never pushed out by another's many tasks
+    until the store itself is full). At most ``max_running`` (never more
+    than ``max_tasks``) are unfinished, and at most
+    ``max_running_per_owner`` (never more than ``max_tasks_per_owner``) of
+    one owner: a new task beyond either is refused with ``-32603``. Callers
+    that nothing authenticates (owner ``None``) share only the store's own
+    bounds. A finished task is forgotten
     ``retention_ms`` after it finished at the latest (its TTL is shortened
     to that, or set when it had none).
 
@@ -288,17 +300,20 @@ class MemoryTaskStore:
         max_tasks: int = DEFAULT_MAX_TASKS,
         max_running: int = DEFAULT_MAX_RUNNING,
         max_running_per_owner: int = DEFAULT_MAX_RUNNING_PER_OWNER,
+        max_tasks_per_owner: int = DEFAULT_MAX_TASKS_PER_OWNER,
         retention_ms: int = DEFAULT_RETENTION_MS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.max_tasks = max_tasks
         self.max_running = max_running
         self.max_running_per_owner = max_running_per_owner
+        self.max_tasks_per_owner = max_tasks_per_owner
         self.retention_ms = retention_ms
         self._clock = clock
         self._tasks: dict[str, TaskRecord] = {}
         self._running: set[str] = set()
         self._finished: dict[str, None] = {}  # in the order they finished
+        self._finished_by_owner: dict[str, dict[str, None]] = {}  # each owner's, in the order they finished
         self._expiry: list[tuple[float, str]] = []  # tasks with a TTL (and some already forgotten)
         self._lock = threading.Lock()
 
@@ -316,17 +331,34 @@ class MemoryTaskStore:
         return gone
 
     def _forget(self, task_id: str) -> bool:
+        record = self._tasks.pop(task_id, None)
+        if record is None:
+            return False
         self._running.discard(task_id)
         self._finished.pop(task_id, None)
-        return self._tasks.pop(task_id, None) is not None
+        self._untrack_owner(record)
+        return True
+
+    def _untrack_owner(self, record: TaskRecord) -> None:
+        """Take ``record`` out of its owner's finished tasks (the owner's entry goes with its last one)."""
+        owner = record.owner
+        if owner is None or owner not in self._finished_by_owner:
+            return
+        mine = self._finished_by_owner[owner]
+        mine.pop(record.task_id, None)
+        if not mine:
+            del self._finished_by_owner[owner]
 
     def _track(self, record: TaskRecord) -> None:
         """Note whether ``record`` runs or has finished (a finished task keeps its place in line)."""
         if is_terminal(record.status):
             self._running.discard(record.task_id)
             self._finished[record.task_id] = None
+            if record.owner is not None:
+                self._finished_by_owner.setdefault(record.owner, {})[record.task_id] = None
         else:
             self._finished.pop(record.task_id, None)
+            self._untrack_owner(record)
             self._running.add(record.task_id)
 
     def sweep(self) -> list[str]:
@@ -344,9 +376,11 @@ class MemoryTaskStore:
             return self._expiry[0][0] if self._expiry else None
 
     def create(self, record: TaskRecord) -> None:
-        """Keep ``record``, forgetting the tasks that finished first to stay within ``max_tasks``.
+        """Keep ``record``, forgetting the tasks that finished first to stay within ``max_tasks`` (and its owner's
+        that finished first to stay within ``max_tasks_per_owner``).
 
-        ``-32603`` when ``max_running`` tasks (or ``max_tasks``) are unfinished already.
+        ``-32603`` when ``max_running`` tasks (or ``max_tasks``) are unfinished already, or
+        ``max_running_per_owner`` (or ``max_tasks_per_owner``) of its owner's.
         """
         with self._lock:
             self._sweep()
@@ -356,8 +390,12 @@ class MemoryTaskStore:
             owner = record.owner
             if owner is not None:  # (counted when asked: at most max_running tasks to look at)
                 mine = sum(1 for task_id in self._running if self._tasks[task_id].owner == owner)
-                if mine >= self.max_running_per_owner:
-                    raise too_many_running_for_owner(self.max_running_per_owner)
+                most_mine = min(self.max_running_per_owner, self.max_tasks_per_owner)
+                if mine >= most_mine:
+                    raise too_many_running_for_owner(most_mine)
+                finished = self._finished_by_owner.get(owner, {})
+                while mine + len(finished) >= self.max_tasks_per_owner:  # some of the owner's have finished
+                    self._forget(next(iter(finished)))
             while len(self._tasks) >= self.max_tasks:  # some have finished: fewer than max_tasks run
                 self._forget(next(iter(self._finished)))
             self._tasks[record.task_id] = replace(record)

@@ -448,6 +448,53 @@ def test_one_caller_cannot_take_every_running_place() -> None:
     store.create(TaskRecord("a100", "tool", owner="alice"))  # one of hers ended: room for one more
 
 
+def test_one_callers_many_tasks_never_push_out_anothers_results() -> None:
+    store = MemoryTaskStore()  # the defaults: 10,000 tasks kept, 1,000 of one caller's
+    store.create(TaskRecord("bob-report", "tool", owner="bob", ttl_ms=None))
+    finish(store, "bob-report")
+    for number in range(10_050):  # alice's, finished one after the other: her own that finished first make room
+        store.create(TaskRecord(f"a{number}", "tool", owner="alice", ttl_ms=None))
+        finish(store, f"a{number}")
+    kept = [record.task_id for record in store.records()]
+    assert "bob-report" in kept  # his result waits for him
+    assert kept[1:] == [f"a{number}" for number in range(9_050, 10_050)]
+    store.create(TaskRecord("anon", "tool", ttl_ms=None))  # nobody's: only the store's own bound
+    assert len(store) == 1_002
+
+
+def test_the_tasks_of_an_owner_at_its_bound_make_room_only_once_finished() -> None:
+    store = MemoryTaskStore(max_tasks_per_owner=3, max_running_per_owner=10)
+    for task_id in ("a", "b", "c"):
+        store.create(TaskRecord(task_id, "tool", owner="alice", ttl_ms=None))
+    with pytest.raises(MCPError) as refused:  # three running, none finished: the lower bound of the two refuses
+        store.create(TaskRecord("d", "tool", owner="alice", ttl_ms=None))
+    assert refused.value.data == {"maxRunningTasksPerOwner": 3}
+    finish(store, "b")
+    finish(store, "a")
+    store.create(TaskRecord("d", "tool", owner="alice", ttl_ms=None))  # "b" finished first: it goes
+    assert [record.task_id for record in store.records()] == ["a", "c", "d"]
+
+    def reopen(record: TaskRecord) -> None:  # no runner does it; a store stays consistent anyway
+        record.status = "working"
+
+    store.update("a", reopen)  # running again: no longer the owner's to forget for room
+    with pytest.raises(MCPError, match=r"for this caller \(at most 3\)"):
+        store.create(TaskRecord("e", "tool", owner="alice", ttl_ms=None))
+
+
+def test_an_owners_finished_tasks_swept_leave_no_trace() -> None:
+    clock = Clock()
+    store = MemoryTaskStore(max_tasks_per_owner=2, clock=clock, retention_ms=1_000)
+    for task_id in ("a", "b"):
+        store.create(TaskRecord(task_id, "tool", created_at=clock.now, owner="alice", ttl_ms=None))
+        finish(store, task_id)
+    clock.now += 2
+    assert sorted(store.sweep()) == ["a", "b"]
+    for task_id in ("c", "d"):  # her count starts again from nothing: both kept
+        store.create(TaskRecord(task_id, "tool", created_at=clock.now, owner="alice", ttl_ms=None))
+    assert [record.task_id for record in store.records()] == ["c", "d"]
+
+
 def test_the_running_cap_is_never_above_the_cap_of_tasks_kept() -> None:
     store = MemoryTaskStore(max_tasks=1, max_running=5)
     store.create(TaskRecord("a", "tool"))

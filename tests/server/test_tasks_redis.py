@@ -105,7 +105,8 @@ def test_a_cancel_sent_to_another_process_stops_the_handler(two: tuple[Wire, Wir
     assert servers[0].tasks.running() == 1
     second.result("tasks/cancel", {"taskId": task_id})
     assert first.finished(task_id)["status"] == "cancelled"
-    assert servers[0].tasks.running() == 0
+    # The record says so at once; the process running it hears of the cancel at its next read of the record.
+    assert _poll(lambda: servers[0].tasks.running() == 0)
 
 
 def test_a_task_expires_in_redis_at_its_ttl(two: tuple[Wire, Wire, list[MCPServer]]) -> None:
@@ -189,6 +190,37 @@ def test_the_shared_store_bounds_each_callers_running_tasks(two: tuple[Wire, Wir
     first.create(TaskRecord("b3", "tool", owner="bob"))
 
 
+def test_one_callers_many_tasks_never_push_out_anothers_results_in_the_shared_store(
+    two: tuple[Wire, Wire, list[MCPServer]],
+) -> None:
+    first, second = (server.tasks.store for server in two[2])
+    for store in (first, second):
+        assert isinstance(store, RedisTaskStore)
+        store.max_tasks, store.max_tasks_per_owner, store.retention_ms = 6, 2, 300
+    first.create(TaskRecord("bob-report", "tool", owner="bob", ttl_ms=None))
+    finish(second, "bob-report")
+    for number in range(8):  # alice's, finished one after the other, through either process
+        store = (first, second)[number % 2]
+        store.create(TaskRecord(f"a{number}", "tool", owner="alice", ttl_ms=None))
+        finish((second, first)[number % 2], f"a{number}")
+    assert {record.task_id for record in first.records()} == {"bob-report", "a6", "a7"}
+    first.max_running_per_owner = 10
+    first.create(TaskRecord("a8", "tool", owner="alice", ttl_ms=None))
+    second.create(TaskRecord("a9", "tool", owner="alice", ttl_ms=None))  # two running: her finished ones went
+    with pytest.raises(MCPError) as refused:  # the lower of her two bounds refuses
+        first.create(TaskRecord("a10", "tool", owner="alice", ttl_ms=None))
+    assert refused.value.data == {"maxRunningTasksPerOwner": 2}
+    assert {record.task_id for record in second.records()} == {"bob-report", "a8", "a9"}
+    # Finished tasks expire after their retention; the next task counted clears what Redis kept of their owners.
+    finish(first, "a8")
+    assert _poll(lambda: first.get("a8") is None and first.get("bob-report") is None)
+    second.create(TaskRecord("anon", "tool", ttl_ms=None))
+    keys = first.backend.redis
+    prefix = first.backend.key_prefix
+    assert keys.hlen(f"{prefix}:tasks:owners") == 0
+    assert keys.zcard(f"{prefix}:tasks:owner-finished:alice") == keys.zcard(f"{prefix}:tasks:owner-finished:bob") == 0
+
+
 def test_a_finished_task_of_the_shared_store_goes_after_its_retention(
     two: tuple[Wire, Wire, list[MCPServer]],
 ) -> None:
@@ -235,13 +267,15 @@ def test_the_redis_store_takes_the_bounds_of_the_store_it_replaces(redis_server:
     server.tool(task="optional")(lambda: "done")
     runner = server.task_runner
     assert runner is not None
-    runner.store = MemoryTaskStore(max_tasks=50, max_running=7, max_running_per_owner=3, retention_ms=9)
+    runner.store = MemoryTaskStore(
+        max_tasks=50, max_running=7, max_running_per_owner=3, max_tasks_per_owner=4, retention_ms=9
+    )
     backend = RedisBackend(redis_server.url, timeout=2.0)
     try:
         share_tasks(server, backend)
         store = runner.store
         assert isinstance(store, RedisTaskStore) and (store.max_tasks, store.max_running) == (50, 7)
-        assert (store.max_running_per_owner, store.retention_ms) == (3, 9)
+        assert (store.max_running_per_owner, store.max_tasks_per_owner, store.retention_ms) == (3, 4, 9)
     finally:
         backend.close()
 

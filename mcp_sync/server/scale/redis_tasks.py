@@ -17,12 +17,16 @@ stream open on any process hears those of the tasks it asked for.
 
 The store is bounded as the in-memory one is, across all its processes: it
 keeps at most ``max_tasks`` tasks (those that finished first are deleted to
-make room, tasks without TTL too), a finished task ``retention_ms`` at most,
-and refuses a new task (``-32603``) while ``max_running`` are unfinished, or
-``max_running_per_owner`` of its owner's. Sorted sets beside the records
-keep the count (``<prefix>:tasks:running``, ``:finished`` and ``:expiry``,
-and ``<prefix>:tasks:owner:<owner>`` for each owner's unfinished tasks,
-scored by their expiry); a new task is counted and kept in one Lua script,
+make room, tasks without TTL too), at most ``max_tasks_per_owner`` of one
+owner's (the owner's that finished first make room), a finished task
+``retention_ms`` at most, and refuses a new task (``-32603``) while
+``max_running`` are unfinished, or ``max_running_per_owner`` of its owner's.
+Sorted sets beside the records keep the count (``<prefix>:tasks:running``,
+``:finished`` and ``:expiry``, ``<prefix>:tasks:owner:<owner>`` for each
+owner's unfinished tasks, scored by their expiry, and
+``<prefix>:tasks:owner-finished:<owner>`` for its finished ones, with the
+hash ``<prefix>:tasks:owners`` naming each finished task's owner); a new
+task is counted and kept in one Lua script,
 so two processes never both take the last place. A task left unfinished by
 a process that died counts until its TTL passes.
 """
@@ -39,6 +43,7 @@ from ..tasks import (
     DEFAULT_MAX_RUNNING,
     DEFAULT_MAX_RUNNING_PER_OWNER,
     DEFAULT_MAX_TASKS,
+    DEFAULT_MAX_TASKS_PER_OWNER,
     DEFAULT_RETENTION_MS,
     TaskRecord,
     too_many_running,
@@ -51,16 +56,31 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisTaskStore", "share_tasks"]
 
-# KEYS: the running, finished and expiry sorted sets, the new task's key, its owner's set ("" for no owner).
+# KEYS: the running, finished and expiry sorted sets, the new task's key, its owner's sets of unfinished and of
+# finished tasks ("" for no owner), the hash of finished tasks' owners.
 # ARGV: now (ms), max tasks, max running, task id, created (ms), expiry (ms, "" for none), record, tasks' key prefix,
-# max running per owner.
+# max running per owner, max tasks per owner, the key prefix of owners' sets of finished tasks.
 # Returns 0 once kept, else {1, cap} when the store's running cap refused it, {2, cap} when its owner's did.
 _CREATE = """
+local function forget_owner(id)
+  local owner = redis.call('HGET', KEYS[7], id)
+  if owner then
+    redis.call('ZREM', ARGV[11] .. owner, id)
+    redis.call('HDEL', KEYS[7], id)
+  end
+end
+local function forget_finished(id)
+  redis.call('DEL', ARGV[8] .. id)
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
+  forget_owner(id)
+end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 for _, id in ipairs(gone) do
   redis.call('ZREM', KEYS[1], id)
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[3], id)
+  forget_owner(id)
 end
 local most = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]))
 if redis.call('ZCARD', KEYS[1]) >= most then
@@ -68,14 +88,16 @@ if redis.call('ZCARD', KEYS[1]) >= most then
 end
 if KEYS[5] ~= '' then
   redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[1])
-  if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[9]) then
+  local mine = redis.call('ZCARD', KEYS[5])
+  if mine >= tonumber(ARGV[9]) then
     return {2, tonumber(ARGV[9])}
+  end
+  while mine + redis.call('ZCARD', KEYS[6]) >= tonumber(ARGV[10]) do
+    forget_finished(redis.call('ZPOPMIN', KEYS[6])[1])
   end
 end
 while redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) do
-  local oldest = redis.call('ZPOPMIN', KEYS[2])[1]
-  redis.call('DEL', ARGV[8] .. oldest)
-  redis.call('ZREM', KEYS[3], oldest)
+  forget_finished(redis.call('ZPOPMIN', KEYS[2])[1])
 end
 if ARGV[6] == '' then
   redis.call('SET', KEYS[4], ARGV[7], 'NX')
@@ -94,8 +116,8 @@ return 0
 class RedisTaskStore:
     """The :class:`~mcp_sync.server.tasks.TaskStore` of the processes sharing ``backend``'s Redis.
 
-    ``max_tasks``, ``max_running``, ``max_running_per_owner`` and
-    ``retention_ms`` bound it as they do a
+    ``max_tasks``, ``max_running``, ``max_running_per_owner``,
+    ``max_tasks_per_owner`` and ``retention_ms`` bound it as they do a
     :class:`~mcp_sync.server.tasks.MemoryTaskStore` (every process sharing
     it should give the same). Redis unreachable:
     :class:`~mcp_sync.server.backend.BackendUnavailable` (``-32603``), from
@@ -109,12 +131,14 @@ class RedisTaskStore:
         max_tasks: int = DEFAULT_MAX_TASKS,
         max_running: int = DEFAULT_MAX_RUNNING,
         max_running_per_owner: int = DEFAULT_MAX_RUNNING_PER_OWNER,
+        max_tasks_per_owner: int = DEFAULT_MAX_TASKS_PER_OWNER,
         retention_ms: int = DEFAULT_RETENTION_MS,
     ) -> None:
         self.backend = backend
         self.max_tasks = max_tasks
         self.max_running = max_running
         self.max_running_per_owner = max_running_per_owner
+        self.max_tasks_per_owner = max_tasks_per_owner
         self.retention_ms = retention_ms
         self._create = self._client().register_script(_CREATE)  # sent to Redis at its first use
 
@@ -124,9 +148,11 @@ class RedisTaskStore:
     def _set(self, name: str) -> str:
         return f"{self.backend.key_prefix}:tasks:{name}"
 
-    def _owned(self, owner: str | None) -> str:
-        """The key of ``owner``'s set of unfinished tasks ("" for no owner: nothing to count)."""
-        return "" if owner is None else self._set(f"owner:{owner}")
+    def _owned(self, owner: str | None, finished: bool = False) -> str:
+        """The key of ``owner``'s set of unfinished (or ``finished``) tasks ("" for no owner: nothing to count)."""
+        if owner is None:
+            return ""
+        return self._set(f"owner-finished:{owner}" if finished else f"owner:{owner}")
 
     def _client(self) -> Any:
         return self.backend.redis
@@ -136,7 +162,7 @@ class RedisTaskStore:
         (in all, or for its owner)."""
         expires = "" if record.ttl_ms is None else int(record.expires_at * 1000)
         keys = [self._set("running"), self._set("finished"), self._set("expiry"), self._key(record.task_id)]
-        keys.append(self._owned(record.owner))
+        keys += [self._owned(record.owner), self._owned(record.owner, finished=True), self._set("owners")]
         args = [
             int(time.time() * 1000),
             self.max_tasks,
@@ -146,7 +172,9 @@ class RedisTaskStore:
             expires,
             json.dumps(record.to_json()),
             self._key(""),
-            self.max_running_per_owner,
+            min(self.max_running_per_owner, self.max_tasks_per_owner),
+            self.max_tasks_per_owner,
+            self._set("owner-finished:"),
         ]
         refused = self.backend.call(self._create, keys=keys, args=args)
         if refused:
@@ -182,8 +210,10 @@ class RedisTaskStore:
                 pipe.zadd(self._set("expiry"), {task_id: expires})
                 pipe.zrem(self._set("running"), task_id)
                 pipe.zadd(self._set("finished"), {task_id: now}, nx=True)  # in the order they finish
-                if record.owner is not None:
+                if record.owner is not None:  # counted among its owner's finished tasks, which make room for its next
                     pipe.zrem(self._owned(record.owner), task_id)
+                    pipe.zadd(self._owned(record.owner, finished=True), {task_id: now}, nx=True)
+                    pipe.hset(self._set("owners"), task_id, record.owner)
             else:
                 pipe.set(key, json.dumps(record.to_json()), keepttl=True)
             changed.append(record)
@@ -214,7 +244,7 @@ def share_tasks(server: MCPServer, backend: RedisBackend) -> None:
 
     The Redis store takes the bounds of the store it replaces: set them with
     ``server.tasks.store = MemoryTaskStore(max_tasks=..., max_running=...,
-    max_running_per_owner=..., retention_ms=...)``.
+    max_running_per_owner=..., max_tasks_per_owner=..., retention_ms=...)``.
     """
     runner = server.task_runner
     if runner is not None:
@@ -224,5 +254,6 @@ def share_tasks(server: MCPServer, backend: RedisBackend) -> None:
             max_tasks=getattr(replaced, "max_tasks", DEFAULT_MAX_TASKS),
             max_running=getattr(replaced, "max_running", DEFAULT_MAX_RUNNING),
             max_running_per_owner=getattr(replaced, "max_running_per_owner", DEFAULT_MAX_RUNNING_PER_OWNER),
+            max_tasks_per_owner=getattr(replaced, "max_tasks_per_owner", DEFAULT_MAX_TASKS_PER_OWNER),
             retention_ms=getattr(replaced, "retention_ms", DEFAULT_RETENTION_MS),
         )

@@ -3,16 +3,21 @@
 A real client (ours, in each era) connects to ``examples.scaled_app`` hosted
 by the embedded server, through a recorder that keeps the environ and body of
 its ``tools/call`` POST. That request is then replayed ``--calls`` times
-straight into the same app, as gunicorn would call it (no
-``mcp_sync.write_from_any_thread``: a handshake-era call hops to a handler
-thread) or as the embedded server does (``--host embedded``: the key set and
-the request served on the calling thread). Printed: the process's CPU time
-per call (all threads: the hop's included) and, with ``--profile``, the
-functions taking most of it (cProfile, every thread).
+straight into the same app, as a host that lets another thread write a
+response calls it (``--host embedded``: the embedded server, gunicorn's
+gthread and sync workers; a request served alone runs on the calling thread)
+or as one that does not (``--host other``: waitress, say; every request hops
+to a handler thread and back). Printed: the process's CPU time per call (all
+threads: the hop's included); with ``--profile``, the functions taking most
+of it (cProfile, every thread); with ``--instructions N1 N2``, the
+instructions per call counted by callgrind, ``(I(N2) - I(N1)) / (N2 - N1)``
+(start-up cancels out; the machine's load does not move it; about a minute
+per run).
 
 Usage::
 
-    python bench/http_app_profile.py [--calls 5000] [--era handshake|stateless] [--host gunicorn|embedded] [--profile]
+    python bench/http_app_profile.py [--calls 5000] [--era handshake|stateless] [--host embedded|other]
+        [--profile] [--instructions N1 N2] [--tree PATH]
 """
 
 from __future__ import annotations
@@ -97,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--era", default="handshake", choices=["handshake", "stateless"])
-    parser.add_argument("--host", default="gunicorn", choices=["gunicorn", "embedded"])
+    parser.add_argument("--host", default="embedded", choices=["embedded", "other"])
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--warm", type=int, default=200)
     parser.add_argument("--top", type=int, default=40)

@@ -19,7 +19,10 @@ calls, each echoing ``"hello"``:
   the other way, ``examples/scaled_app.py`` under ``gunicorn -k gthread``
   (one worker, 32 threads, connections kept alive; the worker's CPU counted);
 - ``ceiling``: a bare ``requests.Session`` POST loop against a bare
-  ``http.server`` handler that answers a fixed JSON body.
+  ``http.server`` handler that answers a fixed JSON body;
+- ``gunicorn bare WSGI``: the same loop against ``bench/bare_wsgi.py``, a
+  WSGI app answering that body, under the same gunicorn as ours: the floor
+  of the gunicorn columns (printed last, with ours over it).
 
 Figures: connect time (the median of five, after one that warms up; for us
 the handshake and the tool listing that :class:`~mcp_sync.client.MCPClient`
@@ -166,13 +169,13 @@ def our_server() -> tuple[contextlib.AbstractContextManager[int], str]:
 
 
 @contextlib.contextmanager
-def gunicorn_worker(port: int) -> Iterator[int]:
-    """``examples.scaled_app`` under gunicorn gthread (one worker, in memory), accepting on ``port``; gives the
-    worker's process id (the master only watches it)."""
+def gunicorn_worker(port: int, app: str = "examples.scaled_app:application") -> Iterator[int]:
+    """``app`` (``examples.scaled_app``) under gunicorn gthread (one worker, in memory), accepting on ``port``; gives
+    the worker's process id (the master only watches it)."""
     argv = [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "32", "-w", "1", "--keep-alive", "5"]
-    argv += ["-b", f"127.0.0.1:{port}", "examples.scaled_app:application"]
+    argv += ["-b", f"127.0.0.1:{port}", app]
     env = {key: value for key, value in os.environ.items() if key != "MCP_SYNC_REDIS_URL"}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{HERE}"  # (bench/ for bare_wsgi)
     with child(argv, port, cwd=ROOT, env=env) as master:
         deadline = time.monotonic() + 60
         while not child_pids(master) and time.monotonic() < deadline:
@@ -189,6 +192,12 @@ def gunicorn_worker(port: int) -> Iterator[int]:
 def our_gunicorn() -> tuple[contextlib.AbstractContextManager[int], str]:
     port = free_port()
     return gunicorn_worker(port), f"http://127.0.0.1:{port}/mcp"
+
+
+def bare_gunicorn() -> tuple[contextlib.AbstractContextManager[int], str]:
+    """``bench/bare_wsgi.py`` under the same gunicorn: gunicorn's own cost per request, the floor of ours there."""
+    port = free_port()
+    return gunicorn_worker(port, "bare_wsgi:application"), f"http://127.0.0.1:{port}/mcp"
 
 
 def bare_server() -> tuple[contextlib.AbstractContextManager[int], str]:
@@ -363,6 +372,9 @@ def main() -> None:
     server, url = bare_server()
     with server as pid:
         columns["ceiling"] = measure_ceiling(url, args.calls, args.clients, pid)
+    server, url = bare_gunicorn()
+    with server as pid:
+        columns["gunicorn bare WSGI"] = measure_ceiling(url, args.calls, args.clients, pid)
     check_echo_shapes({name: column.pop("echo_shape") for name, column in columns.items()})
 
     names = list(columns)
@@ -386,6 +398,14 @@ def main() -> None:
                 ours, theirs = columns[f"{host} ({era})"][key], columns[best][key]
                 ratios.append(f"{host[0]}/{era} {ours / theirs if better == 'higher' else theirs / ours:5.2f}x")
         print(f"  {label.strip():26} " + "   ".join(ratios) + f"   (best SDK: {best})")
+    floor = columns["gunicorn bare WSGI"]
+    print("\nserver CPU per call, ours under gunicorn over a bare WSGI app under the same gunicorn (its floor):")
+    for key, label in (("server_cpu_seq_us", "sequential"), ("server_cpu_conc_us", "N clients at once")):
+        shares = [f"{era} {columns[f'gunicorn ({era})'][key] / floor[key]:5.2f}x" for era in ("handshake", "stateless")]
+        best = min((name for name in names if name.startswith("SDK json")), key=lambda name: columns[name][key])
+        print(
+            f"  {label:26} " + "   ".join(shares) + f"   (the floor / {best}: {floor[key] / columns[best][key]:.2f}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -496,6 +496,51 @@ def test_a_2026_client_hanging_up_cancels_its_call_at_once(tmp_path: Path, name:
             time.sleep(0.1)  # another request tells: poll it
 
 
+LENT_CALLS = "tests.servers.lent_calls:application"
+
+
+def test_a_2026_call_runs_on_gunicorns_thread_and_is_answered_for_as_the_worker_stops(tmp_path: Path) -> None:
+    """Under gunicorn's gthread worker a 2026-07-28 call runs on the thread gunicorn gave its request, not on a
+    handler thread it would be handed to and back (gunicorn's ``write()`` may be called from another thread, as the
+    embedded server's, so an answer that turns into a stream still goes out meanwhile). A handler that holds the
+    thread, deaf to being told to stop, does not hold its answer: once SIGTERM closes the app, the POST gets the
+    "shutting down" error at once, written from another thread, and gunicorn exits once the handler lets go."""
+    argv = gunicorn("--threads", "4", "-w", "1", LENT_CALLS)
+    with (
+        hosting("gunicorn-lent", argv, tmp_path, sigterm_status=0) as hosted,
+        socket.create_server(("127.0.0.1", 0)) as holder,
+        connect(hosted.base + "/mcp") as client,
+    ):
+        assert client.protocol_version == MODERN
+        thread = client.call_tool("where").text
+        assert not thread.startswith("mcp-sync"), thread  # gthread's own pool thread
+        errors: list[MCPError] = []
+
+        def call() -> None:
+            with pytest.raises(MCPError) as raised:
+                client.call_tool("hold", {"port": holder.getsockname()[1]})
+            errors.append(raised.value)
+
+        caller = threading.Thread(target=call, name="lent-caller")
+        holder.settimeout(CALL_TIMEOUT)
+        caller.start()
+        try:
+            held, _ = holder.accept()  # the tool runs
+            with held:
+                hosted.process.send_signal(signal.SIGTERM)
+                caller.join(STOP_TIMEOUT)
+                assert errors, f"the held call got no answer while its handler ran:\n{hosted.output()}"
+                assert "shutting down" in errors[0].message
+        finally:
+            caller.join(CALL_TIMEOUT)
+        try:
+            status = hosted.process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"gunicorn did not exit within {STOP_TIMEOUT} s of SIGTERM:\n{hosted.output()}")
+        assert status == 0, hosted.output()
+        assert not hosted.leftovers(), hosted.output()
+
+
 @pytest.fixture(scope="module")
 def stateless_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hosted]:
     argv = gunicorn("--threads", "4", "-w", "2", WSGI_APP)

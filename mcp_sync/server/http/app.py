@@ -40,10 +40,11 @@ request of its own (progress, logging, sampling), the answer becomes an SSE
 stream that carries those and ends with the response.
 
 A request that stands alone (every 2026-07-28 request, and stateless mode)
-runs its handler on the thread that read it when the embedded server hosts
-the app: no hand-off to another thread and back. Should
+runs its handler on the thread that read it when the embedded server or a
+gunicorn ``gthread`` or ``sync`` worker hosts the app: no hand-off to
+another thread and back. Should
 its answer turn into a stream while the handler runs, a handler thread
-writes it meanwhile (the embedded server allows that; other servers get the
+writes it meanwhile (those servers allow that; other servers get the
 hand-off).
 
 A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
@@ -92,7 +93,7 @@ from .batches import post_batch
 from .bearer import BearerGate
 from .cors import CORSPolicy
 from .event_store import EventStore
-from .hosting import StopWatch, gunicorn_worker_stopping
+from .hosting import StopWatch, gunicorn_worker_stopping, gunicorn_writes_from_any_thread
 from .lending import Lender, hang_up_test
 from .security import LOOPBACK_HOSTS, accepts, host_allowed, origin_allowed
 from .sessions import HTTPSession, SessionRegistry, SSEStream, StreamableSessionTransport, close_sessions
@@ -277,6 +278,9 @@ class StreamableHTTPApp:
         )
         self._closed = False
         self._host_checked = False  # whether the app looked for a hosting server to watch (at its first request)
+        # Whether the hosting server lets another thread write a response (gunicorn's gthread and sync workers;
+        # the embedded server says so in each request's environ instead), known from the first request.
+        self._writes_from_any_thread = False
         self._check_host = Once(self._watch_host)
         self._stop_watch: StopWatch | None = None
 
@@ -329,7 +333,8 @@ class StreamableHTTPApp:
         self.backend.close()
 
     def _watch_host(self) -> None:
-        """At the first request: start the backend; in a gunicorn worker, close the app once the worker is told to stop.
+        """At the first request: start the backend; learn whether the host lets another thread write a response; in
+        a gunicorn worker, close the app once the worker is told to stop.
 
         The backend starts receiving what other processes publish in the
         process that serves (a gunicorn worker forked after the app was made,
@@ -339,6 +344,7 @@ class StreamableHTTPApp:
         """
         self._host_checked = True
         self.backend.start()
+        self._writes_from_any_thread = gunicorn_writes_from_any_thread()
         stopping = gunicorn_worker_stopping()
         if stopping is None:
             return
@@ -457,7 +463,7 @@ class StreamableHTTPApp:
         refused = self.gate.scope_refusal(request, message)
         if refused is not None:
             return refused
-        lend_to = request if request.environ.get(WRITE_FROM_ANY_THREAD) else None
+        lend_to = request if self._writes_from_any_thread or request.environ.get(WRITE_FROM_ANY_THREAD) else None
         if is_stateless(version, message):
             hung_up = hang_up_test(request.environ)  # (closing the connection cancels only in 2026-07-28)
             answer = Answer(json_ok, sse_ok, False, stateless=True, auth=request.auth, lend_to=lend_to, hung_up=hung_up)

@@ -27,7 +27,7 @@ import signal
 import threading
 from collections.abc import Callable
 
-__all__ = ["POLL_INTERVAL", "StopWatch", "gunicorn_worker_stopping"]
+__all__ = ["POLL_INTERVAL", "StopWatch", "gunicorn_worker_stopping", "gunicorn_writes_from_any_thread"]
 
 log = logging.getLogger(__name__)
 
@@ -37,18 +37,39 @@ JOIN_TIMEOUT = 2.0
 """How long closing a :class:`StopWatch` waits for its thread (seconds)."""
 
 
-def gunicorn_worker_stopping() -> Callable[[], bool] | None:
-    """A check telling whether this process's gunicorn worker was told to stop; ``None`` outside a worker.
+_THREADED_WORKERS = frozenset([("gunicorn.workers.gthread", "ThreadWorker"), ("gunicorn.workers.sync", "SyncWorker")])
+"""gunicorn's worker classes that serve each request on an OS thread and whose ``write()`` is a plain blocking
+socket write (``gthread`` and ``sync``)."""
 
-    The worker is the object whose method handles SIGTERM, an instance of
-    ``gunicorn.workers.base.Worker`` (gunicorn is not imported for the test).
-    """
+
+def _gunicorn_worker() -> object | None:
+    """This process's gunicorn worker, if it is one: the object whose method handles SIGTERM, an instance of
+    ``gunicorn.workers.base.Worker`` (gunicorn is not imported for the test)."""
     worker = getattr(signal.getsignal(signal.SIGTERM), "__self__", None)
-    if not any(
-        kind.__module__ == "gunicorn.workers.base" and kind.__name__ == "Worker" for kind in type(worker).__mro__
-    ):
+    if any(kind.__module__ == "gunicorn.workers.base" and kind.__name__ == "Worker" for kind in type(worker).__mro__):
+        return worker
+    return None
+
+
+def gunicorn_worker_stopping() -> Callable[[], bool] | None:
+    """A check telling whether this process's gunicorn worker was told to stop; ``None`` outside a worker."""
+    worker = _gunicorn_worker()
+    if worker is None:
         return None
     return lambda: not getattr(worker, "alive", True)
+
+
+def gunicorn_writes_from_any_thread() -> bool:
+    """Whether this process is a gunicorn ``gthread`` or ``sync`` worker, whose ``start_response`` and ``write()``
+    another thread may call while the application call waits (they write to the blocking client socket and keep
+    no per-thread state), provided the calls do not overlap and end before it returns: what the embedded server's
+    ``WRITE_FROM_ANY_THREAD`` promises. Other workers (gevent, eventlet, tornado) are not relied on so.
+
+    >>> gunicorn_writes_from_any_thread()  # not in a gunicorn worker
+    False
+    """
+    kind = type(_gunicorn_worker())
+    return (kind.__module__, kind.__name__) in _THREADED_WORKERS
 
 
 class StopWatch:

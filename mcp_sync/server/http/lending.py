@@ -1,9 +1,12 @@
 """A request served alone on the thread that brought it: its handler is lent the connection's thread.
 
 The embedded server lets any thread write a response (it sets
-``WRITE_FROM_ANY_THREAD`` in the environ), so a request served by a session
-of its own (every 2026-07-28 request, and stateless mode) runs its handler
-on the connection's thread: no hand-off to a handler thread and back. The
+``WRITE_FROM_ANY_THREAD`` in the environ), and so do gunicorn's ``gthread``
+and ``sync`` workers (see
+:func:`~mcp_sync.server.http.hosting.gunicorn_writes_from_any_thread`), so a
+request served by a session of its own (every 2026-07-28 request, and
+stateless mode) runs its handler on the connection's thread: no hand-off to
+a handler thread and back. The
 answer stays JSON unless it turns into a stream while the handler runs (the
 handler sends something first, or runs past the ping interval); a handler
 thread then writes the stream meanwhile. :class:`Lender` serves such
@@ -98,8 +101,8 @@ class Lent:
     runs: the handler sends something first, or runs past the ping interval
     (:class:`LendWatch` sees to that). Then :meth:`stream` has ``start`` run
     ``write`` on a handler thread, which writes through the server's
-    ``start_response`` from that thread (only a server setting
-    ``WRITE_FROM_ANY_THREAD`` allows that). ``source`` is where the answer
+    ``start_response`` from that thread (only a server that allows it: see
+    the module's docstring). ``source`` is where the answer
     comes from; ``cancel``, when given, cancels the request if its client hangs
     up (2026-07-28, where closing the connection is the request's cancellation).
     """

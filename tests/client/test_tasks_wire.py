@@ -24,7 +24,14 @@ from mcp_sync.protocol.tasks import EXTENSION
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.request_context import RequestContext
 from mcp_sync.transports.memory import InMemoryTransport
-from mcp_sync.types import CallToolResult, ElicitRequestFormParams, ElicitResult, TextContent
+from mcp_sync.types import (
+    CallToolResult,
+    ElicitRequestFormParams,
+    ElicitResult,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    TextContent,
+)
 
 WAIT = 10.0
 
@@ -56,6 +63,24 @@ def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
     return CallToolResult(content=[TextContent(text=text)], is_error=is_error).to_wire()
 
 
+class NotingEnd(InMemoryTransport):
+    """An in-memory end that notes the method of each request it sends, as it sends it.
+
+    What a client sent is known the moment its call returns, whereas the peer's
+    handler, run on a pool thread, may not have started yet (or been withdrawn
+    before starting, as an abandoned ``tasks/cancel`` is).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[str] = []
+
+    def send(self, message: JSONRPCMessage) -> None:
+        if isinstance(message, JSONRPCRequest):
+            self.sent.append(message.method)
+        super().send(message)
+
+
 class Peer:
     """A server scripted per method: ``answers[method]`` answers each request (a callable of its params)."""
 
@@ -63,7 +88,7 @@ class Peer:
         self.legacy = legacy
         self.seen: list[tuple[str, dict[str, Any]]] = []
         self.answers: dict[str, Answer] = {}
-        self.client_end, server_end = InMemoryTransport.pair()
+        self.client_end, server_end = NotingEnd.pair()
         self.dispatcher = JsonRpcDispatcher(server_end, side="server", max_workers=4)
         for method in ("tools/call", "tasks/get", "tasks/update", "tasks/cancel", "tasks/result"):
             self.dispatcher.register_handler(method, self._answer(method))
@@ -96,7 +121,13 @@ class Peer:
         return answer
 
     def methods(self) -> list[str]:
+        """The methods of the requests the peer's handlers took up, in order."""
         return [method for method, _ in self.seen]
+
+    def sent(self) -> list[str]:
+        """The methods of the requests the client sent, in order (known at once, handled or not)."""
+        assert isinstance(self.client_end, NotingEnd)
+        return self.client_end.sent
 
     def close(self) -> None:
         self.dispatcher.close()
@@ -334,7 +365,7 @@ def test_call_tool_gives_up_at_its_timeout_and_cancels_the_task(peer: Peer, clie
     with pytest.raises(MCPError, match=r"did not end within 0\.2s") as caught:
         client.call_tool("must", timeout=0.2)
     assert caught.value.code == MCP_CODES.TIMEOUT
-    assert "tasks/cancel" in peer.methods()
+    assert "tasks/cancel" in peer.sent()
 
 
 def test_a_poll_that_outlasts_the_call_ends_as_the_calls_timeout(peer: Peer, client: MCPClient) -> None:
@@ -349,7 +380,7 @@ def test_a_poll_that_outlasts_the_call_ends_as_the_calls_timeout(peer: Peer, cli
     finally:
         release.set()
     assert caught.value.code == MCP_CODES.TIMEOUT
-    assert peer.methods().count("tasks/get") == 1 and "tasks/cancel" in peer.methods()
+    assert peer.methods().count("tasks/get") == 1 and "tasks/cancel" in peer.sent()
 
 
 def test_an_answer_round_that_outlasts_the_call_ends_as_the_calls_timeout(peer: Peer, client: MCPClient) -> None:
@@ -370,7 +401,7 @@ def test_an_answer_round_that_outlasts_the_call_ends_as_the_calls_timeout(peer: 
     finally:
         release.set()
     assert caught.value.code == MCP_CODES.TIMEOUT
-    assert hang in peer.methods() and "tasks/cancel" in peer.methods()
+    assert hang in peer.methods() and "tasks/cancel" in peer.sent()
 
 
 def test_call_tool_cancelled_by_its_event_cancels_the_task(peer: Peer, client: MCPClient) -> None:
@@ -381,7 +412,7 @@ def test_call_tool_cancelled_by_its_event_cancels_the_task(peer: Peer, client: M
     with pytest.raises(MCPError) as caught:
         client.call_tool("must", cancel=stop, timeout=None)
     assert caught.value.code == MCP_CODES.REQUEST_CANCELLED
-    assert "tasks/cancel" in peer.methods()
+    assert "tasks/cancel" in peer.sent()
 
 
 def test_an_unknown_task_id_raises_at_once(peer: Peer, client: MCPClient) -> None:
@@ -630,7 +661,7 @@ def test_a_hanging_tasks_cancel_holds_call_tool_only_briefly(peer: Peer, ending:
         try:
             expected = MCP_CODES.TIMEOUT if ending == "timeout" else MCP_CODES.REQUEST_CANCELLED
             assert outcome.result(WAIT) == expected  # well before the client's own timeout
-            assert "tasks/cancel" in peer.methods()
+            assert "tasks/cancel" in peer.sent()
             assert wait_for(lambda: bool(withdrawn), WAIT)  # given up, and the server told so
         finally:
             release.set()
@@ -659,7 +690,7 @@ def test_call_tool_ends_within_its_timeout_cancel_included(peer: Peer) -> None:
             took = time.monotonic() - began
         finally:
             release.set()
-    assert caught.value.code == MCP_CODES.TIMEOUT and "tasks/cancel" in peer.methods()
+    assert caught.value.code == MCP_CODES.TIMEOUT and "tasks/cancel" in peer.sent()
     assert wait_for(lambda: bool(withdrawn), WAIT)  # the unanswered tasks/cancel given up, and the server told
     # Before, the call took 0.5 s for tools/call, then a whole second of its own and two more for the cancel.
     assert took < 1.0 + 0.8, took

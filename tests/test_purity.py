@@ -192,3 +192,165 @@ def test_a_tool_whose_types_have_no_schema_is_refused_when_registered_not_when_c
     with pytest.raises(PydanticSchemaGenerationError, match="Opaque"):
         server.tool(gives)
     assert server.list_tools() == []
+
+
+CLIENT_FEATURES_MODULE = "mcp_sync.protocol.types.client_features"
+
+
+def test_the_models_of_a_servers_questions_load_when_first_used() -> None:
+    """Sampling, roots, elicitation and input-request models are not declared by the client and server import.
+
+    A server needs them when it asks its client, a client when it is asked
+    or connects; each public path still finds them, and a model with an
+    ``inputResponses`` field, built first, loads them and reads the answers
+    as models.
+    """
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPClient, MCPServer\n"
+        f"print({CLIENT_FEATURES_MODULE!r} in sys.modules)\n"
+        "from mcp_sync.protocol.types import CallToolRequestParams\n"
+        "params = CallToolRequestParams.model_validate("
+        "{'name': 'x', 'inputResponses': {'a': {'action': 'accept', 'content': {'n': 1}}}})\n"
+        f"print({CLIENT_FEATURES_MODULE!r} in sys.modules)\n"
+        "answer = params.input_responses['a']\n"
+        "print(type(answer).__name__, type(answer).__module__, params.to_wire()['inputResponses'])\n"
+        "from mcp_sync.types import ElicitResult\n"
+        "import mcp_sync.protocol.types as types\n"
+        "print(type(answer) is ElicitResult is types.ElicitResult)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "False",
+        "True",
+        "ElicitResult mcp_sync.protocol.types {'a': {'action': 'accept', 'content': {'n': 1}}}",
+        "True",
+    ]
+
+
+def test_a_tasks_input_requests_are_read_as_models() -> None:
+    """``DetailedTask.input_requests`` is typed as before, its models loaded when the task model is first built."""
+    code = (
+        "import sys\n"
+        "from mcp_sync.protocol.tasks import DetailedTask\n"
+        f"print({CLIENT_FEATURES_MODULE!r} in sys.modules)\n"
+        "task = DetailedTask.model_validate({'taskId': 't', 'status': 'input_required', 'createdAt': 'now',"
+        " 'lastUpdatedAt': 'now', 'ttlMs': None, 'inputRequests': {'q': {'method': 'roots/list'}}})\n"
+        "print(type(task.input_requests['q']).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["False", "ListRootsRequest"]
+
+
+ON_DEMAND = (
+    CLIENT_FEATURES_MODULE,
+    "mcp_sync.client.providers",
+    "mcp_sync.protocol.frontmatter",
+    "mcp_sync.protocol.skill_models",
+    "mcp_sync.server.uri_template",
+    "mcp_sync.runtime.event_payloads",
+)
+"""What the client and server import leaves for first use: the models of a server's questions, skills and their
+frontmatter, URI templates, and the events' payloads (built only when something listens). The server alone also
+leaves the tasks and apps modules (see below); the client imports them, for every call may become a task or show
+an app, and an import inside ``call_tool`` would cost each call."""
+
+
+def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
+    """Imported, a server with a tool and a client made: none of :data:`ON_DEMAND`; each use then loads its own."""
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPClient, MCPServer\n"
+        "from mcp_sync.runtime.events import REQUEST_RECEIVED\n"
+        "server = MCPServer('demo')\n"
+        "server.tool(lambda text: text, name='echo')\n"
+        "client = MCPClient()\n"
+        "on_demand = " + repr(ON_DEMAND) + "\n"
+        "print(','.join(m for m in on_demand if m in sys.modules))\n"
+        "server.register_resource_template('notes://{id}', lambda uri, params, ctx: params['id'])\n"
+        "server.events.on(REQUEST_RECEIVED, lambda got: print(type(got).__name__, got.method))\n"
+        "from mcp_sync import connect\n"
+        "with connect(server) as connected:\n"
+        "    print(connected.call_tool('echo', {'text': 'hi'}).text)\n"
+        "print(','.join(m for m in on_demand if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    lines = out.stdout.splitlines()
+    assert lines[0] == ""
+    assert "RequestReceived tools/call" in lines and "hi" in lines
+    loaded = lines[-1].split(",")
+    assert {"mcp_sync.server.uri_template", "mcp_sync.runtime.event_payloads", CLIENT_FEATURES_MODULE} <= set(loaded)
+
+
+def test_a_plain_server_loads_no_tasks_nor_apps_module() -> None:
+    """A server registering a tool without an app loads neither extension's rules (nor a question's models)."""
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPServer\n"
+        "server = MCPServer('demo')\n"
+        "server.tool(lambda text: text, name='echo')\n"
+        "server_only = ('mcp_sync.protocol.tasks', 'mcp_sync.protocol.apps', " + repr(CLIENT_FEATURES_MODULE) + ")\n"
+        "print(','.join(m for m in server_only if m in sys.modules))\n"
+        "server.tool(lambda: 'now', name='clock', ui='ui://clock/app.html')\n"
+        "print(','.join(m for m in server_only if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["", "mcp_sync.protocol.apps"]
+
+
+LAZY_MODULES = (
+    *ON_DEMAND,
+    "mcp_sync.protocol.tasks",
+    "mcp_sync.protocol.apps",
+    "mcp_sync.protocol.types.server_features",
+    "mcp_sync.client.rounds",
+    "mcp_sync.server.stateless",
+)
+"""Modules loaded on demand, or that load others so: each imports cleanly on its own."""
+
+
+@pytest.mark.parametrize("module", LAZY_MODULES)
+def test_a_module_loaded_on_demand_imports_first_and_alone(module: str) -> None:
+    """Imported first in a fresh interpreter, and the questions' models still have the package as their home."""
+    code = f"import {module}\nfrom mcp_sync.types import Root\nprint(Root.__module__, Root(uri='file:///a').uri)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "mcp_sync.protocol.types file:///a"
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "home"),
+    [
+        ("mcp_sync.runtime.events", "RequestCompleted", "mcp_sync.runtime.event_payloads"),
+        ("mcp_sync.server.functions", "template_variables", "mcp_sync.server.uri_template"),
+        ("mcp_sync.protocol.skills", "parse_frontmatter", "mcp_sync.protocol.frontmatter"),
+        ("mcp_sync.protocol.skills", "SkillEntry", "mcp_sync.protocol.skill_models"),
+        ("mcp_sync.types", "ElicitResult", CLIENT_FEATURES_MODULE),
+    ],
+)
+def test_a_name_loaded_on_demand_is_its_homes_and_an_unknown_one_fails(module: str, name: str, home: str) -> None:
+    import importlib
+
+    lazy, defining = importlib.import_module(module), importlib.import_module(home)
+    assert getattr(lazy, name) is getattr(defining, name)
+    with pytest.raises(AttributeError, match=rf"'{module}' has no attribute 'Nope'"):
+        _ = lazy.Nope
+
+
+def test_the_public_signatures_resolve_without_loading_the_models_of_a_servers_questions() -> None:
+    """``typing.get_type_hints`` (what autodoc, validators and CLIs built on signatures call) resolves the signatures
+    naming the sampling and elicitation providers, whose models are still loaded only when first used."""
+    code = (
+        "import sys, typing\n"
+        "from mcp_sync import MCPClient, MCPServer\n"
+        "client = typing.get_type_hints(MCPClient.__init__)\n"
+        "print([str(client[name]) for name in ('sampling_provider', 'roots_provider', 'elicitation_provider')])\n"
+        "print(typing.get_type_hints(MCPServer.set_sampling_provider)['provider'])\n"
+        f"print({CLIENT_FEATURES_MODULE!r} in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "['mcp_sync.client.core.SamplingProvider | None', 'mcp_sync.client.core.RootsProvider | None', "
+        "\"typing.Union[mcp_sync.client.core.ElicitationProvider, typing.Literal['auto'], NoneType]\"]",
+        "mcp_sync.server.core.SamplingProvider | None",
+        "False",
+    ]

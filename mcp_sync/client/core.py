@@ -35,7 +35,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -51,11 +51,7 @@ from ..protocol.types import (
     CompleteContext,
     CompleteRequestParams,
     CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
     DiscoverResult,
-    ElicitRequestFormParams,
-    ElicitResult,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
@@ -72,7 +68,6 @@ from ..protocol.types import (
     ResourceTemplate,
     ResourceTemplateReference,
     ResourceUpdatedNotificationParams,
-    Root,
     RootsCapability,
     ServerCapabilities,
     SetLevelRequestParams,
@@ -97,7 +92,6 @@ from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resol
 from .listings import Listings
 from .logs import forward_to_logging
 from .meta import RequestMeta
-from .providers import elicitation_capability, sampling_capability
 from .rounds import validated
 from .skills import SkillMethods
 from .subscriptions import TAGGED, ListenTable, NotificationCallback, Subscription
@@ -109,6 +103,13 @@ if TYPE_CHECKING:
     import requests
     import requests.auth
 
+    from ..protocol.types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestFormParams,
+        ElicitResult,
+        Root,
+    )
     from ..transports.stdio import StderrTarget
     from .factories import TransportKind
 
@@ -125,13 +126,42 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SamplingProvider = Callable[[CreateMessageRequestParams], CreateMessageResult]
-"""Answers the server's ``sampling/createMessage`` requests."""
-RootsProvider = Callable[[], "list[Root]"]
-"""Answers the server's ``roots/list`` requests."""
-ElicitationProvider = Callable[[ElicitRequestFormParams], ElicitResult]
-"""Answers the server's ``elicitation/create`` requests (form mode; one with a true ``url_mode`` attribute
-also gets the URL-mode requests, as :class:`~mcp_sync.types.ElicitRequestURLParams`)."""
+
+# The providers are protocols rather than Callable aliases so that their models load when first used (see
+# protocol.types.CLIENT_FEATURES) while typing.get_type_hints still resolves every signature that names them.
+class SamplingProvider(Protocol):
+    """Answers the server's ``sampling/createMessage`` requests: any function of the request's params.
+
+    >>> from mcp_sync.types import CreateMessageResult, TextContent
+    >>> def sample(params):
+    ...     return CreateMessageResult(role="assistant", content=TextContent(text="hi"), model="echo")
+    >>> client = MCPClient(sampling_provider=sample)
+    """
+
+    def __call__(self, params: CreateMessageRequestParams, /) -> CreateMessageResult: ...
+
+
+class RootsProvider(Protocol):
+    """Answers the server's ``roots/list`` requests: a function of no arguments.
+
+    >>> from mcp_sync.types import Root
+    >>> client = MCPClient(roots_provider=lambda: [Root(uri="file:///work")])
+    """
+
+    def __call__(self) -> list[Root]: ...
+
+
+class ElicitationProvider(Protocol):
+    """Answers the server's ``elicitation/create`` requests (form mode; one with a true ``url_mode`` attribute
+    also gets the URL-mode requests, as :class:`~mcp_sync.types.ElicitRequestURLParams`).
+
+    >>> from mcp_sync.types import ElicitResult
+    >>> client = MCPClient(elicitation_provider=lambda params: ElicitResult(action="decline"))
+    """
+
+    def __call__(self, params: ElicitRequestFormParams, /) -> ElicitResult: ...
+
+
 LogHandler = Callable[[LoggingMessageNotificationParams], None]
 """Receives the server's log messages (on the reader thread: keep it quick)."""
 Progress = ProgressCallback | bool | None
@@ -343,6 +373,9 @@ class MCPClient(Listings, SkillMethods):
         >>> sorted(MCPClient(host_apps=True).capabilities().extensions)
         ['io.modelcontextprotocol/tasks', 'io.modelcontextprotocol/ui']
         """
+        # The providers' module holds the models of the server's questions: loaded when a client first connects.
+        from .providers import elicitation_capability, sampling_capability
+
         # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).
         extensions: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}}
         if self.host_apps:

@@ -53,12 +53,12 @@ from ..protocol.types import (
 from ..protocol.versions import STATELESS_REVISIONS
 from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, ProgressCallback, Timeout
 from ..runtime.request_context import RequestContext
-from .providers import QUESTIONS, MissingProvider, ProviderKind, responder
 from .rounds import exchange, validated
 from .subscriptions import NotificationCallback, Subscription
 
 if TYPE_CHECKING:
     from .core import MCPClient
+    from .providers import MissingProvider, ProviderKind
 
 __all__ = [
     "ClientEra",
@@ -207,6 +207,8 @@ class HandshakeEra(ClientEra):
         Registered on every new connection before its era is known: a
         handshake-era server may ask as soon as it is initialized.
         """
+        from .providers import QUESTIONS  # with the models of the questions: loaded when a client first connects
+
         for method, (_, params_model) in QUESTIONS.items():
             dispatcher.register_handler(method, functools.partial(_answer_question, client, method), params_model)
 
@@ -267,6 +269,8 @@ class HandshakeEra(ClientEra):
 
 
 def _answer_question(client: MCPClient, method: str, params: Any, ctx: RequestContext) -> WireModel:
+    from .providers import responder
+
     return responder(client, method, HandshakeEra.missing_provider)(params)
 
 

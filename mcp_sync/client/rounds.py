@@ -29,13 +29,13 @@ from pydantic import ValidationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, format_validation_error
 from ..protocol.stateless import CACHEABLE, INPUT_METHODS
-from ..protocol.types import CreateMessageRequest, ElicitRequest, WireModel
+from ..protocol.types import WireModel
 from ..runtime.dispatcher import ProgressCallback, Timeout
-from .providers import QUESTIONS, MissingProvider, responder
 
 if TYPE_CHECKING:
     from .core import MCPClient
     from .era import StatelessEra
+    from .providers import MissingProvider
 
 __all__ = [
     "answer_inputs",
@@ -44,13 +44,6 @@ __all__ = [
 ]
 
 _R = TypeVar("_R", bound=WireModel)
-
-_INPUT_REQUESTS: dict[str, type[CreateMessageRequest] | type[ElicitRequest] | None] = {
-    "sampling/createMessage": CreateMessageRequest,
-    "roots/list": None,
-    "elicitation/create": ElicitRequest,
-}
-"""What each input request is read as before its provider sees its params (``None``: it has none to read)."""
 
 
 def validated(model: type[_R], raw: dict[str, Any], method: str) -> _R:
@@ -140,6 +133,16 @@ def answer_inputs(
         raise MCPProtocolError(
             MCP_CODES.PROTOCOL_INVALID, f"the inputRequests of {method} are not an object: {requests!r}"
         )
+    # The questions' models, loaded the first time a server asks (see protocol.types.CLIENT_FEATURES).
+    from ..protocol.types import CreateMessageRequest, ElicitRequest
+    from .providers import QUESTIONS, responder
+
+    # What each input request is read as before its provider sees its params (``None``: it has none to read).
+    input_requests: dict[str, type[CreateMessageRequest] | type[ElicitRequest] | None] = {
+        "sampling/createMessage": CreateMessageRequest,
+        "roots/list": None,
+        "elicitation/create": ElicitRequest,
+    }
     answers: dict[str, Any] = {}
     for key, request in requests.items():
         wanted = request.get("method") if isinstance(request, dict) else None
@@ -151,7 +154,7 @@ def answer_inputs(
                 context={"method": method, "input": key},
             )
         answer = responder(client, wanted, missing(method, key))
-        model = _INPUT_REQUESTS[wanted]
+        model = input_requests[wanted]
         params = validated(model, request, wanted).params if model is not None else None
         answers[key] = answer(params).to_wire()
     return answers

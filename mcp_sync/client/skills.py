@@ -29,24 +29,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
-from ..protocol.skills import (
-    EXTENSION,
-    MAX_TOTAL_SIZE,
-    GetSkillRequestParams,
-    GetSkillResult,
-    ListSkillsRequestParams,
-    ListSkillsResult,
-    ReadDirectoryRequestParams,
-    ReadDirectoryResult,
-    SkillEntry,
-    SkillFile,
-    parse_frontmatter,
-    sha256_digest,
-)
+from ..protocol.skills import EXTENSION, MAX_TOTAL_SIZE, sha256_digest
 from ..protocol.types import BlobResourceContents, PaginatedRequestParams, ReadResourceResult, Resource
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
 
 if TYPE_CHECKING:
+    from ..protocol.skills import (
+        ListSkillsResult,
+        ReadDirectoryResult,
+        SkillEntry,
+        SkillFile,
+    )
     from .core import MCPClient
 
 __all__ = [
@@ -107,6 +100,8 @@ def _require_extension(client: MCPClient) -> None:
 
 def list_skills(client: MCPClient, *, timeout: Timeout = USE_DEFAULT) -> list[SkillEntry]:
     """Every skill the server lists (``skills/list``, each page in turn); no file is read."""
+    from ..protocol.skills import ListSkillsRequestParams, ListSkillsResult  # the models: loaded when first used
+
     _require_extension(client)
     return _every_page(
         client, "skills/list", lambda cursor: ListSkillsRequestParams(cursor=cursor), ListSkillsResult, timeout
@@ -119,6 +114,8 @@ def read_directory(client: MCPClient, uri: str, *, timeout: Timeout = USE_DEFAUL
     The server must declare ``directoryRead`` in the extension's settings;
     a subdirectory is a child whose ``mime_type`` is :data:`DIRECTORY_MIME_TYPE`.
     """
+    from ..protocol.skills import ReadDirectoryRequestParams, ReadDirectoryResult
+
     _require_extension(client)
     settings = (client.server_capabilities.extensions or {})[EXTENSION]
     if not isinstance(settings, dict) or settings.get("directoryRead") is not True:
@@ -143,6 +140,8 @@ def _every_page(
 
     A cursor given twice would loop for ever: it is refused at once, named.
     """
+    from ..protocol.skills import ListSkillsResult
+
     items: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -164,6 +163,8 @@ def _every_page(
 
 def get_skill(client: MCPClient, uri: str, *, timeout: Timeout = USE_DEFAULT) -> SkillEntry:
     """The entry of the skill whose SKILL.md is ``uri`` (``skills/get``); no file is read."""
+    from ..protocol.skills import GetSkillRequestParams, GetSkillResult
+
     _require_extension(client)
     return client.send_request("skills/get", GetSkillRequestParams(uri=uri), GetSkillResult, timeout).skill
 
@@ -177,6 +178,9 @@ def load_skill(
     refused before anything is read; the SKILL.md read must then match its
     entry in size and digest, and its frontmatter must equal the entry's.
     """
+    from ..protocol.frontmatter import parse_frontmatter  # loaded when a SKILL.md is first read
+    from ..protocol.skills import SkillEntry
+
     entry = skill if isinstance(skill, SkillEntry) else get_skill(client, skill, timeout=timeout)
     if not isinstance(entry.resources, str):
         total = sum(file.size for file in entry.resources)

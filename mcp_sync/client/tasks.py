@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import html
 import importlib
 import logging
 import math
@@ -460,6 +459,8 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
 
     def _repr_html_(self) -> str:
         """The task's status as a line of HTML (a notebook shows it under the cell)."""
+        import html  # only notebooks show it (html.entities costs a millisecond to import)
+
         message = f" &mdash; {html.escape(self.progress)}" if self.progress else ""
         return (
             f"<div class='mcp-sync-task'><b>{html.escape(str(self.name))}</b> "

@@ -12,8 +12,9 @@ files themselves are resources, read with ``resources/read``.
 
 Frontmatter is read with the YAML subset of :mod:`.frontmatter`, so that no
 YAML library is needed: what it does not understand it refuses rather than
-guesses.
+guesses (that module is loaded when a SKILL.md is first read).
 
+>>> from mcp_sync.protocol.skills import parse_frontmatter
 >>> parse_frontmatter("---\\nname: pdf\\ndescription: 'Fill PDFs'\\n---\\nBody\\n")
 {'name': 'pdf', 'description': 'Fill PDFs'}
 >>> sha256_digest(b"")[:15]
@@ -22,10 +23,20 @@ guesses.
 
 import hashlib
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from .frontmatter import parse_frontmatter
-from .types import PaginatedRequestParams, Resource, WireModel
+if TYPE_CHECKING:
+    from .frontmatter import parse_frontmatter
+    from .skill_models import (
+        GetSkillRequestParams,
+        GetSkillResult,
+        ListSkillsRequestParams,
+        ListSkillsResult,
+        ReadDirectoryRequestParams,
+        ReadDirectoryResult,
+        SkillEntry,
+        SkillFile,
+    )
 
 __all__ = [
     "DIRECTORY_MIME_TYPE",
@@ -54,73 +65,9 @@ MAX_RESOURCES = 512
 MAX_TOTAL_SIZE = 16 * 1024 * 1024
 """Servers should not serve a skill whose files add up to more bytes than this (16 MiB)."""
 
-_NAME = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")
-
-
-class SkillFile(WireModel):
-    """One file of a skill: its resource URI, ``sha256:`` digest and size in bytes."""
-
-    uri: str
-    digest: str
-    size: int
-
-
-class SkillEntry(WireModel):
-    """A skill as ``skills/list`` and ``skills/get`` describe it.
-
-    ``resources`` is every file of the skill (its SKILL.md included), or
-    ``"dynamic"`` when the server publishes no manifest.
-    """
-
-    uri: str
-    frontmatter: dict[str, Any]
-    resources: list[SkillFile] | Literal["dynamic"]
-
-    @property
-    def name(self) -> str:
-        """The skill's name (its frontmatter ``name``)."""
-        return str(self.frontmatter.get("name", ""))
-
-    @property
-    def description(self) -> str:
-        """What the skill does (its frontmatter ``description``)."""
-        return str(self.frontmatter.get("description", ""))
-
-
-class ListSkillsRequestParams(PaginatedRequestParams):
-    """``skills/list``: an optional cursor."""
-
-
-class ListSkillsResult(WireModel):
-    """``skills/list``: a page of skills and the cursor of the next one."""
-
-    skills: list[SkillEntry]
-    next_cursor: str | None = None
-
-
-class GetSkillRequestParams(WireModel):
-    """``skills/get``: the URI of a skill's SKILL.md."""
-
-    uri: str
-
-
-class GetSkillResult(WireModel):
-    """``skills/get``: the one skill's entry."""
-
-    skill: SkillEntry
-
-
-class ReadDirectoryRequestParams(PaginatedRequestParams):
-    """``resources/directory/read``: the URI of a directory, and an optional cursor."""
-
-    uri: str
-
-
-class ReadDirectoryResult(WireModel):
-    """``resources/directory/read``: a page of the directory's direct children, and the next page's cursor."""
-
-    resources: list[Resource]
-    next_cursor: str | None = None
+# A pattern, not a compiled one: ``re`` compiles it at the first name checked (compiling it cost more at
+# import than the rest of this module), then keeps it.
+_NAME = r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$"
 
 
 def sha256_digest(data: bytes) -> str:
@@ -134,4 +81,35 @@ def valid_skill_name(name: str) -> bool:
     >>> valid_skill_name("pdf-processing"), valid_skill_name("PDF"), valid_skill_name("a--b")
     (True, False, False)
     """
-    return _NAME.match(name) is not None
+    return re.match(_NAME, name) is not None
+
+
+MODELS = frozenset(
+    {
+        "GetSkillRequestParams",
+        "GetSkillResult",
+        "ListSkillsRequestParams",
+        "ListSkillsResult",
+        "ReadDirectoryRequestParams",
+        "ReadDirectoryResult",
+        "SkillEntry",
+        "SkillFile",
+    }
+)
+"""The extension's wire models, defined in :mod:`.skill_models` and loaded the first time one is named here."""
+
+
+def __getattr__(name: str) -> Any:
+    """The wire models (see :data:`MODELS`) and ``parse_frontmatter`` (from :mod:`.frontmatter`), loaded when first
+    named: a client that never lists a skill, or a server that serves none, builds none of them."""
+    if name == "parse_frontmatter":
+        from .frontmatter import parse_frontmatter
+
+        return parse_frontmatter
+    if name not in MODELS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import skill_models
+
+    value = getattr(skill_models, name)
+    globals()[name] = value
+    return value

@@ -25,11 +25,15 @@ and the result is fetched with ``tasks/result``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
-from .types import InputRequests, NotificationParams, RequestParams, Result, WireModel
+from .types import NotificationParams, RequestParams, Result, WireModel
+from .types.lazy import Later
+
+if TYPE_CHECKING:
+    from .types import InputRequests
 
 __all__ = [
     "EXTENSION",
@@ -72,6 +76,12 @@ def is_terminal(status: str) -> bool:
     return status in TERMINAL
 
 
+def _input_requests() -> Any:
+    from .types import InputRequests
+
+    return InputRequests | None
+
+
 class Task(WireModel):
     """What a task is, in the extension's field names (durations in integer milliseconds)."""
 
@@ -108,7 +118,10 @@ class DetailedTask(Task):
     result_type: str | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
-    input_requests: InputRequests | None = None
+    if TYPE_CHECKING:
+        input_requests: InputRequests | None = None
+    else:  # the questions' models, loaded when this model is first built (see types.CLIENT_FEATURES)
+        input_requests: Annotated[Any, Later(_input_requests)] = None
 
 
 class GetTaskRequestParams(RequestParams):

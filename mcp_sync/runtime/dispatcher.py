@@ -69,12 +69,7 @@ from .events import (
     NOTIFICATION_EMITTED,
     REQUEST_COMPLETED,
     REQUEST_RECEIVED,
-    ConnectionClosed,
-    ConnectionOpened,
     EventBus,
-    NotificationEmitted,
-    RequestCompleted,
-    RequestReceived,
 )
 from .request_context import BatchReplies, RequestContext, current_request, serving
 from .telemetry import Telemetry, default_telemetry
@@ -288,6 +283,8 @@ class JsonRpcDispatcher:
             self.transport.on_message(self._on_message),
         ]
         if self.events.has_listeners(CONNECTION_OPENED):
+            from .events import ConnectionOpened  # payloads are loaded when something first listens
+
             self.events.emit(CONNECTION_OPENED, ConnectionOpened(side=self.side, dispatcher_id=self.id))
 
     def register_handler(self, method: str, fn: Handler, params_model: type[BaseModel] | None = None) -> None:
@@ -331,6 +328,8 @@ class JsonRpcDispatcher:
         self._send(notification, *(route or ()))  # (a route is the pair (request, once))
         self.telemetry.record_notification("sent", method)
         if self.events.has_listeners(NOTIFICATION_EMITTED):
+            from .events import NotificationEmitted
+
             self.events.emit(NOTIFICATION_EMITTED, NotificationEmitted(side=self.side, method=method, params=wire))
 
     def send_request(
@@ -797,6 +796,8 @@ class JsonRpcDispatcher:
 
     def _run(self, entry: _HandlerEntry, ctx: RequestContext) -> None:
         if self.events.has_listeners(REQUEST_RECEIVED):
+            from .events import RequestReceived
+
             self.events.emit(REQUEST_RECEIVED, RequestReceived(side=self.side, method=ctx.method, id=ctx.request_id))
         started = self._clock.monotonic()
         tracer = active_tracer()
@@ -880,6 +881,8 @@ class JsonRpcDispatcher:
         duration_ms = (self._clock.monotonic() - started) * 1000.0
         self.telemetry.record_request("server", ctx.method, outcome, duration_ms)
         if self.events.has_listeners(REQUEST_COMPLETED):
+            from .events import RequestCompleted
+
             self.events.emit(
                 REQUEST_COMPLETED,
                 RequestCompleted(
@@ -959,6 +962,8 @@ class JsonRpcDispatcher:
             # Idle workers exit now; busy ones when their handler returns.
             self._pool.close(timeout=0.0)
         if self._started and self.events.has_listeners(CONNECTION_CLOSED):
+            from .events import ConnectionClosed
+
             self.events.emit(
                 CONNECTION_CLOSED,
                 ConnectionClosed(side=self.side, dispatcher_id=self.id, reason=None if reason is None else str(reason)),

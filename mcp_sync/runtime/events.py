@@ -1,7 +1,9 @@
 """Lifecycle events of mcp_sync and the small bus that delivers them.
 
 Clients and servers own an :class:`EventBus` and emit five events on it, each
-with a frozen payload dataclass::
+with a frozen payload dataclass (defined in :mod:`.event_payloads`, which is
+loaded the first time one is named here: a program that never listens never
+builds them)::
 
     bus = EventBus()
     stop = bus.on(REQUEST_COMPLETED, lambda done: print(done.method, done.outcome))
@@ -22,8 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -40,7 +41,21 @@ __all__ = [
     "RequestReceived",
 ]
 
+if TYPE_CHECKING:
+    from .event_payloads import (
+        ConnectionClosed,
+        ConnectionOpened,
+        NotificationEmitted,
+        RequestCompleted,
+        RequestReceived,
+    )
+
 _log = logging.getLogger(__name__)
+
+PAYLOADS = frozenset(
+    {"ConnectionClosed", "ConnectionOpened", "NotificationEmitted", "RequestCompleted", "RequestReceived"}
+)
+"""The payload classes, importable from here and loaded when one is first named."""
 
 CONNECTION_OPENED = "connection:opened"
 """A dispatcher finished connecting; payload :class:`ConnectionOpened`."""
@@ -59,91 +74,6 @@ NOTIFICATION_EMITTED = "notification:emitted"
 
 Listener: TypeAlias = Callable[[Any], None]
 """A callable that receives an event payload."""
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionOpened:
-    """Payload of :data:`CONNECTION_OPENED`.
-
-    >>> ConnectionOpened(side="client", dispatcher_id="d-1").side
-    'client'
-    """
-
-    side: str
-    """``"client"`` or ``"server"``: which end of the connection emitted."""
-    dispatcher_id: str
-    """Identifies the dispatcher, stable for its lifetime."""
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionClosed:
-    """Payload of :data:`CONNECTION_CLOSED`.
-
-    >>> ConnectionClosed("server", "d-1", reason="transport closed").reason
-    'transport closed'
-    """
-
-    side: str
-    """``"client"`` or ``"server"``."""
-    dispatcher_id: str
-    """The dispatcher that closed."""
-    reason: str | None = None
-    """Why the connection ended, when known."""
-
-
-@dataclass(frozen=True, slots=True)
-class RequestReceived:
-    """Payload of :data:`REQUEST_RECEIVED`.
-
-    >>> RequestReceived("server", "tools/list", 1).method
-    'tools/list'
-    """
-
-    side: str
-    """``"client"`` or ``"server"``: the side that received the request."""
-    method: str
-    """The JSON-RPC method name."""
-    id: str | int
-    """The JSON-RPC request id chosen by the peer."""
-
-
-@dataclass(frozen=True, slots=True)
-class RequestCompleted:
-    """Payload of :data:`REQUEST_COMPLETED`.
-
-    ``outcome`` is ``"success"``, ``"error"`` or ``"cancelled"``.
-
-    >>> done = RequestCompleted("server", "ping", 2, duration_ms=0.4, outcome="success")
-    >>> done.outcome
-    'success'
-    """
-
-    side: str
-    """``"client"`` or ``"server"``: the side that handled the request."""
-    method: str
-    """The JSON-RPC method name."""
-    id: str | int
-    """The JSON-RPC request id chosen by the peer."""
-    duration_ms: float
-    """Time from receipt to the response, in milliseconds."""
-    outcome: str
-    """``"success"``, ``"error"`` or ``"cancelled"``."""
-
-
-@dataclass(frozen=True, slots=True)
-class NotificationEmitted:
-    """Payload of :data:`NOTIFICATION_EMITTED`.
-
-    >>> NotificationEmitted("server", "notifications/tools/list_changed", None).params is None
-    True
-    """
-
-    side: str
-    """``"client"`` or ``"server"``: the side that sent the notification."""
-    method: str
-    """The notification's method name."""
-    params: dict[str, Any] | None
-    """The notification's parameters as sent, or ``None``."""
 
 
 _Entry: TypeAlias = tuple[object, Listener]
@@ -238,3 +168,13 @@ class EventBus:
         False
         """
         return event in self._listeners
+
+
+def __getattr__(name: str) -> Any:
+    if name not in PAYLOADS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import event_payloads
+
+    value = getattr(event_payloads, name)
+    globals()[name] = value
+    return value

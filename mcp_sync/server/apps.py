@@ -34,6 +34,10 @@ Whether the client calling a handler shows apps is
 >>> content = server.read_resource("ui://clock/app.html").contents[0]
 >>> content.mime_type, content.meta
 ('text/html;profile=mcp-app', {'ui': {'prefersBorder': True}})
+
+The extension's rules (:mod:`mcp_sync.protocol.apps`) are imported inside
+the functions that use them: a server whose tools have no app never loads
+them.
 """
 
 from __future__ import annotations
@@ -42,18 +46,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.apps import (
-    APP,
-    APP_MIME_TYPE,
-    CSP_KEYS,
-    EXTENSION_ID,
-    LEGACY_RESOURCE_URI_KEY,
-    MODEL,
-    PERMISSIONS,
-    UI_SCHEME,
-    ResourceUI,
-    tool_ui,
-)
 from ..protocol.types import Resource, TextResourceContents, Tool
 
 if TYPE_CHECKING:
@@ -68,6 +60,8 @@ _SNAKE |= {"frame_domains": "frameDomains", "base_uri_domains": "baseUriDomains"
 
 def declare(server: MCPServer) -> None:
     """Declare the apps extension under the server's ``capabilities.extensions`` (once; its settings are ``{}``)."""
+    from ..protocol.apps import EXTENSION_ID
+
     server.extensions.setdefault(EXTENSION_ID, {})
 
 
@@ -95,6 +89,8 @@ def tool_meta(
 def mounted_tool_meta(server: MCPServer, tool: Tool, uri: Callable[[str], str]) -> dict[str, Any] | None:
     """The ``_meta`` of ``tool`` as a server mounting it lists it: its app's URI mapped by ``uri``, as the
     mount maps the resource's; the extension declared on ``server`` when the tool has an app."""
+    from ..protocol.apps import LEGACY_RESOURCE_URI_KEY, tool_ui
+
     if tool.meta is None or tool_ui(tool) is None:
         return tool.meta
     declare(server)
@@ -131,6 +127,8 @@ def add_app_resource(
     browser: ``camera``, ``microphone``, ``geolocation``, ``clipboardWrite``.
     ``domain`` (host-specific) and ``prefers_border`` are passed on as given.
     """
+    from ..protocol.apps import APP_MIME_TYPE, ResourceUI
+
     if (html is None) == (path is None):
         raise ValueError("give the app's document as html= or as path=, one of them")
     file = None if path is None else Path(path)
@@ -156,12 +154,16 @@ def add_app_resource(
 
 
 def _ui_uri(uri: str) -> str:
+    from ..protocol.apps import UI_SCHEME
+
     if not uri.startswith(UI_SCHEME):
         raise ValueError(f"an app's URI starts with {UI_SCHEME}, not {uri!r}")
     return uri
 
 
 def _visibility(visibility: Iterable[str] | None) -> tuple[str, ...]:
+    from ..protocol.apps import APP, MODEL
+
     if visibility is None:
         return (MODEL, APP)
     values = tuple(visibility) if not isinstance(visibility, str) else (visibility,)
@@ -172,6 +174,8 @@ def _visibility(visibility: Iterable[str] | None) -> tuple[str, ...]:
 
 
 def _csp_key(key: str) -> str:
+    from ..protocol.apps import CSP_KEYS
+
     wire = _SNAKE.get(key, key)
     if wire not in CSP_KEYS:
         raise ValueError(f"csp keys are {', '.join(CSP_KEYS)}, not {key!r}")
@@ -179,6 +183,8 @@ def _csp_key(key: str) -> str:
 
 
 def _permission(name: str) -> str:
+    from ..protocol.apps import PERMISSIONS
+
     wire = _SNAKE.get(name, name)
     if wire not in PERMISSIONS:
         raise ValueError(f"app permissions are {', '.join(PERMISSIONS)}, not {name!r}")

@@ -41,34 +41,32 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from ..protocol.apps import supports_apps
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     ClientCapabilities,
-    CreateMessageRequest,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
     Implementation,
-    ListRootsRequest,
-    ListRootsResult,
     LoggingLevel,
-    ModelPreferences,
     ReadResourceResult,
     RequestId,
     RequestParams,
-    Root,
-    SamplingMessage,
     TextContent,
     Tool,
-    ToolChoice,
 )
 from ..runtime.transport import Route
 from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
+    from ..protocol.types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestFormParams,
+        ElicitResult,
+        ListRootsResult,
+        ModelPreferences,
+        Root,
+        SamplingMessage,
+        ToolChoice,
+    )
     from ..runtime.request_context import RequestContext
     from .authorization import AuthInfo
     from .core import MCPServer
@@ -285,6 +283,11 @@ class HandshakeChannel:
 
     def ask_all(self, requests: dict[str, ClientRequest]) -> dict[str, Any]:
         """Each question is sent to the client in turn (this era has no batched round)."""
+        from ..protocol.types import (
+            CreateMessageRequest,
+            ElicitRequest,
+        )  # loaded when first asked (see protocol.types.CLIENT_FEATURES)
+
         answers: dict[str, Any] = {}
         for name, request in requests.items():
             if isinstance(request, CreateMessageRequest):
@@ -377,14 +380,29 @@ class StatelessChannel:
         self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
     ) -> CreateMessageResult:
         """The answer to a sampling question, or :class:`InputRequired`."""
+        from ..protocol.types import (
+            CreateMessageRequest,
+            CreateMessageResult,
+        )  # loaded when first asked (see protocol.types.CLIENT_FEATURES)
+
         return self.request.ask(CreateMessageRequest(params=params), CreateMessageResult, key)
 
     def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
         """The answer to an elicitation question, or :class:`InputRequired`."""
+        from ..protocol.types import (
+            ElicitRequest,
+            ElicitResult,
+        )  # loaded when first asked (see protocol.types.CLIENT_FEATURES)
+
         return self.request.ask(ElicitRequest(params=params), ElicitResult, key)
 
     def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
         """The answer to a roots question, or :class:`InputRequired`."""
+        from ..protocol.types import (
+            ListRootsRequest,
+            ListRootsResult,
+        )  # loaded when first asked (see protocol.types.CLIENT_FEATURES)
+
         return self.request.ask(ListRootsRequest(params=RequestParams()), ListRootsResult, key)
 
 
@@ -470,6 +488,8 @@ class Context:
         >>> Context().client_supports_apps
         False
         """
+        from ..protocol.apps import supports_apps  # the apps extension, loaded when first asked about
+
         return supports_apps(self.client_capabilities.extensions)
 
     @property
@@ -531,6 +551,8 @@ class Context:
         """
         if tools and (self.client_capabilities.sampling is None or self.client_capabilities.sampling.tools is None):
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client cannot sample with tools (no sampling.tools)")
+        from ..protocol.types import CreateMessageRequestParams, SamplingMessage  # loaded when first asked
+
         items = [messages] if isinstance(messages, str) else list(messages)
         params = CreateMessageRequestParams(
             messages=[
@@ -557,6 +579,8 @@ class Context:
         dict). Raises ``MISSING_CAPABILITY`` when the client cannot elicit,
         and ``PROTOCOL_INVALID`` when the answer does not fit the model.
         """
+        from ..protocol.types import ElicitRequestFormParams  # loaded when first asked
+
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
         requested: dict[str, Any] = (
             model.model_json_schema() if model is not None else dict(cast("dict[str, Any]", schema))

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
@@ -39,8 +39,6 @@ from ..protocol.types import (
     CallToolResult,
     CompleteRequestParams,
     CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
     GetPromptResult,
     Icon,
     Implementation,
@@ -52,7 +50,6 @@ from ..protocol.types import (
     RequestId,
     Resource,
     ResourceTemplate,
-    Root,
     Tool,
     ToolAnnotations,
     WireModel,
@@ -85,6 +82,7 @@ if TYPE_CHECKING:
 
     from ..protocol.skills import SkillEntry
     from ..protocol.tasks import TaskSupport
+    from ..protocol.types import CreateMessageRequestParams, CreateMessageResult, Root
     from ..runtime.transport import Transport
     from .mount import Mount
     from .skills import SkillCatalogue
@@ -99,7 +97,23 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SamplingProvider = Callable[[CreateMessageRequestParams, Context], CreateMessageResult]
+
+# A protocol rather than a Callable alias so that its models load when first used (see
+# protocol.types.CLIENT_FEATURES) while typing.get_type_hints still resolves every signature that names it.
+class SamplingProvider(Protocol):
+    """Answers this server's own sampling needs when the client cannot sample: any function of the request's
+    params and the asking call's context.
+
+    >>> from mcp_sync.types import CreateMessageResult, TextContent
+    >>> server = MCPServer("demo")
+    >>> server.set_sampling_provider(
+    ...     lambda params, ctx: CreateMessageResult(role="assistant", content=TextContent(text="hi"), model="echo")
+    ... )
+    """
+
+    def __call__(self, params: CreateMessageRequestParams, ctx: Context, /) -> CreateMessageResult: ...
+
+
 CompletionProvider = Callable[[CompleteRequestParams, Context], "CompleteResult | Sequence[str]"]
 F = TypeVar("F", bound=Callable[..., Any])
 _M = TypeVar("_M", bound=BaseModel)

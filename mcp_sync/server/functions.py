@@ -25,7 +25,7 @@ import inspect
 import json
 import types
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
 
 import pydantic
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -41,12 +41,15 @@ from ..protocol.types import (
     TextContent,
 )
 from .context import Context
-from .uri_template import template_variables
 
 _T = TypeVar("_T")
 
-# template_variables lives in uri_template now (one parser for every use); it stays importable from here.
+# template_variables lives in uri_template now (one parser for every use); it stays importable from here,
+# looked up when first asked for (see __getattr__ at the end), so that a server without templates never loads it.
 __all__ = ["FunctionSpec", "run_coroutine", "template_variables"]
+
+if TYPE_CHECKING:
+    from .uri_template import template_variables
 
 _CONTENT_TYPES: tuple[type, ...] = (
     CallToolResult,
@@ -221,3 +224,11 @@ def run_coroutine(start: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
         return asyncio.run(start())
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mcp-sync-coroutine") as private:
         return private.submit(lambda: asyncio.run(start())).result()
+
+
+def __getattr__(name: str) -> Any:
+    if name != "template_variables":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .uri_template import template_variables
+
+    return template_variables

@@ -42,7 +42,6 @@ from ..protocol.types import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
-    Root,
     TextContent,
     Tool,
     ToolAnnotations,
@@ -54,10 +53,11 @@ from .context import Context
 from .functions import FunctionSpec
 from .results import decorated_resource_value, prompt_result, resource_result, to_complete_result, tool_result
 from .stateless import InputRequired, MissingClientCapability
-from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..protocol.tasks import TaskSupport
+    from ..protocol.types import Root
+    from .uri_template import UriTemplate
 
 __all__ = [
     "Completer",
@@ -336,6 +336,8 @@ class ServerRegistry:
         >>> server.read_resource("users://7/profile").text
         'user 7'
         """
+        from .uri_template import UriTemplate  # loaded by the first template: a server without any never needs it
+
         parsed = UriTemplate.parse(uri_template)
         template = ResourceTemplate(
             uri_template=uri_template,
@@ -405,6 +407,8 @@ class ServerRegistry:
 
     def register_root(self, uri: str, name: str | None = None) -> Root:
         """Record a root (a directory or location) that this server works within."""
+        from ..protocol.types import Root  # loaded when first asked (see protocol.types.CLIENT_FEATURES)
+
         root = Root(uri=uri, name=name)
         with self._lock:
             if uri in self._roots:
@@ -532,6 +536,8 @@ class ServerRegistry:
         """
 
         def register(function: F) -> F:
+            from .uri_template import UriTemplate
+
             spec = FunctionSpec(function, name, description)
             variables = UriTemplate.parse(uri).variables
             parameters = set(spec.arguments_model.model_fields)

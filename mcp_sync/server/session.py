@@ -49,25 +49,18 @@ from ..protocol.types import (
     ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
     DiscoverResult,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
-    ElicitResult,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
-    InputRequiredResult,
     JSONRPCMessage,
     JSONRPCRequest,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
-    ListRootsResult,
     ListToolsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -112,6 +105,14 @@ from .middleware import Call, CallKind, run_chain
 from .stateless import InputRequired, StatelessRequest, resource_not_found
 
 if TYPE_CHECKING:
+    from ..protocol.types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestFormParams,
+        ElicitRequestURLParams,
+        ElicitResult,
+        ListRootsResult,
+    )
     from ..runtime.transport import Transport
     from .core import MCPServer
 
@@ -508,6 +509,8 @@ class ServerSession:
             sealer = server.request_state_sealer
             # ctx.params, not sent: middleware may have changed the params the handler saw.
             state = sealer.seal(sealer.digest(method, ctx.params), request.answers)
+            from ..protocol.types import InputRequiredResult  # loaded when first asked
+
             interim = InputRequiredResult(input_requests=needed.requests, request_state=state)
             return interim.to_wire()
         except MCPError as error:
@@ -924,6 +927,8 @@ class ServerSession:
             # The provider answers for the request: its cancellation is the provider's too.
             channel = HandshakeChannel(self, cancel, served=None if route is None else route.request)
             return provider(params, Context(session=self, cancelled=cancel, channel=channel))
+        from ..protocol.types import CreateMessageResult  # loaded when first asked
+
         result: CreateMessageResult = self._request(
             "sampling/createMessage", params, CreateMessageResult, timeout, cancel, route
         )
@@ -941,6 +946,8 @@ class ServerSession:
         if self.client_capabilities.roots is None:
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support roots")
         params = None if meta is None else RequestParams(meta=meta)
+        from ..protocol.types import ListRootsResult  # loaded when first asked
+
         result: ListRootsResult = self._request("roots/list", params, ListRootsResult, timeout, cancel, route)
         return result
 
@@ -959,6 +966,8 @@ class ServerSession:
         URL mode needs one that declared ``elicitation.url`` at 2025-11-25 or
         later. Otherwise ``MISSING_CAPABILITY`` is raised.
         """
+        from ..protocol.types import ElicitRequestURLParams, ElicitResult  # loaded when first asked
+
         declared = self.client_capabilities.elicitation
         if isinstance(params, ElicitRequestURLParams):
             mode, since = "url", "2025-11-25"

@@ -31,7 +31,7 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import pydantic_core
 from pydantic import BaseModel, ValidationError
@@ -42,13 +42,13 @@ from ..protocol.stateless import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PR
 from ..protocol.types import (
     LOG_LEVELS,
     ClientCapabilities,
-    CreateMessageRequest,
-    ElicitRequest,
     Implementation,
-    ListRootsRequest,
     LoggingLevel,
 )
 from ..protocol.versions import STATELESS_REVISIONS
+
+if TYPE_CHECKING:
+    from ..protocol.types import CreateMessageRequest, ElicitRequest, ListRootsRequest
 
 __all__ = [
     "ClientRequest",
@@ -60,7 +60,7 @@ __all__ = [
 
 
 _R = TypeVar("_R", bound=BaseModel)
-ClientRequest = CreateMessageRequest | ElicitRequest | ListRootsRequest
+ClientRequest: TypeAlias = "CreateMessageRequest | ElicitRequest | ListRootsRequest"  # models loaded when first asked
 """What a handler may need from the client."""
 _CAPABILITY_FOR = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 

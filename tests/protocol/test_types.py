@@ -951,3 +951,21 @@ def test_results_render_in_notebooks() -> None:
         printer = Printer()
         result._repr_pretty_(printer, False)
         assert needle in printer.out[0]
+
+
+def test_the_lazily_loaded_names_are_exactly_the_client_features_models() -> None:
+    """``protocol.types.CLIENT_FEATURES`` lists every public name of ``client_features`` (one added there is found),
+    ``dir`` shows them, and a name that is nowhere fails as any missing attribute does."""
+    import ast
+
+    import mcp_sync.protocol.types as types
+    from mcp_sync.protocol.types import client_features
+
+    tree = ast.parse(Path(client_features.__file__).read_text(encoding="utf-8"))
+    defined = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    defined |= {node.target.id for node in tree.body if isinstance(node, ast.AnnAssign)}  # type: ignore[union-attr]
+    assert defined == types.CLIENT_FEATURES
+    assert set(dir(types)) >= types.CLIENT_FEATURES and {"Tool", "WireModel"} <= set(dir(types))
+    assert all(getattr(t, name) is getattr(client_features, name) for name in defined)
+    with pytest.raises(AttributeError, match=r"'mcp_sync\.protocol\.types' has no attribute 'Nope'"):
+        _ = types.Nope  # type: ignore[attr-defined]

@@ -30,14 +30,17 @@ them; import them from here:
 
 - ``base``: JSON-RPC envelopes and ids, request and result bases, identity, capabilities, lifecycle;
 - ``content``: content blocks, resources and resource links, tools and tool results;
-- ``client_features``: what a server asks of its client: sampling, roots, elicitation, input requests;
+- ``client_features``: what a server asks of its client: sampling, roots, elicitation, input requests
+  (loaded the first time one of its names is looked up here: see :data:`CLIENT_FEATURES`);
 - ``server_features``: the params and results of resources, prompts and tools;
 - ``utilities``: completion, logging, progress, cancellation and the 2026-07-28 subscriptions.
 
 The modules' annotations are evaluated as the classes are made (no
 ``from __future__ import annotations``): pydantic then has no strings to
 compile and evaluate, which makes importing these models about a fifth
-cheaper. Forward references are quoted.
+cheaper. Forward references are quoted. Each module ends with
+:func:`~mcp_sync.protocol.types.lazy.adopt`, which gives its classes this
+package as their module.
 
 The experimental *tasks* of 2025-11-25 are not modelled; their fields pass
 through as unknown fields.
@@ -54,22 +57,70 @@ Must not import: ``runtime``, ``transports``, ``display``, ``client``, ``server`
 nor the composition level.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .base import *  # noqa: F403
-from .client_features import *  # noqa: F403
 from .content import *  # noqa: F403
 from .server_features import *  # noqa: F403
 from .utilities import *  # noqa: F403
 
+if TYPE_CHECKING:  # type checkers see every name; at run time these come from __getattr__
+    from .client_features import *  # noqa: F403
 
-def _adopt() -> None:
-    """Give each model this package as its module: ``mcp_sync.protocol.types.Tool``, wherever it is defined.
+CLIENT_FEATURES = frozenset(
+    {
+        "BooleanSchema",
+        "CreateMessageRequest",
+        "CreateMessageRequestParams",
+        "CreateMessageResult",
+        "ElicitRequest",
+        "ElicitRequestFormParams",
+        "ElicitRequestParams",
+        "ElicitRequestURLParams",
+        "ElicitRequestedSchema",
+        "ElicitResult",
+        "ElicitationCompleteNotificationParams",
+        "EnumSchema",
+        "InputRequest",
+        "InputRequests",
+        "InputRequiredResult",
+        "InputResponse",
+        "InputResponses",
+        "LegacyTitledEnumSchema",
+        "ListRootsRequest",
+        "ListRootsResult",
+        "ModelHint",
+        "ModelPreferences",
+        "MultiSelectEnumSchema",
+        "NumberSchema",
+        "PrimitiveSchemaDefinition",
+        "Root",
+        "SamplingMessage",
+        "SingleSelectEnumSchema",
+        "StringSchema",
+        "TitledEnumOption",
+        "TitledMultiSelectEnumSchema",
+        "TitledMultiSelectItems",
+        "TitledSingleSelectEnumSchema",
+        "ToolChoice",
+        "UntitledMultiSelectEnumSchema",
+        "UntitledMultiSelectItems",
+        "UntitledSingleSelectEnumSchema",
+    }
+)
+"""The names of ``client_features``: what a server asks of its client (sampling, roots, elicitation, input
+requests). A server needs them only when it asks, a client only when it is asked, so that module is loaded the
+first time one of these names is looked up here (or a model with an ``inputResponses`` field is first built)."""
 
-    What shows in signatures, reprs and pickles is the path users import
-    from, not a file's name that may move; every name is importable here.
-    """
-    for value in list(globals().values()):
-        if isinstance(value, type) and value.__module__.startswith(__name__ + "."):
-            value.__module__ = __name__
+
+def __getattr__(name: str) -> Any:
+    if name not in CLIENT_FEATURES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import client_features
+
+    globals().update({feature: getattr(client_features, feature) for feature in CLIENT_FEATURES})
+    return globals()[name]
 
 
-_adopt()
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | CLIENT_FEATURES)

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
 from pydantic_core import CoreSchema, core_schema
 
+from .lazy import adopt
+
 JSONRPC_VERSION: Literal["2.0"] = "2.0"
 
 
@@ -383,3 +385,6 @@ class DiscoverResult(CacheableResult):
     supported_versions: list[str]
     capabilities: ServerCapabilities
     instructions: str | None = None
+
+
+adopt(globals())

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from .base import NotificationParams, RequestId, RequestParams, Result, Role, WireModel
 from .content import SamplingMessageContentBlock, Tool
+from .lazy import adopt
 
 # --------------------------------------------------------------------------
 # Sampling
@@ -323,8 +324,4 @@ class InputRequiredResult(Result):
     request_state: str | None = None
 
 
-class InputResponseRequestParams(RequestParams):
-    """Base of request parameters that can carry answers to input requests."""
-
-    input_responses: InputResponses | None = None
-    request_state: str | None = None
+adopt(globals())

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from ..rendering import Bundle, bundle, render
 from .base import BaseMetadata, Icons, Result, Role, WireModel
+from .lazy import adopt
 
 # --------------------------------------------------------------------------
 # Content
@@ -195,3 +196,6 @@ class CallToolResult(Result):
         # A call of a tool with an app, by a client that hosts apps, shows the app in a notebook (the bundler set
         # by the package; IPython adds the HTML and text above for front ends without widgets).
         return bundle(self)
+
+
+adopt(globals())

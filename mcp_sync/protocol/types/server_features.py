@@ -1,6 +1,6 @@
 """The params and results of the MCP spec's server features: resources, prompts, tools (calls and lists)."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -16,8 +16,34 @@ from .base import (
     Role,
     WireModel,
 )
-from .client_features import InputResponseRequestParams
 from .content import ContentBlock, Resource, ResourceContents, ResourceTemplate, TextResourceContents, Tool
+from .lazy import Later, adopt
+
+if TYPE_CHECKING:
+    from .client_features import InputResponses
+
+
+def _input_responses() -> Any:
+    """The type of ``inputResponses``, from ``client_features`` (loaded the first time a model with it is built)."""
+    from .client_features import InputResponses
+
+    return InputResponses | None
+
+
+class InputResponseRequestParams(RequestParams):
+    """Base of request parameters that can carry answers to input requests (2026-07-28).
+
+    The answers' models (sampling, roots, elicitation) are in
+    ``client_features``, which a program loads only when it uses them: the
+    field's type is looked up when this model's schema is first built.
+    """
+
+    if TYPE_CHECKING:
+        input_responses: InputResponses | None = None
+    else:
+        input_responses: Annotated[Any, Later(_input_responses)] = None
+    request_state: str | None = None
+
 
 # --------------------------------------------------------------------------
 # Resources
@@ -146,3 +172,6 @@ class ListToolsResult(PaginatedResult, CacheableResult):
     """A page of tools."""
 
     tools: list[Tool]
+
+
+adopt(globals())

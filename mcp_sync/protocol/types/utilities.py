@@ -14,6 +14,7 @@ from .base import (
     Result,
     WireModel,
 )
+from .lazy import adopt
 
 # --------------------------------------------------------------------------
 # Completion
@@ -135,3 +136,6 @@ class SubscriptionsAcknowledgedNotificationParams(NotificationParams):
     """Parameters of ``notifications/subscriptions/acknowledged``."""
 
     notifications: SubscriptionFilter
+
+
+adopt(globals())

@@ -10,9 +10,9 @@ import, spawning the server, the handshake, the call and printing.
 
 Beside them, two floors: the interpreter's start (``python -c pass``) and a
 bare client, a ``python -c`` script with no library that spawns the same
-server and writes the initialize request, the initialized notification and
-the call, and prints the answer's text: what no client of this server can
-go under.
+server, writes the initialize request, waits for its answer (as the
+lifecycle asks), then writes the initialized notification and the call, and
+prints the answer's text: what no client of this server can go under.
 
 Each command runs in a fresh process, interleaved round after round,
 after one warm-up run each (bytecode caches written). Medians over the
@@ -43,19 +43,23 @@ SERVER = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
 BARE_CLIENT = """
 import json, subprocess, sys
 server = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-messages = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-     "capabilities": {}, "clientInfo": {"name": "bare", "version": "1"}}},
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hello"}}},
-]
-server.stdin.write(b"".join(json.dumps(m).encode() + b"\\n" for m in messages))
-server.stdin.flush()
-for line in server.stdout:
-    answer = json.loads(line)
-    if answer.get("id") == 2:
-        print(answer["result"]["content"][0]["text"], flush=True)
-        break
+def send(*messages):
+    server.stdin.write(b"".join(json.dumps(m).encode() + b"\\n" for m in messages))
+    server.stdin.flush()
+def answer_to(request_id):
+    for line in server.stdout:
+        answer = json.loads(line)
+        if answer.get("id") == request_id:
+            return answer["result"]
+    raise SystemExit(f"the server closed its output before answering request {request_id}")
+# The call waits for initialize's answer, as the lifecycle asks: sent at once, it could reach a server still
+# initializing and be refused.
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "clientInfo": {"name": "bare", "version": "1"}}})
+answer_to(1)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"},
+     {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hello"}}})
+print(answer_to(2)["content"][0]["text"], flush=True)
 server.stdin.close()
 server.wait(10)
 """

@@ -236,6 +236,7 @@ class JsonRpcDispatcher:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._draining = False
+        self._awaiting = 0  # threads in wait_served(): each answer written wakes them, as during drain()
         self._inline = 0
         # Transports whose reading role can move between threads (stdio)
         # let handlers run on the thread that read the request.
@@ -874,7 +875,7 @@ class JsonRpcDispatcher:
             running.remove(ctx)
             if not running:
                 del self._inflight[ctx.request_id]
-            if self._draining:  # (only drain() waits for this; it sets the flag under this lock first)
+            if self._draining or self._awaiting:  # (drain() and wait_served() set these under this lock first)
                 self._idle.notify_all()
         if span is not None:
             end_span(span, "cancelled" if outcome == "cancelled" else error_type)
@@ -898,6 +899,27 @@ class JsonRpcDispatcher:
             log.debug("could not send a response: %s", exc)
             return exc
         return None
+
+    def wait_served(self, method: str, timeout: float) -> bool:
+        """Wait until no ``method`` request received so far is still being served; ``False`` if one still is after
+        ``timeout`` seconds.
+
+        Requests run on several threads, so one received after another may
+        start first; a handler that needs an earlier request done (a server's
+        ``initialize``) waits for it here.
+        """
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self._awaiting += 1
+            try:
+                while any(ctx.method == method for running in self._inflight.values() for ctx in running):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._idle.wait(left)
+                return True
+            finally:
+                self._awaiting -= 1
 
     # ------------------------------------------------------------------ close
 

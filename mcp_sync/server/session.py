@@ -119,6 +119,8 @@ if TYPE_CHECKING:
 __all__ = ["ServerSession"]
 
 _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
+HANDSHAKE_WAIT = 10.0
+"""Seconds a request sent right behind ``initialize`` waits for it to be served before it is refused."""
 _STATELESS = "stateless"
 """The key of ``RequestContext.state`` under which what a 2026-07-28 request says of itself is kept."""
 _AUTH = "auth"
@@ -387,7 +389,7 @@ class ServerSession:
             return self._serve_stateless(method, validated, params, ctx)
         if method in STATELESS_ONLY:
             raise MCPError(MCP_CODES.METHOD_NOT_FOUND, f"Method not found: {method} (a 2026-07-28 method)")
-        if self.revision is None and method not in _BEFORE_INITIALIZE:
+        if self.revision is None and method not in _BEFORE_INITIALIZE and not self._after_initialize():
             # The client's mistake, so Invalid Request on the wire (the code's own default, -32603, would blame us).
             raise MCPError(
                 MCP_CODES.NOT_INITIALIZED, f"{method} before initialize", jsonrpc_code=JsonRpcCode.INVALID_REQUEST
@@ -397,6 +399,17 @@ class ServerSession:
             raise MCPError(MCP_CODES.UNAUTHORIZED, f"Unauthorized: {method}")
         wire = self._respond(validated, params, ctx)
         return adapt_result(method, wire, self.revision or HANDSHAKE_REVISIONS[-1])
+
+    def _after_initialize(self) -> bool:
+        """Whether an ``initialize`` received before this request has now set the session's revision.
+
+        A client may send its next messages without waiting for initialize's
+        answer (the official SDK's server takes them in order, so some
+        clients do); here each request runs on its own thread, and the one
+        after ``initialize`` could start first and be refused at random.
+        """
+        self.dispatcher.wait_served("initialize", HANDSHAKE_WAIT)
+        return self.revision is not None
 
     def serve_one(
         self,

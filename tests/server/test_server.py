@@ -24,10 +24,18 @@ from pydantic import BaseModel, model_validator
 from mcp_sync.client.core import RESOURCE_UPDATED, MCPClient, ResourceUpdated
 from mcp_sync.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
-from mcp_sync.runtime.events import CONNECTION_CLOSED, REQUEST_COMPLETED, ConnectionClosed, RequestCompleted
+from mcp_sync.runtime.events import (
+    CONNECTION_CLOSED,
+    REQUEST_COMPLETED,
+    REQUEST_RECEIVED,
+    ConnectionClosed,
+    RequestCompleted,
+)
+from mcp_sync.server import session as session_module
 from mcp_sync.server.authorization import RequestInfo
 from mcp_sync.server.context import NO_CLIENT, Context, HandshakeChannel, NoClientChannel, StatelessChannel
 from mcp_sync.server.core import MCPServer, ServerStats
+from mcp_sync.server.middleware import Call, Next
 from mcp_sync.server.session import ServerSession
 from mcp_sync.server.stateless import StatelessRequest
 from mcp_sync.server.uri_template import TemplateVariable, UriTemplate, template_pattern, template_variables
@@ -613,6 +621,50 @@ def test_requests_before_initialize_are_refused(server: MCPServer) -> None:
         raw.request("initialize", RAW_INIT)
         assert session.revision == "2025-11-25"
         assert raw.request("tools/list", {}) == {"tools": []}
+
+
+def test_requests_sent_right_behind_initialize_are_served_after_it(server: MCPServer) -> None:
+    """A client that sends ``initialized`` and its first request without waiting for initialize's answer (the
+    official SDK's server takes them in order) gets them served, never refused as 'before initialize', however the
+    threads run: here initialize is held until the request behind it has started."""
+    behind = threading.Event()
+    server.events.on(REQUEST_RECEIVED, lambda got: behind.set() if got.method == "tools/list" else None)
+
+    @server.middleware
+    def held(call: Call, next: Next) -> Any:
+        if call.method == "initialize":
+            assert behind.wait(5)
+        return next(call)
+
+    with raw_client(server) as (raw, session):
+        handshake = raw.send_request("initialize", RAW_INIT)
+        raw.notify("notifications/initialized")
+        listing = raw.send_request("tools/list", {})
+        assert raw.wait(listing, 5) == {"tools": []}
+        assert raw.wait(handshake, 5)["protocolVersion"] == session.revision == "2025-11-25"
+
+
+def test_a_request_behind_an_initialize_that_never_ends_is_refused_in_time(
+    server: MCPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait for an initialize received first is bounded: past HANDSHAKE_WAIT the request is refused as before."""
+    monkeypatch.setattr(session_module, "HANDSHAKE_WAIT", 0.2)
+    release = threading.Event()
+
+    @server.middleware
+    def stuck(call: Call, next: Next) -> Any:
+        if call.method == "initialize":
+            release.wait(5)
+        return next(call)
+
+    with raw_client(server) as (raw, _session):
+        try:
+            handshake = raw.send_request("initialize", RAW_INIT)
+            with pytest.raises(MCPError, match="tools/list before initialize"):
+                raw.request("tools/list", {})
+        finally:
+            release.set()
+        assert raw.wait(handshake, 5)["protocolVersion"] == "2025-11-25"
 
 
 def test_initialize_twice_is_an_error(server: MCPServer) -> None:

@@ -124,15 +124,18 @@ def instructions(tree: str, era: str, side: str, calls: int) -> int:
         command += [sys.executable, str(HERE), "--run", tree, era, side, str(calls)]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         subprocess.run(command, check=True, env=env, capture_output=True, timeout=1800)
-        totals = [
-            int(line.split()[1])
-            for path in Path(scratch).glob("callgrind.out.*")
-            for line in path.read_text().splitlines()
-            if line.startswith(("summary:", "totals:"))
-        ]
+        totals = [total for path in Path(scratch).glob("callgrind.out.*") if (total := _total(path)) is not None]
     if not totals:
         raise RuntimeError("callgrind wrote no totals")
     return sum(totals)
+
+
+def _total(path: Path) -> int | None:
+    """The instructions a callgrind file counts (its ``summary:`` or ``totals:`` line, which agree)."""
+    for line in path.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    return None
 
 
 def main() -> None:

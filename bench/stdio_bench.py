@@ -22,9 +22,10 @@ loop's child with one pydantic model validating the arguments and one
 building the result, whose cold connect and resident memory no server built
 on pydantic goes under, and whose calls/s (as a share of the bare loop's)
 none goes over. Each share of the bare loop is taken against a loop child
-run in alternation with what it measures (blocks of 100 calls each), so
-that both meet the same load: the bare loop's figure printed is the median
-of those runs.
+run in turns with what it measures (blocks of 100 calls each): our two
+eras' sequential calls and the loop's in turn, then the pydantic child's
+and another loop's, so that what is compared met the same load. The bare
+loop's figure printed is the median of those two.
 
 Usage::
 
@@ -53,7 +54,7 @@ sys.path.insert(0, str(HERE))
 
 from benchlib import WORKLOAD, check_echo_shapes, echo_shape, percentile, rss_kib  # noqa: E402
 
-from mcp_sync.client import stdio_client  # noqa: E402
+from mcp_sync.client import MCPClient, stdio_client  # noqa: E402
 from mcp_sync.transports.stdio import ProcessTransport  # noqa: E402
 
 ROWS = [
@@ -70,27 +71,45 @@ ROWS = [
 ]
 
 
-def measure_ours(calls: int, era: str) -> dict[str, Any]:
-    results: dict[str, Any] = {}
-    started = time.perf_counter()
-    client = stdio_client([sys.executable, str(ROOT / "examples" / "echo_server.py")], inherit_env=True, era=era)
-    results["connect_s"] = time.perf_counter() - started
-    warm = client.call_tool("echo", {"text": "warm up"})
-    tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
-    results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
+def measure_ours(calls: int) -> dict[str, dict[str, Any]]:
+    """Every row for our client in each era: the sequential calls of both eras and of a bare loop run in turns."""
+    columns: dict[str, dict[str, Any]] = {}
+    clients = {}
+    for era in ("handshake", "stateless"):
+        results: dict[str, Any] = {}
+        columns[era] = results
+        started = time.perf_counter()
+        command = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
+        client = clients[era] = stdio_client(command, inherit_env=True, era=era)
+        results["connect_s"] = time.perf_counter() - started
+        warm = client.call_tool("echo", {"text": "warm up"})
+        tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
+        results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
 
-    latencies = []
+    # Blocks of each era's calls and of the bare loop's in turn: all three meet the same load.
+    latencies: dict[str, list[float]] = {era: [] for era in clients}
     loop = LoopChild(JSONRPC_CHILD)
     for start in range(0, calls, BLOCK):
-        for _ in range(min(BLOCK, calls - start)):
-            t = time.perf_counter()
-            client.call_tool("echo", {"text": "hello"})
-            latencies.append(time.perf_counter() - t)
-        loop.run(BLOCK)
-    results["loop_per_s"] = loop.close()
-    results["sequential_per_s"] = calls / sum(latencies)
-    results["p50_ms"] = percentile(latencies, 50) * 1000
-    results["p99_ms"] = percentile(latencies, 99) * 1000
+        block = min(BLOCK, calls - start)
+        for era, client in clients.items():
+            for _ in range(block):
+                t = time.perf_counter()
+                client.call_tool("echo", {"text": "hello"})
+                latencies[era].append(time.perf_counter() - t)
+        loop.run(block)
+    loop_per_s = loop.close()
+    for era, client in clients.items():
+        results = columns[era]
+        results["loop_per_s"] = loop_per_s
+        results["sequential_per_s"] = calls / sum(latencies[era])
+        results["p50_ms"] = percentile(latencies[era], 50) * 1000
+        results["p99_ms"] = percentile(latencies[era], 99) * 1000
+        measure_the_rest(client, calls, results)
+    return columns
+
+
+def measure_the_rest(client: MCPClient, calls: int, results: dict[str, Any]) -> None:
+    """The rows after the sequential calls: RSS, calls in flight, large echoes, close."""
     transport = client._dispatcher.transport if client._dispatcher else None
     assert isinstance(transport, ProcessTransport)
     results["calls_rss_mib"] = rss_kib(transport.process.pid) / 1024
@@ -118,7 +137,6 @@ def measure_ours(calls: int, era: str) -> dict[str, Any]:
     t = time.perf_counter()
     client.disconnect()
     results["close_s"] = time.perf_counter() - t
-    return results
 
 
 def measure_sdk(calls: int, sdk_python: str, mode: str) -> dict[str, Any]:
@@ -266,11 +284,10 @@ def main() -> None:
         args.sdk_python = peer_python()
 
     sdk = measure_sdk(args.calls, args.sdk_python, args.sdk_mode)
-    columns = {era: measure_ours(args.calls, era) for era in ("handshake", "stateless")}
+    columns = measure_ours(args.calls)
     shapes = {f"mcp_sync ({era})": column.pop("echo_shape") for era, column in columns.items()}
     check_echo_shapes({**shapes, "mcp SDK": sdk.pop("echo_shape")})
     raw = measure_raw_pipe(args.calls * 3)
-    loops = [column["loop_per_s"] for column in columns.values()]
     floor = measure_pydantic_floor(args.calls * 3)
 
     print(f"stdio, {args.calls} calls; official SDK client mode {args.sdk_mode!r}")
@@ -283,7 +300,8 @@ def main() -> None:
         print(f"{label:30}{a:11.3f}{b:11.3f}{c:11.3f}{ratios[0]:8.1f}x{ratios[1]:8.1f}x")
     print("(ratio > 1 means mcp_sync is better: faster, or smaller)")
     print(f"{'raw JSON pipe round trips/s':30}{raw:11.0f}")
-    print(f"{'bare JSON-RPC loop calls/s':30}{statistics.median([*loops, floor['loop_per_s']]):11.0f}")
+    loop = statistics.median([columns["handshake"]["loop_per_s"], floor["loop_per_s"]])
+    print(f"{'bare JSON-RPC loop calls/s':30}{loop:11.0f}")
     for era, column in columns.items():
         share = column["sequential_per_s"] / column["loop_per_s"]
         print(f"sequential calls/s, {era}: {share:.0%} of the bare JSON-RPC loop")

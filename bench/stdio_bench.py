@@ -18,8 +18,14 @@ alone), and a bare JSON-RPC loop between two Python processes (the client
 encodes a ``tools/call`` request, the child decodes it and answers a
 text-only result, the client decodes that and checks the id), which is
 the least any JSON-RPC implementation must do per call. And a floor: that
-loop's child with one pydantic model validating the arguments, whose cold
-connect and resident memory no server built on pydantic goes under.
+loop's child with one pydantic model validating the arguments and one
+building the result, whose cold connect and resident memory no server built
+on pydantic goes under, and whose calls/s (as a share of the bare loop's)
+none goes over. Each share of the bare loop is taken against a loop child
+run in turns with what it measures (blocks of 100 calls each): our two
+eras' sequential calls and the loop's in turn, then the pydantic child's
+and another loop's, so that what is compared met the same load. The bare
+loop's figure printed is the median of those two.
 
 Usage::
 
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import threading
@@ -47,7 +54,7 @@ sys.path.insert(0, str(HERE))
 
 from benchlib import WORKLOAD, check_echo_shapes, echo_shape, percentile, rss_kib  # noqa: E402
 
-from mcp_sync.client import stdio_client  # noqa: E402
+from mcp_sync.client import MCPClient, stdio_client  # noqa: E402
 from mcp_sync.transports.stdio import ProcessTransport  # noqa: E402
 
 ROWS = [
@@ -64,23 +71,45 @@ ROWS = [
 ]
 
 
-def measure_ours(calls: int, era: str) -> dict[str, Any]:
-    results: dict[str, Any] = {}
-    started = time.perf_counter()
-    client = stdio_client([sys.executable, str(ROOT / "examples" / "echo_server.py")], inherit_env=True, era=era)
-    results["connect_s"] = time.perf_counter() - started
-    warm = client.call_tool("echo", {"text": "warm up"})
-    tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
-    results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
+def measure_ours(calls: int) -> dict[str, dict[str, Any]]:
+    """Every row for our client in each era: the sequential calls of both eras and of a bare loop run in turns."""
+    columns: dict[str, dict[str, Any]] = {}
+    clients = {}
+    for era in ("handshake", "stateless"):
+        results: dict[str, Any] = {}
+        columns[era] = results
+        started = time.perf_counter()
+        command = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
+        client = clients[era] = stdio_client(command, inherit_env=True, era=era)
+        results["connect_s"] = time.perf_counter() - started
+        warm = client.call_tool("echo", {"text": "warm up"})
+        tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
+        results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
 
-    latencies = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        client.call_tool("echo", {"text": "hello"})
-        latencies.append(time.perf_counter() - t)
-    results["sequential_per_s"] = calls / sum(latencies)
-    results["p50_ms"] = percentile(latencies, 50) * 1000
-    results["p99_ms"] = percentile(latencies, 99) * 1000
+    # Blocks of each era's calls and of the bare loop's in turn: all three meet the same load.
+    latencies: dict[str, list[float]] = {era: [] for era in clients}
+    loop = LoopChild(JSONRPC_CHILD)
+    for start in range(0, calls, BLOCK):
+        block = min(BLOCK, calls - start)
+        for era, client in clients.items():
+            for _ in range(block):
+                t = time.perf_counter()
+                client.call_tool("echo", {"text": "hello"})
+                latencies[era].append(time.perf_counter() - t)
+        loop.run(block)
+    loop_per_s = loop.close()
+    for era, client in clients.items():
+        results = columns[era]
+        results["loop_per_s"] = loop_per_s
+        results["sequential_per_s"] = calls / sum(latencies[era])
+        results["p50_ms"] = percentile(latencies[era], 50) * 1000
+        results["p99_ms"] = percentile(latencies[era], 99) * 1000
+        measure_the_rest(client, calls, results)
+    return columns
+
+
+def measure_the_rest(client: MCPClient, calls: int, results: dict[str, Any]) -> None:
+    """The rows after the sequential calls: RSS, calls in flight, large echoes, close."""
     transport = client._dispatcher.transport if client._dispatcher else None
     assert isinstance(transport, ProcessTransport)
     results["calls_rss_mib"] = rss_kib(transport.process.pid) / 1024
@@ -108,7 +137,6 @@ def measure_ours(calls: int, era: str) -> dict[str, Any]:
     t = time.perf_counter()
     client.disconnect()
     results["close_s"] = time.perf_counter() - t
-    return results
 
 
 def measure_sdk(calls: int, sdk_python: str, mode: str) -> dict[str, Any]:
@@ -148,68 +176,99 @@ for line in sys.stdin.buffer:
 """
 
 
-def measure_jsonrpc_loop(calls: int) -> float:
-    """Round trips per second of a bare JSON-RPC exchange with a Python child: encode, decode, match the id."""
-    child = subprocess.Popen([sys.executable, "-c", JSONRPC_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert child.stdin is not None and child.stdout is not None
-    t = time.perf_counter()
-    for n in range(calls):
-        request = {
-            "jsonrpc": "2.0",
-            "id": n,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": "hello"}},
-        }
-        child.stdin.write(json.dumps(request).encode() + b"\n")
-        child.stdin.flush()
-        answer = json.loads(child.stdout.readline())
-        assert answer["id"] == n and answer["result"]["content"][0]["text"] == "hello"
-    elapsed = time.perf_counter() - t
-    child.stdin.close()
-    child.wait(10)
-    return calls / elapsed
+BLOCK = 100
+"""Calls in a row before switching to the other process, where two are measured in alternation."""
+
+
+class LoopChild:
+    """A child answering bare JSON-RPC echo calls, driven as the bare loop's client does: encode, decode, match the id.
+
+    Its figure is measured in blocks alternating with another measure (see
+    :data:`BLOCK`): on a loaded machine the figures of two runs minutes
+    apart differ by tens of percent, and a share of one in the other is
+    only fair when both met the same load.
+    """
+
+    def __init__(self, code: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.calls = 0
+        self.seconds = 0.0
+
+    def run(self, calls: int) -> None:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        t = time.perf_counter()
+        for n in range(self.calls, self.calls + calls):
+            request = {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "hello"}},
+            }
+            stdin.write(json.dumps(request).encode() + b"\n")
+            stdin.flush()
+            answer = json.loads(stdout.readline())
+            assert answer["id"] == n and answer["result"]["content"][0]["text"] == "hello"
+        self.seconds += time.perf_counter() - t
+        self.calls += calls
+
+    def close(self) -> float:
+        """Stop the child; its calls per second."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(10)
+        return self.calls / self.seconds
 
 
 PYDANTIC_CHILD = """
 import json, sys
+from typing import Literal
 from pydantic import BaseModel
 class Arguments(BaseModel):
     text: str
+class Text(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+class Result(BaseModel):
+    content: list[Text]
+    isError: bool = False
 out = sys.stdout.buffer
 for line in sys.stdin.buffer:
     request = json.loads(line)
     text = Arguments.model_validate(request["params"]["arguments"]).text
-    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    result = Result(content=[Text(text=text)]).model_dump()
     out.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode() + b"\\n")
     out.flush()
 """
 
 
 def measure_pydantic_floor(calls: int) -> dict[str, float]:
-    """The least a Python server that validates its arguments with pydantic costs: spawn to first answer, and RSS.
+    """The least a Python server that uses pydantic for its messages costs: spawn to first answer, calls/s, RSS.
 
-    The child is the bare JSON-RPC loop plus one pydantic model for the
-    arguments. Its cold connect and resident memory are what no pydantic
-    server can go under (here, with this interpreter's startup).
+    The child is the bare JSON-RPC loop's, plus one pydantic model that
+    validates the arguments and one that builds the result (as any server
+    built on pydantic models does). Its cold connect and resident memory are
+    what no pydantic server can go under (here, with this interpreter's
+    startup), and its calls/s, driven by the bare loop's client, what none
+    can go over.
     """
     line = json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hello"}}}
     ).encode()
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-c", PYDANTIC_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    floor = LoopChild(PYDANTIC_CHILD)
+    child = floor.process
     assert child.stdin is not None and child.stdout is not None
     child.stdin.write(line + b"\n")
     child.stdin.flush()
     child.stdout.readline()
     connect = time.perf_counter() - started
-    for _ in range(calls):
-        child.stdin.write(line + b"\n")
-        child.stdin.flush()
-        child.stdout.readline()
+    loop = LoopChild(JSONRPC_CHILD)
+    for _ in range(0, calls, BLOCK):
+        floor.run(BLOCK)
+        loop.run(BLOCK)
     rss = rss_kib(child.pid) / 1024
-    child.stdin.close()
-    child.wait(10)
-    return {"connect_s": connect, "calls_rss_mib": rss}
+    return {"connect_s": connect, "calls_rss_mib": rss, "sequential_per_s": floor.close(), "loop_per_s": loop.close()}
 
 
 def main() -> None:
@@ -225,12 +284,11 @@ def main() -> None:
         args.sdk_python = peer_python()
 
     sdk = measure_sdk(args.calls, args.sdk_python, args.sdk_mode)
-    columns = {era: measure_ours(args.calls, era) for era in ("handshake", "stateless")}
+    columns = measure_ours(args.calls)
     shapes = {f"mcp_sync ({era})": column.pop("echo_shape") for era, column in columns.items()}
     check_echo_shapes({**shapes, "mcp SDK": sdk.pop("echo_shape")})
     raw = measure_raw_pipe(args.calls * 3)
-    loop = measure_jsonrpc_loop(args.calls * 3)
-    floor = measure_pydantic_floor(args.calls)
+    floor = measure_pydantic_floor(args.calls * 3)
 
     print(f"stdio, {args.calls} calls; official SDK client mode {args.sdk_mode!r}")
     print(f"workload: {WORKLOAD}")
@@ -242,10 +300,13 @@ def main() -> None:
         print(f"{label:30}{a:11.3f}{b:11.3f}{c:11.3f}{ratios[0]:8.1f}x{ratios[1]:8.1f}x")
     print("(ratio > 1 means mcp_sync is better: faster, or smaller)")
     print(f"{'raw JSON pipe round trips/s':30}{raw:11.0f}")
+    loop = statistics.median([columns["handshake"]["loop_per_s"], floor["loop_per_s"]])
     print(f"{'bare JSON-RPC loop calls/s':30}{loop:11.0f}")
     for era, column in columns.items():
-        share = column["sequential_per_s"] / loop
+        share = column["sequential_per_s"] / column["loop_per_s"]
         print(f"sequential calls/s, {era}: {share:.0%} of the bare JSON-RPC loop")
+    share = floor["sequential_per_s"] / floor["loop_per_s"]
+    print(f"floor, a pydantic echo child: sequential calls/s {floor['sequential_per_s']:.0f}, {share:.0%} of the loop")
     for key, label in (("connect_s", "cold connect (s)"), ("calls_rss_mib", "server RSS after calls (MiB)")):
         ratio = floor[key] / sdk[key]
         print(f"floor, a pydantic echo child: {label} {floor[key]:.3f}, {ratio:.2f} of the SDK's")

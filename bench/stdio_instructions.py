@@ -11,11 +11,15 @@ sides do, without the pipe and the thread wake-ups, which are the same in
 both eras. Each figure is ``(I(n2) - I(n1)) / (n2 - n1)`` for two runs of
 ``n1`` and ``n2`` calls, so start-up cancels out. ``--side server`` counts
 the server's share alone (the client's requests are decoded from fixed
-lines, the answers encoded and dropped).
+lines, the answers encoded and dropped). ``--side pipe`` counts the real
+thing: our client and the echo server in its own process over stdio, both
+processes counted (``--trace-children``), with the transport's reading,
+writing and threads (a thread's wake-ups depend on timing, so this figure
+moves a little from run to run).
 
 Usage::
 
-    python bench/stdio_instructions.py [--trees . /work/main] [--side both|server] [--calls 300 1300]
+    python bench/stdio_instructions.py [--trees . /work/main] [--side both|server|pipe] [--calls 300 1300]
 
 Needs valgrind. Each run takes some seconds per tree and era (callgrind is slow).
 """
@@ -77,6 +81,16 @@ def run_calls(tree: str, era: str, side: str, calls: int) -> None:
         def _handlers_changed(self) -> None:
             pass
 
+    if side == "pipe":
+        from mcp_sync.client import stdio_client
+
+        command = [sys.executable, f"{tree}/examples/echo_server.py"]
+        # Under callgrind everything runs some fifty times slower: no wait may time out.
+        client = stdio_client(command, inherit_env=True, era=era, connect_timeout=None, probe_timeout=3600)
+        for _ in range(calls):
+            assert client.call_tool("echo", {"text": "hello"}).text == "hello"
+        client.disconnect()
+        return
     server = runpy.run_path(f"{tree}/examples/echo_server.py")["server"]
     server_end = Direct()
     server_end.handoff_reading = lambda: None  # the server answers on the thread that delivered the request
@@ -104,21 +118,30 @@ def run_calls(tree: str, era: str, side: str, calls: int) -> None:
 def instructions(tree: str, era: str, side: str, calls: int) -> int:
     """The instructions callgrind counts for a whole run of ``calls`` calls."""
     with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / "callgrind.out"
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(HERE)]
-        command += ["--run", tree, era, side, str(calls)]
+        # One file per process: with --side pipe the server's process is counted too (--trace-children).
+        out = Path(scratch) / "callgrind.out.%p"
+        command = ["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={out}"]
+        command += [sys.executable, str(HERE), "--run", tree, era, side, str(calls)]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         subprocess.run(command, check=True, env=env, capture_output=True, timeout=1800)
-        for line in out.read_text().splitlines():
-            if line.startswith(("summary:", "totals:")):
-                return int(line.split()[1])
-    raise RuntimeError("callgrind wrote no totals")
+        totals = [total for path in Path(scratch).glob("callgrind.out.*") if (total := _total(path)) is not None]
+    if not totals:
+        raise RuntimeError("callgrind wrote no totals")
+    return sum(totals)
+
+
+def _total(path: Path) -> int | None:
+    """The instructions a callgrind file counts (its ``summary:`` or ``totals:`` line, which agree)."""
+    for line in path.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    return None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trees", nargs="+", default=[str(HERE.parent.parent)])
-    parser.add_argument("--side", choices=["both", "server"], default="both")
+    parser.add_argument("--side", choices=["both", "server", "pipe"], default="both")
     parser.add_argument("--calls", nargs=2, type=int, default=[300, 1300], metavar=("N1", "N2"))
     parser.add_argument("--run", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -127,7 +150,8 @@ def main() -> None:
         run_calls(tree, era, side, int(calls))
         return
     n1, n2 = args.calls
-    print(f"instructions per echo tools/call ({args.side} side{'s' if args.side == 'both' else ''}, callgrind)")
+    sides = {"both": "both sides", "server": "server side", "pipe": "both processes, over stdio"}[args.side]
+    print(f"instructions per echo tools/call ({sides}, callgrind)")
     print(f"{'tree':40}{'handshake':>12}{'stateless':>12}{'h/s':>8}")
     for tree in args.trees:
         tree = str(Path(tree).resolve())

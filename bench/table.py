@@ -75,6 +75,7 @@ PATTERNS = {
     "era gap": rf"stateless / handshake sequential calls/s: {NUMBER}",
     "connect floor": rf"floor, a pydantic echo child: cold connect \(s\) {NUMBER}, {NUMBER} of the SDK's",
     "rss floor": rf"floor, a pydantic echo child: server RSS after calls \(MiB\) {NUMBER}, {NUMBER} of the SDK's",
+    "share floor": rf"floor, a pydantic echo child: sequential calls/s {NUMBER}, {NUMBER}% of the loop",
     "cli": rf"cli end to end, mcp-sync / SDK: {NUMBER}x",
     "cli floor": rf"bare client floor: {NUMBER}x",
     "http calls": rf"N clients at once, calls/s\s+handshake\s+{NUMBER}x\s+stateless\s+{NUMBER}x",
@@ -119,6 +120,12 @@ def stdio_ratio(key: str) -> Callable[[str], float | None]:
 
 def floor_share(key: str) -> Callable[[str], float | None]:
     return lambda output: (numbers(key, output) or [None, None])[1]
+
+
+def loop_share_floor(output: str) -> float | None:
+    """The pydantic echo child's calls/s as a share of the bare loop's: what no pydantic server goes over."""
+    got = numbers("share floor", output)
+    return None if got is None else got[1] / 100
 
 
 def worse_share(output: str) -> float | None:
@@ -189,7 +196,7 @@ ROWS = [
     Row("cli end to end vs SDK script", "cli", first("cli"), 0.3, True, first("cli floor"), "bare client"),
     Row("stdio server RSS vs SDK", "stdio", stdio_ratio("rss"), 0.4, True,
         floor_share("rss floor"), "pydantic echo child"),
-    Row("stdio calls/s vs bare loop", "stdio", worse_share, 0.4, False),
+    Row("stdio calls/s vs bare loop", "stdio", worse_share, 0.4, False, loop_share_floor, "pydantic echo child"),
     Row("stdio eras within 10%", "stdio", era_gap, 0.9, False),
     Row("HTTP N clients calls/s vs SDK", "http",
         http_vs("N clients at once, calls/s", lambda name: name.startswith("SDK "), False), 1.5, False),

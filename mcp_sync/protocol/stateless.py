@@ -45,8 +45,9 @@ def meta_revision(params: Mapping[str, Any] | None) -> Any:
     >>> meta_revision({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}), meta_revision({"name": "x"})
     ('2026-07-28', None)
     """
-    meta = params.get("_meta") if isinstance(params, Mapping) else None
-    return meta.get(PROTOCOL_VERSION) if isinstance(meta, Mapping) else None
+    # (dict first: it is what comes off the wire, and isinstance against the Mapping ABC costs a Python call)
+    meta = params.get("_meta") if isinstance(params, (dict, Mapping)) else None
+    return meta.get(PROTOCOL_VERSION) if meta is not None and isinstance(meta, (dict, Mapping)) else None
 
 
 def is_stateless_request(method: str, params: Mapping[str, Any] | None) -> bool:

@@ -148,7 +148,8 @@ class FunctionSpec:
     def call(self, arguments: dict[str, Any] | BaseModel, ctx: Context | None) -> Any:
         """Call the function with validated ``arguments`` (and ``ctx`` if it wants one)."""
         bound = arguments if isinstance(arguments, BaseModel) else self.bind(arguments)
-        kwargs = {self._field_names[name]: getattr(bound, name) for name in self.arguments_model.model_fields}
+        # (_field_names holds the model's fields in order: reading model_fields costs a pydantic descriptor per call)
+        kwargs = {parameter: getattr(bound, name) for name, parameter in self._field_names.items()}
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = ctx if ctx is not None else Context()
         if self.is_async:

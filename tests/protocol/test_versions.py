@@ -14,6 +14,7 @@ import copy
 import functools
 import json
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import Any
 
 import jsonschema
@@ -96,6 +97,19 @@ def test_stateless_request_meta_names_the_revision_and_an_optional_log_level() -
     chatty = stateless_data.request_meta(STATELESS_REVISION, {}, {"name": "c", "version": "1"}, "debug")
     assert stateless_data.meta_revision({"_meta": quiet}) == STATELESS_REVISION
     assert stateless_data.LOG_LEVEL not in quiet and chatty[stateless_data.LOG_LEVEL] == "debug"
+
+
+def test_meta_revision_reads_any_mapping_and_nothing_else() -> None:
+    """The one reading of a request's revision: from a dict (what comes off the wire) or any other mapping, and
+    ``None`` whenever params or ``_meta`` is missing or not a mapping (such a request is of the handshake era)."""
+    named = {stateless_data.PROTOCOL_VERSION: STATELESS_REVISION}
+    assert stateless_data.meta_revision({"_meta": named}) == STATELESS_REVISION
+    assert stateless_data.meta_revision(MappingProxyType({"_meta": MappingProxyType(named)})) == STATELESS_REVISION
+    for params in (None, {}, {"_meta": None}, {"_meta": [named]}, {"_meta": "2026-07-28"}, {"_meta": {}}):
+        assert stateless_data.meta_revision(params) is None, params
+    assert stateless_data.meta_revision(["_meta"]) is None  # type: ignore[arg-type]
+    assert stateless_data.is_stateless_request("tools/call", {"_meta": named})
+    assert not stateless_data.is_stateless_request("tools/call", {"name": "echo", "arguments": {}})
 
 
 def test_at_least_compares_positions_not_strings() -> None:

@@ -48,3 +48,33 @@ def test_it_still_is_an_event() -> None:
     cancelled.set()
     cancelled.clear()
     assert not cancelled.wait(0)
+
+
+def test_a_wait_on_another_thread_is_woken_by_set_and_times_out_otherwise() -> None:
+    """The event's own condition (built on an RLock, not Event's Lock): waiters on other threads wake at set(),
+    several at once, a wait with a timeout returns False when nobody sets it, and clear() lets it be set again."""
+    cancelled = CancelEvent()
+    assert cancelled.wait(0.01) is False
+    woken: list[bool] = []
+    waiting = threading.Semaphore(0)
+
+    def waiter() -> None:
+        waiting.release()
+        woken.append(cancelled.wait(30))
+
+    threads = [threading.Thread(target=waiter) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for _ in threads:
+        assert waiting.acquire(timeout=30)
+    cancelled.set()
+    for thread in threads:
+        thread.join(30)
+    assert woken == [True, True, True]
+    cancelled.clear()
+    assert not cancelled.is_set() and cancelled.wait(0.01) is False
+    again = threading.Thread(target=lambda: woken.append(cancelled.wait(30)))
+    again.start()
+    cancelled.set()
+    again.join(30)
+    assert woken[-1] is True and not again.is_alive()

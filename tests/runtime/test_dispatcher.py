@@ -1445,6 +1445,39 @@ def test_current_request_names_the_request_a_handler_serves(connect: Connect) ->
     assert current_request() is None
 
 
+def test_current_request_is_none_outside_handlers_on_every_thread(connect: Connect) -> None:
+    """A thread that never served reads ``None``; a handler reads its own request, also when it raises, and the
+    thread reads ``None`` again once the handler is done (the next request's handler never sees the last one's)."""
+    client, server = connect()
+    fresh: list[Any] = []
+    thread = threading.Thread(target=lambda: fresh.append(current_request()))
+    thread.start()
+    thread.join(WAIT)
+    assert fresh == [None]
+    seen: list[Any] = []
+    after: list[Any] = []
+
+    def who(params: Any, ctx: RequestContext) -> dict[str, Any]:
+        seen.append(current_request())
+        if params.get("fail"):
+            raise ValueError("no")
+        return {}
+
+    def last(params: Any, ctx: RequestContext) -> dict[str, Any]:
+        after.append(current_request())
+        return {}
+
+    server.register_handler("who", who)
+    server.register_handler("last", last)
+    with pytest.raises(MCPError):
+        client.request("who", {"fail": True}, timeout=WAIT)
+    assert client.request("who", timeout=WAIT) == {}
+    assert client.request("last", timeout=WAIT) == {}
+    assert [ctx.method for ctx in seen] == ["who", "who"] and seen[0] is not seen[1]
+    assert after[0].method == "last"
+    assert current_request() is None
+
+
 def test_a_request_served_with_a_writer_of_its_own_is_answered_there() -> None:
     """serve(): a request that came with its own way back is answered through it, not over the transport;
     a dispatcher closed meanwhile answers that it is shutting down."""

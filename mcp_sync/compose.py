@@ -98,7 +98,6 @@ from .protocol.types import (
 )
 from .runtime.dispatcher import ProgressCallback
 from .runtime.request_context import RequestContext, acting_for, current_request
-from .runtime.transport import Transport
 from .server.authorization import AuthInfo
 from .server.backend import Notice
 from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
@@ -424,11 +423,13 @@ class ProxyServer(MCPServer):
 
     # ------------------------------------------------- downstream sessions
 
-    def start(self, transport: Transport, *, per_request: bool = False) -> ServerSession:
-        """Serve ``transport``; its upstream connection (unless shared) is opened at its first request."""
-        key = id(transport)
-        transport.on_close(functools.partial(self._session_ended, key))  # before serving: no end goes unheard
-        session = super().start(transport, per_request=per_request)
+    def prepare_session(self, session: ServerSession) -> None:
+        """Keep ``session`` and listen to it before it serves: its first request may need both at once.
+
+        Its upstream connection (unless shared) is opened at its first request.
+        """
+        key = id(session.transport)
+        session.transport.on_close(functools.partial(self._session_ended, key))  # no end goes unheard
         with self._proxy_lock:
             self._downstream[key] = session
         session.dispatcher.on_notification(
@@ -438,7 +439,6 @@ class ProxyServer(MCPServer):
             session.dispatcher.on_notification(
                 "notifications/initialized", lambda params: self._ask_roots(key, session, tell=False)
             )
-        return session
 
     def _session_ended(self, key: int, reason: BaseException | None = None) -> None:
         """A downstream session ended: its connection closes (once its calls return), its subscriptions end."""

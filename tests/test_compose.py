@@ -23,8 +23,10 @@ import mcp_sync
 from mcp_sync import MCPClient, MCPError, MCPServer, cli
 from mcp_sync.compose import ProxyServer
 from mcp_sync.errors import MCP_CODES
+from mcp_sync.protocol.jsonrpc import decode_message, encode_message
 from mcp_sync.server import start_http
 from mcp_sync.server.context import Context
+from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -779,3 +781,87 @@ def test_a_downstream_session_that_ended_gets_no_upstream_connection() -> None:
         with pytest.raises(MCPError) as ended:
             front.upstream(session)
         assert ended.value.code == MCP_CODES.TRANSPORT_CLOSED
+
+
+class ServesBeforeStartReturns(InMemoryTransport):
+    """A server end whose serving does not return from ``start`` until what it wrote satisfies ``until``.
+
+    A session's reader thread may serve its first messages before ``MCPServer.start``
+    has returned to its caller; this makes that order certain rather than a matter of luck.
+    Make both ends with :meth:`pair`; the client end here is written to by hand and never read.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.until: Any = lambda written: True
+        self.written: list[dict[str, Any]] = []
+        self.changed = threading.Condition()
+
+    def _write(self, message: Any) -> None:
+        with self.changed:
+            self.written.append(json.loads(encode_message(message)))
+            self.changed.notify_all()
+        super()._write(message)
+
+    def _handlers_changed(self) -> None:
+        super()._handlers_changed()
+        with self.changed:  # one that times out leaves it to the test's assertions to say what was missing
+            self.changed.wait_for(lambda: self.until(self.written), timeout=WAIT)
+
+
+def pipelined(until: Any, *messages: dict[str, Any]) -> tuple[InMemoryTransport, ServesBeforeStartReturns]:
+    """A client end that has already sent ``messages``, and a server end that serves until ``until`` holds."""
+    client_end, server_end = ServesBeforeStartReturns.pair()
+    server_end.until = until
+    for message in messages:
+        client_end.send(decode_message(json.dumps({"jsonrpc": "2.0", **message})))  # type: ignore[arg-type]
+    return client_end, server_end
+
+
+def initialize(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """A handshake-era initialize request with ``capabilities``."""
+    info = {"name": "raw", "version": "1"}
+    return {
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "clientInfo": info, "capabilities": capabilities},
+    }
+
+
+def test_a_first_request_served_before_start_returns_finds_its_session() -> None:
+    target = proxied.build()
+    with mcp_sync.proxy(target, era="handshake", timeout=WAIT) as front:
+        (shared_connection,) = target.sessions
+        client_end, server_end = pipelined(
+            lambda written: any(m.get("id") == 2 for m in written),
+            initialize({}),
+            {"method": "notifications/initialized"},
+            {"id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "mine"}}},
+        )
+        session = front.start(server_end)
+        try:
+            (answer,) = [m for m in server_end.written if m.get("id") == 2]
+            assert answer["result"]["content"][0]["text"] == "mine"
+            # It went over the session's own upstream connection, as every other request of the session does
+            # (before the fix: over the shared one, the session being unknown to the proxy yet).
+            assert len([s for s in target.sessions if s is not shared_connection]) == 1
+            assert front.upstream(session) is not front.upstream()
+        finally:
+            client_end.close()
+
+
+def test_a_shared_proxy_asks_a_client_for_its_roots_at_once_even_before_start_returns() -> None:
+    def asked_for_roots(written: list[dict[str, Any]]) -> bool:
+        return any(m.get("method") == "roots/list" for m in written)
+
+    with mcp_sync.proxy(proxied.build(), era="handshake", shared=True, timeout=WAIT) as front:
+        client_end, server_end = pipelined(
+            asked_for_roots, initialize({"roots": {"listChanged": True}}), {"method": "notifications/initialized"}
+        )
+        front.start(server_end)
+        try:
+            # The initialized notification was heard before start returned; it asks all the same.
+            with server_end.changed:
+                assert server_end.changed.wait_for(lambda: asked_for_roots(server_end.written), timeout=WAIT)
+        finally:
+            client_end.close()

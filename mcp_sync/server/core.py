@@ -877,8 +877,30 @@ class MCPServer:
             self._running = True
         for old in ended:
             old.close()  # joins the handler threads of connections that ended
+        self.prepare_session(session)
         session.start()
         return session
+
+    def prepare_session(self, session: ServerSession) -> None:
+        """Called by :meth:`start` with each new session before it serves its first message.
+
+        Does nothing here. A subclass that keeps its own record of sessions, or
+        listens to a session's notifications, does it in this hook rather than after
+        ``start`` returns: by then the session's first requests may already be
+        running on its handler threads.
+
+        >>> class Counting(MCPServer):
+        ...     started = 0
+        ...     def prepare_session(self, session: ServerSession) -> None:
+        ...         Counting.started += 1
+        >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> server = Counting("counting")
+        >>> _, end = InMemoryTransport.pair()
+        >>> _ = server.start(end)
+        >>> Counting.started
+        1
+        >>> server.stop()
+        """
 
     def forget(self, session: ServerSession) -> None:
         """Let go of ``session`` now: it closed (those that end otherwise are swept out as sessions start).

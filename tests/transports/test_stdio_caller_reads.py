@@ -20,6 +20,7 @@ from helpers import wait_until
 from mcp_sync import MCP_CODES, MCPError, MCPTransportError
 from mcp_sync.client import stdio_client
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher, PendingRequest
+from mcp_sync.transports import stdio as stdio_module
 from mcp_sync.transports.stdio import StdioTransport
 
 ROOT = Path(__file__).parent.parent.parent
@@ -250,20 +251,35 @@ def test_the_end_of_the_input_while_the_caller_reads(peer: Peer) -> None:
     assert peer.transport.wait_closed(5.0)
 
 
-def test_closing_while_the_caller_reads(peer: Peer) -> None:
-    peer.scripts["never"] = lambda request: None
-    peer.lend_to_caller()
+def test_closing_while_the_caller_reads(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A close wakes a caller blocked reading for itself (its select sees the wake-up pipe): its call fails at once.
+    # The caller reads for itself for as long as the test needs (not a tenth of a second, which a loaded machine
+    # may spend before the close comes), and the close comes only once it reads.
+    monkeypatch.setattr(stdio_module, "_CALLER_READS_FOR", 60.0)
+    caller = current()
+    closed_here: list[bool] = []
 
-    def close() -> None:
-        peer.when_waited("never")
-        peer.dispatcher.close()
+    def close_while_the_caller_reads(request: dict[str, Any]) -> bytes | None:
+        # On the peer's thread. The watcher takes a lent turn back from a caller slow to make its next call: then
+        # the caller waits on its call instead of reading, and this answers it, and the test tries again.
+        try:
+            wait_until(lambda: in_frame(caller, "_read_for"), timeout=0.5)
+        except AssertionError:
+            return answer(request)
+        closed_here.append(True)
+        peer.transport.close()
+        return None
 
-    closer = threading.Thread(target=close, name="test-closer")
-    closer.start()
-    with pytest.raises(MCPTransportError) as closed:
-        peer.call("never", timeout=None)
-    closer.join(5.0)
-    assert closed.value.code == MCP_CODES.TRANSPORT_CLOSED
+    peer.scripts["held"] = close_while_the_caller_reads
+    for _ in range(20):
+        peer.lend_to_caller()
+        try:
+            peer.call("held", timeout=None)
+        except MCPTransportError as closed:
+            assert closed.code == MCP_CODES.TRANSPORT_CLOSED
+            break
+    assert closed_here == [True]
+    assert peer.transport.closed
 
 
 def test_closing_while_the_turn_is_lent_ends_the_readers(peer: Peer) -> None:

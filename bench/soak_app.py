@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import gc
 import json
 import os
 import re
@@ -111,7 +112,13 @@ def doing(frame: types.FrameType | None) -> str:
 
 def inventory(redis_port: int) -> dict[str, dict[str, int]]:
     """This worker's threads by name (numbers masked) and descriptors by kind: what a soak's figures are made of."""
-    frames = sys._current_frames()
+    # No collection while the frames are built: on CPython 3.11 one started there (holding the thread list's lock)
+    # may run a finalizer that waits for a thread that waits for that lock, and the whole worker hangs.
+    gc.disable()
+    try:
+        frames = sys._current_frames()
+    finally:
+        gc.enable()
     threads = collections.Counter(
         re.sub(r"\d+", "N", t.name) + doing(frames.get(t.ident or 0)) for t in threading.enumerate()
     )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import linecache
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable
 
 import pytest
+from helpers import current_frames
 
 from mcp_sync.runtime.workers import ElasticPool, PoolClosed, stay_on_this_thread
 
@@ -69,7 +69,7 @@ def test_an_idle_thread_is_reused_then_ends() -> None:
 
 def waits_for_the_lock_after_its_wait(thread: threading.Thread) -> bool:
     """Whether ``thread`` is in ``ElasticPool._next``, its wait for a task run out, blocked taking the pool's lock."""
-    frame = sys._current_frames().get(thread.ident or -1)
+    frame = current_frames().get(thread.ident or -1)
     if frame is None or frame.f_code.co_name != "_next":
         return False
     return linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() == "with self._lock:"

@@ -32,7 +32,7 @@ import peers
 import pytest
 import requests
 import requests.auth
-from helpers import free_port
+from helpers import current_frames, free_port
 
 import mcp_sync.transports.http.streamable as http_module
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
@@ -87,7 +87,7 @@ def a_thread_waits_in(innermost: str, *path: str) -> bool:
     that some time passed.
     """
     transport_file = http_module.__file__
-    for frame in sys._current_frames().values():
+    for frame in current_frames().values():
         if not frame.f_code.co_filename.endswith(innermost):
             continue
         ours: list[str] = []

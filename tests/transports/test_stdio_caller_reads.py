@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import wait_until
+from helpers import current_frames, wait_until
 
 from mcp_sync import MCP_CODES, MCPError, MCPTransportError
 from mcp_sync.client import stdio_client
@@ -253,32 +253,22 @@ def test_the_end_of_the_input_while_the_caller_reads(peer: Peer) -> None:
 
 def test_closing_while_the_caller_reads(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
     # A close wakes a caller blocked reading for itself (its select sees the wake-up pipe): its call fails at once.
-    # The caller reads for itself for as long as the test needs (not a tenth of a second, which a loaded machine
-    # may spend before the close comes), and the close comes only once it reads.
+    # Made certain rather than likely: the watcher leaves the lent turn with the caller between its calls, the
+    # caller reads for itself for as long as the test needs (not a tenth of a second, which a loaded machine may
+    # spend before the close comes), and the close comes once the caller has taken the lent turn back to read.
+    monkeypatch.setattr(stdio_module, "_HANDOFF_AFTER", 60.0)
     monkeypatch.setattr(stdio_module, "_CALLER_READS_FOR", 60.0)
-    caller = current()
-    closed_here: list[bool] = []
 
-    def close_while_the_caller_reads(request: dict[str, Any]) -> bytes | None:
-        # On the peer's thread. The watcher takes a lent turn back from a caller slow to make its next call: then
-        # the caller waits on its call instead of reading, and this answers it, and the test tries again.
-        try:
-            wait_until(lambda: in_frame(caller, "_read_for"), timeout=0.5)
-        except AssertionError:
-            return answer(request)
-        closed_here.append(True)
+    def close_once_the_caller_reads(request: dict[str, Any]) -> None:
+        wait_until(lambda: peer.transport._lent_by is None)  # taken back by the caller, which reads
         peer.transport.close()
-        return None
 
-    peer.scripts["held"] = close_while_the_caller_reads
-    for _ in range(20):
-        peer.lend_to_caller()
-        try:
-            peer.call("held", timeout=None)
-        except MCPTransportError as closed:
-            assert closed.code == MCP_CODES.TRANSPORT_CLOSED
-            break
-    assert closed_here == [True]
+    peer.scripts["held"] = close_once_the_caller_reads
+    peer.lend_to_caller()
+    assert peer.transport._lent_by is current()
+    with pytest.raises(MCPTransportError) as closed:
+        peer.call("held", timeout=None)
+    assert closed.value.code == MCP_CODES.TRANSPORT_CLOSED
     assert peer.transport.closed
 
 
@@ -326,7 +316,7 @@ def test_the_next_caller_takes_over_a_turn_lent_to_an_idle_one(peer: Peer) -> No
 
 def in_frame(thread: threading.Thread, function: str) -> bool:
     """Whether ``thread`` is running ``function`` now (somewhere on its stack)."""
-    frame = sys._current_frames().get(thread.ident or -1)
+    frame = current_frames().get(thread.ident or -1)
     while frame is not None:
         if frame.f_code.co_name == function:
             return True

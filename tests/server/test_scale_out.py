@@ -22,9 +22,12 @@ handshake-era GET stream hears the touches of both.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
+import os
+import signal
 import socket
 import sys
 import threading
@@ -450,6 +453,23 @@ def scaled(
 
 def workers_of(hosted: Hosted) -> set[int]:
     return set(group_members(hosted.pgid)) - {hosted.pgid}
+
+
+@contextlib.contextmanager
+def stopped(workers: set[int]) -> Iterator[None]:
+    """Within the block ``workers`` are stopped (SIGSTOP): they accept nothing, so new connections go to the others.
+
+    Which worker accepts a connection is the kernel's choice, and under load one worker can win every time; a test
+    that needs calls on each worker steers them so. The block must be short: gunicorn kills a worker silent for
+    its ``--timeout`` (30 s).
+    """
+    for worker in workers:
+        os.kill(worker, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for worker in workers:
+            os.kill(worker, signal.SIGCONT)
 
 
 def calls_spread_over_workers(hosted: Hosted, era: Literal["handshake", "stateless"]) -> None:

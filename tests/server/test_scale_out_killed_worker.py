@@ -18,7 +18,6 @@ if the server could not be reached: every pending call failed with
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -32,7 +31,7 @@ import pytest
 import redis
 from redisserver import running_redis
 from test_hosting import Hosted, gunicorn, hosting
-from test_scale_out import TIMEOUT, wait_until
+from test_scale_out import TIMEOUT, stopped, wait_until
 from test_scale_out_resume import stream_holders
 
 from mcp_sync import MCP_CODES, MCPClient, MCPError
@@ -75,23 +74,6 @@ def both_workers_answer(client: MCPClient) -> set[int]:
         assert time.monotonic() < deadline, f"only {served} answered"
         served.add(client.call_tool("pid").structured_content["result"])  # type: ignore[index]
     return served
-
-
-@contextlib.contextmanager
-def stopped(workers: set[int]) -> Iterator[None]:
-    """Within the block ``workers`` are stopped (SIGSTOP): they accept nothing, so new connections go to the others.
-
-    Which worker accepts a connection is the kernel's choice, and under load one worker can win every time; a test
-    that needs calls on each worker steers them so. The block must be short: gunicorn kills a worker silent for
-    its ``--timeout`` (30 s).
-    """
-    for worker in workers:
-        os.kill(worker, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for worker in workers:
-            os.kill(worker, signal.SIGCONT)
 
 
 class Updates:

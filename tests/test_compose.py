@@ -840,6 +840,8 @@ def test_a_first_request_served_before_start_returns_finds_its_session() -> None
         )
         session = front.start(server_end)
         try:
+            with server_end.changed:  # (answered already, unless a very slow machine ran past the transport's wait)
+                assert server_end.changed.wait_for(lambda: any(m.get("id") == 2 for m in server_end.written), WAIT)
             (answer,) = [m for m in server_end.written if m.get("id") == 2]
             assert answer["result"]["content"][0]["text"] == "mine"
             # It went over the session's own upstream connection, as every other request of the session does

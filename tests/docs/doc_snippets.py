@@ -124,9 +124,14 @@ def on_port(argv: list[str], shown: int, port: int) -> list[str]:
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    """Ctrl-C, as at the shell; killed (with whatever it started) if it has not ended in :data:`STOP_WITHIN`."""
+    """Ctrl-C to the command's own process; killed (with all it started) if not ended in :data:`STOP_WITHIN`.
+
+    Not to its whole process group, as a terminal sends it: gunicorn's gthread workers then get SIGINT and, a moment
+    later, their master's SIGQUIT; the second quit handler re-enters the thread pool's shutdown that the first holds
+    the lock of, and the worker hangs until the master kills it after its graceful timeout (30 s; 2 stops in 30).
+    """
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGINT)
+        os.kill(process.pid, signal.SIGINT)
     try:
         process.wait(STOP_WITHIN)
     finally:

@@ -877,7 +877,11 @@ class MCPServer:
             self._running = True
         for old in ended:
             old.close()  # joins the handler threads of connections that ended
-        self.prepare_session(session)
+        try:
+            self.prepare_session(session)
+        except BaseException:
+            session.close()  # the transport too, and the server forgets it: nothing half-started stays
+            raise
         session.start()
         return session
 
@@ -887,7 +891,8 @@ class MCPServer:
         Does nothing here. A subclass that keeps its own record of sessions, or
         listens to a session's notifications, does it in this hook rather than after
         ``start`` returns: by then the session's first requests may already be
-        running on its handler threads.
+        running on its handler threads. If the hook raises, the session is closed
+        (its transport with it) and ``start`` raises the same error.
 
         >>> class Counting(MCPServer):
         ...     started = 0

@@ -249,6 +249,7 @@ def test_the_official_sdk_client_resumes_its_get_stream_on_another_worker(
             process.stdin.write("\n")
             process.stdin.flush()
             second = json.loads(process.stdout.readline() or "{}").get("answered")
+        assert second not in (None, first), process.stderr.read() if process.stderr else ""
         process.stdin.write("\n")
         process.stdin.flush()
         ready = json.loads(process.stdout.readline() or "{}")

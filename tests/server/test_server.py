@@ -527,6 +527,22 @@ def test_start_twice_on_one_transport_is_already_connected(server: MCPServer) ->
     assert server.sessions == [session]
 
 
+def test_a_prepare_session_hook_that_raises_leaves_no_session_behind() -> None:
+    class Refusing(MCPServer):
+        def prepare_session(self, session: ServerSession) -> None:
+            raise RuntimeError("no room")
+
+    server = Refusing("refusing")
+    _client_end, server_end = InMemoryTransport.pair()
+    with pytest.raises(RuntimeError, match="no room"):
+        server.start(server_end)
+    assert server.sessions == []
+    assert server_end.closed
+    # Nothing of the first attempt holds the transport: a second start meets the hook again, not ALREADY_CONNECTED.
+    with pytest.raises(RuntimeError, match="no room"):
+        server.start(server_end)
+
+
 def test_one_server_serves_several_clients_each_with_its_own_state(
     server: MCPServer, link: Callable[..., Link]
 ) -> None:

@@ -26,8 +26,6 @@ import contextlib
 import http.client
 import json
 import logging
-import os
-import signal
 import socket
 import sys
 import threading
@@ -39,7 +37,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from redisserver import RedisServer, free_port, running_redis
-from test_hosting import Hosted, group_members, gunicorn, hosting, in_threads
+from test_hosting import Hosted, group_members, gunicorn, hosting, in_threads, stopped
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.client import http_client
@@ -455,45 +453,32 @@ def workers_of(hosted: Hosted) -> set[int]:
     return set(group_members(hosted.pgid)) - {hosted.pgid}
 
 
-@contextlib.contextmanager
-def stopped(workers: set[int]) -> Iterator[None]:
-    """Within the block ``workers`` are stopped (SIGSTOP): they accept nothing, so new connections go to the others.
-
-    Which worker accepts a connection is the kernel's choice, and under load one worker can win every time; a test
-    that needs calls on each worker steers them so. The block must be short: gunicorn kills a worker silent for
-    its ``--timeout`` (30 s).
-    """
-    for worker in workers:
-        os.kill(worker, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for worker in workers:
-            os.kill(worker, signal.SIGCONT)
-
-
 def calls_spread_over_workers(hosted: Hosted, era: Literal["handshake", "stateless"]) -> None:
-    """4 clients of ``era`` make 50 calls each (echo and pid): at least 3 of the workers serve them, without error."""
+    """4 clients of ``era`` call at once (echo and pid), first wherever the kernel puts each connection, then on each
+    worker in turn (the others stopped): every worker serves every client's session, without error."""
     url = hosted.base + "/mcp"
+    wait_until(lambda: len(workers_of(hosted)) == 4, "gunicorn's four workers run")  # (forked one by one)
+    workers = workers_of(hosted)
+    with contextlib.ExitStack() as stack:
+        clients = [stack.enter_context(http_client(url, era=era, timeout=TIMEOUT)) for _ in range(4)]
+        assert {client.negotiated_era for client in clients} == {era}
 
-    def work(index: int) -> list[int]:
-        pids = []
-        with http_client(url, era=era, timeout=TIMEOUT) as client:
-            assert client.negotiated_era == era
-            for n in range(50):
-                if n % 2:
-                    assert client.call_tool("echo", {"text": f"{index}.{n}"}).text == f"{index}.{n}"
-                else:
-                    pids.append(client.call_tool("pid").structured_content["result"])  # type: ignore[index]
-        return pids
+        def calls(count: int) -> set[int]:
+            def work(index: int) -> set[int]:
+                pids = set()
+                for n in range(count):
+                    if n % 2:
+                        assert clients[index].call_tool("echo", {"text": f"{index}.{n}"}).text == f"{index}.{n}"
+                    else:
+                        pids.add(clients[index].call_tool("pid").structured_content["result"])  # type: ignore[index]
+                return pids
 
-    served: set[int] = set()
-    for _ in range(3):  # bounded: three workers or more nearly always answer the first 200 calls (4 x 50)
-        served |= {pid for pids in in_threads(4, work) for pid in pids}
-        if len(served) >= 3:
-            break
-    assert len(served) >= 3, served
-    assert served <= workers_of(hosted)
+            return set().union(*in_threads(4, work))
+
+        assert calls(50) <= workers
+        for worker in sorted(workers):
+            with stopped(workers - {worker}):
+                assert calls(6) == {worker}
 
 
 def test_200_calls_spread_over_the_workers_with_progress_and_sampling_rounds(

@@ -27,8 +27,8 @@ import peers
 import pytest
 import redis
 from redisserver import RedisServer, running_redis
-from test_hosting import Hosted, gunicorn, hosting
-from test_scale_out import TIMEOUT, Heard, raw_call, stopped, wait_until, workers_of
+from test_hosting import Hosted, gunicorn, hosting, stopped
+from test_scale_out import TIMEOUT, Heard, raw_call, wait_until, workers_of
 
 from mcp_sync.client import http_client
 from mcp_sync.errors import MCPError

@@ -34,7 +34,7 @@ import peers
 import pytest
 import redis
 from redisserver import RedisServer, running_redis
-from test_hosting import Hosted, gunicorn, hosting
+from test_hosting import Hosted, gunicorn, hosting, stopped
 from test_scale_out import TIMEOUT, Sampler, calls_spread_over_workers, wait_until, workers_of
 
 from mcp_sync import Context, MCPServer
@@ -576,15 +576,18 @@ def test_handshake_clients_are_served_by_any_worker(scaled: tuple[Hosted, RedisS
         assert sampler.asked == 6
         client.events.on("resource:updated", lambda payload: updated.set())
         client.subscribe_resource("notes://1")
-        touched_by = set()
-        for _ in range(8):  # until a worker other than the first has touched: each is heard
+
+        def touch() -> int:
+            """The worker that made the touch."""
             updated.clear()
-            text = toucher.call_tool("touch", {"uri": "notes://1"}).text
-            touched_by.add(int(text.rpartition(" ")[2]))
-            assert updated.wait(TIMEOUT)
-            if len(touched_by) >= 2:
-                break
-        assert len(touched_by) >= 2
+            return int(toucher.call_tool("touch", {"uri": "notes://1"}).text.rpartition(" ")[2])
+
+        first = touch()
+        assert updated.wait(TIMEOUT)
+        with stopped({first}):  # the next touch is made on another worker (one of the two holds no stream of ours)
+            second = touch()
+        assert second != first
+        assert updated.wait(TIMEOUT)  # heard, once the first worker runs again if it holds the client's stream
     store = redis.Redis.from_url(redis_server.url, socket_timeout=TIMEOUT)
     try:
         assert store.keys("mcp-sync:scaled-example:session:*") == []  # every client's DELETE ended its session
@@ -594,7 +597,7 @@ def test_handshake_clients_are_served_by_any_worker(scaled: tuple[Hosted, RedisS
 
 
 SDK_DRIVER = """
-import json, sys, warnings
+import contextlib, json, sys, warnings
 import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
@@ -619,24 +622,35 @@ async def main():
         text = types.TextContent(type="text", text="blue")
         return types.CreateMessageResult(role="assistant", content=text, model="sdk")
 
-    async def calls(index):
-        async with streamable_http_client(url) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
-                out["version"] = (await session.initialize()).protocol_version
-                for n in range(50):
-                    if n % 2:
-                        result = await session.call_tool("echo", {"text": f"{index}.{n}"})
-                        assert result.content[0].text == f"{index}.{n}", result
-                    else:
-                        out["pids"].append((await session.call_tool("pid", {})).structured_content["result"])
+    async def open_session(stack):
+        streams = await stack.enter_async_context(streamable_http_client(url))
+        session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+        out["version"] = (await session.initialize()).protocol_version
+        return session
+
+    async def calls(session, index, count, pids):
+        for n in range(count):
+            if n % 2:
+                result = await session.call_tool("echo", {"text": f"{index}.{n}"})
+                assert result.content[0].text == f"{index}.{n}", result
+            else:
+                pids.append((await session.call_tool("pid", {})).structured_content["result"])
+
+    async def round_of(sessions, count):
+        # The sessions make count calls each, at once; the pids that answered go to the test.
+        pids = []
+        async with anyio.create_task_group() as group:
+            for index, session in enumerate(sessions):
+                group.start_soon(calls, session, index, count, pids)
+        out["pids"] += pids
+        print(json.dumps({"round": sorted(set(pids))}), flush=True)
 
     with anyio.fail_after(100):
-        for _ in range(3):  # 200 calls by four sessions at once; three workers nearly always serve the first round
-            async with anyio.create_task_group() as group:
-                for index in range(4):
-                    group.start_soon(calls, index)
-            if len(set(out["pids"])) >= 3:
-                break
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = [await open_session(stack) for _ in range(4)]
+            # The test says when to make a round, and of how many calls: it steers them to the workers it wants.
+            while (line := (await anyio.to_thread.run_sync(sys.stdin.readline)).strip()) != "rest":
+                await round_of(sessions, int(line))
         async with streamable_http_client(url) as streams:
             client = ClientSession(streams[0], streams[1], sampling_callback=sample, message_handler=on_message)
             async with client as session:
@@ -670,19 +684,41 @@ def test_the_official_sdk_client_in_the_handshake_era(scaled: tuple[Hosted, Redi
     hosted, _ = scaled
     driver = tmp_path / "driver.py"
     driver.write_text(SDK_DRIVER)
-    done = subprocess.run(
+    process = subprocess.Popen(
         [peers.peer_python(), str(driver), hosted.base + "/mcp"],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
         text=True,
-        timeout=150,
         env=peers.peer_environment(),
-        stdin=subprocess.DEVNULL,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr[-4000:]
-    report = json.loads(done.stdout)
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        stdout, stdin = process.stdout, process.stdin
+
+        def round_of(calls: int) -> set[int]:
+            """The workers that served a round of the driver's four sessions making ``calls`` calls each at once."""
+            stdin.write(f"{calls}\n")
+            stdin.flush()
+            line = stdout.readline()  # (bounded: the driver fails after 100 s)
+            assert line, process.stderr.read() if process.stderr else ""
+            return set(json.loads(line)["round"])
+
+        wait_until(lambda: len(workers_of(hosted)) == 4, "gunicorn's four workers run")  # (forked one by one)
+        workers = workers_of(hosted)
+        assert round_of(50) <= workers  # wherever the kernel puts each connection
+        for worker in sorted(workers):  # then on each worker in turn, the others stopped
+            with stopped(workers - {worker}):
+                assert round_of(6) == {worker}
+        out, err = process.communicate("rest\n", timeout=150)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 0, err[-4000:]
+    report = json.loads(out.splitlines()[-1])
     assert report["version"] == "2025-11-25"
-    assert len(set(report["pids"])) >= 3 and set(report["pids"]) <= workers_of(hosted)
+    assert set(report["pids"]) == workers  # every worker served the four sessions
     assert report["progress"] == [[1.0, 3.0], [2.0, 3.0], [3.0, 3.0]] * 2
     assert report["answers"] == ["blue"] * 4 and report["asked"] == 4
     assert report["updated"] == 4

@@ -147,17 +147,33 @@ def _connect_http(
 def _connect_stdio(
     command: str | Sequence[str], given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
 ) -> MCPClient:
-    from .client import stdio_client
+    from .transports.process import end_server, server_argv, start_server
 
-    return stdio_client(
-        command,
+    argv = server_argv(command)
+    try:
+        # Started before the client is imported: the server starts up while the client's modules load.
+        process = start_server(argv, env=given["env"], inherit_env=bool(given["inherit_env"]), cwd=given["cwd"])
+    except (OSError, ValueError):
+        process = None  # the transport below tries again, and says what failed as it always does
+    try:
+        from .client.core import MCPClient
+        from .client.factories import open_process
+        from .transports.stdio import ProcessTransport
+
+        client = MCPClient(**options)
+    except BaseException:
+        if process is not None:
+            end_server(process)
+        raise
+    transport = ProcessTransport(
+        argv,
         env=given["env"],
+        inherit_env=bool(given["inherit_env"]),
         cwd=given["cwd"],
         stderr=given["stderr"],
-        inherit_env=bool(given["inherit_env"]),
-        connect_timeout=connect_timeout,
-        **options,
+        process=process,
     )
+    return open_process(client, transport, connect_timeout=connect_timeout)
 
 
 def _connect_in_memory(server: object, connect_timeout: float | None, options: dict[str, Any]) -> MCPClient:

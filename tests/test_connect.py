@@ -153,6 +153,69 @@ def test_a_command_that_fails_names_itself() -> None:
     assert "could not connect to server" in caught.value.message and "no luck" in caught.value.message
 
 
+STARTED_BEFORE_THE_CLIENT = """
+import subprocess, sys
+import mcp_sync
+
+seen = []
+
+
+class Recording(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        seen.append("pydantic" in sys.modules)  # the first thing the client loads
+        super().__init__(*args, **kwargs)
+
+
+subprocess.Popen = Recording
+with mcp_sync.connect(sys.argv[1:]) as client:
+    print(client.tools.echo(text="early").text, seen)
+"""
+
+
+def test_connect_starts_the_server_before_it_loads_the_client() -> None:
+    # The server's start-up and the client's import then take their time at once (a one-off call's most).
+    done = subprocess.run(
+        [sys.executable, "-c", STARTED_BEFORE_THE_CLIENT, *ECHO_SERVER],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["early", "[False]"]  # one process started, before pydantic and the client loaded
+
+
+def children() -> set[int]:
+    """This process's child processes, zombies included."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == os.getpid():
+                found.add(int(entry.name))
+    return found
+
+
+def test_bad_client_options_leave_no_server_process() -> None:
+    before = children()
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    with pytest.raises(TypeError, match="no_such_option"):
+        mcp_sync.connect(sleeper, no_such_option=1)
+    assert children() <= before  # the server started for the client was ended and reaped
+
+
+def test_a_command_that_cannot_start_names_itself() -> None:
+    with pytest.raises(MCPError) as caught:
+        mcp_sync.connect(["definitely-not-a-real-mcp-server", "--flag"])
+    assert caught.value.code == MCP_CODES.TRANSPORT_ERROR
+    assert "could not start server `definitely-not-a-real-mcp-server --flag`" in caught.value.message
+    with pytest.raises(TypeError, match="no_such_option"):  # (nothing to end: nothing started)
+        mcp_sync.connect(["definitely-not-a-real-mcp-server"], no_such_option=1)
+
+
 # ----------------------------------------------------------------------- HTTP
 
 

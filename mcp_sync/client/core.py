@@ -533,18 +533,12 @@ class MCPClient(Listings, SkillMethods):
         ...     client.call_tool("echo", {"text": "hi"}).text
         'hi'
         """
+        from ..transports.stdio import ProcessTransport
         from .factories import open_process
 
-        return open_process(
-            cls(**options),
-            command,
-            args,
-            env=env,
-            inherit_env=inherit_env,
-            cwd=cwd,
-            stderr=stderr,
-            connect_timeout=connect_timeout,
-        )
+        client = cls(**options)  # (bad options raise before a process is started)
+        transport = ProcessTransport(command, args, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr)
+        return open_process(client, transport, connect_timeout=connect_timeout)
 
     @classmethod
     def http(

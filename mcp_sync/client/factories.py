@@ -9,12 +9,11 @@ the client's classmethods can import it without a cycle.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from ..protocol.errors import MCPError
-from ..transports.stdio import ProcessTransport, StderrTarget
+from ..transports.stdio import ProcessTransport
 
 if TYPE_CHECKING:
     import requests
@@ -33,25 +32,13 @@ _FALLBACK_STATUSES = (400, 404, 405)
 """Statuses of the initialize POST after which ``auto`` tries the 2024-11-05 transport."""
 
 
-def open_process(
-    client: MCPClient,
-    command: str | Sequence[str],
-    args: Sequence[str] = (),
-    *,
-    env: Mapping[str, str] | None = None,
-    inherit_env: bool = False,
-    cwd: str | os.PathLike[str] | None = None,
-    stderr: StderrTarget = None,
-    connect_timeout: float | None = 30.0,
-) -> MCPClient:
-    """Start a server process and connect ``client`` to it; ``client`` is returned.
+def open_process(client: MCPClient, transport: ProcessTransport, *, connect_timeout: float | None = 30.0) -> MCPClient:
+    """Connect ``client`` to the server process of ``transport``; ``client`` is returned.
 
-    The options are those of :class:`~mcp_sync.transports.stdio.ProcessTransport`.
     Failing to start or to complete the handshake within ``connect_timeout``
     raises an error that names the command, with what the process said on
     stderr (and wrote to stdout, if that was not JSON).
     """
-    transport = ProcessTransport(command, args, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr)
     try:
         client.connect(transport, timeout=connect_timeout)
     except MCPError as exc:

@@ -2,6 +2,7 @@
 
 - ``memory``: two transports joined in one process, encoding and decoding as on a wire;
 - ``stdio``: one message per line over a pair of byte streams, and a server process spoken to that way;
+- ``process``: starting a server process, with the standard library alone (a connection starts it first);
 - ``http/``: the client side of Streamable HTTP and of the 2024-11-05 HTTP+SSE transport (see its docstring).
 
 A carrier never reaches for the client or the server: the client's factories

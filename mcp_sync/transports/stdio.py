@@ -40,6 +40,7 @@ from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
 from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, reads_as_response, recover_id
 from ..protocol.types import Error, JSONRPCMessage, JSONRPCRequest
 from ..runtime.transport import BaseTransport
+from .process import DEFAULT_INHERITED_ENV, default_environment, server_argv, signal_group, start_server
 
 if TYPE_CHECKING:
     pass
@@ -70,9 +71,6 @@ _CALLER_POLL = 0.02
 _CALLER_READS_FOR = 0.1
 """How long a caller reads for its own response before it leaves a slow one to the reader threads, in seconds (and
 waits without looking every _CALLER_POLL seconds for as long as the call takes)."""
-
-DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
-"""Variables a server process inherits by default; everything else must be passed."""
 
 StderrTarget = IO[str] | Callable[[str], None] | logging.Logger | None
 """Where a server process's stderr lines go: a text stream, a callable, a logger
@@ -561,13 +559,6 @@ class StdioTransport(BaseTransport):
                     os.close(fd)
 
 
-def default_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A safe environment for a server process: a few inherited variables plus ``extra``."""
-    env = {name: os.environ[name] for name in DEFAULT_INHERITED_ENV if name in os.environ}
-    env.update(extra or {})
-    return env
-
-
 def _stderr_writer(target: StderrTarget) -> Callable[[str], None]:
     if isinstance(target, logging.Logger):
         logger = target
@@ -589,6 +580,10 @@ class ProcessTransport(StdioTransport):
     The process runs in its own process group with a safe default
     environment plus ``env``. Its stderr goes, line by line, to ``stderr``
     (see :data:`StderrTarget`); the last lines are kept for error messages.
+    ``process`` takes over a server that :func:`~mcp_sync.transports.process.start_server`
+    already started with this command line (``env``, ``inherit_env`` and
+    ``cwd`` were then its own): :func:`mcp_sync.connect` starts the server
+    before it loads the client.
 
     A line on its stdout that is not a JSON-RPC message and names no request
     id (a banner, a stray ``print``, a log record written as JSON) is skipped:
@@ -625,23 +620,14 @@ class ProcessTransport(StdioTransport):
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         shutdown_timeout: float = 4.0,
         stderr_lines: int = 20,
+        process: subprocess.Popen[bytes] | None = None,
     ) -> None:
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
-        self.argv = [*argv, *args]
+        self.argv = server_argv(command, args)
         self.command_line = shlex.join(self.argv)
         self.shutdown_timeout = shutdown_timeout
-        environment = dict(os.environ) if inherit_env else default_environment()
-        environment.update(env or {})
         try:
-            self.process = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=environment,
-                cwd=cwd,
-                bufsize=0,
-                start_new_session=True,
+            self.process = (
+                process if process is not None else start_server(self.argv, env=env, inherit_env=inherit_env, cwd=cwd)
             )
         except (OSError, ValueError) as exc:
             raise MCPTransportError(
@@ -729,17 +715,13 @@ class ProcessTransport(StdioTransport):
         with contextlib.suppress(OSError, ValueError):
             self._writable.close()
         if not self._exited.wait(half):
-            self._signal_group(signal.SIGTERM)
+            signal_group(self.process, signal.SIGTERM)
             if not self._exited.wait(half):
-                self._signal_group(signal.SIGKILL)
+                signal_group(self.process, signal.SIGKILL)
         self._waiter.join()
-        self._signal_group(signal.SIGTERM)  # grandchildren left in the group
+        signal_group(self.process, signal.SIGTERM)  # grandchildren left in the group
         super()._shutdown()
         self._stderr_reader.join(timeout=1.0)
         with contextlib.suppress(OSError, ValueError):
             assert process.stderr is not None
             process.stderr.close()
-
-    def _signal_group(self, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)

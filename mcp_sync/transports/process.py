@@ -1,0 +1,83 @@
+"""Starting a server process: what a stdio connection does before it needs any of the client.
+
+This module imports only the standard library, so :func:`mcp_sync.connect`
+can start the server first and load the client (pydantic and the protocol's
+models, most of a one-off call's time) while the server starts up: on a
+machine with two cores or more the two take their time at once.
+
+>>> import sys
+>>> process = start_server(server_argv([sys.executable, "-c", "pass"]))
+>>> process.wait(10)
+0
+>>> process.stdin.close(); process.stdout.close(); process.stderr.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+
+__all__ = ["DEFAULT_INHERITED_ENV", "default_environment", "end_server", "server_argv", "signal_group", "start_server"]
+
+DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+"""Variables a server process inherits by default; everything else must be passed."""
+
+
+def default_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A safe environment for a server process: a few inherited variables plus ``extra``."""
+    env = {name: os.environ[name] for name in DEFAULT_INHERITED_ENV if name in os.environ}
+    env.update(extra or {})
+    return env
+
+
+def server_argv(command: str | Sequence[str], args: Sequence[str] = ()) -> list[str]:
+    """The argument list of a server's command line (a string is split as a POSIX shell would) and ``args``."""
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    return [*argv, *args]
+
+
+def start_server(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` with pipes for stdin, stdout and stderr, in a process group of its own.
+
+    Its environment is :func:`default_environment` (or this process's whole
+    environment with ``inherit_env``) plus ``env``. A command that cannot be
+    started raises ``OSError`` (or ``ValueError`` for an argument list that
+    cannot be one).
+    """
+    environment = dict(os.environ) if inherit_env else default_environment()
+    environment.update(env or {})
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+        cwd=cwd,
+        bufsize=0,
+        start_new_session=True,  # its own group: ending it ends what it started, too
+    )
+
+
+def signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    """Send ``signum`` to the process group of ``process`` (started by :func:`start_server`), if it is still there."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+def end_server(process: subprocess.Popen[bytes]) -> None:
+    """End a server that no connection took over: kill its group, wait for it, close its pipes."""
+    signal_group(process, signal.SIGKILL)
+    process.wait()  # (SIGKILL cannot be ignored: this returns at once)
+    assert process.stdin and process.stdout and process.stderr  # (start_server gives it all three pipes)
+    for stream in (process.stdin, process.stdout, process.stderr):
+        stream.close()

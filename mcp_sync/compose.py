@@ -102,7 +102,7 @@ from .server.authorization import AuthInfo
 from .server.backend import Notice
 from .server.context import NO_CLIENT, ClientChannel, Context, ProgressReporter
 from .server.core import MCPServer
-from .server.session import ServerSession
+from .server.session import HANDSHAKE_WAIT, ServerSession
 from .server.stateless import InputRequired
 
 __all__ = ["ProxyServer", "ServerGroup", "configured_servers", "connect_all", "proxy", "server_target"]
@@ -498,8 +498,6 @@ class ProxyServer(MCPServer):
 
     def _ask_roots(self, key: int, session: ServerSession, *, tell: bool) -> None:
         """With shared=True: ask ``session``'s client for its roots on the pool, then (``tell``) tell the target."""
-        if session.client_capabilities.roots is None or session.per_request:
-            return  # it has none, or cannot be asked (a request of its own, 2026-07-28): it gives none
         with self._proxy_lock:
             if self._closed or key not in self._downstream:
                 return  # nothing to ask for: the proxy closed, or the session ended
@@ -511,6 +509,11 @@ class ProxyServer(MCPServer):
 
         Two asks of one session may answer out of order: only the latest one asked is kept (and tells).
         """
+        # A client may send `initialized` right behind `initialize`, and its listener here can run before
+        # initialize was served: its capabilities are known once it has been.
+        session.dispatcher.wait_served("initialize", HANDSHAKE_WAIT)
+        if session.client_capabilities.roots is None or session.per_request:
+            return  # it has none, or cannot be asked (a request of its own, 2026-07-28): it gives none
         try:
             roots = session.list_roots(timeout=ROOTS_TIMEOUT).roots
         except MCPError as exc:

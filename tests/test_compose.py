@@ -26,6 +26,8 @@ from mcp_sync.errors import MCP_CODES
 from mcp_sync.protocol.jsonrpc import decode_message, encode_message
 from mcp_sync.server import start_http
 from mcp_sync.server.context import Context
+from mcp_sync.server.middleware import Call, Next
+from mcp_sync.server.session import ServerSession
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (
     CreateMessageRequestParams,
@@ -863,6 +865,43 @@ def test_a_shared_proxy_asks_a_client_for_its_roots_at_once_even_before_start_re
         front.start(server_end)
         try:
             # The initialized notification was heard before start returned; it asks all the same.
+            with server_end.changed:
+                assert server_end.changed.wait_for(lambda: asked_for_roots(server_end.written), timeout=WAIT)
+        finally:
+            client_end.close()
+
+
+def test_a_shared_proxy_asks_for_roots_when_initialized_is_heard_before_initialize_is_served(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client sending ``initialized`` right behind ``initialize``: the notification's listener can run while
+    initialize is still being served, the client's capabilities unknown yet. Here initialize is held until the
+    notification has been heard; the client is asked for its roots all the same (before the fix: never)."""
+
+    def asked_for_roots(written: list[dict[str, Any]]) -> bool:
+        return any(m.get("method") == "roots/list" for m in written)
+
+    heard = threading.Event()
+    with mcp_sync.proxy(proxied.build(), era="handshake", shared=True, timeout=WAIT) as front:
+        prepare = front.prepare_session
+
+        def prepare_and_listen(session: ServerSession) -> None:
+            prepare(session)  # the proxy's listener first, then this one
+            session.dispatcher.on_notification("notifications/initialized", lambda params: heard.set())
+
+        monkeypatch.setattr(front, "prepare_session", prepare_and_listen)
+
+        @front.middleware
+        def held(call: Call, next: Next) -> Any:
+            if call.method == "initialize":
+                assert heard.wait(WAIT)
+            return next(call)
+
+        client_end, server_end = pipelined(
+            asked_for_roots, initialize({"roots": {"listChanged": True}}), {"method": "notifications/initialized"}
+        )
+        front.start(server_end)
+        try:
             with server_end.changed:
                 assert server_end.changed.wait_for(lambda: asked_for_roots(server_end.written), timeout=WAIT)
         finally:

@@ -114,11 +114,13 @@ def inventory(redis_port: int) -> dict[str, dict[str, int]]:
     """This worker's threads by name (numbers masked) and descriptors by kind: what a soak's figures are made of."""
     # No collection while the frames are built: on CPython 3.11 one started there (holding the thread list's lock)
     # may run a finalizer that waits for a thread that waits for that lock, and the whole worker hangs.
+    enabled = gc.isenabled()
     gc.disable()
     try:
         frames = sys._current_frames()
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
     threads = collections.Counter(
         re.sub(r"\d+", "N", t.name) + doing(frames.get(t.ident or 0)) for t in threading.enumerate()
     )

@@ -336,6 +336,13 @@ def test_a_name_loaded_on_demand_is_its_homes_and_an_unknown_one_fails(module: s
         _ = lazy.Nope
 
 
+def test_the_skills_module_offers_every_skill_model_and_only_those() -> None:
+    from mcp_sync.protocol import skill_models, skills
+
+    assert set(skill_models.__all__) == skills.MODELS
+    assert all(getattr(skills, name) is getattr(skill_models, name) for name in skills.MODELS)
+
+
 def test_the_public_signatures_resolve_without_loading_the_models_of_a_servers_questions() -> None:
     """``typing.get_type_hints`` (what autodoc, validators and CLIs built on signatures call) resolves the signatures
     naming the sampling and elicitation providers, whose models are still loaded only when first used."""

@@ -84,19 +84,9 @@ def valid_skill_name(name: str) -> bool:
     return re.match(_NAME, name) is not None
 
 
-MODELS = frozenset(
-    {
-        "GetSkillRequestParams",
-        "GetSkillResult",
-        "ListSkillsRequestParams",
-        "ListSkillsResult",
-        "ReadDirectoryRequestParams",
-        "ReadDirectoryResult",
-        "SkillEntry",
-        "SkillFile",
-    }
-)
-"""The extension's wire models, defined in :mod:`.skill_models` and loaded the first time one is named here."""
+MODELS = frozenset(name for name in __all__ if name[0].isupper() and not name.isupper())
+"""The extension's wire models (the CamelCase names of ``__all__``), defined in :mod:`.skill_models` and loaded the
+first time one is named here."""
 
 
 def __getattr__(name: str) -> Any:

@@ -50,7 +50,6 @@ the traceback and the server's stderr); bad usage exits with code 2.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import contextlib
 import importlib
 import importlib.util
@@ -68,7 +67,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .connect import connect, is_url
-from .protocol.schema import json_kinds
 
 if TYPE_CHECKING:
     from .client.auth import OAuth
@@ -158,6 +156,8 @@ def parse_value(name: str, raw: str, schema: Any) -> Any:
     >>> parse_value("x", "{bad", {})
     '{bad'
     """
+    from .protocol.schema import json_kinds  # (here: `mcp-sync call` starts its server before loading more)
+
     kinds = json_kinds(schema)
     if not kinds:
         with contextlib.suppress(ValueError):
@@ -551,6 +551,8 @@ def _task(args: argparse.Namespace) -> int:
             message = f": {task.progress}" if task.progress else ""
             print(f"{args.task_id}: {task.status}{message}")
             return 0
+        import concurrent.futures
+
         try:
             result = task.result(timeout=args.timeout)
         except concurrent.futures.TimeoutError:

@@ -26,6 +26,9 @@ __all__ = ["DEFAULT_INHERITED_ENV", "default_environment", "end_server", "server
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """Variables a server process inherits by default; everything else must be passed."""
 
+_REAP_TIMEOUT = 5.0
+"""Seconds :func:`end_server` waits for a killed server to be gone (one stuck in the kernel is left behind)."""
+
 
 def default_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """A safe environment for a server process: a few inherited variables plus ``extra``."""
@@ -77,7 +80,8 @@ def signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
 def end_server(process: subprocess.Popen[bytes]) -> None:
     """End a server that no connection took over: kill its group, wait for it, close its pipes."""
     signal_group(process, signal.SIGKILL)
-    process.wait()  # (SIGKILL cannot be ignored: this returns at once)
+    with contextlib.suppress(subprocess.TimeoutExpired):  # (SIGKILL cannot be ignored: it ends at once, as a rule)
+        process.wait(_REAP_TIMEOUT)
     assert process.stdin and process.stdout and process.stderr  # (start_server gives it all three pipes)
     for stream in (process.stdin, process.stdout, process.stderr):
         stream.close()

@@ -854,21 +854,27 @@ def test_a_first_request_served_before_start_returns_finds_its_session() -> None
             client_end.close()
 
 
-def test_a_shared_proxy_asks_a_client_for_its_roots_at_once_even_before_start_returns() -> None:
-    def asked_for_roots(written: list[dict[str, Any]]) -> bool:
-        return any(m.get("method") == "roots/list" for m in written)
+def asked_for_roots(written: list[dict[str, Any]]) -> bool:
+    return any(m.get("method") == "roots/list" for m in written)
 
+
+def assert_asks_for_roots(front: ProxyServer) -> None:
+    """A client with roots sends ``initialize`` and ``initialized`` at once; ``front`` asks it for its roots."""
+    client_end, server_end = pipelined(
+        asked_for_roots, initialize({"roots": {"listChanged": True}}), {"method": "notifications/initialized"}
+    )
+    front.start(server_end)
+    try:
+        with server_end.changed:
+            assert server_end.changed.wait_for(lambda: asked_for_roots(server_end.written), timeout=WAIT)
+    finally:
+        client_end.close()
+
+
+def test_a_shared_proxy_asks_a_client_for_its_roots_at_once_even_before_start_returns() -> None:
     with mcp_sync.proxy(proxied.build(), era="handshake", shared=True, timeout=WAIT) as front:
-        client_end, server_end = pipelined(
-            asked_for_roots, initialize({"roots": {"listChanged": True}}), {"method": "notifications/initialized"}
-        )
-        front.start(server_end)
-        try:
-            # The initialized notification was heard before start returned; it asks all the same.
-            with server_end.changed:
-                assert server_end.changed.wait_for(lambda: asked_for_roots(server_end.written), timeout=WAIT)
-        finally:
-            client_end.close()
+        # The initialized notification is heard before start returns; it asks all the same.
+        assert_asks_for_roots(front)
 
 
 def test_a_shared_proxy_asks_for_roots_when_initialized_is_heard_before_initialize_is_served(
@@ -877,10 +883,6 @@ def test_a_shared_proxy_asks_for_roots_when_initialized_is_heard_before_initiali
     """A client sending ``initialized`` right behind ``initialize``: the notification's listener can run while
     initialize is still being served, the client's capabilities unknown yet. Here initialize is held until the
     notification has been heard; the client is asked for its roots all the same (before the fix: never)."""
-
-    def asked_for_roots(written: list[dict[str, Any]]) -> bool:
-        return any(m.get("method") == "roots/list" for m in written)
-
     heard = threading.Event()
     with mcp_sync.proxy(proxied.build(), era="handshake", shared=True, timeout=WAIT) as front:
         prepare = front.prepare_session
@@ -897,12 +899,4 @@ def test_a_shared_proxy_asks_for_roots_when_initialized_is_heard_before_initiali
                 assert heard.wait(WAIT)
             return next(call)
 
-        client_end, server_end = pipelined(
-            asked_for_roots, initialize({"roots": {"listChanged": True}}), {"method": "notifications/initialized"}
-        )
-        front.start(server_end)
-        try:
-            with server_end.changed:
-                assert server_end.changed.wait_for(lambda: asked_for_roots(server_end.written), timeout=WAIT)
-        finally:
-            client_end.close()
+        assert_asks_for_roots(front)

@@ -147,32 +147,20 @@ def _connect_http(
 def _connect_stdio(
     command: str | Sequence[str], given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
 ) -> MCPClient:
-    from .transports.process import end_server, server_argv, start_server
+    from .transports.process import server_argv, started_early
 
     argv = server_argv(command)
-    try:
-        # Started before the client is imported: the server starts up while the client's modules load.
-        process = start_server(argv, env=given["env"], inherit_env=bool(given["inherit_env"]), cwd=given["cwd"])
-    except (OSError, ValueError):
-        process = None  # the transport below tries again, and says what failed as it always does
-    try:
+    env, inherit_env, cwd = given["env"], bool(given["inherit_env"]), given["cwd"]
+    # Started before the client is imported: the server starts up while the client's modules load.
+    with started_early(argv, env=env, inherit_env=inherit_env, cwd=cwd) as process:
         from .client.core import MCPClient
         from .client.factories import open_process
         from .transports.stdio import ProcessTransport
 
         client = MCPClient(**options)
-    except BaseException:
-        if process is not None:
-            end_server(process)
-        raise
-    transport = ProcessTransport(
-        argv,
-        env=given["env"],
-        inherit_env=bool(given["inherit_env"]),
-        cwd=given["cwd"],
-        stderr=given["stderr"],
-        process=process,
-    )
+        transport = ProcessTransport(
+            argv, env=env, inherit_env=inherit_env, cwd=cwd, stderr=given["stderr"], process=process
+        )
     return open_process(client, transport, connect_timeout=connect_timeout)
 
 

@@ -199,11 +199,32 @@ def children() -> set[int]:
     return found
 
 
-def test_bad_client_options_leave_no_server_process() -> None:
+def test_mcpclient_stdio_starts_the_server_before_it_makes_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first client of a process builds its models: the server's start-up runs meanwhile.
+    order = []
+
+    class Recording(subprocess.Popen[bytes]):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            order.append("server")
+            super().__init__(*args, **kwargs)  # type: ignore[call-overload]
+
+    class Client(MCPClient):
+        def __init__(self, **options: object) -> None:
+            order.append("client")
+            super().__init__(**options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(subprocess, "Popen", Recording)
+    with Client.stdio(ECHO_SERVER, timeout=10) as client:
+        assert client.tools.echo(text="early").text == "early"
+    assert order == ["server", "client"]
+
+
+@pytest.mark.parametrize("open_client", [mcp_sync.connect, MCPClient.stdio], ids=["connect", "MCPClient.stdio"])
+def test_bad_client_options_leave_no_server_process(open_client: object) -> None:
     before = children()
     sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
     with pytest.raises(TypeError, match="no_such_option"):
-        mcp_sync.connect(sleeper, no_such_option=1)
+        open_client(sleeper, no_such_option=1)  # type: ignore[operator]
     assert children() <= before  # the server started for the client was ended and reaped
 
 
@@ -214,6 +235,10 @@ def test_a_command_that_cannot_start_names_itself() -> None:
     assert "could not start server `definitely-not-a-real-mcp-server --flag`" in caught.value.message
     with pytest.raises(TypeError, match="no_such_option"):  # (nothing to end: nothing started)
         mcp_sync.connect(["definitely-not-a-real-mcp-server"], no_such_option=1)
+    with pytest.raises(MCPError, match="could not start server `definitely-not-a-real-mcp-server`"):
+        MCPClient.stdio("definitely-not-a-real-mcp-server")
+    with pytest.raises(TypeError, match="no_such_option"):
+        MCPClient.stdio("definitely-not-a-real-mcp-server", no_such_option=1)
 
 
 # ----------------------------------------------------------------------- HTTP

@@ -533,11 +533,17 @@ class MCPClient(Listings, SkillMethods):
         ...     client.call_tool("echo", {"text": "hi"}).text
         'hi'
         """
+        from ..transports.process import server_argv, started_early
         from ..transports.stdio import ProcessTransport
         from .factories import open_process
 
-        client = cls(**options)  # (bad options raise before a process is started)
-        transport = ProcessTransport(command, args, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr)
+        argv = server_argv(command, args)
+        # The server starts up while the client is made (the first client of a process builds its models).
+        with started_early(argv, env=env, inherit_env=inherit_env, cwd=cwd) as process:
+            client = cls(**options)  # (bad options end the process started for it)
+            transport = ProcessTransport(
+                argv, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr, process=process
+            )
         return open_process(client, transport, connect_timeout=connect_timeout)
 
     @classmethod

@@ -19,9 +19,17 @@ import os
 import shlex
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-__all__ = ["DEFAULT_INHERITED_ENV", "default_environment", "end_server", "server_argv", "signal_group", "start_server"]
+__all__ = [
+    "DEFAULT_INHERITED_ENV",
+    "default_environment",
+    "end_server",
+    "server_argv",
+    "signal_group",
+    "start_server",
+    "started_early",
+]
 
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 """Variables a server process inherits by default; everything else must be passed."""
@@ -85,3 +93,38 @@ def end_server(process: subprocess.Popen[bytes]) -> None:
     assert process.stdin and process.stdout and process.stderr  # (start_server gives it all three pipes)
     for stream in (process.stdin, process.stdout, process.stderr):
         stream.close()
+
+
+@contextlib.contextmanager
+def started_early(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Iterator[subprocess.Popen[bytes] | None]:
+    """Start the server now, while the caller gets its client ready; ended if the block fails.
+
+    The block receives the process to hand to a transport, or ``None`` when
+    it could not be started: the transport then tries again itself and says
+    what failed, as it always does. A server's start-up (its interpreter, its
+    imports) and the client's (its imports, its first models) are about as
+    long, and run at once on two cores.
+
+    >>> import sys
+    >>> with started_early([sys.executable, "-c", "pass"]) as process:
+    ...     pass  # (the client is made here)
+    >>> process.wait(10)
+    0
+    >>> process.stdin.close(); process.stdout.close(); process.stderr.close()
+    """
+    try:
+        process = start_server(argv, env=env, inherit_env=inherit_env, cwd=cwd)
+    except (OSError, ValueError):
+        process = None
+    try:
+        yield process
+    except BaseException:
+        if process is not None:
+            end_server(process)
+        raise

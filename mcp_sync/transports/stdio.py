@@ -582,8 +582,10 @@ class ProcessTransport(StdioTransport):
     (see :data:`StderrTarget`); the last lines are kept for error messages.
     ``process`` takes over a server that :func:`~mcp_sync.transports.process.start_server`
     already started with this command line (``env``, ``inherit_env`` and
-    ``cwd`` were then its own): :func:`mcp_sync.connect` starts the server
-    before it loads the client.
+    ``cwd`` were then its own): :func:`mcp_sync.connect` and
+    :meth:`MCPClient.stdio <mcp_sync.client.MCPClient.stdio>` start the
+    server before they load or make the client (see
+    :func:`~mcp_sync.transports.process.started_early`).
 
     A line on its stdout that is not a JSON-RPC message and names no request
     id (a banner, a stray ``print``, a log record written as JSON) is skipped:

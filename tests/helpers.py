@@ -1,5 +1,5 @@
 """Test helpers: a connected in-memory client/server pair, a wire recorder, a free loopback port, a kernel spec,
-a call bounded in time."""
+a call bounded in time, the processes running."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -188,6 +188,23 @@ def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the condition did not hold in time"
         time.sleep(0.001)
+
+
+def processes() -> Iterator[tuple[int, str, int, int]]:
+    """Every process in ``/proc``: its pid, state, parent's pid and group id (one that ends while read is left out)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # it ended while we looked
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after its last ")".
+        state, parent, group = text.rpartition(")")[2].split()[:3]
+        yield int(text.split(" ", 1)[0]), state, int(parent), int(group)
+
+
+def children() -> set[int]:
+    """This process's child processes, zombies included."""
+    return {pid for pid, _, parent, _ in processes() if parent == os.getpid()}
 
 
 def current_frames() -> dict[int, Any]:

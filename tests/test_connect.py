@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import children
 
 import mcp_sync
 from mcp_sync.client.core import MCPClient
@@ -183,20 +184,6 @@ def test_connect_starts_the_server_before_it_loads_the_client() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["early", "[False]"]  # one process started, before pydantic and the client loaded
-
-
-def children() -> set[int]:
-    """This process's child processes, zombies included."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == os.getpid():
-                found.add(int(entry.name))
-    return found
 
 
 def test_mcpclient_stdio_starts_the_server_before_it_makes_the_client(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import children
 
 import mcp_sync
 from mcp_sync.testing import Connections
@@ -72,20 +73,6 @@ def user_tests(body: str) -> str:
 
 def mcp_threads() -> list[threading.Thread]:
     return [thread for thread in threading.enumerate() if thread.name.startswith("mcp-sync") and thread.is_alive()]
-
-
-def children() -> set[int]:
-    """The processes whose parent is this one (read from /proc)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:  # the process ended while we looked
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after its last ")".
-        if int(text.rpartition(")")[2].split()[1]) == os.getpid():
-            found.add(int(text.split(" ", 1)[0]))
-    return found
 
 
 def assert_nothing_left(threads_before: set[threading.Thread], children_before: set[int]) -> None:

@@ -47,7 +47,7 @@ from typing import Any
 
 import pytest
 import requests
-from helpers import free_port, wait_until
+from helpers import free_port, processes, wait_until
 
 from mcp_sync import MCPClient
 from mcp_sync.client import http_client
@@ -87,18 +87,7 @@ def gunicorn(*options: str) -> list[str]:
 
 def group_members(pgid: int) -> list[int]:
     """The processes of group ``pgid`` that still run (zombies waiting to be reaped do not count)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+    return [pid for pid, state, _, group in processes() if group == pgid and state != "Z"]
 
 
 @contextlib.contextmanager

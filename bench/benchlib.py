@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +92,32 @@ def check_echo_shapes(shapes: dict[str, dict[str, Any]]) -> None:
             + "\n".join(lines)
             + f"\nexpected on every side: {json.dumps(TEXT_ONLY, sort_keys=True)}"
         )
+
+
+def callgrind_instructions(command: list[str], *, children: bool = False, env: dict[str, str] | None = None) -> int:
+    """The instructions ``valgrind --tool=callgrind`` counts for a run of ``command``: a figure load does not move.
+
+    With ``children`` every process the command starts is counted too
+    (``--trace-children``), and the figure is their sum. The hash seed is
+    fixed, so that two runs of one program count alike. Needs valgrind;
+    under it a program runs some fifty times slower.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "callgrind.out.%p"  # (one file per process)
+        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        if children:
+            valgrind.append("--trace-children=yes")
+        environment = {**(os.environ if env is None else env), "PYTHONHASHSEED": "0"}
+        subprocess.run([*valgrind, *command], check=True, env=environment, capture_output=True, timeout=1800)
+        totals = [total for path in Path(scratch).glob("callgrind.out.*") if (total := _callgrind_total(path))]
+    if not totals:
+        raise RuntimeError(f"callgrind wrote no totals for {command}")
+    return sum(totals)
+
+
+def _callgrind_total(path: Path) -> int | None:
+    """The instructions a callgrind file counts (its ``summary:`` or ``totals:`` line, which agree)."""
+    for line in path.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    return None

@@ -26,11 +26,8 @@ import argparse
 import cProfile
 import io
 import logging
-import os
 import pstats
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -41,6 +38,8 @@ ROOT = HERE.parent.parent
 # --tree PATH: measure that tree's mcp_sync (and examples) instead of this one's
 TREE = sys.argv[sys.argv.index("--tree") + 1] if "--tree" in sys.argv else str(ROOT)
 sys.path.insert(0, TREE)
+
+from benchlib import callgrind_instructions  # noqa: E402
 
 from examples.scaled_app import application  # noqa: E402
 from mcp_sync.client import http_client  # noqa: E402
@@ -76,16 +75,8 @@ def replay(environ: dict[str, Any], body: bytes, embedded: bool) -> bytes:
 
 def instructions(args: argparse.Namespace, calls: int) -> int:
     """The instructions callgrind counts for a whole run of ``calls`` calls (start-up included)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / "callgrind.out"
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(HERE)]
-        command += ["--tree", args.tree, "--era", args.era, "--host", args.host, "--calls", str(calls), "--warm", "20"]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        subprocess.run(command, check=True, env=env, capture_output=True, timeout=1800)
-        for line in out.read_text().splitlines():
-            if line.startswith(("summary:", "totals:")):
-                return int(line.split()[1])
-    raise RuntimeError("callgrind wrote no totals")
+    command = [sys.executable, str(HERE), "--tree", args.tree, "--era", args.era, "--host", args.host]
+    return callgrind_instructions([*command, "--calls", str(calls), "--warm", "20"])
 
 
 thread_profilers: list[cProfile.Profile] = []

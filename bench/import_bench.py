@@ -24,9 +24,14 @@ time and by their time including what they import, and the own time summed
 by top-level package: where to look for what to make lazy. Modules that the
 interpreter imports at startup (``site``, ``.pth`` files) are left out.
 
+With ``--instructions``, each statement also runs once under callgrind
+(``valgrind --tool=callgrind``): the instructions it costs beyond
+``python -c pass``, and the same ratios, figures the machine's load does not
+move (this takes about a minute).
+
 Usage::
 
-    python bench/import_bench.py [--rounds 15] [--top 10] [--sdk-python PATH]
+    python bench/import_bench.py [--rounds 15] [--top 10] [--sdk-python PATH] [--instructions]
 
 Without ``--sdk-python`` the SDK is installed into the peers' cache (see
 ``tests/peers.py``).
@@ -45,6 +50,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from benchlib import callgrind_instructions  # noqa: E402
 
 OURS = "from mcp_sync import MCPClient, MCPServer"
 SDK = "from mcp import Client; from mcp.server.mcpserver import MCPServer"
@@ -106,11 +114,30 @@ def import_times(python: str, statement: str, env: dict[str, str], runs: int) ->
     }
 
 
+def print_instructions(cases: dict[str, tuple[str, str, dict[str, str]]], pairs: list[tuple[str, str, str]]) -> None:
+    """Each statement's instructions beyond its interpreter's ``pass``, under callgrind, and the ratios."""
+    counted = {
+        name: callgrind_instructions([python, "-c", statement], env=env)
+        for name, (python, statement, env) in cases.items()
+    }
+    net = {
+        name: counted[name] - counted["bare (ours)" if env is cases["bare (ours)"][2] else "bare (SDK)"]
+        for name, (_, _, env) in cases.items()
+    }
+    print("\ninstructions (callgrind, millions; beyond `python -c pass`):")
+    for name in cases:
+        print(f"  {name:18}{counted[name] / 1e6:10.1f}{net[name] / 1e6:10.1f}")
+    print("ratios of instructions:")
+    for label, top, bottom in pairs:
+        print(f"  {label:36}{net[top] / net[bottom]:6.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
+    parser.add_argument("--instructions", action="store_true", help="also count instructions with callgrind")
     args = parser.parse_args()
     if args.sdk_python is None:
         sys.path.insert(0, str(ROOT / "tests"))
@@ -162,6 +189,8 @@ def main() -> None:
     ]
     for label, top, bottom in pairs:
         print(f"  {label:36}{net[top] / net[bottom]:6.2f}x; {inside_ms[top] / inside_ms[bottom]:6.2f}x")
+    if args.instructions:
+        print_instructions(cases, pairs)
 
     startup = import_times(sys.executable, BARE, ours_env, 1)  # what site imports before any statement runs
     modules = import_times(sys.executable, OURS, ours_env, 3)

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import select
-import socket
 import subprocess
 import sys
 import time
@@ -132,10 +131,30 @@ def status_field(pid: int, name: str) -> int:
     return 0
 
 
-def dbsize(port: int) -> int:
-    with socket.create_connection(("127.0.0.1", port), timeout=5.0) as conn:
-        conn.sendall(b"DBSIZE\r\n")
-        return int(conn.recv(64).strip().lstrip(b":"))
+def redis_figures(port: int) -> dict[str, float]:
+    """Redis's key count, what lasts in it, and the longest time to live of a key that expires.
+
+    A key that expires cannot leak: how many there are follows the rate of
+    what makes them times their TTL, which swings with the load by hundreds
+    (the count is shown, not judged). What can leak is a key without a TTL,
+    or a member added to one and never taken out (the sessions set, the task
+    indexes): ``redis lasting`` counts those keys and their members, and is
+    judged; so is ``redis longest_ttl``, which no key may exceed the warm-up.
+    """
+    import redis  # the [redis] extra, needed by the gunicorn target anyway
+
+    lasting = longest = 0
+    with redis.Redis(port=port, socket_timeout=5.0) as keys:
+        sizes = {b"set": keys.scard, b"zset": keys.zcard, b"hash": keys.hlen, b"list": keys.llen, b"stream": keys.xlen}
+        total = keys.dbsize()
+        for key in keys.scan_iter(count=1000):
+            ttl = keys.ttl(key)
+            if ttl >= 0:
+                longest = max(longest, ttl)
+            elif ttl == -1:  # (-2: gone meanwhile)
+                size = sizes.get(keys.type(key))
+                lasting += 1 + (size(key) if size is not None else 0)
+    return {"redis keys": total, "redis lasting": lasting, "redis longest_ttl": longest}
 
 
 def redis_kinds(port: int) -> collections.Counter[str]:
@@ -151,7 +170,7 @@ def redis_kinds(port: int) -> collections.Counter[str]:
 
 
 def measure(target: Target) -> dict[str, float]:
-    """The server's RSS, threads and descriptors over its processes (and of the kept worker); Redis's key count."""
+    """The server's RSS, threads and descriptors over its processes (and of the kept worker); Redis's keys."""
     figures = {"server rss_mib": 0.0, "server threads": 0.0, "server fds": 0.0}
     for pid in target.pids():
         with contextlib.suppress(OSError):  # a worker killed meanwhile
@@ -165,7 +184,7 @@ def measure(target: Target) -> dict[str, float]:
         figures["kept threads"] -= pool
         figures["kept pool_threads"] = pool
     if target.redis_port is not None:
-        figures["redis keys"] = dbsize(target.redis_port)
+        figures |= redis_figures(target.redis_port)
     return figures
 
 

@@ -27,13 +27,12 @@ Needs valgrind. Each run takes some seconds per tree and era (callgrind is slow)
 from __future__ import annotations
 
 import argparse
-import os
 import runpy
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from benchlib import callgrind_instructions
 
 HERE = Path(__file__).resolve()
 
@@ -117,25 +116,8 @@ def run_calls(tree: str, era: str, side: str, calls: int) -> None:
 
 def instructions(tree: str, era: str, side: str, calls: int) -> int:
     """The instructions callgrind counts for a whole run of ``calls`` calls."""
-    with tempfile.TemporaryDirectory() as scratch:
-        # One file per process: with --side pipe the server's process is counted too (--trace-children).
-        out = Path(scratch) / "callgrind.out.%p"
-        command = ["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={out}"]
-        command += [sys.executable, str(HERE), "--run", tree, era, side, str(calls)]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        subprocess.run(command, check=True, env=env, capture_output=True, timeout=1800)
-        totals = [total for path in Path(scratch).glob("callgrind.out.*") if (total := _total(path)) is not None]
-    if not totals:
-        raise RuntimeError("callgrind wrote no totals")
-    return sum(totals)
-
-
-def _total(path: Path) -> int | None:
-    """The instructions a callgrind file counts (its ``summary:`` or ``totals:`` line, which agree)."""
-    for line in path.read_text().splitlines():
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1])
-    return None
+    # With --side pipe the server's process is counted too.
+    return callgrind_instructions([sys.executable, str(HERE), "--run", tree, era, side, str(calls)], children=True)
 
 
 def main() -> None:

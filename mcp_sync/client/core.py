@@ -85,6 +85,7 @@ from ..runtime.dispatcher import (
 )
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
+from ..runtime.transport import BaseTransport
 from .apps import AppResource, app_resource, note_app_call
 from .background import BackgroundPool
 from .cache import ResponseCache
@@ -416,6 +417,8 @@ class MCPClient(Listings, SkillMethods):
             background = self._detach(dispatcher)
         self._release(ended, background)  # what is left of a connection the server ended
         self._register_handlers(dispatcher)
+        if isinstance(transport, BaseTransport):
+            transport.on_new_session(self._session_renewed)
         dispatcher.start()
         try:
             # The era is settled by the negotiation itself, as it ends (before notifications/initialized
@@ -924,6 +927,30 @@ class MCPClient(Listings, SkillMethods):
             return
         if uri in self._subscriptions and not self.listens.stale(params):
             self._in_background(self._reread, uri)
+
+    def _session_renewed(self) -> None:
+        """The transport started a new session, the server having forgot ours: ask again for what ours held.
+
+        Without this a subscribed resource would go quiet for good (its
+        subscription was the old session's), and log messages would come at
+        the server's default level. Run in the background: this is called
+        on the thread of the request that found the session gone.
+        """
+        self._in_background(self._restore_log_level, "the log level")
+        with self._lock:
+            uris = list(self._subscriptions)
+        for uri in uris:  # each on its own: one refused leaves the others
+            self._in_background(self._resubscribe, uri)
+
+    def _resubscribe(self, uri: str) -> None:
+        # (Sessions are the handshake era's: no listen stream is replaced. An unsubscribe racing with this may
+        # reach the server first; the client then ignores the updates of a resource it no longer follows.)
+        self._connection().subscribe(uri, USE_DEFAULT, None)
+
+    def _restore_log_level(self, _: str) -> None:
+        level = self.log_level  # the latest: it may have changed since the session was found gone
+        if level is not None and self.server_capabilities.logging is not None:
+            self.set_log_level(level)
 
     def _reread(self, uri: str) -> None:
         contents = self.read_resource(uri)

@@ -167,6 +167,7 @@ class BaseTransport(ABC):
         self._lock = threading.Lock()
         self._message_handlers: tuple[MessageHandler, ...] = ()
         self._close_handlers: tuple[CloseHandler, ...] = ()
+        self._new_session_handlers: tuple[Callable[[], None], ...] = ()
         self._closed = threading.Event()
         self._released = threading.Event()  # set once _shutdown() has returned
         self._closer: threading.Thread | None = None  # the thread that closed the transport, and releases it
@@ -236,6 +237,27 @@ class BaseTransport(ABC):
         with self._lock:
             self._close_handlers = (*self._close_handlers, handler)
         return lambda: self._remove_close_handler(handler)
+
+    def on_new_session(self, handler: Callable[[], None]) -> None:
+        """Call ``handler`` whenever this transport starts a new session of its own accord.
+
+        A server that forgot the session (it restarted, or ended an idle
+        one) answers 404, and a transport that can (Streamable HTTP) starts
+        a new session and sends the request again. What the old session held
+        at the server (resource subscriptions, the log level) went with it:
+        the client asks for it again. ``handler`` runs on the thread that
+        started the session, so it must not wait for the connection.
+        """
+        with self._lock:
+            self._new_session_handlers = (*self._new_session_handlers, handler)
+
+    def _started_new_session(self) -> None:
+        """For subclasses: a new session replaced one the server forgot (see :meth:`on_new_session`)."""
+        for handler in self._new_session_handlers:
+            try:
+                handler()
+            except Exception:
+                log.exception("new-session handler failed")
 
     def close(self) -> None:
         """Close the connection and release its resources. Idempotent.

@@ -1631,13 +1631,57 @@ def test_our_client_and_our_server(ours: RunningHTTPServer) -> None:
 
 def test_our_server_forgetting_the_session_is_transparent(ours: RunningHTTPServer) -> None:
     client, transport = open_client(ours.url)
+    told: list[str] = []
+
+    def failing_handler() -> None:
+        told.append(transport.session_id or "")
+        raise RuntimeError("a new-session handler that fails is logged, and the call goes on")
+
+    transport.on_new_session(failing_handler)
     with client:
         assert echo(client, "before") == "before"
         first = transport.session_id
         assert first is not None and ours.app.sessions.remove(first) is not None
         assert echo(client, "after") == "after"
         assert transport.sessions_started == 1 and transport.session_id != first
+        assert told == [transport.session_id]  # told once, the new session in place
     assert len(ours.app.sessions) == 0  # closing deleted the new session
+
+
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
+def test_the_new_session_gets_the_subscriptions_and_log_level_the_forgotten_one_had(json_response: bool) -> None:
+    # A server that forgets a session forgets what it held: without asking again, a subscribed resource went
+    # quiet for good (seen in the soak: gunicorn on Redis ending a session idle while its client waited elsewhere).
+    server = MCPServer("notes", "1.0")
+
+    @server.resource("notes://{name}")
+    def note(name: str) -> str:
+        return f"note {name}"
+
+    server.register_tool("touch", lambda args, ctx: server.mark_resource_updated(args["uri"]) or "touched")
+    with start_http(server, json_response=json_response) as running:
+        client, transport = open_client(running.url)
+        with client:
+            client.set_log_level("warning")
+            client.subscribe_resource("notes://a")
+            client.subscribe_resource("notes://b")
+            client.unsubscribe_resource("notes://b")
+            first = transport.session_id
+            assert first is not None and running.app.sessions.remove(first) is not None
+            assert echo_touch(client, "notes://a") == "touched"  # the 404, a new session, the call again
+            assert transport.sessions_started == 1 and transport.session_id not in (None, first)
+            renewed = running.app.sessions.get(transport.session_id)
+            assert renewed is not None
+            assert wait_for(lambda: renewed.session.subscriptions == {"notes://a"})
+            assert wait_for(lambda: renewed.session.log_level == "warning")
+            # and the updates of the resource reach the client again
+            assert wait_for(lambda: echo_touch(client, "notes://a") and client.subscribed_contents("notes://a"))
+
+
+def echo_touch(client: MCPClient, uri: str) -> str:
+    block = client.call_tool("touch", {"uri": uri}).content[0]
+    assert isinstance(block, TextContent)
+    return block.text
 
 
 def test_a_question_the_server_withdraws_is_forgotten_by_the_client_transport() -> None:

@@ -781,6 +781,7 @@ class StreamableHTTPClientTransport(BaseTransport):
                 self._generation += 1
             self._send_one_way(JSONRPCNotification(method="notifications/initialized"), self._state())
         self._start_listener()
+        self._started_new_session()
         return True
 
     # ------------------------------------------------------------ the GET stream

@@ -45,7 +45,10 @@ keeps a thread or descriptor after closing its clients, or on any client
 error not expected by design. Expected: a call we cancelled, and what fails
 while a worker we killed goes (an operation that overlapped a kill, or a
 listen stream it broke: 2026-07-28 listens do not resume, they are opened
-again). The server's log is summed up at WARNING and above.
+again). A kill excuses no update lost on a GET stream, once the touch that
+raised it was answered: a handshake session's GET stream resumes from the
+session's shared stream, whichever worker died. The server's log is summed
+up at WARNING and above.
 
 Usage::
 
@@ -98,6 +101,10 @@ class SoakError(Exception):
     """What a client saw that is wrong without being an exception of mcp_sync's (a wrong answer, a missed update)."""
 
 
+class LostUpdate(SoakError):
+    """An update the server raised (the touch was answered) that the GET stream never delivered: never excused."""
+
+
 # ------------------------------------------------------------------ what happened
 
 
@@ -125,7 +132,7 @@ class Tally:
             message = re.sub(r"[0-9a-f]{8,}|\d+", "N", str(exc))[:160]  # ids and figures vary; the kind does not
             entry = f"{kind}: {type(exc).__name__}: {message}"
             cancelled = isinstance(exc, MCPError) and exc.code == MCP_CODES.REQUEST_CANCELLED and kind == "cancel"
-            killed = self.killed_since(began)
+            killed = not isinstance(exc, LostUpdate) and self.killed_since(began)
             with self.lock:
                 if cancelled:
                     self.expected["call cancelled by us"] += 1
@@ -260,7 +267,13 @@ class Worker:
         self.client("stateless" if era == "handshake" else "handshake").call_tool(
             "touch", {"uri": uri}, timeout=CALL_TIMEOUT
         )
-        self.heard.wait_beyond(uri, before, "GET stream" if era == "handshake" else "listen stream")
+        if era == "stateless":
+            self.heard.wait_beyond(uri, before, "listen stream")
+            return
+        try:
+            self.heard.wait_beyond(uri, before, "GET stream")
+        except SoakError as exc:
+            raise LostUpdate(str(exc)) from None
 
     def cancel(self, era: str) -> None:
         """A call cancelled as soon as the server says it started; answered instead, it is an error."""

@@ -320,6 +320,19 @@ def test_a_record_gone_or_broken_ends_the_session_and_redis_away_gives_503(
     assert post(a, ping(7), session)[0] == 404
 
 
+def test_an_open_get_stream_keeps_the_shared_session_alive(pair: Pair, keys: redis.Redis) -> None:
+    # In one process an open stream counts as activity; shared, each ping of the GET stream pushes the record's
+    # expiry away, so a client that only listens keeps its session, and its subscriptions, in every process (the
+    # soak: a client waiting 30 s elsewhere had its session end, and never heard of its resource again).
+    with http_client(pair.url, era="handshake", timeout=TIMEOUT) as client:
+        client.subscribe_resource(SUBSCRIBED)
+        (key,) = keys.keys(KEYS)
+        keys.pexpire(key, 2000)  # as if the session had been idle for all but 2 s of its timeout
+        wait_until(lambda: keys.pttl(key) > 60_000, "a ping of the GET stream pushed the expiry away")
+        assert client.call_tool("where", {}).text in ("a", "b")
+        assert keys.keys(KEYS) == [key]  # the same session, not a new one
+
+
 def test_a_cancellation_posted_to_another_process_reaches_the_handler_where_it_runs(pair: Pair) -> None:
     # The client's POSTs go to any process: the call to one, its cancellation to the other. The handler hears of it
     # at once (it waited out its whole run before), and the GET stream, wherever open, is sent nothing of it.

@@ -93,7 +93,7 @@ def retry_field(retry_ms: int) -> bytes:
 
 
 class SSEBody:
-    """The body of an SSE response: events from a queue, comment pings while idle.
+    """The body of an SSE response: events from a queue, comment pings while idle (each after ``on_ping``).
 
     It ends on :attr:`Signal.END`, or on :attr:`Signal.CLOSED` after sending
     ``closing`` (the error that answers a request whose session ended). The
@@ -108,10 +108,12 @@ class SSEBody:
         first: bytes,
         ping_interval: float,
         on_close: Callable[[], None],
+        on_ping: Callable[[], None] | None = None,
         pending: Sequence[Item] = (),
         closing: JSONRPCMessage | None = None,
     ) -> None:
         self._reader = reader
+        self._on_ping = on_ping
         self._chunks: collections.deque[bytes] = collections.deque([first])
         self._pending: collections.deque[Item] = collections.deque(pending)
         self._ping_interval = ping_interval
@@ -132,6 +134,8 @@ class SSEBody:
                 try:
                     item = self._reader.get(timeout=self._ping_interval)
                 except queue.Empty:
+                    if self._on_ping is not None:
+                        self._on_ping()
                     return b": ping\n\n"
             if isinstance(item, StreamEvent):
                 self._chunks.append(render(item))

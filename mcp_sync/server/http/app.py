@@ -659,5 +659,7 @@ class StreamableHTTPApp:
             self.sessions.release(entry)
 
         first = retry_field(self.retry_ms)
-        body = SSEBody(reader, first=first, ping_interval=self.ping_interval, on_close=finished)
+        # Shared, the session's record lives as long as it is used: an open GET stream uses it.
+        keep = functools.partial(self.shared.keep, entry.session_id) if self.backend.shares_sessions else None
+        body = SSEBody(reader, first=first, ping_interval=self.ping_interval, on_close=finished, on_ping=keep)
         return Response(200, [*SSE_HEADERS, (SESSION_HEADER, entry.session_id)], body)

@@ -10,6 +10,7 @@ shares no sessions (one process) it does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -29,7 +30,7 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     LoggingLevel,
 )
-from ..backend import Backend, InProcessBackend, SessionRecord, SessionUpdate
+from ..backend import Backend, BackendUnavailable, InProcessBackend, SessionRecord, SessionUpdate
 from ..scale.redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from ..session import ServerSession
 from .answers import receive
@@ -144,6 +145,18 @@ class SharedSessions:
         if kept is not made:  # another request made one first, or the registry is full
             session.close()  # it stops watching the shared stream, and left nothing else
         return kept
+
+    def keep(self, session_id: str) -> None:
+        """The session's GET stream is open here: push its record's expiry away, as a request does.
+
+        Called at each ping of the stream. In one process an open stream
+        counts as activity (see :class:`SessionRegistry`); shared, without
+        this, a client that listened and sent nothing for
+        ``session_idle_timeout`` lost its session in every process, and its
+        subscriptions with it. With the backend away, the next ping tries again.
+        """
+        with contextlib.suppress(BackendUnavailable):
+            self.backend.touch_session(session_id, self.sessions.idle_timeout)
 
     def share(self, entry: HTTPSession) -> None:
         """Keep ``entry``'s session in the backend as it changes, and number its requests to the client uniquely."""

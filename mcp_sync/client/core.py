@@ -929,7 +929,7 @@ class MCPClient(Listings, SkillMethods):
             self._in_background(self._reread, uri)
 
     def _session_renewed(self) -> None:
-        """The transport started a new session, the server having forgot ours: ask again for what ours held.
+        """The transport started a new session, the server having forgotten ours: ask again for what ours held.
 
         Without this a subscribed resource would go quiet for good (its
         subscription was the old session's), and log messages would come at

@@ -79,7 +79,9 @@ finally:
 
 def run(tree: Path, era: str) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run([sys.executable, "-c", WORKLOAD, era], env=env, capture_output=True, text=True, timeout=300)
+    # In the tree: "-c" puts the working directory first on the path, before PYTHONPATH (the server's child too).
+    command = [sys.executable, "-c", WORKLOAD, era]
+    out = subprocess.run(command, env=env, cwd=tree, capture_output=True, text=True, timeout=300)
     match = re.search(r"sequential (\d+) parallel (\d+)", out.stdout)
     if match is None:
         raise SystemExit(f"{tree} ({era}) failed:\n{out.stderr}")

@@ -42,8 +42,12 @@ from mcp_sync.client import http_client  # noqa: E402
 def one_run(tree: Path, era: str, calls: int, clients: int, profile: Path | None) -> dict[str, float]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    server = subprocess.Popen(
-        [sys.executable, "-c", OUR_SERVER, str(port)], env=env, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    server = subprocess.Popen(  # in the tree: "-c" puts the working directory first on the path, before PYTHONPATH
+        [sys.executable, "-c", OUR_SERVER, str(port)],
+        env=env,
+        cwd=tree,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     spy: subprocess.Popen[bytes] | None = None
     try:

@@ -238,9 +238,6 @@ class JsonRpcDispatcher:
         self._draining = False
         self._awaiting = 0  # threads in wait_served(): each answer written wakes them, as during drain()
         self._inline = 0
-        # Transports whose reading role can move between threads (stdio)
-        # let handlers run on the thread that read the request.
-        self._handoff = transport.handoff_reading
         # Transports whose callers may read their own responses (stdio pipes) say so with these two;
         # not with a clock of the tests' own, which must see every wait.
         self._pass_reading = transport.pass_reading
@@ -726,7 +723,9 @@ class JsonRpcDispatcher:
                 log.exception("progress callback for %s failed", pending.method)
 
     def _on_request(self, request: JSONRPCRequest, batch: BatchReplies | None = None) -> None:
-        handoff = self._handoff
+        # Transports whose reading role can move between threads (stdio), and HTTP sessions lent a connection's
+        # thread, let handlers run on the thread that read the request: asked per request (it can depend on it).
+        handoff = self.transport.handoff_reading
         with self._lock:
             if self._closed:
                 return  # (a closed dispatcher has dropped its handlers, too)

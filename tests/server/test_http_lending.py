@@ -1,4 +1,4 @@
-"""A request served alone runs on the thread that brought it (the embedded server's), its answer streamed by a
+"""A request runs on the thread that brought it (the embedded server's), its answer streamed by a
 handler thread only when it turns into a stream while the handler runs (mcp_sync/server/http/lending.py: Lent)."""
 
 from __future__ import annotations
@@ -264,3 +264,52 @@ def test_a_2026_07_28_client_that_waits_is_not_taken_for_gone() -> None:
     with start_http(server) as running:
         answer = stateless_call(running.url, "linger")
         assert answer.json()["result"]["content"][0]["text"] == "done"
+
+
+def session_call(http: requests.Session, url: str, tool: str, accept: str, token: str | None = None) -> str:
+    """``tool`` called in a handshake-era session opened on ``http`` (once); the answer's body."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if "Mcp-Session-Id" not in http.headers:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        opened = http.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, timeout=WAIT)
+        http.headers.update({"Mcp-Session-Id": opened.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"})
+        done = http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, timeout=WAIT)
+        assert done.status_code == 202
+    params: dict[str, Any] = {"name": tool, "arguments": {}}
+    if token is not None:
+        params["_meta"] = {"progressToken": token}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    answer = http.post(url, json=call, headers={**headers, "Accept": accept}, timeout=WAIT)
+    assert answer.status_code == 200
+    return answer.text
+
+
+@pytest.mark.parametrize(
+    ("accept", "token", "thread"),
+    [
+        ("application/json, text/event-stream", None, "mcp-sync-http-conn"),  # lent: the connection's thread
+        ("application/json, text/event-stream", "t-1", "mcp-sync-http-conn"),  # lent, its answer streamed meanwhile
+        ("application/json", None, "mcp-sync-http-conn"),
+        ("text/event-stream", None, "mcp-sync-server-handler"),  # no JSON answer: the session's handler pool
+    ],
+)
+def test_a_sessions_request_runs_on_the_thread_that_brought_it(accept: str, token: str | None, thread: str) -> None:
+    # Handshake-era sessions serve many requests; each of them is lent the thread of its POST as a session of one
+    # request is, with no hand-off to a handler thread and back, unless its answer can only be a stream.
+    server = build()
+    ran_on: list[str] = []
+
+    @server.tool
+    def where(ctx: Context) -> str:
+        """Says which thread runs it; with a progress token, reports progress first."""
+        ran_on.append(threading.current_thread().name)
+        ctx.progress(1, 1)
+        return "here"
+
+    with start_http(server) as running, requests.Session() as http:
+        http.trust_env = False  # loopback only
+        for _ in range(2):  # (the second call in the same session)
+            body = session_call(http, running.url, "where", accept, token)
+            assert '"text":"here"' in body
+            assert body.count("notifications/progress") == (1 if token else 0)
+    assert ran_on == [thread, thread]

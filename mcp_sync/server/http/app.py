@@ -39,13 +39,14 @@ the server sends for it; when a handler first emits a notification or a
 request of its own (progress, logging, sampling), the answer becomes an SSE
 stream that carries those and ends with the response.
 
-A request that stands alone (every 2026-07-28 request, and stateless mode)
-runs its handler on the thread that read it when the embedded server or a
-gunicorn ``gthread`` or ``sync`` worker hosts the app: no hand-off to
-another thread and back. Should
-its answer turn into a stream while the handler runs, a handler thread
-writes it meanwhile (those servers allow that; other servers get the
-hand-off).
+A request whose answer may be JSON (every 2026-07-28 request, and in a
+handshake-era session each one whose client accepts JSON) runs its handler
+on the thread that read it when the embedded server or a gunicorn
+``gthread`` or ``sync`` worker hosts the app: no hand-off to another thread
+and back. Should its answer turn into a stream while the handler runs, a
+handler thread writes it meanwhile (those servers allow that; other servers
+get the hand-off). A session's stream resumed elsewhere while its handler
+runs so ends its first connection when the handler returns.
 
 A POST whose ``MCP-Protocol-Version`` is 2026-07-28 (or, without the header,
 whose body's ``_meta`` names a revision, or which calls ``server/discover``)
@@ -619,10 +620,16 @@ class StreamableHTTPApp:
         post = transport.open_post(message.id, json_only=json_only, priming=answer.priming, auth=answer.auth)
         if not answer.json_ok:
             transport.start_streaming(post)
-        if transport.handoff_reading is not None:
-            if answer.lend_to is not None and answer.json_ok:
-                run = functools.partial(deliver, transport, message, done)
-                return self._lender.serve(transport, post, run, answer, done)  # (hanging up cancels nothing here)
+        if answer.lend_to is not None and answer.json_ok:
+            # The handler runs on this thread (a thread writes the answer meanwhile, should it turn into a stream).
+            # A session of many requests fails the POST if it cannot take this one (500), as when it is not lent.
+            run = (
+                functools.partial(deliver, transport, message, done)
+                if transport.inline
+                else functools.partial(transport.serve_here, message)
+            )
+            return self._lender.serve(transport, post, run, answer, done)  # (hanging up cancels nothing here)
+        if transport.inline:
             # A session of this request only: its handler runs on a thread kept for the purpose.
             self._handlers.submit(functools.partial(deliver, transport, message, done))
         else:

@@ -1,17 +1,18 @@
-"""A request served alone on the thread that brought it: its handler is lent the connection's thread.
+"""A request served on the thread that brought it: its handler is lent the connection's thread.
 
 The embedded server lets any thread write a response (it sets
 ``WRITE_FROM_ANY_THREAD`` in the environ), and so do gunicorn's ``gthread``
 and ``sync`` workers (see
 :func:`~mcp_sync.server.http.hosting.gunicorn_writes_from_any_thread`), so a
-request served by a session of its own (every 2026-07-28 request, and
-stateless mode) runs its handler on the connection's thread: no hand-off to
-a handler thread and back. The
-answer stays JSON unless it turns into a stream while the handler runs (the
-handler sends something first, or runs past the ping interval); a handler
-thread then writes the stream meanwhile. :class:`Lender` serves such
-requests, a :class:`Lent` is one of them, and :class:`LendWatch` looks after
-the long ones (and after 2026-07-28 clients that hang up, which cancels).
+request whose answer may be JSON (every 2026-07-28 request, stateless mode,
+and a handshake-era session's request from a client that accepts JSON) runs
+its handler on the connection's thread: no hand-off to a handler thread and
+back. The answer stays JSON unless it turns into a stream while the
+handler runs (the handler sends something first, or runs past the ping
+interval); a handler thread then writes the stream meanwhile.
+:class:`Lender` serves such requests, a :class:`Lent` is one of them, and
+:class:`LendWatch` looks after the long ones (and after 2026-07-28 clients
+that hang up, which cancels).
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class StreamTrigger(queue.SimpleQueue[Item]):
 
 
 class Lent:
-    """A request served alone on the thread that brought it (its handler is lent that thread).
+    """A request served on the thread that brought it (its handler is lent that thread).
 
     Its answer is JSON unless the POST turns into a stream while the handler
     runs: the handler sends something first, or runs past the ping interval

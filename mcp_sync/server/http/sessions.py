@@ -162,15 +162,16 @@ class StreamableSessionTransport(BaseTransport):
     With ``inline=True`` the session runs a request's handler on the thread
     that passes the request to :meth:`receive` (it has no threads of its
     own): for sessions that serve one request, passed in by a
-    :class:`~mcp_sync.runtime.workers.ElasticPool` thread.
+    :class:`~mcp_sync.runtime.workers.ElasticPool` thread. Any session runs
+    the handler of a request passed in by :meth:`serve_here` on that thread.
     """
 
     network_transport = "tcp"
 
     def __init__(self, *, event_store: EventStore | None, inline: bool = False) -> None:
         super().__init__()
-        # The dispatcher runs handlers on the receiving thread when its transport can hand reading off.
-        self.handoff_reading: Callable[[], None] | None = stay_on_this_thread if inline else None
+        self.inline = inline
+        self._serving_here = threading.local()  # .request: the request serve_here() passes in on this thread
         self._store = event_store
         self._routes = threading.Lock()
         self._waiting: dict[RequestId, list[PostedRequest]] = {}
@@ -210,6 +211,23 @@ class StreamableSessionTransport(BaseTransport):
     def receive(self, message: JSONRPCMessage | InvalidMessage) -> None:
         """Pass a message from the client to the session."""
         self._deliver(message)
+
+    def serve_here(self, request: JSONRPCRequest) -> None:
+        """Pass ``request`` to the session and run its handler on this thread, which the HTTP host lends: no hand-off
+        to a handler thread and back (a handler over the session's own limit still waits for one)."""
+        self._serving_here.request = request
+        try:
+            self._deliver(request)
+        finally:
+            self._serving_here.request = None
+
+    @property
+    def handoff_reading(self) -> Callable[[], None] | None:  # type: ignore[override]  # (read-only: per thread)
+        """``stay_on_this_thread`` (the handler runs on the thread that passed the request in) for an inline session
+        and for :meth:`serve_here`; ``None`` (the session's pool runs it) for the other requests."""
+        if self.inline or getattr(self._serving_here, "request", None) is not None:
+            return stay_on_this_thread
+        return None
 
     # ------------------------------------------------------------ posts
 

@@ -31,7 +31,11 @@ does on connect, for the ceiling a new connection's first POST); sequential
 second of N clients calling at once (N threads, each with its own
 connection, for us and for the ceiling; N tasks for the SDK), with the p50
 and p99 of those calls; and in both parts the server process's CPU time
-(user and system, from /proc) per call. Our client runs in both eras
+(user and system, from /proc) per call, with N clients also the client
+process's (this one for ours and the ceiling, the SDK's client script for
+the SDK), and the cores that keeps busy: the threads of one Python process
+share one interpreter lock, so a client near 1 core is what bounds the
+calls per second there, not the server. Our client runs in both eras
 against our server: ``handshake`` (initialize, then a session) and
 ``stateless`` (2026-07-28). The SDK's client runs in ``legacy`` mode (the
 handshake) and in its default ``auto`` mode (2026-07-28 with its own
@@ -122,6 +126,7 @@ ROWS = [
     ("concurrent_p50_ms", "  p50 (ms)", "lower"),
     ("concurrent_p99_ms", "  p99 (ms)", "lower"),
     ("server_cpu_conc_us", "  server CPU per call (us)", "lower"),
+    ("client_cpu_conc_us", "  client CPU per call (us)", "lower"),
 ]
 
 
@@ -249,11 +254,11 @@ def concurrently(
     for thread in threads:
         thread.start()
     start.wait()
-    cpu = cpu_seconds(server_pid)
+    cpu, own_cpu = cpu_seconds(server_pid), time.process_time()
     t = time.perf_counter()
     through.wait()
     elapsed = time.perf_counter() - t
-    server_cpu = cpu_seconds(server_pid) - cpu
+    server_cpu, client_cpu = cpu_seconds(server_pid) - cpu, time.process_time() - own_cpu
     for thread in threads:
         thread.join()
     return {
@@ -261,6 +266,7 @@ def concurrently(
         "concurrent_p50_ms": percentile(latencies, 50) * 1000,
         "concurrent_p99_ms": percentile(latencies, 99) * 1000,
         "server_cpu_conc_us": server_cpu / (per_client * clients) * 1e6,
+        "client_cpu_conc_us": client_cpu / (per_client * clients) * 1e6,
     }
 
 
@@ -406,6 +412,9 @@ def main() -> None:
         print(
             f"  {label:26} " + "   ".join(shares) + f"   (the floor / {best}: {floor[key] / columns[best][key]:.2f}x)"
         )
+    print("\nN clients at once, cores the client process kept busy (CPU per call x calls/s; one lock: ~1 at most):")
+    busy = [(name, columns[name]["client_cpu_conc_us"] * columns[name]["concurrent_per_s"] / 1e6) for name in names]
+    print("  " + "   ".join(f"{name} {cores:.2f}" for name, cores in busy))
 
 
 if __name__ == "__main__":

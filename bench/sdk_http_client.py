@@ -75,12 +75,13 @@ async def measure(url: str, calls: int, clients: int, mode: str, server_pid: int
     through: list[int] = []
     tasks = [asyncio.create_task(one_client()) for _ in range(clients)]
     await asyncio.sleep(2.0)  # every client connected and warm
-    cpu = cpu_seconds(server_pid)
+    cpu, own_cpu = cpu_seconds(server_pid), time.process_time()
     t = time.perf_counter()
     ready.set()
     await finished.wait()
     elapsed = time.perf_counter() - t
     results["server_cpu_conc_us"] = (cpu_seconds(server_pid) - cpu) / (per_client * clients) * 1e6
+    results["client_cpu_conc_us"] = (time.process_time() - own_cpu) / (per_client * clients) * 1e6
     done.set()
     await asyncio.gather(*tasks)
     results["concurrent_per_s"] = per_client * clients / elapsed

@@ -36,6 +36,7 @@ from mcp_sync.server.authorization.tokens import token_expired, token_principal,
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.http.event_store import EventStore, InMemoryEventStore
 from mcp_sync.server.http.security import accepts, host_allowed, origin_allowed
+from mcp_sync.server.http.wsgi import WRITE_FROM_ANY_THREAD, WSGIServer
 from mcp_sync.server.http.sessions import (
     HTTPSession,
     SessionRegistry,
@@ -708,8 +709,33 @@ def test_json_response_mode_sends_related_messages_to_the_get_stream(serve: Call
     listening.close()
 
 
-def test_a_long_wait_turns_into_a_stream_with_pings(serve: Callable[..., RunningHTTPServer], gates: Gates) -> None:
-    peer = Peer(serve(ping_interval=0.05).url)
+@pytest.fixture
+def unlent() -> Iterator[Callable[[RunningHTTPServer], str]]:
+    """Host a running server's app again, on a server that does not say other threads may write (as waitress):
+    no request is lent the thread of its connection. Gives the URL."""
+    hosts: list[WSGIServer] = []
+
+    def host(running: RunningHTTPServer) -> str:
+        app = running.app
+
+        def without_lending(environ: dict[str, Any], start_response: Any) -> Any:
+            return app({k: v for k, v in environ.items() if k != WRITE_FROM_ANY_THREAD}, start_response)
+
+        hosts.append(WSGIServer(without_lending, port=0).start())
+        return f"http://127.0.0.1:{hosts[-1].port}/mcp"
+
+    yield host
+    for server in hosts:
+        server.close()
+
+
+@pytest.mark.parametrize("lent", [True, False])
+def test_a_long_wait_turns_into_a_stream_with_pings(
+    serve: Callable[..., RunningHTTPServer], unlent: Callable[[RunningHTTPServer], str], gates: Gates, lent: bool
+) -> None:
+    # Lent, the lend watch turns the answer into a stream; otherwise the connection's thread, waiting for it, does.
+    running = serve(ping_interval=0.05)
+    peer = Peer(running.url if lent else unlent(running))
     peer.initialize()
     stream = peer.stream("POST", tool_call("hold"))
     assert stream.response.getheader("Content-Type") == "text/event-stream"

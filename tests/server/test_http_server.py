@@ -36,7 +36,6 @@ from mcp_sync.server.authorization.tokens import token_expired, token_principal,
 from mcp_sync.server.core import MCPServer
 from mcp_sync.server.http.event_store import EventStore, InMemoryEventStore
 from mcp_sync.server.http.security import accepts, host_allowed, origin_allowed
-from mcp_sync.server.http.wsgi import WRITE_FROM_ANY_THREAD, WSGIServer
 from mcp_sync.server.http.sessions import (
     HTTPSession,
     SessionRegistry,
@@ -44,6 +43,7 @@ from mcp_sync.server.http.sessions import (
     StreamableSessionTransport,
     StreamEvent,
 )
+from mcp_sync.server.http.wsgi import WRITE_FROM_ANY_THREAD, WSGIServer
 from mcp_sync.types import (
     CreateMessageRequestParams,
     JSONRPCErrorResponse,

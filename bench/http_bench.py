@@ -22,7 +22,12 @@ calls, each echoing ``"hello"``:
   ``http.server`` handler that answers a fixed JSON body;
 - ``gunicorn bare WSGI``: the same loop against ``bench/bare_wsgi.py``, a
   WSGI app answering that body, under the same gunicorn as ours: the floor
-  of the gunicorn columns (printed last, with ours over it).
+  of the gunicorn columns (printed last, with ours over it);
+- ``requests floor``: our embedded server (a 2026-07-28 ``tools/call``)
+  called with nothing but ``requests.Session.send`` of one request prepared
+  once, the body read whole and decoded: the least a client built on
+  ``requests`` spends per call, whose figures bound ours with N clients
+  (printed last, with ours over it).
 
 Figures: connect time (the median of five, after one that warms up; for us
 the handshake and the tool listing that :class:`~mcp_sync.client.MCPClient`
@@ -115,6 +120,24 @@ ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 """
 
 REQUEST = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+STATELESS_REVISION = "2026-07-28"
+STATELESS_REQUEST = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "echo",
+            "arguments": {"text": "hello"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": STATELESS_REVISION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "requests-floor", "version": "1"},
+            },
+        },
+    }
+).encode()
+"""The same call in 2026-07-28, which our server answers without a session (the requests floor's call)."""
 
 ROWS = [
     ("connect_s", "connect (s)", "lower"),
@@ -315,29 +338,37 @@ def measure_sdk(python: str, url: str, calls: int, clients: int, mode: str, serv
     return result
 
 
-def measure_ceiling(url: str, calls: int, clients: int, server_pid: int) -> dict[str, Any]:
+def measure_ceiling(
+    url: str, calls: int, clients: int, server_pid: int, *, body: bytes = REQUEST, prepared: bool = False
+) -> dict[str, Any]:
+    """A bare ``requests.Session`` POSTing ``body``: ``Session.post`` each time, or (``prepared``) ``Session.send``
+    of one request prepared once, which skips what ``post`` works out again for every call."""
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if prepared:
+        headers.update({"MCP-Protocol-Version": STATELESS_REVISION, "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+
+    def poster(session: requests.Session) -> Callable[[], Any]:
+        if not prepared:
+            return lambda: session.post(url, data=body, headers=headers, timeout=10).json()
+        request = session.prepare_request(requests.Request("POST", url, data=body, headers=headers))
+        return lambda: json.loads(session.send(request, timeout=10).content)
 
     def connect() -> requests.Session:
         session = requests.Session()
-        session.post(url, data=REQUEST, headers=headers, timeout=10).json()
+        poster(session)()
         return session
 
     results: dict[str, Any] = {"connect_s": connect_time(connect, requests.Session.close)}
     session = connect()
-    answer = session.post(url, data=REQUEST, headers=headers, timeout=10).json()
-    results["echo_shape"] = echo_shape(answer["result"], None)  # a bare server lists no tools
-    post = lambda: session.post(url, data=REQUEST, headers=headers, timeout=10).json()  # noqa: E731
+    post = poster(session)
+    results["echo_shape"] = echo_shape(post()["result"], None)  # a bare server lists no tools
     results.update(timed_loop(post, calls, server_pid))
     session.close()
     sessions: dict[int, requests.Session] = {}
 
     def make() -> Callable[[], Any]:
         own = requests.Session()
-
-        def call() -> Any:
-            return own.post(url, data=REQUEST, headers=headers, timeout=10).json()
-
+        call = poster(own)
         sessions[id(call)] = own
         return call
 
@@ -381,6 +412,10 @@ def main() -> None:
     server, url = bare_gunicorn()
     with server as pid:
         columns["gunicorn bare WSGI"] = measure_ceiling(url, args.calls, args.clients, pid)
+    server, url = our_server()
+    with server as pid:
+        floor_of_requests = measure_ceiling(url, args.calls, args.clients, pid, body=STATELESS_REQUEST, prepared=True)
+        columns["requests floor"] = floor_of_requests
     check_echo_shapes({name: column.pop("echo_shape") for name, column in columns.items()})
 
     names = list(columns)
@@ -415,6 +450,20 @@ def main() -> None:
     print("\nN clients at once, cores the client process kept busy (CPU per call x calls/s; one lock: ~1 at most):")
     busy = [(name, columns[name]["client_cpu_conc_us"] * columns[name]["concurrent_per_s"] / 1e6) for name in names]
     print("  " + "   ".join(f"{name} {cores:.2f}" for name, cores in busy))
+    floor = columns["requests floor"]
+    print("\nN clients at once, ours over the requests floor (Session.send of a prepared request, to our server):")
+    for key, label, better in (
+        row for row in ROWS if row[0] in ("concurrent_per_s", "concurrent_p99_ms", "client_cpu_conc_us")
+    ):
+        pick = max if better == "higher" else min
+        best = pick(sdk, key=lambda name: columns[name][key])
+        shares = [
+            f"{host[0]}/{era} {columns[f'{host} ({era})'][key] / floor[key]:5.2f}x"
+            for host in ("ours", "gunicorn")
+            for era in ("handshake", "stateless")
+        ]
+        bound = f"(the floor / {best}: {floor[key] / columns[best][key]:.2f}x)"
+        print(f"  {label.strip():26} " + "   ".join(shares) + f"   {bound}")
 
 
 if __name__ == "__main__":

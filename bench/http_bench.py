@@ -414,8 +414,9 @@ def main() -> None:
         columns["gunicorn bare WSGI"] = measure_ceiling(url, args.calls, args.clients, pid)
     server, url = our_server()
     with server as pid:
-        floor_of_requests = measure_ceiling(url, args.calls, args.clients, pid, body=STATELESS_REQUEST, prepared=True)
-        columns["requests floor"] = floor_of_requests
+        columns["requests floor"] = measure_ceiling(
+            url, args.calls, args.clients, pid, body=STATELESS_REQUEST, prepared=True
+        )
     check_echo_shapes({name: column.pop("echo_shape") for name, column in columns.items()})
 
     names = list(columns)

@@ -333,6 +333,27 @@ def test_an_open_get_stream_keeps_the_shared_session_alive(pair: Pair, keys: red
         assert keys.keys(KEYS) == [key]  # the same session, not a new one
 
 
+def test_a_get_stream_pings_on_while_redis_is_away(redis_server: RedisServer) -> None:
+    # Each ping pushes the session's record's expiry away; with Redis gone it cannot, and the stream goes on
+    # (the next ping tries again). Events kept in memory here, so that reading the stream needs no Redis.
+    pair = Pair(redis_server.url, events_in_memory=True)
+    session = initialize(pair.urls[0])
+    connection, response = open_get(pair.urls[0], session)
+    try:
+        assert response.status == 200
+        redis_server.stop()
+        pings = 0
+        while pings < 3:  # each one after a failed touch (0.2 s apart)
+            line = response.readline()
+            assert line, "the stream ended while Redis was away"
+            pings += line == b": ping\n"
+    finally:
+        connection.close()
+        redis_server.start()
+        wait_until(lambda: all(app.backend.receiving for app in pair.apps), "both subscribed again")  # type: ignore[attr-defined]
+        pair.close()
+
+
 def test_a_cancellation_posted_to_another_process_reaches_the_handler_where_it_runs(pair: Pair) -> None:
     # The client's POSTs go to any process: the call to one, its cancellation to the other. The handler hears of it
     # at once (it waited out its whole run before), and the GET stream, wherever open, is sent nothing of it.

@@ -1670,7 +1670,7 @@ def test_the_new_session_gets_the_subscriptions_and_log_level_the_forgotten_one_
             assert first is not None and running.app.sessions.remove(first) is not None
             assert echo_touch(client, "notes://a") == "touched"  # the 404, a new session, the call again
             assert transport.sessions_started == 1 and transport.session_id not in (None, first)
-            renewed = running.app.sessions.get(transport.session_id)
+            renewed = running.app.sessions.peek(transport.session_id)  # (a look that does not hold it in use)
             assert renewed is not None
             assert wait_for(lambda: renewed.session.subscriptions == {"notes://a"})
             assert wait_for(lambda: renewed.session.log_level == "warning")

@@ -44,7 +44,6 @@ from ..protocol.apps import client_settings as apps_client_settings
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.types import (
     LOG_LEVELS,
-    CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
     CompleteArgument,
@@ -97,7 +96,7 @@ from .rounds import validated
 from .skills import SkillMethods
 from .subscriptions import TAGGED, ListenTable, NotificationCallback, Subscription
 from .tasks import EXTENSION as TASKS_EXTENSION
-from .tasks import TaskForm, TaskPoller, ToolTask, created_task, drive, task_params
+from .tasks import TaskForm, TaskPoller, ToolTask, created_task, drive, tool_call_params
 from .tools import ToolNamespace, check_structured
 
 if TYPE_CHECKING:
@@ -724,7 +723,6 @@ class MCPClient(Listings, SkillMethods):
         in a notebook cell, shows that app, given ``arguments`` and the result
         (see :func:`mcp_sync.apps.show_app`).
         """
-        params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         bar = None
         if progress is True:
             from ..display.progress import ProgressBar
@@ -732,7 +730,7 @@ class MCPClient(Listings, SkillMethods):
             bar = ProgressBar(name)
         callback = bar if bar is not None else progress if callable(progress) else None
         era = self._connection()
-        task_params(self, era, params, prefer=False)
+        params = tool_call_params(self, era, name, arguments, prefer=False)
         started = time.monotonic()  # a task is followed within what is left of the timeout, not a new one
         try:
             raw = era.request("tools/call", params, timeout=timeout, cancel=cancel, on_progress=callback, fresh=False)
@@ -809,9 +807,8 @@ class MCPClient(Listings, SkillMethods):
         ...     task.result(timeout=10).text
         'hi Ada'
         """
-        params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         era = self._connection()
-        task_params(self, era, params, prefer=True)
+        params = tool_call_params(self, era, name, arguments, prefer=True)
         raw = era.request("tools/call", params, timeout=timeout, cancel=None, on_progress=None, fresh=False)
         created = created_task(raw)
         if created is None:

@@ -142,7 +142,7 @@ class ClientEra(abc.ABC):
     def request(
         self,
         method: str,
-        params: WireModel | None,
+        params: WireModel | dict[str, Any] | None,
         *,
         timeout: Timeout,
         cancel: threading.Event | None,
@@ -215,7 +215,7 @@ class HandshakeEra(ClientEra):
     def request(
         self,
         method: str,
-        params: WireModel | None,
+        params: WireModel | dict[str, Any] | None,
         *,
         timeout: Timeout,
         cancel: threading.Event | None,
@@ -312,7 +312,7 @@ class StatelessEra(ClientEra):
     def request(
         self,
         method: str,
-        params: WireModel | None,
+        params: WireModel | dict[str, Any] | None,
         *,
         timeout: Timeout,
         cancel: threading.Event | None,
@@ -320,7 +320,7 @@ class StatelessEra(ClientEra):
         fresh: bool,
     ) -> dict[str, Any]:
         """From the cache, or sent with ``_meta`` and driven through its input rounds."""
-        wire = params.to_wire() if params is not None else {}
+        wire = params.to_wire() if isinstance(params, WireModel) else params or {}
         return exchange(self, method, wire, timeout=timeout, cancel=cancel, on_progress=on_progress, fresh=fresh)
 
     def ping(self, timeout: Timeout, cancel: threading.Event | None) -> None:

@@ -39,9 +39,11 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
+
+import pydantic_core
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, mcp_code_for
 from ..protocol.tasks import (
@@ -53,7 +55,7 @@ from ..protocol.tasks import (
     TaskStatus,
     UpdateTaskRequestParams,
 )
-from ..protocol.types import CallToolRequestParams, CallToolResult, WireModel
+from ..protocol.types import CallToolResult, WireModel
 from ..runtime.dispatcher import USE_DEFAULT, PendingRequest, Timeout
 from .era import StatelessEra
 from .rounds import answer_inputs, validated
@@ -252,23 +254,42 @@ class TaskForm:
         self.era.dispatcher.cancel(pending, reason)
 
 
-def task_params(client: MCPClient, era: ClientEra, params: CallToolRequestParams, *, prefer: bool) -> None:
-    """Ask for a 2025-11-25 task on ``params`` when the server and the tool allow it (``prefer``: also when optional).
+def tool_call_params(
+    client: MCPClient, era: ClientEra, name: str, arguments: Mapping[str, Any] | None, *, prefer: bool
+) -> dict[str, Any]:
+    """The params of ``tools/call`` as they go on the wire; with a 2025-11-25 task asked for when the server and the
+    tool allow it (``prefer``: also when optional).
 
-    In the stateless era nothing is added: the extension is declared in every
+    Built as a dict, not as a :class:`~mcp_sync.types.CallToolRequestParams`
+    made and dumped again for every call: the arguments become what JSON
+    holds, as the model's dump makes them (a ``datetime`` its ISO text, a set
+    a list, NaN ``null``), and keys that are not strings are refused. In the
+    stateless era nothing is added: the extension is declared in every
     request's ``_meta``, and the server decides.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"a tool's name is a string, not {type(name).__name__}")
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        arguments = dict(arguments)
+        keys = [key for key in arguments if not isinstance(key, str)]
+        if keys:
+            raise TypeError(f"the arguments of tool {name!r} are named by strings, not {keys[0]!r}")
+        params["arguments"] = pydantic_core.to_jsonable_python(
+            arguments, by_alias=True, exclude_none=True, inf_nan_mode="null"
+        )
     if era.name != "handshake":
-        return
+        return params
     declared = era.peer.capabilities.model_extra or {}
     requests = (declared.get("tasks") or {}).get("requests") or {}
     if "call" not in (requests.get("tools") or {}):
-        return
-    tool = client.tools.find(params.name)
+        return params
+    tool = client.tools.find(name)
     execution = ((tool.model_extra or {}).get("execution") if tool is not None else None) or {}
     support = execution.get("taskSupport", "forbidden")
     if support == "required" or (prefer and support == "optional"):
-        params.task = TaskMetadata()  # type: ignore[attr-defined]  # an extra field, as 2025-11-25 has it
+        params["task"] = TaskMetadata().to_wire()  # an extra member, as 2025-11-25 has it
+    return params
 
 
 class ToolTask(concurrent.futures.Future[CallToolResult]):

@@ -11,6 +11,7 @@ capabilities at all).
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import shlex
@@ -45,6 +46,7 @@ from mcp_sync.types import (
     CreateMessageResult,
     ElicitRequestFormParams,
     ElicitResult,
+    Implementation,
     LoggingMessageNotificationParams,
     ProgressNotificationParams,
     PromptArgument,
@@ -54,6 +56,7 @@ from mcp_sync.types import (
     SamplingMessage,
     TextContent,
     TextResourceContents,
+    Tool,
 )
 from tests.helpers import RecordingTransport, connect_pair
 
@@ -502,6 +505,48 @@ def test_call_tool_round_trips(server: MCPServer, link: Callable[..., Link]) -> 
         {"name": "record"},
         {"name": "record", "arguments": {"a": [1, 2]}},
     ]
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_call_tool_sends_its_arguments_as_json_holds_them(server: MCPServer, era: str) -> None:
+    """Dates become their ISO text, sets lists, NaN null and models their wire objects (camelCase, no nulls), as a
+    dumped params model made them; a null in a plain object stays."""
+    server.register_tool("show", lambda args, ctx: json.dumps(args, sort_keys=True))
+    arguments = {
+        "at": datetime.date(2026, 12, 5),
+        "tags": {"a"},
+        "ratio": float("nan"),
+        "who": Implementation(name="x", version="1"),
+        "tool": Tool(name="t", input_schema={"type": "object"}),
+        "raw": b"bytes",
+        "plain": {"gone": None},
+    }
+    with mcp_sync.connect(server, era=era) as client:
+        shown = json.loads(text_of(client.call_tool("show", arguments)))
+        started = client.start_tool("show", {"at": datetime.datetime(2026, 12, 5, 8, 30)})
+        again = json.loads(text_of(started.result(timeout=10)))
+    assert shown == {
+        "at": "2026-12-05",
+        "tags": ["a"],
+        "ratio": None,
+        "who": {"name": "x", "version": "1"},
+        "tool": {"name": "t", "inputSchema": {"type": "object"}},
+        "raw": "bytes",
+        "plain": {"gone": None},
+    }
+    assert again == {"at": "2026-12-05T08:30:00"}
+
+
+def test_call_tool_refuses_a_name_or_argument_names_that_are_not_strings(link: Callable[..., Link]) -> None:
+    """Nothing is sent: the mistake is the caller's, told in a TypeError that names what was wrong."""
+    conn = link()
+    with pytest.raises(TypeError, match="a tool's name is a string, not int"):
+        conn.client.call_tool(7)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"the arguments of tool 'echo' are named by strings, not 1"):
+        conn.client.call_tool("echo", {1: "one"})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="a tool's name is a string, not NoneType"):
+        conn.client.start_tool(None)  # type: ignore[arg-type]
+    assert not [m for m in wire(conn.client_wire.sent) if m.get("method") == "tools/call"]
 
 
 def test_resources_and_prompts_round_trip(link: Callable[..., Link]) -> None:

@@ -282,6 +282,26 @@ def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
     assert {"mcp_sync.server.uri_template", "mcp_sync.runtime.event_payloads", CLIENT_FEATURES_MODULE} <= set(loaded)
 
 
+def test_a_stdio_client_builds_its_first_models_while_the_server_starts() -> None:
+    """Made with a server process that never answers, the client has built the models of its first exchanges (in
+    the time a server takes to start) and no others; merely imported, it had built none of them."""
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPClient, MCPError\n"
+        "from mcp_sync.client.factories import FIRST_MODELS\n"
+        "from mcp_sync.types import ReadResourceResult\n"
+        "print(any(model.__pydantic_complete__ for model in FIRST_MODELS))\n"
+        "silent = [sys.executable, '-c', 'import sys; sys.stdin.read()']\n"
+        "try:\n"
+        "    MCPClient.stdio(silent, era='handshake', connect_timeout=0.5)\n"
+        "except MCPError as exc:\n"
+        "    print(exc.code)\n"
+        "print(all(model.__pydantic_complete__ for model in FIRST_MODELS), ReadResourceResult.__pydantic_complete__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["False", "MCP.TIMEOUT", "True False"]
+
+
 def test_a_plain_server_loads_no_tasks_nor_apps_module() -> None:
     """A server registering a tool without an app loads neither extension's rules (nor a question's models)."""
     code = (

@@ -537,12 +537,14 @@ class MCPClient(Listings, SkillMethods):
         """
         from ..transports.process import server_argv, started_early
         from ..transports.stdio import ProcessTransport
-        from .factories import open_process
+        from .factories import build_first_models, open_process
 
         argv = server_argv(command, args)
-        # The server starts up while the client is made (the first client of a process builds its models).
+        # The server starts up while the client is made (the first client of a process builds its models), and
+        # while the models of the first exchanges are built.
         with started_early(argv, env=env, inherit_env=inherit_env, cwd=cwd) as process:
             client = cls(**options)  # (bad options end the process started for it)
+            build_first_models()
             transport = ProcessTransport(
                 argv, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr, process=process
             )

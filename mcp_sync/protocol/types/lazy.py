@@ -6,7 +6,7 @@ Not part of the models' public names (the package does not star-import it).
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import GetCoreSchemaHandler
+from pydantic import BaseModel, GetCoreSchemaHandler
 from pydantic_core import CoreSchema
 
 
@@ -22,6 +22,22 @@ def adopt(namespace: dict[str, Any]) -> None:
     for value in list(namespace.values()):
         if isinstance(value, type) and value.__module__ == namespace["__name__"]:
             value.__module__ = package
+
+
+def build(*models: type[BaseModel]) -> None:
+    """Build the validators and serializers of ``models`` now; deferred, each is built at its first use.
+
+    For a moment that has time to spare before the models are needed: a
+    client waiting for its server process to start builds the models of its
+    first exchanges meanwhile, rather than once the server has answered.
+
+    >>> from mcp_sync.protocol.types import EmptyResult
+    >>> build(EmptyResult)
+    >>> EmptyResult.__pydantic_complete__
+    True
+    """
+    for model in models:
+        model.model_rebuild()
 
 
 class Later:

@@ -475,7 +475,7 @@ def _call(args: argparse.Namespace) -> int:
             result = task.result(0)
         else:
             result = client.call_tool(args.tool, arguments, progress=True)
-    return _print_result(args, args.tool, result)
+        return _print_result(args, args.tool, result)  # shown before the server is ended: that takes a moment
 
 
 def _print_result(args: argparse.Namespace, tool: str, result: CallToolResult) -> int:
@@ -559,7 +559,7 @@ def _task(args: argparse.Namespace) -> int:
             raise CommandError(f"task {args.task_id} did not end within {args.timeout}s") from None
         except concurrent.futures.CancelledError:
             raise CommandError(f"task {args.task_id} was cancelled") from None
-    return _print_result(args, args.task_id, result)
+        return _print_result(args, args.task_id, result)
 
 
 def _login(args: argparse.Namespace) -> int:
@@ -586,10 +586,10 @@ def _read(args: argparse.Namespace) -> int:
 
     with _client(args) as client:
         result = client.read_resource(args.uri)
-    if args.raw:
-        _print_json(result.to_wire())
-    else:
-        print(read_resource_result_text(result))
+        if args.raw:
+            _print_json(result.to_wire())
+        else:
+            print(read_resource_result_text(result))
     return 0
 
 
@@ -599,10 +599,10 @@ def _prompt(args: argparse.Namespace) -> int:
     arguments = dict(_pairs(args.arguments, "="))
     with _client(args) as client:
         result = client.get_prompt(args.name, arguments)
-    if args.raw:
-        _print_json(result.to_wire())
-    else:
-        print(get_prompt_result_text(result))
+        if args.raw:
+            _print_json(result.to_wire())
+        else:
+            print(get_prompt_result_text(result))
     return 0
 
 

@@ -257,6 +257,45 @@ def test_interrupting_a_call(target: str, tmp_path: Path) -> None:
     assert (process.returncode, out, err) == (130, "", "mcp-sync: interrupted\n")
 
 
+LINGERING = """
+import os, sys, time
+from pathlib import Path
+from mcp_sync import MCPServer
+server = MCPServer("lingering")
+server.register_tool("echo", lambda args, ctx: args["text"])
+server.register_resource("notes://readme", lambda uri, ctx: "Read me first.", name="readme", mime_type="text/plain")
+server.register_prompt("hello", lambda args, ctx: "Hello")
+Path(sys.argv[1]).write_text(str(os.getpid()))
+server.serve_stdio()
+time.sleep(60)  # past its input's end it lingers, until the client's SIGTERM
+"""
+
+
+@pytest.mark.parametrize("command", [["call", "echo", "text=hi"], ["read", "notes://readme"], ["prompt", "hello"]])
+def test_the_answer_is_shown_before_the_server_is_ended(command: list[str], tmp_path: Path) -> None:
+    """Ending a server takes a while (this one stays until it is sent SIGTERM, two seconds after its input ends):
+    the answer is printed first, while the server still runs, and then the command waits for it to end."""
+    script, pid = tmp_path / "lingering.py", tmp_path / "pid"
+    script.write_text(LINGERING)
+    target = shlex.join([sys.executable, str(script), str(pid)])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_sync", command[0], target, *command[1:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        os.kill(int(pid.read_text()), 0)  # (raises ProcessLookupError once the server has ended)
+        _, err = process.communicate(timeout=TIMEOUT)
+    finally:
+        process.kill()
+    assert first.strip() and (process.returncode, err) == (0, "")
+
+
 # ------------------------------------------------------ mcp-sync run, as a server
 
 

@@ -146,6 +146,18 @@ def web(target_server: MCPServer) -> Iterator[str]:
         yield running.url
 
 
+def cli_process(*args: str) -> subprocess.Popen[str]:
+    """``python -m mcp_sync ARGS``, started: its output and errors in pipes, read as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcp_sync", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+
+
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``python -m mcp_sync ARGS``, to completion."""
     return subprocess.run(
@@ -238,14 +250,7 @@ def test_debug_shows_the_traceback_and_the_server_stderr(target: str) -> None:
 
 def test_interrupting_a_call(target: str, tmp_path: Path) -> None:
     marker = tmp_path / "started"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_sync", "call", target, "slow", f"marker={marker}"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-        cwd=ROOT,
-    )
+    process = cli_process("call", target, "slow", f"marker={marker}")
     try:
         deadline = time.monotonic() + TIMEOUT
         while not marker.exists() and time.monotonic() < deadline:
@@ -278,14 +283,7 @@ def test_the_answer_is_shown_before_the_server_is_ended(command: list[str], tmp_
     script, pid = tmp_path / "lingering.py", tmp_path / "pid"
     script.write_text(LINGERING)
     target = shlex.join([sys.executable, str(script), str(pid)])
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_sync", command[0], target, *command[1:]],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-        cwd=ROOT,
-    )
+    process = cli_process(command[0], target, *command[1:])
     try:
         assert process.stdout is not None
         first = process.stdout.readline()

@@ -8,11 +8,16 @@ SDK's Python). Both call the same stdio server, this tree's
 ``examples/echo_server.py``, so the difference is the client's: its
 import, spawning the server, the handshake, the call and printing.
 
-Beside them, two floors: the interpreter's start (``python -c pass``) and a
+Beside them, three floors: the interpreter's start (``python -c pass``); a
 bare client, a ``python -c`` script with no library that spawns the same
 server, writes the initialize request, waits for its answer (as the
 lifecycle asks), then writes the initialized notification and the call, and
-prints the answer's text: what no client of this server can go under.
+prints the answer's text: what no client of this server can go under; and a
+pydantic client, the bare client that imports pydantic once the server is
+started (as ``mcp-sync call`` does) and reads the call's result into a
+pydantic model before printing it: what no client whose messages are
+pydantic models (ours, the SDK's) can go under, for it pays pydantic's
+import and its first validator (the plugin scan) on top.
 
 Each command runs in a fresh process, interleaved round after round,
 after one warm-up run each (bytecode caches written). Medians over the
@@ -65,6 +70,21 @@ server.wait(10)
 """
 """A client with no library: the least a client of the echo server does for one call."""
 
+PYDANTIC_MODELS = """from typing import Literal
+from pydantic import BaseModel
+class Text(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+class Result(BaseModel):
+    content: list[Text]
+    isError: bool = False
+"""
+PYDANTIC_CLIENT = BARE_CLIENT.replace("def send(", PYDANTIC_MODELS + "def send(").replace(
+    'print(answer_to(2)["content"][0]["text"]', "print(Result.model_validate(answer_to(2)).content[0].text"
+)
+"""The bare client with pydantic, imported once the server is started: the call's result read into a model."""
+assert PYDANTIC_CLIENT.index("Popen") < PYDANTIC_CLIENT.index("pydantic") < PYDANTIC_CLIENT.index("model_validate")
+
 
 def our_command() -> list[str]:
     """``mcp-sync call``: the console script beside this interpreter, else ``python -m mcp_sync``."""
@@ -104,6 +124,7 @@ def main() -> None:
         "mcp-sync call": our_command(),
         "SDK Client script": [args.sdk_python, str(HERE / "sdk_cli_call.py"), *SERVER],
         "bare client (floor)": [sys.executable, "-c", BARE_CLIENT, *SERVER],
+        "pydantic client (floor)": [sys.executable, "-c", PYDANTIC_CLIENT, *SERVER],
         "python -c pass": [sys.executable, "-c", "print('hello')"],
     }
     for command in cases.values():
@@ -118,13 +139,15 @@ def main() -> None:
 
     print(f"one tools/call from a fresh process, same stdio server: {' '.join(SERVER)}")
     print(f"medians of {args.rounds} interleaved rounds; SDK: {args.sdk_python}")
-    print(f"{'':22}{'to result (s)':>15}{'to exit (s)':>13}")
+    print(f"{'':24}{'to result (s)':>15}{'to exit (s)':>13}")
     median = {name: statistics.median(samples) for name, samples in printed.items()}
     for name in cases:
-        print(f"{name:22}{median[name]:15.3f}{statistics.median(ended[name]):13.3f}")
+        print(f"{name:24}{median[name]:15.3f}{statistics.median(ended[name]):13.3f}")
     ratio = median["mcp-sync call"] / median["SDK Client script"]
     floor = median["bare client (floor)"] / median["SDK Client script"]
+    pydantic = median["pydantic client (floor)"] / median["SDK Client script"]
     print(f"cli end to end, mcp-sync / SDK: {ratio:.2f}x (goal <= 0.3); bare client floor: {floor:.2f}x")
+    print(f"pydantic client floor: {pydantic:.2f}x; mcp-sync over it: {ratio / pydantic:.2f}x")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ Runs the benchmark scripts beside this one as subprocesses, each ``--runs``
 times (default 3), reads the figures each prints, and prints per row the
 median over the runs, every run's figure, the goal, and ``met`` or
 ``NOT met``. The floors the scripts measure (pydantic with one model, a
-pydantic echo child, a bare client; over HTTP, a client that only sends one
-prepared request with ``requests``, and a bare WSGI app under gunicorn) are
-printed under the rows they bound.
+pydantic echo child, a client with nothing but pydantic; over HTTP, a client
+that only sends one prepared request with ``requests``, and a bare WSGI app
+under gunicorn) are printed under the rows they bound.
 The machine's load (``/proc/loadavg``) is printed before and after.
 
 =========================  =====================================================  ==========
@@ -79,7 +79,7 @@ PATTERNS = {
     "rss floor": rf"floor, a pydantic echo child: server RSS after calls \(MiB\) {NUMBER}, {NUMBER} of the SDK's",
     "share floor": rf"floor, a pydantic echo child: sequential calls/s {NUMBER}, {NUMBER}% of the loop",
     "cli": rf"cli end to end, mcp-sync / SDK: {NUMBER}x",
-    "cli floor": rf"bare client floor: {NUMBER}x",
+    "cli floor": rf"^pydantic client floor: {NUMBER}x",
     # (the floors of http_bench's last two parts: what a bare WSGI app under gunicorn and a client that only
     # sends one prepared request with requests reach, each over the SDK's best)
     "http cpu floor": rf"^  N clients at once\s+handshake .*\(the floor / .+: {NUMBER}x\)$",
@@ -194,7 +194,7 @@ ROWS = [
     Row("import vs import pydantic", "import", first("import"), 1.5, True, first("import floor"), "one model"),
     Row("stdio spawn+handshake vs SDK", "stdio", stdio_ratio("connect"), 0.25, True,
         floor_share("connect floor"), "pydantic echo child"),
-    Row("cli end to end vs SDK script", "cli", first("cli"), 0.3, True, first("cli floor"), "bare client"),
+    Row("cli end to end vs SDK script", "cli", first("cli"), 0.3, True, first("cli floor"), "pydantic client"),
     Row("stdio server RSS vs SDK", "stdio", stdio_ratio("rss"), 0.4, True,
         floor_share("rss floor"), "pydantic echo child"),
     Row("stdio calls/s vs bare loop", "stdio", worse_share, 0.4, False, loop_share_floor, "pydantic echo child"),

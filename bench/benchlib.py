@@ -63,6 +63,18 @@ TEXT_ONLY: dict[str, Any] = {
 WORKLOAD = "echo(text: str) returns text content only, no structuredContent and no outputSchema, on both sides"
 """How the ``echo`` tool is declared, for the benchmarks' headers."""
 
+PYDANTIC_RESULT_MODELS = """from typing import Literal
+from pydantic import BaseModel
+class Text(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+class Result(BaseModel):
+    content: list[Text]
+    isError: bool = False
+"""
+"""Source of the two pydantic models an echo call's text-only result fits, for the floors' scripts (``-c`` code):
+the pydantic echo child builds its result with them, the pydantic client reads the call's result into them."""
+
 
 def echo_shape(result: dict[str, Any], tool: dict[str, Any] | None) -> dict[str, Any]:
     """The shape of an ``echo`` result (wire JSON) and of the tool's declaration (``None``: not listed)."""

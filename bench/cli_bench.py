@@ -41,6 +41,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchlib import PYDANTIC_RESULT_MODELS
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SERVER = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
@@ -70,16 +72,7 @@ server.wait(10)
 """
 """A client with no library: the least a client of the echo server does for one call."""
 
-PYDANTIC_MODELS = """from typing import Literal
-from pydantic import BaseModel
-class Text(BaseModel):
-    type: Literal["text"] = "text"
-    text: str
-class Result(BaseModel):
-    content: list[Text]
-    isError: bool = False
-"""
-PYDANTIC_CLIENT = BARE_CLIENT.replace("def send(", PYDANTIC_MODELS + "def send(").replace(
+PYDANTIC_CLIENT = BARE_CLIENT.replace("def send(", PYDANTIC_RESULT_MODELS + "def send(").replace(
     'print(answer_to(2)["content"][0]["text"]', "print(Result.model_validate(answer_to(2)).content[0].text"
 )
 """The bare client with pydantic, imported once the server is started: the call's result read into a model."""

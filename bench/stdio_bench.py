@@ -52,7 +52,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from benchlib import WORKLOAD, check_echo_shapes, echo_shape, percentile, rss_kib  # noqa: E402
+from benchlib import (  # noqa: E402
+    PYDANTIC_RESULT_MODELS,
+    WORKLOAD,
+    check_echo_shapes,
+    echo_shape,
+    percentile,
+    rss_kib,
+)
 
 from mcp_sync.client import MCPClient, stdio_client  # noqa: E402
 from mcp_sync.transports.stdio import ProcessTransport  # noqa: E402
@@ -220,18 +227,11 @@ class LoopChild:
         return self.calls / self.seconds
 
 
-PYDANTIC_CHILD = """
-import json, sys
-from typing import Literal
-from pydantic import BaseModel
-class Arguments(BaseModel):
+PYDANTIC_CHILD = (
+    "import json, sys\n"
+    + PYDANTIC_RESULT_MODELS
+    + """class Arguments(BaseModel):
     text: str
-class Text(BaseModel):
-    type: Literal["text"] = "text"
-    text: str
-class Result(BaseModel):
-    content: list[Text]
-    isError: bool = False
 out = sys.stdout.buffer
 for line in sys.stdin.buffer:
     request = json.loads(line)
@@ -240,6 +240,7 @@ for line in sys.stdin.buffer:
     out.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode() + b"\\n")
     out.flush()
 """
+)
 
 
 def measure_pydantic_floor(calls: int) -> dict[str, float]:

@@ -318,6 +318,26 @@ def test_a_plain_server_loads_no_tasks_nor_apps_module() -> None:
     assert out.stdout.splitlines() == ["", "mcp_sync.protocol.apps"]
 
 
+def test_a_stdio_server_starts_no_process_machinery_and_a_process_transport_still_loads_it() -> None:
+    """Serving on stdin and stdout loads neither ``subprocess`` nor ``shlex``; the first ProcessTransport does."""
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPServer\n"
+        "server = MCPServer('demo')\n"
+        "server.tool(lambda text: text, name='echo')\n"
+        "server.serve_stdio()\n"  # (stdin is empty: it serves until end-of-file)
+        "machinery = ('subprocess', 'shlex', 'mcp_sync.transports.process')\n"
+        "print(','.join(m for m in machinery if m in sys.modules))\n"
+        "from mcp_sync.transports.stdio import ProcessTransport\n"
+        "transport = ProcessTransport([sys.executable, '-c', 'pass'])\n"
+        "print(transport.command_line == f'{sys.executable} -c pass', transport.close(), transport.returncode)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.splitlines() == ["", "True None 0"]
+
+
 LAZY_MODULES = (
     *ON_DEMAND,
     "mcp_sync.protocol.tasks",

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
+    "command_line",
     "default_environment",
     "end_server",
     "server_argv",
@@ -49,6 +50,11 @@ def server_argv(command: str | Sequence[str], args: Sequence[str] = ()) -> list[
     """The argument list of a server's command line (a string is split as a POSIX shell would) and ``args``."""
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     return [*argv, *args]
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """``argv`` as one line a POSIX shell would split back into it, for messages: ``python 'my server.py'``."""
+    return shlex.join(argv)
 
 
 def start_server(

@@ -24,9 +24,7 @@ import io
 import logging
 import os
 import select
-import shlex
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -40,18 +38,15 @@ from ..protocol.jsonrpc import ID_SCAN_BYTES as _ID_SCAN_BYTES
 from ..protocol.jsonrpc import InvalidMessage, decode_message, encode_message, reads_as_response, recover_id
 from ..protocol.types import Error, JSONRPCMessage, JSONRPCRequest
 from ..runtime.transport import BaseTransport
-from .process import DEFAULT_INHERITED_ENV, default_environment, server_argv, signal_group, start_server
 
 if TYPE_CHECKING:
-    pass
+    import subprocess
 
 __all__ = [
-    "DEFAULT_INHERITED_ENV",
     "DEFAULT_MAX_LINE_BYTES",
     "ProcessTransport",
     "StderrTarget",
     "StdioTransport",
-    "default_environment",
     "recover_id",
 ]
 
@@ -624,12 +619,19 @@ class ProcessTransport(StdioTransport):
         stderr_lines: int = 20,
         process: subprocess.Popen[bytes] | None = None,
     ) -> None:
-        self.argv = server_argv(command, args)
-        self.command_line = shlex.join(self.argv)
+        # Loaded here, not with the module: a stdio server frames its own stdin
+        # and stdout with StdioTransport and never starts a process, so its
+        # start-up does without subprocess and shlex.
+        from . import process as processes
+
+        self.argv = processes.server_argv(command, args)
+        self.command_line = processes.command_line(self.argv)
         self.shutdown_timeout = shutdown_timeout
         try:
             self.process = (
-                process if process is not None else start_server(self.argv, env=env, inherit_env=inherit_env, cwd=cwd)
+                process
+                if process is not None
+                else processes.start_server(self.argv, env=env, inherit_env=inherit_env, cwd=cwd)
             )
         except (OSError, ValueError) as exc:
             raise MCPTransportError(
@@ -711,6 +713,8 @@ class ProcessTransport(StdioTransport):
         )
 
     def _shutdown(self) -> None:
+        from .process import signal_group  # (loaded by __init__ already)
+
         process = self.process
         half = self.shutdown_timeout / 2
         self._revoke_lend()  # (the output is read on while the process ends)

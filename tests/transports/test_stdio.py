@@ -21,7 +21,8 @@ import pytest
 from mcp_sync import MCP_CODES, MCPError, MCPServer, MCPTransportError
 from mcp_sync.client import stdio_client
 from mcp_sync.protocol.jsonrpc import InvalidMessage
-from mcp_sync.transports.stdio import ProcessTransport, StdioTransport, default_environment, recover_id
+from mcp_sync.transports.process import default_environment
+from mcp_sync.transports.stdio import ProcessTransport, StdioTransport, recover_id
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

@@ -106,13 +106,16 @@ def check_echo_shapes(shapes: dict[str, dict[str, Any]]) -> None:
         )
 
 
-def callgrind_instructions(command: list[str], *, children: bool = False, env: dict[str, str] | None = None) -> int:
+def callgrind_instructions(
+    command: list[str], *, children: bool = False, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> int:
     """The instructions ``valgrind --tool=callgrind`` counts for a run of ``command``: a figure load does not move.
 
     With ``children`` every process the command starts is counted too
-    (``--trace-children``), and the figure is their sum. The hash seed is
-    fixed, so that two runs of one program count alike. Needs valgrind;
-    under it a program runs some fifty times slower.
+    (``--trace-children``), and the figure is their sum. ``stdin`` is what
+    the command reads on its standard input (by default, this process's).
+    The hash seed is fixed, so that two runs of one program count alike.
+    Needs valgrind; under it a program runs some fifty times slower.
     """
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "callgrind.out.%p"  # (one file per process)
@@ -120,7 +123,9 @@ def callgrind_instructions(command: list[str], *, children: bool = False, env: d
         if children:
             valgrind.append("--trace-children=yes")
         environment = {**(os.environ if env is None else env), "PYTHONHASHSEED": "0"}
-        subprocess.run([*valgrind, *command], check=True, env=environment, capture_output=True, timeout=1800)
+        subprocess.run(
+            [*valgrind, *command], check=True, env=environment, capture_output=True, timeout=1800, input=stdin
+        )
         totals = [total for path in Path(scratch).glob("callgrind.out.*") if (total := _callgrind_total(path))]
     if not totals:
         raise RuntimeError(f"callgrind wrote no totals for {command}")

@@ -1,0 +1,105 @@
+"""Instructions a stdio server process runs from its start to its exit, having answered a handshake, by callgrind.
+
+The spawn-and-handshake row of ``stdio_bench.py`` is wall-clock time, which
+swings by tens of percent between runs on a shared machine, while the
+change a commit makes to it is a few percent. Almost all of that time is
+the server process starting (our client spends about 2 ms of it), so this
+counts the instructions of the server process alone, which load does not
+move. Three programs, each fed a fixed input on stdin and run to its exit
+when stdin ends:
+
+- ours: ``examples/echo_server.py``, sent ``initialize`` and
+  ``notifications/initialized`` (the handshake era);
+- the SDK's: ``sdk_stdio_server.py`` under the SDK's Python, sent the same;
+- the floor: the pydantic echo child of ``stdio_bench.py`` (pydantic
+  imported, three models built, one line answered), sent one call.
+
+Each Python running an empty program is counted too: the interpreter's
+start alone, which differs between virtualenvs (their ``.pth`` files, an
+editable install's import hook).
+
+Every program is first run without valgrind and its answer checked. The
+figures include each interpreter's start and its exit (ours freezes its
+objects at exit rather than walking them, see ``serve_stdio``), and are
+printed with ours and the floor as shares of the SDK's.
+
+Usage::
+
+    python bench/startup_instructions.py [--trees . /tmp/before] [--sdk-python PATH]
+
+With several trees, ours is counted for each. Needs valgrind; about half a
+minute per program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from benchlib import callgrind_instructions  # noqa: E402
+from stdio_bench import PYDANTIC_CHILD  # noqa: E402
+
+HANDSHAKE = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+    b'"capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n'
+    b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+)
+CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}\n'
+
+
+def checked(command: list[str], stdin: bytes, env: dict[str, str], expected: dict[str, object]) -> list[str]:
+    """``command``, after a run without valgrind showed that it answers ``stdin`` with ``expected``'s members."""
+    out = subprocess.run(command, input=stdin, env=env, capture_output=True, timeout=120, check=True).stdout
+    answer = json.loads(out.splitlines()[0])
+    for key, value in expected.items():
+        if answer.get(key) != value:
+            raise SystemExit(f"{command}: expected {key}={value!r} in its first answer, got {answer}")
+    return command
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trees", nargs="+", default=[str(ROOT)])
+    parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
+    args = parser.parse_args()
+    if args.sdk_python is None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from peers import peer_python
+
+        args.sdk_python = peer_python()
+    plain = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+
+    counts: dict[str, int] = {}
+    # What each interpreter costs before any import: the SDK's runs from its own
+    # virtualenv, ours and the floor from this one (with its .pth files).
+    counts["the SDK's python, an empty program"] = callgrind_instructions([args.sdk_python, "-c", "pass"], env=plain)
+    counts["this python, an empty program"] = callgrind_instructions([sys.executable, "-c", "pass"], env=plain)
+    sdk = checked([args.sdk_python, str(HERE / "sdk_stdio_server.py")], HANDSHAKE, plain, {"id": 0})
+    counts["mcp SDK"] = callgrind_instructions(sdk, env=plain, stdin=HANDSHAKE)
+    floor = checked([sys.executable, "-c", PYDANTIC_CHILD], CALL, plain, {"id": 1})
+    counts["floor, a pydantic echo child"] = callgrind_instructions(floor, env=plain, stdin=CALL)
+    for tree in args.trees:
+        env = {**plain, "PYTHONPATH": str(Path(tree).resolve())}
+        ours = checked([sys.executable, f"{tree}/examples/echo_server.py"], HANDSHAKE, env, {"id": 0})
+        counts[f"mcp_sync ({tree})"] = callgrind_instructions(ours, env=env, stdin=HANDSHAKE)
+
+    print("instructions of a stdio server process, start to exit, having answered a handshake (callgrind)")
+    print(f"{'program':50}{'instructions':>16}{'of the SDK':>12}")
+    for label, count in counts.items():
+        print(f"{label:50}{count:16,}{count / counts['mcp SDK']:12.3f}")
+    floor_count = counts["floor, a pydantic echo child"]
+    for tree in args.trees:
+        over = counts[f"mcp_sync ({tree})"] - floor_count
+        print(f"mcp_sync ({tree}) over the floor: {over:,} instructions")
+
+
+if __name__ == "__main__":
+    main()

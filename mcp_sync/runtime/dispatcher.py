@@ -195,10 +195,16 @@ class PendingRequest:
 _DISPATCHER_IDS = itertools.count(1)
 
 
-@dataclass(frozen=True)
 class _HandlerEntry:
-    fn: Handler
-    params_model: type[BaseModel] | None
+    """A method's handler, and the model its params are validated into first (``None``: passed as they came)."""
+
+    # Not a dataclass: one compiles its methods when the module is imported
+    # (a frozen one, five of them), which every connection's start would pay.
+    __slots__ = ("fn", "params_model")
+
+    def __init__(self, fn: Handler, params_model: type[BaseModel] | None) -> None:
+        self.fn = fn
+        self.params_model = params_model
 
 
 class JsonRpcDispatcher:

@@ -84,14 +84,29 @@ Completer = Callable[[str, dict[str, str]], "Sequence[str]"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass
+# The records of what is registered are plain classes, not dataclasses: a
+# dataclass compiles its methods when its module is imported, and every
+# server's start would pay for four classes it has no use for as values.
+
+
 class _RegisteredTool:
-    tool: Tool
-    handler: ToolHandler
-    input_model: type[BaseModel] | None
-    scopes: frozenset[str] = frozenset()
-    task: TaskSupport = "forbidden"
-    before_task: ToolHandler | None = None
+    __slots__ = ("before_task", "handler", "input_model", "scopes", "task", "tool")
+
+    def __init__(
+        self,
+        tool: Tool,
+        handler: ToolHandler,
+        input_model: type[BaseModel] | None,
+        scopes: frozenset[str],
+        task: TaskSupport,
+        before_task: ToolHandler | None,
+    ) -> None:
+        self.tool = tool
+        self.handler = handler
+        self.input_model = input_model
+        self.scopes = scopes
+        self.task = task
+        self.before_task = before_task
 
 
 def _validated(registered: _RegisteredTool, name: str, arguments: Mapping[str, Any] | None) -> Any:
@@ -119,28 +134,43 @@ class ExtensionMethod:
     cacheable: bool = False
 
 
-@dataclass
 class _RegisteredResource:
-    resource: Resource
-    handler: ResourceHandler
-    cache: dict[str, Any]
-    scopes: frozenset[str] = frozenset()
+    __slots__ = ("cache", "handler", "resource", "scopes")
+
+    def __init__(
+        self, resource: Resource, handler: ResourceHandler, cache: dict[str, Any], scopes: frozenset[str]
+    ) -> None:
+        self.resource = resource
+        self.handler = handler
+        self.cache = cache
+        self.scopes = scopes
 
 
-@dataclass
 class _RegisteredTemplate:
-    template: ResourceTemplate
-    handler: TemplateHandler
-    parsed: UriTemplate
-    cache: dict[str, Any]
-    scopes: frozenset[str] = frozenset()
+    __slots__ = ("cache", "handler", "parsed", "scopes", "template")
+
+    def __init__(
+        self,
+        template: ResourceTemplate,
+        handler: TemplateHandler,
+        parsed: UriTemplate,
+        cache: dict[str, Any],
+        scopes: frozenset[str],
+    ) -> None:
+        self.template = template
+        self.handler = handler
+        self.parsed = parsed
+        self.cache = cache
+        self.scopes = scopes
 
 
-@dataclass
 class _RegisteredPrompt:
-    prompt: Prompt
-    handler: PromptHandler
-    scopes: frozenset[str] = frozenset()
+    __slots__ = ("handler", "prompt", "scopes")
+
+    def __init__(self, prompt: Prompt, handler: PromptHandler, scopes: frozenset[str]) -> None:
+        self.prompt = prompt
+        self.handler = handler
+        self.scopes = scopes
 
 
 def _check_scopes(needed: frozenset[str], auth: AuthInfo | None, what: str) -> None:

@@ -29,7 +29,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from ..protocol.batch import encode_batch
@@ -72,11 +71,15 @@ StderrTarget = IO[str] | Callable[[str], None] | logging.Logger | None
 (at INFO), or ``None`` for this process's ``sys.stderr`` (whatever object it is)."""
 
 
-@dataclass(frozen=True, slots=True)
 class _Oversized:
     """A line that was over the size limit; ``head`` is its start, kept to read its id."""
 
-    head: bytes
+    # Not a dataclass: one compiles its methods when the module is imported, which
+    # a stdio server's start would pay for a class it rarely makes.
+    __slots__ = ("head",)
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
 
 
 class StdioTransport(BaseTransport):

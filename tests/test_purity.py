@@ -249,11 +249,12 @@ ON_DEMAND = (
     "mcp_sync.protocol.skill_models",
     "mcp_sync.server.uri_template",
     "mcp_sync.runtime.event_payloads",
+    "mcp_sync.server.middleware",
 )
 """What the client and server import leaves for first use: the models of a server's questions, skills and their
-frontmatter, URI templates, and the events' payloads (built only when something listens). The server alone also
-leaves the tasks and apps modules (see below); the client imports them, for every call may become a task or show
-an app, and an import inside ``call_tool`` would cost each call."""
+frontmatter, URI templates, the events' payloads (built only when something listens) and the middleware chain. The
+server alone also leaves the tasks and apps modules (see below); the client imports them, for every call may become a
+task or show an app, and an import inside ``call_tool`` would cost each call."""
 
 
 def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
@@ -269,6 +270,7 @@ def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
         "print(','.join(m for m in on_demand if m in sys.modules))\n"
         "server.register_resource_template('notes://{id}', lambda uri, params, ctx: params['id'])\n"
         "server.events.on(REQUEST_RECEIVED, lambda got: print(type(got).__name__, got.method))\n"
+        "server.add_middleware(lambda call, next: next(call))\n"
         "from mcp_sync import connect\n"
         "with connect(server) as connected:\n"
         "    print(connected.call_tool('echo', {'text': 'hi'}).text)\n"
@@ -279,7 +281,12 @@ def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
     assert lines[0] == ""
     assert "RequestReceived tools/call" in lines and "hi" in lines
     loaded = lines[-1].split(",")
-    assert {"mcp_sync.server.uri_template", "mcp_sync.runtime.event_payloads", CLIENT_FEATURES_MODULE} <= set(loaded)
+    assert {
+        "mcp_sync.server.uri_template",
+        "mcp_sync.runtime.event_payloads",
+        "mcp_sync.server.middleware",
+        CLIENT_FEATURES_MODULE,
+    } <= set(loaded)
 
 
 def test_a_stdio_client_builds_its_first_models_while_the_server_starts() -> None:

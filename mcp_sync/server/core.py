@@ -63,7 +63,6 @@ from . import apps
 from .authorization import AuthInfo, Authorizer
 from .backend import Backend, InProcessBackend, Notice
 from .context import NO_CLIENT, Context, ProgressReporter
-from .middleware import Middleware
 from .registry import (
     Completer,
     ExtensionMethod,
@@ -84,6 +83,7 @@ if TYPE_CHECKING:
     from ..protocol.tasks import TaskSupport
     from ..protocol.types import CreateMessageRequestParams, CreateMessageResult, Root
     from ..runtime.transport import Transport
+    from .middleware import Middleware
     from .mount import Mount
     from .skills import SkillCatalogue
     from .tasks import TaskRunner

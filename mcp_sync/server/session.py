@@ -101,7 +101,6 @@ from ..runtime.transport import Route
 from .authorization import NO_AUTH, AuthInfo, RequestInfo
 from .backend import SessionUpdate
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
-from .middleware import Call, CallKind, run_chain
 from .stateless import InputRequired, StatelessRequest, resource_not_found
 
 if TYPE_CHECKING:
@@ -115,6 +114,7 @@ if TYPE_CHECKING:
     )
     from ..runtime.transport import Transport
     from .core import MCPServer
+    from .middleware import Call, CallKind
 
 __all__ = ["ServerSession"]
 
@@ -772,6 +772,8 @@ class ServerSession:
 
     def _intercept(self, kind: CallKind, ctx: RequestContext, handler: Callable[[Call], _T]) -> _T:
         """``handler(call)`` through the middleware chain, with a copy of the params and the handler's context."""
+        from .middleware import Call, run_chain  # loaded when a server first has middleware
+
         context = ctx.state.get(_CONTEXT)
         if context is None:  # one Context per request: the middleware and the handler share it
             context = ctx.state[_CONTEXT] = self._context(ctx)

@@ -199,7 +199,7 @@ class _HandlerEntry:
     """A method's handler, and the model its params are validated into first (``None``: passed as they came)."""
 
     # Not a dataclass: one compiles its methods when the module is imported
-    # (a frozen one, five of them), which every connection's start would pay.
+    # (six functions for a frozen one), which every connection's start would pay.
     __slots__ = ("fn", "params_model")
 
     def __init__(self, fn: Handler, params_model: type[BaseModel] | None) -> None:

@@ -2,10 +2,11 @@
 
 The per-method envelopes, typed errors and message unions of
 :mod:`mcp_sync.protocol.messages`, and the models of what a server asks of
-its client (sampling, roots, elicitation: see
-:data:`mcp_sync.protocol.types.CLIENT_FEATURES`), are looked up the first
-time one is asked for, so that importing this module builds only the
-models a connection uses.
+its client (sampling, roots, elicitation) and of the requests and
+utilities a program may never use (see
+:data:`mcp_sync.protocol.types.ON_DEMAND`), are looked up the first time
+one is asked for, so that importing this module builds only the models a
+connection uses.
 
 >>> from mcp_sync.types import Tool, PingRequest
 >>> Tool(name="echo", input_schema={"type": "object"}).name
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # type checkers see every name; at run time the envelopes com
 def __getattr__(name: str) -> Any:
     from .protocol import messages, types
 
-    if name in types.CLIENT_FEATURES:  # the models of what a server asks of its client, loaded when first used
+    if any(name in names for names in types.ON_DEMAND.values()):  # models loaded when first used
         value = getattr(types, name)
         globals()[name] = value
         return value

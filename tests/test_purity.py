@@ -250,9 +250,12 @@ ON_DEMAND = (
     "mcp_sync.server.uri_template",
     "mcp_sync.runtime.event_payloads",
     "mcp_sync.server.middleware",
+    "mcp_sync.protocol.types.server_features",
+    "mcp_sync.protocol.types.utilities",
 )
-"""What the client and server import leaves for first use: the models of a server's questions, skills and their
-frontmatter, URI templates, the events' payloads (built only when something listens) and the middleware chain. The
+"""What the client and server import leaves for first use: the models of a server's questions, of the requests beyond
+listing and calling tools, and of completion, logging and subscriptions; skills and their frontmatter, URI templates,
+the events' payloads (built only when something listens) and the middleware chain. The
 server alone also leaves the tasks and apps modules (see below); the client imports them, for every call may become a
 task or show an app, and an import inside ``call_tool`` would cost each call."""
 
@@ -274,17 +277,25 @@ def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
         "from mcp_sync import connect\n"
         "with connect(server) as connected:\n"
         "    print(connected.call_tool('echo', {'text': 'hi'}).text)\n"
+        "    connected.list_prompts(), connected.list_resources(), connected.list_resource_templates()\n"
+        "    print('listed', ','.join(m for m in on_demand if m in sys.modules))\n"
+        "    print(connected.read_resource('notes://7').text)\n"
+        "    connected.set_log_level('info')\n"
         "print(','.join(m for m in on_demand if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     lines = out.stdout.splitlines()
     assert lines[0] == ""
-    assert "RequestReceived tools/call" in lines and "hi" in lines
+    assert "RequestReceived tools/call" in lines and "hi" in lines and "7" in lines
+    listed = set(next(line for line in lines if line.startswith("listed ")).split()[-1].split(","))
+    assert not listed & {"mcp_sync.protocol.types.server_features", "mcp_sync.protocol.types.utilities"}
     loaded = lines[-1].split(",")
     assert {
         "mcp_sync.server.uri_template",
         "mcp_sync.runtime.event_payloads",
         "mcp_sync.server.middleware",
+        "mcp_sync.protocol.types.server_features",
+        "mcp_sync.protocol.types.utilities",
         CLIENT_FEATURES_MODULE,
     } <= set(loaded)
 
@@ -349,7 +360,6 @@ LAZY_MODULES = (
     *ON_DEMAND,
     "mcp_sync.protocol.tasks",
     "mcp_sync.protocol.apps",
-    "mcp_sync.protocol.types.server_features",
     "mcp_sync.client.rounds",
     "mcp_sync.server.stateless",
 )

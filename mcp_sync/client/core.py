@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import ValidationError
 
+from ..protocol import types as models
 from ..protocol.apps import EXTENSION_ID as APPS_EXTENSION
 from ..protocol.apps import client_settings as apps_client_settings
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
@@ -46,30 +47,17 @@ from ..protocol.types import (
     LOG_LEVELS,
     CallToolResult,
     ClientCapabilities,
-    CompleteArgument,
-    CompleteContext,
-    CompleteRequestParams,
-    CompleteResult,
     DiscoverResult,
     EmptyResult,
-    GetPromptRequestParams,
-    GetPromptResult,
     Implementation,
     InitializeResult,
     LoggingLevel,
-    LoggingMessageNotificationParams,
     Prompt,
-    PromptReference,
-    ReadResourceRequestParams,
-    ReadResourceResult,
     RequestId,
     Resource,
     ResourceTemplate,
-    ResourceTemplateReference,
-    ResourceUpdatedNotificationParams,
     RootsCapability,
     ServerCapabilities,
-    SetLevelRequestParams,
     Tool,
     WireModel,
 )
@@ -104,10 +92,16 @@ if TYPE_CHECKING:
     import requests.auth
 
     from ..protocol.types import (
+        CompleteResult,
         CreateMessageRequestParams,
         CreateMessageResult,
         ElicitRequestFormParams,
         ElicitResult,
+        GetPromptResult,
+        LoggingMessageNotificationParams,
+        PromptReference,
+        ReadResourceResult,
+        ResourceTemplateReference,
         Root,
     )
     from ..transports.stdio import StderrTarget
@@ -127,8 +121,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-# The providers are protocols rather than Callable aliases so that their models load when first used (see
-# protocol.types.CLIENT_FEATURES) while typing.get_type_hints still resolves every signature that names them.
+# The providers and the log handler are protocols rather than Callable aliases so that their models load when first
+# used (see protocol.types.ON_DEMAND) while typing.get_type_hints still resolves every signature that names them.
 class SamplingProvider(Protocol):
     """Answers the server's ``sampling/createMessage`` requests: any function of the request's params.
 
@@ -162,8 +156,15 @@ class ElicitationProvider(Protocol):
     def __call__(self, params: ElicitRequestFormParams, /) -> ElicitResult: ...
 
 
-LogHandler = Callable[[LoggingMessageNotificationParams], None]
-"""Receives the server's log messages (on the reader thread: keep it quick)."""
+class LogHandler(Protocol):
+    """Receives the server's log messages (on the reader thread: keep it quick): any function of one message.
+
+    >>> client = MCPClient(log_handler=lambda message: print(message.level, message.data))
+    """
+
+    def __call__(self, message: LoggingMessageNotificationParams, /) -> None: ...
+
+
 Progress = ProgressCallback | bool | None
 """What ``call_tool(progress=...)`` takes: a callback, ``True`` for a progress bar, or nothing."""
 
@@ -847,9 +848,9 @@ class MCPClient(Listings, SkillMethods):
         progress: ProgressCallback | None = None,
     ) -> ReadResourceResult:
         """Read a resource's contents (``progress``: as for :meth:`call_tool`, a callback only)."""
-        params = ReadResourceRequestParams(uri=uri)
+        params = models.ReadResourceRequestParams(uri=uri)
         return self._call(
-            "resources/read", params, ReadResourceResult, timeout=timeout, cancel=cancel, on_progress=progress
+            "resources/read", params, models.ReadResourceResult, timeout=timeout, cancel=cancel, on_progress=progress
         )
 
     def app_resource(self, tool: Tool | str, *, timeout: Timeout = USE_DEFAULT) -> AppResource:
@@ -920,7 +921,7 @@ class MCPClient(Listings, SkillMethods):
 
     def _on_resource_updated(self, params: dict[str, Any]) -> None:
         try:
-            uri = ResourceUpdatedNotificationParams.model_validate(params).uri
+            uri = models.ResourceUpdatedNotificationParams.model_validate(params).uri
         except ValidationError:
             log.debug("ignored malformed notifications/resources/updated: %r", params)
             return
@@ -971,8 +972,10 @@ class MCPClient(Listings, SkillMethods):
         progress: ProgressCallback | None = None,
     ) -> GetPromptResult:
         """Render a prompt with ``arguments`` (``progress``: as for :meth:`call_tool`, a callback only)."""
-        params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
-        return self._call("prompts/get", params, GetPromptResult, timeout=timeout, cancel=cancel, on_progress=progress)
+        params = models.GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        return self._call(
+            "prompts/get", params, models.GetPromptResult, timeout=timeout, cancel=cancel, on_progress=progress
+        )
 
     # ------------------------------------------------------------- utilities
 
@@ -987,12 +990,12 @@ class MCPClient(Listings, SkillMethods):
         cancel: threading.Event | None = None,
     ) -> CompleteResult:
         """Ask for completions of ``argument`` (typed so far: ``value``) of a prompt or template."""
-        params = CompleteRequestParams(
+        params = models.CompleteRequestParams(
             ref=ref,
-            argument=CompleteArgument(name=argument, value=value),
-            context=CompleteContext(arguments=dict(context)) if context is not None else None,
+            argument=models.CompleteArgument(name=argument, value=value),
+            context=models.CompleteContext(arguments=dict(context)) if context is not None else None,
         )
-        return self._call("completion/complete", params, CompleteResult, timeout=timeout, cancel=cancel)
+        return self._call("completion/complete", params, models.CompleteResult, timeout=timeout, cancel=cancel)
 
     def set_log_level(
         self, level: LoggingLevel, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
@@ -1003,7 +1006,7 @@ class MCPClient(Listings, SkillMethods):
         such method, and the level goes in the ``_meta`` of every later
         request instead (without it, such servers send no log messages).
         """
-        params = SetLevelRequestParams(level=level)
+        params = models.SetLevelRequestParams(level=level)
         self._connection().set_log_level(params, timeout, cancel)
         self.log_level = level
 
@@ -1062,7 +1065,7 @@ class MCPClient(Listings, SkillMethods):
 
     def _on_log(self, params: dict[str, Any]) -> None:
         try:
-            message = LoggingMessageNotificationParams.model_validate(params)
+            message = models.LoggingMessageNotificationParams.model_validate(params)
         except ValidationError:
             log.debug("ignored malformed notifications/message: %r", params)
             return

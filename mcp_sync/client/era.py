@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, run
 
 from pydantic import ValidationError
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, MCPTransportError
 from ..protocol.stateless import SERVER_INFO, STATELESS_ERROR_CODES
 from ..protocol.types import (
@@ -43,11 +44,6 @@ from ..protocol.types import (
     Implementation,
     InitializeRequestParams,
     InitializeResult,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    SubscriptionFilter,
-    SubscriptionsListenRequestParams,
-    UnsubscribeRequestParams,
     WireModel,
 )
 from ..protocol.versions import STATELESS_REVISIONS
@@ -57,6 +53,7 @@ from .rounds import exchange, validated
 from .subscriptions import NotificationCallback, Subscription
 
 if TYPE_CHECKING:
+    from ..protocol.types import SetLevelRequestParams
     from .core import MCPClient
     from .providers import MissingProvider, ProviderKind
 
@@ -231,13 +228,13 @@ class HandshakeEra(ClientEra):
 
     def subscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """``resources/subscribe``: the updates come as plain notifications, so no stream is replaced."""
-        params = SubscribeRequestParams(uri=uri)
+        params = models.SubscribeRequestParams(uri=uri)
         self.call("resources/subscribe", params, EmptyResult, timeout=timeout, cancel=cancel)
         return None
 
     def unsubscribe(self, uri: str, timeout: Timeout, cancel: threading.Event | None) -> Subscription | None:
         """``resources/unsubscribe``."""
-        params = UnsubscribeRequestParams(uri=uri)
+        params = models.UnsubscribeRequestParams(uri=uri)
         self.call("resources/unsubscribe", params, EmptyResult, timeout=timeout, cancel=cancel)
         return None
 
@@ -368,13 +365,13 @@ class StatelessEra(ClientEra):
     ) -> Subscription:
         """``subscriptions/listen``, tracked by the client so that the stream's notifications reach it."""
         client = self.client
-        wanted = SubscriptionFilter(
+        wanted = models.SubscriptionFilter(
             tools_list_changed=tools or None,
             prompts_list_changed=prompts or None,
             resources_list_changed=resources or None,
             resource_subscriptions=list(resource_uris) or None,
         )
-        params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
+        params = models.SubscriptionsListenRequestParams(notifications=wanted).to_wire()
         params["_meta"] = client.request_meta.copy(self.revision)
         limit = client.timeout if timeout is USE_DEFAULT else timeout
         return client.listens.open(self.dispatcher, params, wanted, on_notification, limit, cancel)

@@ -7,8 +7,10 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from ..protocol.types import LoggingMessageNotificationParams
+if TYPE_CHECKING:
+    from ..protocol.types import LoggingMessageNotificationParams
 
 __all__ = ["PYTHON_LEVELS", "forward_to_logging"]
 

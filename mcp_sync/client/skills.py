@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.skills import EXTENSION, MAX_TOTAL_SIZE, sha256_digest
-from ..protocol.types import BlobResourceContents, PaginatedRequestParams, ReadResourceResult, Resource
+from ..protocol.types import BlobResourceContents, PaginatedRequestParams, Resource
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         SkillEntry,
         SkillFile,
     )
+    from ..protocol.types import ReadResourceResult
     from .core import MCPClient
 
 __all__ = [

@@ -22,11 +22,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.stateless import SUBSCRIPTION_ID
-from ..protocol.types import RequestId, SubscriptionFilter
+from ..protocol.types import RequestId
 
 if TYPE_CHECKING:
+    from ..protocol.types import SubscriptionFilter
     from ..runtime.dispatcher import JsonRpcDispatcher, PendingRequest
 
 __all__ = [
@@ -129,7 +131,7 @@ class Subscription:
 
     def _acknowledge(self, params: dict[str, Any]) -> None:
         try:
-            self.acknowledged = SubscriptionFilter.model_validate(params.get("notifications") or {})
+            self.acknowledged = models.SubscriptionFilter.model_validate(params.get("notifications") or {})
         except ValueError:
             log.debug("ignored a malformed acknowledgement: %r", params)
             return

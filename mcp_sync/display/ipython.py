@@ -13,10 +13,12 @@ import json
 import sys
 from collections.abc import Callable
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..protocol.types import LoggingMessageNotificationParams
-from .render import DISPLAYS
+from .render import DISPLAYS, MODELS
+
+if TYPE_CHECKING:
+    from ..protocol.types import LoggingMessageNotificationParams
 
 
 def _pretty(to_text: Callable[[Any], str]) -> Callable[[Any, Any, bool], None]:
@@ -37,9 +39,9 @@ def enable_rich_display(shell: Any = None) -> bool:
         if shell is None:
             return False
     formatters = shell.display_formatter.formatters
-    for model, to_html, to_text in DISPLAYS:
-        formatters["text/html"].for_type(model, to_html)
-        formatters["text/plain"].for_type(model, _pretty(to_text))
+    for name, to_html, to_text in DISPLAYS:  # by name: IPython looks the class up when it meets one
+        formatters["text/html"].for_type_by_name(MODELS, name, to_html)
+        formatters["text/plain"].for_type_by_name(MODELS, name, _pretty(to_text))
     return True
 
 

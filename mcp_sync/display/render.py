@@ -20,22 +20,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.schema import json_type_name, tool_summary
 from ..protocol.types import (
     AudioContent,
     CallToolResult,
     ContentBlock,
-    GetPromptResult,
     ImageContent,
-    ReadResourceResult,
     ResourceContents,
     ResourceLink,
     TextContent,
     TextResourceContents,
     Tool,
 )
+
+if TYPE_CHECKING:
+    from ..protocol.types import GetPromptResult, ReadResourceResult
 
 __all__ = [
     "call_tool_result_html",
@@ -219,12 +220,20 @@ def tools_html(tools: Sequence[Tool]) -> str:
 
 # --------------------------------------------------------------- in IPython
 
-DISPLAYS: list[tuple[type[Any], Callable[[Any], str], Callable[[Any], str]]] = [
-    (CallToolResult, call_tool_result_html, call_tool_result_text),
-    (ReadResourceResult, read_resource_result_html, read_resource_result_text),
-    (GetPromptResult, get_prompt_result_html, get_prompt_result_text),
+DISPLAYS: list[tuple[str, Callable[[Any], str], Callable[[Any], str]]] = [
+    ("CallToolResult", call_tool_result_html, call_tool_result_text),
+    ("ReadResourceResult", read_resource_result_html, read_resource_result_text),
+    ("GetPromptResult", get_prompt_result_html, get_prompt_result_text),
 ]
-"""The models shown richly, each with its HTML and its text renderer."""
+"""The models shown richly, by their names in :data:`MODELS`, each with its HTML and its text renderer.
+
+By name, not by class: two of them are declared only when a program first uses them (see
+``protocol.types.ON_DEMAND``), and showing a tool's result must not declare them."""
+
+MODELS = CallToolResult.__module__
+"""The module the models of :data:`DISPLAYS` are named in (``mcp_sync.protocol.types``)."""
+
+_RENDERERS = {name: (to_html, to_text) for name, to_html, to_text in DISPLAYS}
 
 
 def render(kind: str, model: object) -> str | None:
@@ -238,7 +247,9 @@ def render(kind: str, model: object) -> str | None:
     >>> render("text/html", 5) is None
     True
     """
-    for model_type, to_html, to_text in DISPLAYS:
-        if isinstance(model, model_type):
+    for cls in type(model).__mro__:  # (the most specific first, as isinstance would match a subclass)
+        renderers = _RENDERERS.get(cls.__name__) if cls.__module__ == MODELS else None
+        if renderers is not None:
+            to_html, to_text = renderers
             return to_html(model) if kind == "text/html" else to_text(model)
     return None

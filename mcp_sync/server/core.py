@@ -37,16 +37,11 @@ from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     Annotations,
     CallToolResult,
-    CompleteRequestParams,
-    CompleteResult,
-    GetPromptResult,
     Icon,
     Implementation,
     LoggingLevel,
     Prompt,
     PromptArgument,
-    PromptMessage,
-    ReadResourceResult,
     RequestId,
     Resource,
     ResourceTemplate,
@@ -81,7 +76,16 @@ if TYPE_CHECKING:
 
     from ..protocol.skills import SkillEntry
     from ..protocol.tasks import TaskSupport
-    from ..protocol.types import CreateMessageRequestParams, CreateMessageResult, Root
+    from ..protocol.types import (
+        CompleteRequestParams,
+        CompleteResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        GetPromptResult,
+        PromptMessage,
+        ReadResourceResult,
+        Root,
+    )
     from ..runtime.transport import Transport
     from .middleware import Middleware
     from .mount import Mount
@@ -98,8 +102,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-# A protocol rather than a Callable alias so that its models load when first used (see
-# protocol.types.CLIENT_FEATURES) while typing.get_type_hints still resolves every signature that names it.
+# Protocols rather than Callable aliases so that their models load when first used (see
+# protocol.types.ON_DEMAND) while typing.get_type_hints still resolves every signature that names them.
 class SamplingProvider(Protocol):
     """Answers this server's own sampling needs when the client cannot sample: any function of the request's
     params and the asking call's context.
@@ -114,7 +118,17 @@ class SamplingProvider(Protocol):
     def __call__(self, params: CreateMessageRequestParams, ctx: Context, /) -> CreateMessageResult: ...
 
 
-CompletionProvider = Callable[[CompleteRequestParams, Context], "CompleteResult | Sequence[str]"]
+class CompletionProvider(Protocol):
+    """Completes arguments no completer registered for them covers: any function of the ``completion/complete``
+    params and the request's context, giving a result or the suggested values.
+
+    >>> server = MCPServer("demo")
+    >>> server.set_completion_provider(lambda params, ctx: ["red", "green"])
+    """
+
+    def __call__(self, params: CompleteRequestParams, ctx: Context, /) -> CompleteResult | Sequence[str]: ...
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 _M = TypeVar("_M", bound=BaseModel)
 

@@ -42,11 +42,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCPError
-from ..protocol.types import Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
+from ..protocol.types import Prompt, Resource, ResourceTemplate, Tool
 from . import apps
 from .backend import Notice
 
 if TYPE_CHECKING:
+    from ..protocol.types import ReadResourceResult
     from .context import Context
     from .core import MCPServer
     from .session import ServerSession

@@ -32,14 +32,9 @@ from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validatio
 from ..protocol.types import (
     Annotations,
     CallToolResult,
-    CompleteRequestParams,
-    CompleteResult,
-    GetPromptResult,
     Icon,
     Prompt,
     PromptArgument,
-    PromptReference,
-    ReadResourceResult,
     Resource,
     ResourceTemplate,
     TextContent,
@@ -56,7 +51,7 @@ from .stateless import InputRequired, MissingClientCapability
 
 if TYPE_CHECKING:
     from ..protocol.tasks import TaskSupport
-    from ..protocol.types import Root
+    from ..protocol.types import CompleteRequestParams, CompleteResult, GetPromptResult, ReadResourceResult, Root
     from .uri_template import UriTemplate
 
 __all__ = [
@@ -885,7 +880,7 @@ class ServerRegistry:
     def complete(self, params: CompleteRequestParams) -> CompleteResult | None:
         """The suggestions of the completer registered for the argument ``params`` names; ``None`` if none is."""
         ref = params.ref
-        key = (ref.type, ref.name if isinstance(ref, PromptReference) else ref.uri, params.argument.name)
+        key = (ref.type, ref.name if ref.type == "ref/prompt" else ref.uri, params.argument.name)
         completer = self._completers.get(key)
         if completer is None:
             return None

@@ -17,24 +17,23 @@ import base64
 import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     BlobResourceContents,
     CallToolResult,
-    CompleteResult,
-    Completion,
     ContentBlock,
-    GetPromptResult,
-    PromptMessage,
-    ReadResourceResult,
     TextContent,
     TextResourceContents,
     WireModel,
 )
+
+if TYPE_CHECKING:
+    from ..protocol.types import CompleteResult, GetPromptResult, ReadResourceResult
 
 __all__ = [
     "decorated_resource_value",
@@ -72,7 +71,7 @@ def tool_result(value: Any) -> CallToolResult:
 
 def resource_result(uri: str, mime_type: str | None, value: Any) -> ReadResourceResult:
     """Normalise what a resource handler returned into a ReadResourceResult."""
-    if isinstance(value, ReadResourceResult):
+    if isinstance(value, models.ReadResourceResult):
         return value
     if isinstance(value, (str, bytes, Mapping, TextResourceContents, BlobResourceContents)):
         value = [value]
@@ -85,26 +84,27 @@ def resource_result(uri: str, mime_type: str | None, value: Any) -> ReadResource
             contents.append(BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob))
         else:
             contents.append(item)
-    return ReadResourceResult(contents=contents)
+    return models.ReadResourceResult(contents=contents)
 
 
 def prompt_result(value: Any, description: str | None) -> GetPromptResult:
     """Normalise what a prompt handler returned into a GetPromptResult (a string is one user message)."""
-    if isinstance(value, GetPromptResult):
+    if isinstance(value, models.GetPromptResult):
         return value
     if isinstance(value, str):
-        value = PromptMessage(role="user", content=TextContent(text=value))
-    if isinstance(value, PromptMessage):
+        value = models.PromptMessage(role="user", content=TextContent(text=value))
+    if isinstance(value, models.PromptMessage):
         value = [value]
     messages = [
-        PromptMessage(role="user", content=TextContent(text=item)) if isinstance(item, str) else item for item in value
+        models.PromptMessage(role="user", content=TextContent(text=item)) if isinstance(item, str) else item
+        for item in value
     ]
-    return GetPromptResult(description=description, messages=messages)
+    return models.GetPromptResult(description=description, messages=messages)
 
 
 def decorated_resource_value(value: Any) -> Any:
     """What a decorated resource function returned, as contents: JSON for plain data."""
-    if isinstance(value, (str, bytes, ReadResourceResult, TextResourceContents, BlobResourceContents)):
+    if isinstance(value, (str, bytes, models.ReadResourceResult, TextResourceContents, BlobResourceContents)):
         return value
     if isinstance(value, list) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
         return value
@@ -142,7 +142,9 @@ def to_complete_result(value: CompleteResult | Iterable[str]) -> CompleteResult:
     >>> to_complete_result(["a", "b"]).completion.values
     ['a', 'b']
     """
-    if isinstance(value, CompleteResult):
+    if isinstance(value, models.CompleteResult):
         return value
     values = list(value)
-    return CompleteResult(completion=Completion(values=values[:100], total=len(values), has_more=len(values) > 100))
+    return models.CompleteResult(
+        completion=models.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
+    )

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ValidationError
 
+from ..protocol import types as models
 from ..protocol.batch import accepts_batch
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, format_validation_error
 from ..protocol.stateless import (
@@ -45,14 +46,9 @@ from ..protocol.stateless import (
     is_stateless_request,
 )
 from ..protocol.types import (
-    CallToolRequestParams,
     ClientCapabilities,
-    CompleteRequestParams,
-    CompleteResult,
     DiscoverResult,
     EmptyResult,
-    GetPromptRequestParams,
-    GetPromptResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -63,26 +59,15 @@ from ..protocol.types import (
     ListResourceTemplatesResult,
     ListToolsResult,
     LoggingLevel,
-    LoggingMessageNotificationParams,
     PaginatedRequestParams,
     ProgressNotificationParams,
     ProgressToken,
     PromptsCapability,
-    ReadResourceRequestParams,
-    ReadResourceResult,
     RequestId,
     RequestParams,
     ResourcesCapability,
-    ResourceUpdatedNotificationParams,
     ServerCapabilities,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    SubscriptionFilter,
-    SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams,
-    SubscriptionsListenResult,
     ToolsCapability,
-    UnsubscribeRequestParams,
     WireModel,
 )
 from ..protocol.versions import (
@@ -105,12 +90,24 @@ from .stateless import InputRequired, StatelessRequest, resource_not_found
 
 if TYPE_CHECKING:
     from ..protocol.types import (
+        CompleteRequestParams,
+        CompleteResult,
         CreateMessageRequestParams,
         CreateMessageResult,
         ElicitRequestFormParams,
         ElicitRequestURLParams,
         ElicitResult,
+        GetPromptRequestParams,
+        GetPromptResult,
         ListRootsResult,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        SetLevelRequestParams,
+        SubscribeRequestParams,
+        SubscriptionFilter,
+        SubscriptionsListenRequestParams,
+        SubscriptionsListenResult,
+        UnsubscribeRequestParams,
     )
     from ..runtime.transport import Transport
     from .core import MCPServer
@@ -156,7 +153,7 @@ def _tool_call(params: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
     ):
         return name, arguments
     try:
-        typed = CallToolRequestParams.model_validate(params)
+        typed = models.CallToolRequestParams.model_validate(params)
     except ValidationError as exc:
         raise MCPError(MCP_CODES.INVALID_PARAMS, f"Invalid params: {format_validation_error(exc)}", cause=exc) from exc
     return typed.name, typed.arguments
@@ -193,24 +190,25 @@ _CONTEXT = "mcp_sync.context"
 """The key of ``RequestContext.state`` under which the middleware keeps a request's :class:`Context`."""
 
 
-_ROUTES: dict[str, tuple[str, type[WireModel] | None]] = {
-    "initialize": ("_initialize", InitializeRequestParams),
+_ROUTES: dict[str, tuple[str, str | None]] = {
+    "initialize": ("_initialize", "InitializeRequestParams"),
     "ping": ("_ping", None),
-    "tools/list": ("_list_tools", PaginatedRequestParams),
+    "tools/list": ("_list_tools", "PaginatedRequestParams"),
     "tools/call": ("_call_tool", None),  # (its params are read by _call_tool itself: see _tool_call)
-    "resources/list": ("_list_resources", PaginatedRequestParams),
-    "resources/templates/list": ("_list_templates", PaginatedRequestParams),
-    "resources/read": ("_read_resource", ReadResourceRequestParams),
-    "resources/subscribe": ("_subscribe", SubscribeRequestParams),
-    "resources/unsubscribe": ("_unsubscribe", UnsubscribeRequestParams),
-    "prompts/list": ("_list_prompts", PaginatedRequestParams),
-    "prompts/get": ("_get_prompt", GetPromptRequestParams),
-    "completion/complete": ("_complete", CompleteRequestParams),
-    "logging/setLevel": ("_set_level", SetLevelRequestParams),
+    "resources/list": ("_list_resources", "PaginatedRequestParams"),
+    "resources/templates/list": ("_list_templates", "PaginatedRequestParams"),
+    "resources/read": ("_read_resource", "ReadResourceRequestParams"),
+    "resources/subscribe": ("_subscribe", "SubscribeRequestParams"),
+    "resources/unsubscribe": ("_unsubscribe", "UnsubscribeRequestParams"),
+    "prompts/list": ("_list_prompts", "PaginatedRequestParams"),
+    "prompts/get": ("_get_prompt", "GetPromptRequestParams"),
+    "completion/complete": ("_complete", "CompleteRequestParams"),
+    "logging/setLevel": ("_set_level", "SetLevelRequestParams"),
     "server/discover": ("_discover", None),
-    "subscriptions/listen": ("_listen", SubscriptionsListenRequestParams),
+    "subscriptions/listen": ("_listen", "SubscriptionsListenRequestParams"),
 }
-"""Each method a server connection answers: the :class:`ServerSession` method that does, and its params' model."""
+"""Each method a server connection answers: the :class:`ServerSession` method that does, and the name of its params'
+model in :mod:`mcp_sync.protocol.types` (by name: most are declared only when first used)."""
 
 
 def core_methods() -> frozenset[str]:
@@ -456,8 +454,9 @@ class ServerSession:
         route = _ROUTES.get(method)
         model: type[WireModel] | None
         if route is not None:
-            name, model = route
+            name, model_name = route
             bound: Handler = getattr(self, name)
+            model = None if model_name is None else getattr(models, model_name)
         else:
             bound, model = self._extension_route(method)
 
@@ -522,9 +521,7 @@ class ServerSession:
             sealer = server.request_state_sealer
             # ctx.params, not sent: middleware may have changed the params the handler saw.
             state = sealer.seal(sealer.digest(method, ctx.params), request.answers)
-            from ..protocol.types import InputRequiredResult  # loaded when first asked
-
-            interim = InputRequiredResult(input_requests=needed.requests, request_state=state)
+            interim = models.InputRequiredResult(input_requests=needed.requests, request_state=state)
             return interim.to_wire()
         except MCPError as error:
             if error.code == MCP_CODES.NOT_FOUND and method == "resources/read":
@@ -628,7 +625,7 @@ class ServerSession:
                     self._listens[ctx] = agreed
                 self.notify(
                     "notifications/subscriptions/acknowledged",
-                    SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
+                    models.SubscriptionsAcknowledgedNotificationParams(notifications=agreed, meta=tag),
                     route=Route(request=ctx),
                 )
             ctx.cancelled.wait()
@@ -637,7 +634,7 @@ class ServerSession:
                 self._listens.pop(ctx, None)
             for uri in subscribed:
                 self._let_go(uri)
-        return SubscriptionsListenResult(meta=tag)
+        return models.SubscriptionsListenResult(meta=tag)
 
     def _hold(self, uri: str) -> None:
         """One more listen of this connection follows ``uri``: the watchers hear of the first (a refusal refuses it).
@@ -841,10 +838,12 @@ class ServerSession:
         """
         route = None if once is None else Route(once=once)
         if uri in self.subscriptions:
-            self.notify("notifications/resources/updated", ResourceUpdatedNotificationParams(uri=uri), route=route)
+            self.notify(
+                "notifications/resources/updated", models.ResourceUpdatedNotificationParams(uri=uri), route=route
+            )
         for listen, wanted in self._listening():
             if uri in (wanted.resource_subscriptions or ()):
-                params = ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: listen.request_id})
+                params = models.ResourceUpdatedNotificationParams(uri=uri, meta={SUBSCRIPTION_ID: listen.request_id})
                 self.notify("notifications/resources/updated", params, route=Route(request=listen, once=once))
 
     def task_changed(self, task_id: str, params: WireModel, *, once: str | None = None) -> None:
@@ -891,7 +890,7 @@ class ServerSession:
         threshold = minimum or self.log_level or self.server.log_level
         if threshold is not None and threshold not in admitting(level):
             return
-        message = LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+        message = models.LoggingMessageNotificationParams(level=level, data=data, logger=logger)
         self.notify("notifications/message", message, route=route)
 
     # ------------------------------------------------- requests to the client
@@ -942,10 +941,8 @@ class ServerSession:
             # The provider answers for the request: its cancellation is the provider's too.
             channel = HandshakeChannel(self, cancel, served=None if route is None else route.request)
             return provider(params, Context(session=self, cancelled=cancel, channel=channel))
-        from ..protocol.types import CreateMessageResult  # loaded when first asked
-
-        result: CreateMessageResult = self._request(
-            "sampling/createMessage", params, CreateMessageResult, timeout, cancel, route
+        result: models.CreateMessageResult = self._request(
+            "sampling/createMessage", params, models.CreateMessageResult, timeout, cancel, route
         )
         return result
 
@@ -961,9 +958,9 @@ class ServerSession:
         if self.client_capabilities.roots is None:
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client does not support roots")
         params = None if meta is None else RequestParams(meta=meta)
-        from ..protocol.types import ListRootsResult  # loaded when first asked
-
-        result: ListRootsResult = self._request("roots/list", params, ListRootsResult, timeout, cancel, route)
+        result: models.ListRootsResult = self._request(
+            "roots/list", params, models.ListRootsResult, timeout, cancel, route
+        )
         return result
 
     def elicit(
@@ -981,10 +978,8 @@ class ServerSession:
         URL mode needs one that declared ``elicitation.url`` at 2025-11-25 or
         later. Otherwise ``MISSING_CAPABILITY`` is raised.
         """
-        from ..protocol.types import ElicitRequestURLParams, ElicitResult  # loaded when first asked
-
         declared = self.client_capabilities.elicitation
-        if isinstance(params, ElicitRequestURLParams):
+        if isinstance(params, models.ElicitRequestURLParams):
             mode, since = "url", "2025-11-25"
             supported = declared is not None and declared.url is not None
         else:
@@ -992,7 +987,9 @@ class ServerSession:
             supported = declared is not None and (declared.form is not None or declared.url is None)
         if not supported or not at_least(self.revision or "", since):
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, f"the client does not support {mode} elicitation")
-        result: ElicitResult = self._request("elicitation/create", params, ElicitResult, timeout, cancel, route)
+        result: models.ElicitResult = self._request(
+            "elicitation/create", params, models.ElicitResult, timeout, cancel, route
+        )
         return result
 
     def ping(self, *, timeout: float | None = None) -> None:

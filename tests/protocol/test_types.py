@@ -953,19 +953,30 @@ def test_results_render_in_notebooks() -> None:
         assert needle in printer.out[0]
 
 
-def test_the_lazily_loaded_names_are_exactly_the_client_features_models() -> None:
-    """``protocol.types.CLIENT_FEATURES`` lists every public name of ``client_features`` (one added there is found),
-    ``dir`` shows them, and a name that is nowhere fails as any missing attribute does."""
+@pytest.mark.parametrize("module_name", ["client_features", "server_features", "utilities"])
+def test_the_lazily_loaded_names_are_exactly_each_modules_models(module_name: str) -> None:
+    """``protocol.types.ON_DEMAND`` lists every public name of each module it loads on demand (one added there is
+    found), ``dir`` shows them, and a name that is nowhere fails as any missing attribute does."""
     import ast
+    import importlib
 
     import mcp_sync.protocol.types as types
-    from mcp_sync.protocol.types import client_features
+    import mcp_sync.types as public
 
-    tree = ast.parse(Path(client_features.__file__).read_text(encoding="utf-8"))
+    module = importlib.import_module(f"mcp_sync.protocol.types.{module_name}")
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
     defined = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
     defined |= {node.target.id for node in tree.body if isinstance(node, ast.AnnAssign)}  # type: ignore[union-attr]
-    assert defined == types.CLIENT_FEATURES
-    assert set(dir(types)) >= types.CLIENT_FEATURES and {"Tool", "WireModel"} <= set(dir(types))
-    assert all(getattr(t, name) is getattr(client_features, name) for name in defined)
+    defined |= {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and not target.id.startswith("_")
+    }
+    assert defined == types.ON_DEMAND[module_name]
+    assert set(dir(types)) >= defined and {"Tool", "WireModel"} <= set(dir(types))
+    assert all(getattr(types, name) is getattr(module, name) for name in defined)
+    assert all(getattr(public, name) is getattr(module, name) for name in defined)  # mcp_sync.types finds them too
     with pytest.raises(AttributeError, match=r"'mcp_sync\.protocol\.types' has no attribute 'Nope'"):
         _ = types.Nope  # type: ignore[attr-defined]

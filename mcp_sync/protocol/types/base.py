@@ -358,6 +358,27 @@ class PaginatedResult(Result):
 
 
 # --------------------------------------------------------------------------
+# Progress and cancellation (the base protocol's utilities)
+# --------------------------------------------------------------------------
+
+
+class ProgressNotificationParams(NotificationParams):
+    """Parameters of ``notifications/progress``."""
+
+    progress_token: ProgressToken
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class CancelledNotificationParams(NotificationParams):
+    """Parameters of ``notifications/cancelled``."""
+
+    request_id: RequestId
+    reason: str | None = None
+
+
+# --------------------------------------------------------------------------
 # Lifecycle: initialize (until 2025-11-25), server/discover (2026-07-28)
 # --------------------------------------------------------------------------
 

@@ -1,11 +1,12 @@
-"""Content and what content refers to: text, image, audio, embedded and linked resources, tools and tool results."""
+"""Content and what content refers to (text, image, audio, embedded and linked resources, tools and tool results),
+prompts, and the pages in which a server lists its tools, resources, templates and prompts."""
 
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field
 
 from ..rendering import Bundle, bundle, render
-from .base import BaseMetadata, Icons, Result, Role, WireModel
+from .base import BaseMetadata, CacheableResult, Icons, PaginatedResult, Result, Role, WireModel
 from .lazy import adopt
 
 # --------------------------------------------------------------------------
@@ -196,6 +197,50 @@ class CallToolResult(Result):
         # A call of a tool with an app, by a client that hosts apps, shows the app in a notebook (the bundler set
         # by the package; IPython adds the HTML and text above for front ends without widgets).
         return bundle(self)
+
+
+# --------------------------------------------------------------------------
+# Prompts, and the pages of what a server lists
+# --------------------------------------------------------------------------
+
+
+class PromptArgument(BaseMetadata):
+    """An argument a prompt template accepts."""
+
+    description: str | None = None
+    required: bool | None = None
+
+
+class Prompt(BaseMetadata, Icons):
+    """A prompt or prompt template the server offers."""
+
+    description: str | None = None
+    arguments: list[PromptArgument] | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class ListToolsResult(PaginatedResult, CacheableResult):
+    """A page of tools."""
+
+    tools: list[Tool]
+
+
+class ListResourcesResult(PaginatedResult, CacheableResult):
+    """A page of resources."""
+
+    resources: list[Resource]
+
+
+class ListResourceTemplatesResult(PaginatedResult, CacheableResult):
+    """A page of resource templates."""
+
+    resource_templates: list[ResourceTemplate]
+
+
+class ListPromptsResult(PaginatedResult, CacheableResult):
+    """A page of prompts."""
+
+    prompts: list[Prompt]
 
 
 adopt(globals())

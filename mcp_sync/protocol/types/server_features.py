@@ -1,22 +1,23 @@
-"""The params and results of the MCP spec's server features: resources, prompts, tools (calls and lists)."""
+"""The requests of the MCP spec's server features beyond their lists: reading and subscribing to resources, getting
+prompts, calling tools, with their params and results.
+
+Loaded the first time one of its names is looked up in the package (see ``SERVER_FEATURES`` there): a program that
+only lists and calls tools reads every one of these as a plain dict, or never meets them. The lists and what they
+list are in ``content``.
+"""
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field
-
 from ..rendering import render
 from .base import (
-    BaseMetadata,
     CacheableResult,
-    Icons,
     NotificationParams,
-    PaginatedResult,
     RequestParams,
     Result,
     Role,
     WireModel,
 )
-from .content import ContentBlock, Resource, ResourceContents, ResourceTemplate, TextResourceContents, Tool
+from .content import ContentBlock, ResourceContents, TextResourceContents
 from .lazy import Later, adopt
 
 if TYPE_CHECKING:
@@ -68,18 +69,6 @@ class UnsubscribeRequestParams(ResourceRequestParams):
     """Parameters of ``resources/unsubscribe``."""
 
 
-class ListResourcesResult(PaginatedResult, CacheableResult):
-    """A page of resources."""
-
-    resources: list[Resource]
-
-
-class ListResourceTemplatesResult(PaginatedResult, CacheableResult):
-    """A page of resource templates."""
-
-    resource_templates: list[ResourceTemplate]
-
-
 class ReadResourceResult(CacheableResult):
     """The contents of a resource."""
 
@@ -106,21 +95,6 @@ class ResourceUpdatedNotificationParams(NotificationParams):
 # --------------------------------------------------------------------------
 # Prompts
 # --------------------------------------------------------------------------
-
-
-class PromptArgument(BaseMetadata):
-    """An argument a prompt template accepts."""
-
-    description: str | None = None
-    required: bool | None = None
-
-
-class Prompt(BaseMetadata, Icons):
-    """A prompt or prompt template the server offers."""
-
-    description: str | None = None
-    arguments: list[PromptArgument] | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
 class PromptMessage(WireModel):
@@ -150,14 +124,8 @@ class GetPromptResult(Result):
         printer.text(render("text/plain", self) or repr(self))
 
 
-class ListPromptsResult(PaginatedResult, CacheableResult):
-    """A page of prompts."""
-
-    prompts: list[Prompt]
-
-
 # --------------------------------------------------------------------------
-# Tools (requests and lists)
+# Tools
 # --------------------------------------------------------------------------
 
 
@@ -166,12 +134,6 @@ class CallToolRequestParams(InputResponseRequestParams):
 
     name: str
     arguments: dict[str, Any] | None = None
-
-
-class ListToolsResult(PaginatedResult, CacheableResult):
-    """A page of tools."""
-
-    tools: list[Tool]
 
 
 adopt(globals())

@@ -1,4 +1,8 @@
-"""The MCP spec's utilities: completion, logging, progress, cancellation, and 2026-07-28 subscriptions."""
+"""The MCP spec's server utilities: completion, logging, and the 2026-07-28 subscriptions.
+
+Loaded the first time one of its names is looked up in the package (see ``UTILITIES`` there). Progress and
+cancellation, which every connection may use, are in ``base``.
+"""
 
 from typing import Annotated, Any, Literal
 
@@ -8,8 +12,6 @@ from .base import (
     BaseMetadata,
     LoggingLevel,
     NotificationParams,
-    ProgressToken,
-    RequestId,
     RequestParams,
     Result,
     WireModel,
@@ -90,22 +92,6 @@ class LoggingMessageNotificationParams(NotificationParams):
     level: LoggingLevel
     logger: str | None = None
     data: Any
-
-
-class ProgressNotificationParams(NotificationParams):
-    """Parameters of ``notifications/progress``."""
-
-    progress_token: ProgressToken
-    progress: float
-    total: float | None = None
-    message: str | None = None
-
-
-class CancelledNotificationParams(NotificationParams):
-    """Parameters of ``notifications/cancelled``."""
-
-    request_id: RequestId
-    reason: str | None = None
 
 
 # --------------------------------------------------------------------------

@@ -46,13 +46,10 @@ sys.path.insert(0, str(HERE))
 
 from benchlib import callgrind_instructions  # noqa: E402
 from stdio_bench import PYDANTIC_CHILD  # noqa: E402
+from stdio_instructions import HANDSHAKE_CALL, INITIALIZE, INITIALIZED  # noqa: E402
 
-HANDSHAKE = (
-    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
-    b'"capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n'
-    b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-)
-CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}\n'
+HANDSHAKE = INITIALIZE + b"\n" + INITIALIZED + b"\n"
+CALL = HANDSHAKE_CALL + b"\n"
 
 
 def checked(command: list[str], stdin: bytes, env: dict[str, str], expected: dict[str, object]) -> list[str]:
@@ -82,13 +79,13 @@ def main() -> None:
     # virtualenv, ours and the floor from this one (with its .pth files).
     counts["the SDK's python, an empty program"] = callgrind_instructions([args.sdk_python, "-c", "pass"], env=plain)
     counts["this python, an empty program"] = callgrind_instructions([sys.executable, "-c", "pass"], env=plain)
-    sdk = checked([args.sdk_python, str(HERE / "sdk_stdio_server.py")], HANDSHAKE, plain, {"id": 0})
+    sdk = checked([args.sdk_python, str(HERE / "sdk_stdio_server.py")], HANDSHAKE, plain, {"id": 1})
     counts["mcp SDK"] = callgrind_instructions(sdk, env=plain, stdin=HANDSHAKE)
-    floor = checked([sys.executable, "-c", PYDANTIC_CHILD], CALL, plain, {"id": 1})
+    floor = checked([sys.executable, "-c", PYDANTIC_CHILD], CALL, plain, {"id": 7})
     counts["floor, a pydantic echo child"] = callgrind_instructions(floor, env=plain, stdin=CALL)
     for tree in args.trees:
         env = {**plain, "PYTHONPATH": str(Path(tree).resolve())}
-        ours = checked([sys.executable, f"{tree}/examples/echo_server.py"], HANDSHAKE, env, {"id": 0})
+        ours = checked([sys.executable, f"{tree}/examples/echo_server.py"], HANDSHAKE, env, {"id": 1})
         counts[f"mcp_sync ({tree})"] = callgrind_instructions(ours, env=env, stdin=HANDSHAKE)
 
     print("instructions of a stdio server process, start to exit, having answered a handshake (callgrind)")

@@ -376,3 +376,21 @@ def test_load_ext_mcp_sync_in_a_live_kernel_turns_on_rich_display(kernel: str) -
     assert [out.text for out in loaded.outputs] == ["True\n"]
     [result] = shown.outputs
     assert result.data["text/plain"] == "five" and "tool result" in result.data["text/html"]
+
+
+def test_rich_display_set_up_before_the_models_are_declared_shows_them_once_they_are() -> None:
+    """The formatters name the resource and prompt results, declared only when first used: set up in a fresh
+    interpreter before they exist, they still show a resource read afterwards."""
+    code = (
+        "import sys, types\n"
+        "from IPython.core.formatters import DisplayFormatter\n"
+        "from mcp_sync.display.ipython import enable_rich_display\n"
+        "formatter = DisplayFormatter()\n"
+        "enable_rich_display(types.SimpleNamespace(display_formatter=formatter))\n"
+        "print('mcp_sync.protocol.types.server_features' in sys.modules)\n"
+        "from mcp_sync.types import ReadResourceResult, TextResourceContents\n"
+        "data, _ = formatter.format(ReadResourceResult(contents=[TextResourceContents(uri='mem://a', text='alpha')]))\n"
+        "print(data['text/plain'], 'text/html' in data)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["False", "alpha True"]

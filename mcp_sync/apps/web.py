@@ -56,7 +56,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources as package_files
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -87,6 +87,8 @@ CLOSED_DELIVERY_WAIT = 2.0
 
 _Response = tuple[str, list[tuple[str, str]], bytes]
 """A status line, headers and body."""
+_Sent = Callable[[], object]
+"""What to call once a response is written (the server calls the body's ``close()``, PEP 3333)."""
 _COMMON_HEADERS = [
     ("Cache-Control", "no-store"),
     ("X-Content-Type-Options", "nosniff"),
@@ -179,9 +181,21 @@ class AppView:
                 items.append(self._outbox.get_nowait())
             except queue.Empty:
                 break
+        return items
+
+    @property
+    def delivered(self) -> bool:
+        """Whether the page has been sent the news that the view closed."""
+        return self._delivered.is_set()
+
+    def sent(self, items: list[dict[str, Any]]) -> None:
+        """Polled ``items`` are written to the page: if they tell it the view closed, :meth:`close` may return.
+
+        Not when they are taken from the queue: a :meth:`close` that returned
+        then would let its caller stop the HTTP server under the poll's answer.
+        """
         if any("closed" in item for item in items):
             self._delivered.set()
-        return items
 
 
 class AppHost:
@@ -244,11 +258,12 @@ class AppHost:
     # ---------------------------------------------------------------- WSGI
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        status, headers, body = self._handle(environ)
+        sent: list[_Sent] = []
+        status, headers, body = self._handle(environ, sent)
         start_response(status, [*_COMMON_HEADERS, *headers, ("Content-Length", str(len(body)))])
-        return [body]
+        return _Body(body, sent)
 
-    def _handle(self, environ: WSGIEnvironment) -> _Response:
+    def _handle(self, environ: WSGIEnvironment, sent: list[_Sent]) -> _Response:
         method = environ["REQUEST_METHOD"]
         path = environ.get("PATH_INFO", "")
         netloc = environ.get("HTTP_HOST", "")
@@ -268,7 +283,7 @@ class AppHost:
             if method == "POST" and len(parts) == 3:
                 if environ.get("HTTP_ORIGIN") != self.page_origin:
                     return _refused("403 Forbidden")
-                return self._channel(view, parts[2], environ)
+                return self._channel(view, parts[2], environ, sent)
             return _refused("404 Not Found")
         if netloc == urlsplit(self.sandbox_origin).netloc:
             if method == "GET" and path == "/sandbox.js":
@@ -333,10 +348,11 @@ class AppHost:
         log.info("app %s served with CSP: %s", resource.uri, policy)
         return _html(resource.html, policy)
 
-    def _channel(self, view: AppView, action: str, environ: WSGIEnvironment) -> _Response:
+    def _channel(self, view: AppView, action: str, environ: WSGIEnvironment, sent: list[_Sent]) -> _Response:
         if action == "poll":
             # Once the page heard that the view closed, a late poll learns it again at once.
-            items = [{"closed": "closed"}] if view._delivered.is_set() else view.poll(POLL_WAIT)
+            items = [{"closed": "closed"}] if view.delivered else view.poll(POLL_WAIT)
+            sent.append(lambda: view.sent(items))
             return "200 OK", [("Content-Type", "application/json")], json.dumps(items).encode()
         if action == "close":
             view.gone()
@@ -358,6 +374,18 @@ class AppHost:
         else:
             return _refused("404 Not Found")
         return "204 No Content", [], b""
+
+
+class _Body(list[bytes]):
+    """A response body whose ``close()``, called by the server once it has written it, runs ``sent``."""
+
+    def __init__(self, body: bytes, sent: list[_Sent]) -> None:
+        super().__init__((body,))
+        self._sent = sent
+
+    def close(self) -> None:
+        for callback in self._sent:
+            callback()
 
 
 def _origin(url: str) -> str:

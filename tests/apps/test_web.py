@@ -61,7 +61,9 @@ def call(
         environ["HTTP_ORIGIN"] = origin
     answer: list[Any] = []
     body_parts = host(environ, lambda status, headers: answer.extend([status, headers]))  # type: ignore[arg-type]
-    return Answer(answer[0], answer[1], b"".join(body_parts))
+    body = b"".join(body_parts)
+    body_parts.close()  # type: ignore[attr-defined]  # as a WSGI server does once it has written the body
+    return Answer(answer[0], answer[1], body)
 
 
 @pytest.fixture
@@ -215,6 +217,22 @@ def test_closing_tells_the_page_and_a_closed_page_ends_the_view(host: AppHost, c
     other = host.show(client, "show")
     assert call(host, "POST", page_path(other, "close"), origin=PAGE).code == 204  # the page's beacon
     assert other.closed.is_set() and other.bridge.closed.is_set()
+
+
+def test_close_returns_once_the_news_is_written_not_when_it_is_taken(host: AppHost, view: AppView) -> None:
+    # The CLI stops its HTTP server when close() returns: before the poll's answer is written, the page saw its
+    # connection cut ("the host is gone") instead of the reason.
+    closer = threading.Thread(target=view.close, args=("done",), kwargs={"wait": 30})
+    closer.start()
+    url = urlsplit(page_path(view, "poll"))
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": url.path, "QUERY_STRING": url.query, "HTTP_HOST": url.netloc}
+    body = host({**environ, "HTTP_ORIGIN": PAGE}, lambda status, headers: None)  # type: ignore[arg-type]
+    assert json.loads(b"".join(body)) == [{"closed": "done"}]
+    closer.join(0.5)
+    assert closer.is_alive()  # taken and joined, not yet written
+    body.close()  # type: ignore[attr-defined]
+    closer.join(10)
+    assert not closer.is_alive()
 
 
 def test_a_poll_with_nothing_to_say_returns_empty_after_its_wait(view: AppView) -> None:

@@ -252,10 +252,14 @@ ON_DEMAND = (
     "mcp_sync.server.middleware",
     "mcp_sync.protocol.types.server_features",
     "mcp_sync.protocol.types.utilities",
+    "mcp_sync.server.elicited",
+    "mcp_sync.server.stats",
+    "mcp_sync.server.session_records",
 )
 """What the client and server import leaves for first use: the models of a server's questions, of the requests beyond
 listing and calling tools, and of completion, logging and subscriptions; skills and their frontmatter, URI templates,
-the events' payloads (built only when something listens) and the middleware chain. The
+the events' payloads (built only when something listens), the middleware chain, the answers of ``elicit()`` and
+``get_info()``, and a session's records as a backend shares them. The
 server alone also leaves the tasks and apps modules (see below); the client imports them, for every call may become a
 task or show an app, and an import inside ``call_tool`` would cost each call."""
 
@@ -298,6 +302,44 @@ def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
         "mcp_sync.protocol.types.utilities",
         CLIENT_FEATURES_MODULE,
     } <= set(loaded)
+
+
+def test_a_servers_rare_answers_and_shared_session_records_load_when_first_needed() -> None:
+    """``get_info()`` loads its record's module, ``elicit()`` its answer's, a backend that shares sessions (told of a
+    subscription) the session records'; a server that does none of these loads none of them."""
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPServer, connect\n"
+        "from mcp_sync.server import Context\n"
+        "server = MCPServer('demo')\n"
+        "server.register_resource('notes://1', lambda uri, ctx: 'one')\n"
+        "server.register_resource('notes://2', lambda uri, ctx: 'two')\n"
+        "@server.tool()\n"
+        "def ask(ctx: Context) -> str:\n"
+        "    return ctx.elicit('name?', {'type': 'object', 'properties': {'n': {'type': 'string'}}}).action\n"
+        "modules = ('mcp_sync.server.stats', 'mcp_sync.server.elicited', 'mcp_sync.server.session_records')\n"
+        "def loaded():\n"
+        "    return [m.rsplit('.', 1)[1] for m in modules if m in sys.modules]\n"
+        "from mcp_sync.types import ElicitResult\n"
+        "decline = lambda params: ElicitResult(action='decline')\n"
+        "with connect(server, era='handshake', elicitation_provider=decline) as client:\n"
+        "    client.subscribe_resource('notes://1')\n"
+        "    print(loaded())\n"
+        "    print(server.get_info().tools, loaded())\n"
+        "    print(client.call_tool('ask').text, loaded())\n"
+        "    session = next(iter(server.sessions))\n"
+        "    session.on_change = lambda session, update: print(type(update).__name__, sorted(update.subscribed))\n"
+        "    client.subscribe_resource('notes://2')\n"
+        "    print(loaded())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "[]",
+        "1 ['stats']",
+        "decline ['stats', 'elicited']",
+        "SessionUpdate ['notes://2']",
+        "['stats', 'elicited', 'session_records']",
+    ]
 
 
 def test_a_stdio_client_builds_its_first_models_while_the_server_starts() -> None:
@@ -382,6 +424,8 @@ def test_a_module_loaded_on_demand_imports_first_and_alone(module: str) -> None:
         ("mcp_sync.protocol.skills", "parse_frontmatter", "mcp_sync.protocol.frontmatter"),
         ("mcp_sync.protocol.skills", "SkillEntry", "mcp_sync.protocol.skill_models"),
         ("mcp_sync.types", "ElicitResult", CLIENT_FEATURES_MODULE),
+        ("mcp_sync.server", "Elicited", "mcp_sync.server.elicited"),
+        ("mcp_sync.server", "ServerStats", "mcp_sync.server.stats"),
     ],
 )
 def test_a_name_loaded_on_demand_is_its_homes_and_an_unknown_one_fails(module: str, name: str, home: str) -> None:

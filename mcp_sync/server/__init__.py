@@ -9,7 +9,8 @@
 
 The HTTP host (:class:`StreamableHTTPApp`, :func:`serve_http`,
 :func:`start_http`, :class:`RunningHTTPServer`) is importable from here too,
-loaded the first time one of its names is used: a stdio server never loads it::
+loaded the first time one of its names is used: a stdio server never loads it
+(nor :class:`Elicited` and :class:`ServerStats`, until it elicits or is asked)::
 
     from mcp_sync.server import start_http
 
@@ -23,6 +24,8 @@ What the package holds:
 - ``session``: ``ServerSession``, one client connection and what is particular to it;
 - ``stateless``: serving the 2026-07-28 revision: per-request ``_meta`` and sealed request state;
 - ``context``: ``Context``, what a handler gets to report progress, log, notice cancellation, ask the client;
+- ``elicited``: ``Elicited``, the user's answer to ``Context.elicit``;
+- ``stats``: ``ServerStats``, what ``MCPServer.get_info`` reports;
 - ``middleware``: the ordered chain of callables around what the server handles;
 - ``mount``: one server's tools, resources and prompts served by another, under a prefix;
 - ``tasks``: tools that run as tasks, the server side of both task forms;
@@ -50,8 +53,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .authorization import Authorizer, RequestInfo
-from .context import Context, Elicited
-from .core import CompletionProvider, MCPServer, SamplingProvider, ServerStats
+from .context import Context
+from .core import CompletionProvider, MCPServer, SamplingProvider
 from .session import ServerSession
 
 __all__ = [
@@ -70,22 +73,27 @@ __all__ = [
     "start_http",
 ]
 
-_HTTP = {
+_ON_DEMAND = {
     "StreamableHTTPApp": ".http.app",
     "RunningHTTPServer": ".http.embedded",
     "serve_http": ".http.embedded",
     "start_http": ".http.embedded",
+    "Elicited": ".elicited",
+    "ServerStats": ".stats",
 }
-"""The HTTP host's names exported here, each with its module, imported when first used (the HTTP stack is big)."""
+"""Names exported here whose module is imported when one is first used: the HTTP host's (the HTTP stack is big),
+and two answers most servers never get (``elicit()``'s and ``get_info()``'s)."""
 
 if TYPE_CHECKING:
+    from .elicited import Elicited
     from .http.app import StreamableHTTPApp
     from .http.embedded import RunningHTTPServer, serve_http, start_http
+    from .stats import ServerStats
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _HTTP:
+    if name not in _ON_DEMAND:
         raise AttributeError(f"module 'mcp_sync.server' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HTTP[name], __name__), name)
+    value = getattr(importlib.import_module(_ON_DEMAND[name], __name__), name)
     globals()[name] = value
     return value

@@ -13,11 +13,12 @@ workers, machines behind a load balancer) need these:
   status changes (``notifications/tasks``): the task runs in one process,
   its client may listen for them on any;
 - handshake-era sessions (2025-11-25 and before): their records (a
-  :class:`SessionRecord`), so that any process serves any session, ends it
-  everywhere, and passes on a client's answer to the process whose handler
-  asked; each change to a session is kept as that change alone
-  (:class:`SessionUpdate`), so that changes made at once by two processes are
-  both kept;
+  :class:`~mcp_sync.server.session_records.SessionRecord`), so that any
+  process serves any session, ends it everywhere, and passes on a client's
+  answer to the process whose handler asked; each change to a session is
+  kept as that change alone
+  (:class:`~mcp_sync.server.session_records.SessionUpdate`), so that changes
+  made at once by two processes are both kept;
 - the events kept for resumable SSE streams (:meth:`Backend.event_store`),
   so that a client resuming a stream on any process gets what it missed.
 
@@ -45,6 +46,7 @@ from ..protocol.errors import MCP_CODES, MCPError
 if TYPE_CHECKING:
     from .core import MCPServer
     from .http.event_store import EventStore
+    from .session_records import SessionRecord, SessionUpdate
 
 __all__ = [
     "Backend",
@@ -53,8 +55,6 @@ __all__ = [
     "Notice",
     "NoticeKind",
     "SessionListener",
-    "SessionRecord",
-    "SessionUpdate",
 ]
 
 NoticeKind = Literal["resource_updated", "list_changed", "task_status", "log"]
@@ -82,66 +82,6 @@ class Notice:
     """Names this one notification in every process, so that a stream shared by processes gets it once."""
     detail: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     """What the notification carries besides its subject (a task's status), as JSON."""
-
-
-@dataclass(frozen=True)
-class SessionRecord:
-    """What any process needs to serve a handshake-era session it did not open.
-
-    ``capabilities`` and ``client_info`` are as the client sent them (wire
-    form); ``principal`` is who opened the session (``None`` without a token
-    verifier); ``stream`` is the id of its GET stream in a shared event store,
-    where the notifications addressed to the session go whoever holds a copy
-    of it (``None`` when the store is not shared).
-
-    >>> record = SessionRecord("abc", "2025-11-25", capabilities={"sampling": {}}, subscriptions=frozenset({"notes://1"}))
-    >>> sorted(record.subscriptions)
-    ['notes://1']
-    """
-
-    session_id: str
-    revision: str
-    capabilities: dict[str, Any] = field(default_factory=dict)
-    client_info: dict[str, Any] | None = None
-    log_level: str | None = None
-    subscriptions: frozenset[str] = frozenset()
-    principal: str | None = None
-    stream: str | None = None
-
-
-@dataclass(frozen=True)
-class SessionUpdate:
-    """One change a request made to a handshake-era session: a log level set, subscriptions added or dropped.
-
-    A backend keeps it as that change alone (never by writing the whole
-    record again), so that two processes changing one session at once both
-    keep theirs; the copies of the session apply it in the order it was kept.
-
-    >>> SessionUpdate.from_wire(SessionUpdate(unsubscribed=frozenset({"notes://1"})).to_wire()).unsubscribed
-    frozenset({'notes://1'})
-    """
-
-    log_level: str | None = None
-    """The level the client chose (``logging/setLevel``); ``None``: unchanged."""
-    subscribed: frozenset[str] = frozenset()
-    unsubscribed: frozenset[str] = frozenset()
-
-    def to_wire(self) -> dict[str, Any]:
-        """The change as it is passed on (JSON)."""
-        return {
-            "log_level": self.log_level,
-            "subscribed": sorted(self.subscribed),
-            "unsubscribed": sorted(self.unsubscribed),
-        }
-
-    @classmethod
-    def from_wire(cls, fields: dict[str, Any]) -> SessionUpdate:
-        """The change passed on as ``fields``."""
-        return cls(
-            fields.get("log_level"),
-            frozenset(fields.get("subscribed") or ()),
-            frozenset(fields.get("unsubscribed") or ()),
-        )
 
 
 class SessionListener(Protocol):
@@ -257,6 +197,7 @@ class InProcessBackend:
     >>> backend.attach(server)
     >>> server.backend is backend
     True
+    >>> from mcp_sync.server.session_records import SessionRecord, SessionUpdate
     >>> record = SessionRecord("abc", "2025-11-25")
     >>> backend.shares_sessions, backend.load_session("abc", 60.0), backend.touch_session("abc", 60.0)
     (False, None, True)

@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -70,13 +69,13 @@ if TYPE_CHECKING:
     from ..runtime.request_context import RequestContext
     from .authorization import AuthInfo
     from .core import MCPServer
+    from .elicited import Elicited
     from .session import ServerSession
 
 __all__ = [
     "NO_CLIENT",
     "ClientChannel",
     "Context",
-    "Elicited",
     "HandshakeChannel",
     "NoClientChannel",
     "ProgressReporter",
@@ -89,24 +88,6 @@ ProgressReporter = Callable[[float, "float | None", "str | None"], None]
 """``(progress, total, message)``: sends one progress notification for the current request."""
 T = TypeVar("T")
 _Params = TypeVar("_Params", bound=RequestParams)
-
-
-@dataclass(frozen=True)
-class Elicited(Generic[T]):
-    """The user's answer to :meth:`Context.elicit`.
-
-    ``action`` is ``"accept"``, ``"decline"`` or ``"cancel"``; ``data`` is
-    the answer (an instance of the model asked for, or a dict for a plain
-    schema) when accepted, else ``None``.
-    """
-
-    action: Literal["accept", "decline", "cancel"]
-    data: T | None = None
-
-    @property
-    def accepted(self) -> bool:
-        """Whether the user accepted and answered."""
-        return self.action == "accept"
 
 
 class ClientChannel(Protocol):
@@ -580,6 +561,7 @@ class Context:
         and ``PROTOCOL_INVALID`` when the answer does not fit the model.
         """
         from ..protocol.types import ElicitRequestFormParams  # loaded when first asked
+        from .elicited import Elicited
 
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
         requested: dict[str, Any] = (

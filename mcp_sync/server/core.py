@@ -28,7 +28,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel
@@ -90,13 +89,13 @@ if TYPE_CHECKING:
     from .middleware import Middleware
     from .mount import Mount
     from .skills import SkillCatalogue
+    from .stats import ServerStats
     from .tasks import TaskRunner
 
 __all__ = [
     "CompletionProvider",
     "MCPServer",
     "SamplingProvider",
-    "ServerStats",
 ]
 
 log = logging.getLogger(__name__)
@@ -131,29 +130,6 @@ class CompletionProvider(Protocol):
 
 F = TypeVar("F", bound=Callable[..., Any])
 _M = TypeVar("_M", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class ServerStats:
-    """A summary of a server: how much it holds and whether it runs (from :meth:`MCPServer.get_info`).
-
-    Not the server's identity sent to clients: that is :attr:`MCPServer.info`.
-
-    >>> server = MCPServer("demo", "1.0")
-    >>> stats = server.get_info()
-    >>> (stats.name, stats.tools, stats.running)
-    ('demo', 0, False)
-    """
-
-    name: str
-    version: str
-    tools: int
-    resources: int
-    resource_templates: int
-    prompts: int
-    roots: int
-    sessions: int
-    running: bool
 
 
 _FIRST_SWEEP = 64
@@ -1091,6 +1067,8 @@ class MCPServer:
         >>> MCPServer("demo").get_info().sessions
         0
         """
+        from .stats import ServerStats  # (a module of its own: most programs never ask, and a dataclass costs)
+
         with self._lock:
             return ServerStats(
                 name=self.info.name,

@@ -84,7 +84,6 @@ from ..runtime.dispatcher import USE_DEFAULT, JsonRpcDispatcher, Timeout
 from ..runtime.request_context import RequestContext
 from ..runtime.transport import Route
 from .authorization import NO_AUTH, AuthInfo, RequestInfo
-from .backend import SessionUpdate
 from .context import ClientChannel, Context, HandshakeChannel, ProgressReporter, StatelessChannel
 from .stateless import InputRequired, StatelessRequest, resource_not_found
 
@@ -112,6 +111,7 @@ if TYPE_CHECKING:
     from ..runtime.transport import Transport
     from .core import MCPServer
     from .middleware import Call, CallKind
+    from .session_records import SessionUpdate
 
 __all__ = ["ServerSession"]
 
@@ -358,6 +358,7 @@ class ServerSession:
 
         >>> from mcp_sync import MCPServer
         >>> from mcp_sync.transports.memory import InMemoryTransport
+        >>> from mcp_sync.server.session_records import SessionUpdate
         >>> session = MCPServer("demo").start(InMemoryTransport.pair()[0])
         >>> session.apply(SessionUpdate(log_level="error", subscribed=frozenset({"notes://1"})))
         >>> session.log_level, sorted(session.subscriptions)
@@ -370,9 +371,13 @@ class ServerSession:
             self._subscriptions |= update.subscribed
             self._subscriptions -= update.unsubscribed
 
-    def _changed(self, update: SessionUpdate | None) -> None:
+    def _changed(self, **change: Any) -> None:
+        """Tell ``on_change`` (a backend that shares sessions) of a change: a :class:`SessionUpdate` of
+        ``change``, or ``None`` when the session was initialized (its whole record is saved then)."""
         if self.on_change is not None:
-            self.on_change(self, update)
+            from .session_records import SessionUpdate  # (loaded only where sessions are shared)
+
+            self.on_change(self, SessionUpdate(**change) if change else None)
 
     # --------------------------------------------------------- request gate
 
@@ -677,7 +682,7 @@ class ServerSession:
         self.revision = negotiate(params.protocol_version)
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
-        self._changed(None)
+        self._changed()
         server = self.server
         capabilities = self.capabilities()
         if server.task_runner is not None:
@@ -786,19 +791,19 @@ class ServerSession:
         self.server.subscription_changed(self, params.uri, True)  # a refusal there refuses the subscription
         with self._lock:
             self._subscriptions.add(params.uri)
-        self._changed(SessionUpdate(subscribed=frozenset({params.uri})))
+        self._changed(subscribed=frozenset({params.uri}))
         return EmptyResult()
 
     def _unsubscribe(self, params: UnsubscribeRequestParams, ctx: RequestContext) -> EmptyResult:
         with self._lock:
             self._subscriptions.discard(params.uri)
         self.server.subscription_changed(self, params.uri, False)
-        self._changed(SessionUpdate(unsubscribed=frozenset({params.uri})))
+        self._changed(unsubscribed=frozenset({params.uri}))
         return EmptyResult()
 
     def _set_level(self, params: SetLevelRequestParams, ctx: RequestContext) -> EmptyResult:
         self.log_level = params.level
-        self._changed(SessionUpdate(log_level=params.level))
+        self._changed(log_level=params.level)
         return EmptyResult()
 
     # --------------------------------------------------------- notifications

@@ -16,7 +16,8 @@ from peers import peer_environment, peer_python
 from pydantic import BaseModel, Field
 
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer
-from mcp_sync.server.context import Context, Elicited
+from mcp_sync.server.context import Context
+from mcp_sync.server.elicited import Elicited
 from mcp_sync.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

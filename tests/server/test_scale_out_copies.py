@@ -31,9 +31,9 @@ from test_scale_out import TIMEOUT, wait_until
 from test_scale_out_sessions import NAME, SUBSCRIBED, _legacy, build_server, initialize, ping, post
 
 from mcp_sync.server import StreamableHTTPApp
-from mcp_sync.server.backend import SessionRecord, SessionUpdate
 from mcp_sync.server.http.wsgi import WSGIServer
 from mcp_sync.server.scale.redis_backend import RedisBackend
+from mcp_sync.server.session_records import SessionRecord, SessionUpdate
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -39,8 +39,8 @@ from test_scale_out import TIMEOUT, raw_call, wait_until, workers_of
 from test_scale_out_catchup import INITIALIZED, SUBSCRIBE, UPDATED, Held, Listening
 from test_scale_out_sessions import SUBSCRIBED, Pair, initialize, post
 
-from mcp_sync.server.backend import SessionRecord
 from mcp_sync.server.scale.redis_backend import RedisBackend
+from mcp_sync.server.session_records import SessionRecord
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -40,11 +40,12 @@ from test_scale_out import TIMEOUT, Sampler, calls_spread_over_workers, wait_unt
 from mcp_sync import Context, MCPServer
 from mcp_sync.client import http_client
 from mcp_sync.server import StreamableHTTPApp
-from mcp_sync.server.backend import BackendUnavailable, Notice, SessionUpdate
+from mcp_sync.server.backend import BackendUnavailable, Notice
 from mcp_sync.server.http.event_store import InMemoryEventStore
 from mcp_sync.server.http.sessions import HTTPSession, SessionRegistry, StreamableSessionTransport
 from mcp_sync.server.http.wsgi import WSGIServer
 from mcp_sync.server.scale.redis_backend import RedisBackend
+from mcp_sync.server.session_records import SessionUpdate
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import JSONRPCNotification, ProgressNotificationParams
 

@@ -34,10 +34,11 @@ from mcp_sync.runtime.events import (
 from mcp_sync.server import session as session_module
 from mcp_sync.server.authorization import RequestInfo
 from mcp_sync.server.context import NO_CLIENT, Context, HandshakeChannel, NoClientChannel, StatelessChannel
-from mcp_sync.server.core import MCPServer, ServerStats
+from mcp_sync.server.core import MCPServer
 from mcp_sync.server.middleware import Call, Next
 from mcp_sync.server.session import ServerSession
 from mcp_sync.server.stateless import StatelessRequest
+from mcp_sync.server.stats import ServerStats
 from mcp_sync.server.uri_template import TemplateVariable, UriTemplate, template_pattern, template_variables
 from mcp_sync.transports.memory import InMemoryTransport
 from mcp_sync.types import (

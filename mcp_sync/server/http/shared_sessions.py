@@ -30,9 +30,10 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     LoggingLevel,
 )
-from ..backend import Backend, BackendUnavailable, InProcessBackend, SessionRecord, SessionUpdate
+from ..backend import Backend, BackendUnavailable, InProcessBackend
 from ..scale.redis_backend import REDIS_URL_VARIABLE, RedisBackend
 from ..session import ServerSession
+from ..session_records import SessionRecord, SessionUpdate
 from .answers import receive
 from .event_store import EventStore, SharedEventStore
 from .sessions import HTTPSession, SessionRegistry, StreamableSessionTransport

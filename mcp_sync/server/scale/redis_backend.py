@@ -73,7 +73,8 @@ from ...protocol.types import (
     ResourceUpdatedNotificationParams,
 )
 from ...protocol.versions import admitting
-from ..backend import BackendUnavailable, InProcessBackend, Notice, SessionListener, SessionRecord, SessionUpdate
+from ..backend import BackendUnavailable, InProcessBackend, Notice, SessionListener
+from ..session_records import SessionRecord, SessionUpdate
 from ..stateless import RequestStateSealer
 
 if TYPE_CHECKING:

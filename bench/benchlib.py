@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import hashlib
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def percentile(samples: list[float], pct: float) -> float:
@@ -138,3 +144,44 @@ def _callgrind_total(path: Path) -> int | None:
         if line.startswith(("summary:", "totals:")):
             return int(line.split()[1])
     return None
+
+
+@functools.cache
+def user_python() -> str:
+    """The python of a virtualenv where ``pip install .`` put mcp_sync, as on a user's machine; made on first use.
+
+    The processes whose start a row times (our server, ``mcp-sync call``, the
+    floors' children) run there, with ``PYTHONPATH`` naming the tree measured
+    (:func:`tree_environment`), so that the tree's code runs, not the copy
+    installed. The SDK runs from a virtualenv made the same way (see
+    ``tests/peers.py``). The development virtualenv is no place to time a
+    start: its ``.pth`` files (the editable install's import hook, coverage's
+    start-up hook) cost each process started from it some 50M instructions
+    (about 10 ms) that no user's install does.
+
+    Kept under the peers' cache (``MCP_SYNC_PEERS_DIR``, else
+    ``~/.cache/mcp-sync-peers``), one per content of ``setup.cfg`` and
+    Python version.
+    """
+    configured = os.environ.get("MCP_SYNC_PEERS_DIR")
+    cache = Path(configured) if configured else Path.home() / ".cache" / "mcp-sync-peers"
+    key = hashlib.sha256((ROOT / "setup.cfg").read_bytes() + sys.version.encode()).hexdigest()[:12]
+    venv = cache / f"venv-mcp_sync-{key}"
+    python = venv / "bin" / "python"
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another benchmark making it meanwhile: wait for it
+        if not (venv / ".complete").exists():
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
+            pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)]
+            subprocess.run(pip, check=True, timeout=900)
+            (venv / ".complete").write_text("pip install . done\n")
+    return str(python)
+
+
+def tree_environment(tree: Path = ROOT, base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with ``PYTHONPATH`` naming ``tree``: a process of
+    :func:`user_python` then runs that tree's mcp_sync. Bytecode caches are written and used, as at a user's."""
+    env = {**(os.environ if base is None else base), "PYTHONPATH": str(tree)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env

@@ -28,24 +28,24 @@ Usage::
     python bench/cli_bench.py [--rounds 7] [--sdk-python PATH]
 
 Without ``--sdk-python`` the SDK is installed into the peers' cache (see
-``tests/peers.py``).
+``tests/peers.py``). Everything but the SDK's script runs from a virtualenv
+where ``pip install .`` put mcp_sync (``benchlib.user_python``), with this
+tree on ``PYTHONPATH``: ``mcp-sync`` is its console script, as at a user's.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from benchlib import PYDANTIC_RESULT_MODELS
+from benchlib import PYDANTIC_RESULT_MODELS, tree_environment, user_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SERVER = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
 
 BARE_CLIENT = """
 import json, subprocess, sys
@@ -79,11 +79,9 @@ PYDANTIC_CLIENT = BARE_CLIENT.replace("def send(", PYDANTIC_RESULT_MODELS + "def
 assert PYDANTIC_CLIENT.index("Popen") < PYDANTIC_CLIENT.index("pydantic") < PYDANTIC_CLIENT.index("model_validate")
 
 
-def our_command() -> list[str]:
-    """``mcp-sync call``: the console script beside this interpreter, else ``python -m mcp_sync``."""
-    script = Path(sys.executable).with_name("mcp-sync")
-    start = [str(script)] if script.exists() else [sys.executable, "-m", "mcp_sync"]
-    return [*start, "call", " ".join(SERVER), "echo", "text=hello"]
+def our_command(python: str, server: list[str]) -> list[str]:
+    """``mcp-sync call``: the console script beside ``python``."""
+    return [str(Path(python).with_name("mcp-sync")), "call", " ".join(server), "echo", "text=hello"]
 
 
 def time_to_output(command: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -111,14 +109,15 @@ def main() -> None:
 
         args.sdk_python = peer_python()
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the server (and our client) import this tree
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = tree_environment()  # the server (and our client) import this tree
+    python = user_python()
+    server = [python, str(ROOT / "examples" / "echo_server.py")]
     cases = {
-        "mcp-sync call": our_command(),
-        "SDK Client script": [args.sdk_python, str(HERE / "sdk_cli_call.py"), *SERVER],
-        "bare client (floor)": [sys.executable, "-c", BARE_CLIENT, *SERVER],
-        "pydantic client (floor)": [sys.executable, "-c", PYDANTIC_CLIENT, *SERVER],
-        "python -c pass": [sys.executable, "-c", "print('hello')"],
+        "mcp-sync call": our_command(python, server),
+        "SDK Client script": [args.sdk_python, str(HERE / "sdk_cli_call.py"), *server],
+        "bare client (floor)": [python, "-c", BARE_CLIENT, *server],
+        "pydantic client (floor)": [python, "-c", PYDANTIC_CLIENT, *server],
+        "python -c pass": [python, "-c", "print('hello')"],
     }
     for command in cases.values():
         time_to_output(command, env)  # warm-up: bytecode caches written, files in the page cache
@@ -130,7 +129,7 @@ def main() -> None:
             printed[name].append(to_output)
             ended[name].append(to_exit)
 
-    print(f"one tools/call from a fresh process, same stdio server: {' '.join(SERVER)}")
+    print(f"one tools/call from a fresh process, same stdio server: {' '.join(server)}")
     print(f"medians of {args.rounds} interleaved rounds; SDK: {args.sdk_python}")
     print(f"{'':24}{'to result (s)':>15}{'to exit (s)':>13}")
     median = {name: statistics.median(samples) for name, samples in printed.items()}

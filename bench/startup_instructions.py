@@ -14,9 +14,11 @@ when stdin ends:
 - the floor: the pydantic echo child of ``stdio_bench.py`` (pydantic
   imported, three models built, one line answered), sent one call.
 
-Each Python running an empty program is counted too: the interpreter's
-start alone, which differs between virtualenvs (their ``.pth`` files, an
-editable install's import hook).
+Ours and the floor run from a virtualenv where ``pip install .`` put
+mcp_sync (``benchlib.user_python``), with the tree on ``PYTHONPATH``, as the
+SDK's runs from one where pip put ``mcp``. Each Python running an empty
+program is counted too: the interpreter's start alone, which differs
+between virtualenvs (their ``.pth`` files).
 
 Every program is first run without valgrind and its answer checked. The
 figures include each interpreter's start and its exit (ours freezes its
@@ -44,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from benchlib import callgrind_instructions  # noqa: E402
+from benchlib import callgrind_instructions, tree_environment, user_python  # noqa: E402
 from stdio_bench import PYDANTIC_CHILD  # noqa: E402
 from stdio_instructions import HANDSHAKE_CALL, INITIALIZE, INITIALIZED  # noqa: E402
 
@@ -73,19 +75,19 @@ def main() -> None:
 
         args.sdk_python = peer_python()
     plain = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    python = user_python()
 
     counts: dict[str, int] = {}
-    # What each interpreter costs before any import: the SDK's runs from its own
-    # virtualenv, ours and the floor from this one (with its .pth files).
+    # What each interpreter costs before any import, each from its virtualenv.
     counts["the SDK's python, an empty program"] = callgrind_instructions([args.sdk_python, "-c", "pass"], env=plain)
-    counts["this python, an empty program"] = callgrind_instructions([sys.executable, "-c", "pass"], env=plain)
+    counts["our python, an empty program"] = callgrind_instructions([python, "-c", "pass"], env=plain)
     sdk = checked([args.sdk_python, str(HERE / "sdk_stdio_server.py")], HANDSHAKE, plain, {"id": 1})
     counts["mcp SDK"] = callgrind_instructions(sdk, env=plain, stdin=HANDSHAKE)
-    floor = checked([sys.executable, "-c", PYDANTIC_CHILD], CALL, plain, {"id": 7})
+    floor = checked([python, "-c", PYDANTIC_CHILD], CALL, plain, {"id": 7})
     counts["floor, a pydantic echo child"] = callgrind_instructions(floor, env=plain, stdin=CALL)
     for tree in args.trees:
-        env = {**plain, "PYTHONPATH": str(Path(tree).resolve())}
-        ours = checked([sys.executable, f"{tree}/examples/echo_server.py"], HANDSHAKE, env, {"id": 1})
+        env = tree_environment(Path(tree).resolve(), plain)
+        ours = checked([python, f"{tree}/examples/echo_server.py"], HANDSHAKE, env, {"id": 1})
         counts[f"mcp_sync ({tree})"] = callgrind_instructions(ours, env=env, stdin=HANDSHAKE)
 
     print("instructions of a stdio server process, start to exit, having answered a handshake (callgrind)")

@@ -32,7 +32,9 @@ Usage::
     python bench/stdio_bench.py [--calls 3000] [--sdk-python PATH] [--sdk-mode auto|legacy]
 
 Without ``--sdk-python`` the SDK is installed into the peers' cache (see
-``tests/peers.py``).
+``tests/peers.py``). Our server and the children of the ceilings and the
+floor run from a virtualenv where ``pip install .`` put mcp_sync, as the
+SDK's server runs from one where pip put ``mcp`` (``benchlib.user_python``).
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ from benchlib import (  # noqa: E402
     echo_shape,
     percentile,
     rss_kib,
+    tree_environment,
+    user_python,
 )
 
 from mcp_sync.client import MCPClient, stdio_client  # noqa: E402
@@ -86,8 +90,8 @@ def measure_ours(calls: int) -> dict[str, dict[str, Any]]:
         results: dict[str, Any] = {}
         columns[era] = results
         started = time.perf_counter()
-        command = [sys.executable, str(ROOT / "examples" / "echo_server.py")]
-        client = clients[era] = stdio_client(command, inherit_env=True, era=era)
+        command = [user_python(), str(ROOT / "examples" / "echo_server.py")]
+        client = clients[era] = stdio_client(command, env=tree_environment(), era=era)
         results["connect_s"] = time.perf_counter() - started
         warm = client.call_tool("echo", {"text": "warm up"})
         tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
@@ -157,7 +161,7 @@ def measure_sdk(calls: int, sdk_python: str, mode: str) -> dict[str, Any]:
 def measure_raw_pipe(calls: int) -> float:
     """Round trips per second of a JSON line echoed by a trivial Python child."""
     code = "import sys\nfor line in sys.stdin.buffer:\n    sys.stdout.buffer.write(line); sys.stdout.buffer.flush()"
-    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child = subprocess.Popen([user_python(), "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     line = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}\n'
     t = time.perf_counter()
@@ -197,7 +201,7 @@ class LoopChild:
     """
 
     def __init__(self, code: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.process = subprocess.Popen([user_python(), "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.calls = 0
         self.seconds = 0.0
 
@@ -283,6 +287,7 @@ def main() -> None:
         from peers import peer_python
 
         args.sdk_python = peer_python()
+    user_python()  # made (the first time) before anything is timed
 
     sdk = measure_sdk(args.calls, args.sdk_python, args.sdk_mode)
     columns = measure_ours(args.calls)

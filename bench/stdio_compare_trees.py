@@ -6,7 +6,8 @@ besides calls per second, what the load moves less: the CPU time of the
 client process and of the server process per call (from ``time.process_time``
 and ``/proc/<pid>/stat``) and the server's context switches per call (summed
 over its threads from ``/proc/<pid>/task/*/status``). Each tree runs its own
-``examples/echo_server.py`` child; the client is this tree's (the
+``examples/echo_server.py`` child, from a virtualenv where ``pip install .``
+put mcp_sync (``benchlib.user_python``); the client is this tree's (the
 ``--after`` tree is put first on ``sys.path``), in the handshake and the
 stateless era. Connect is spawn plus handshake; close is ``client.close()``,
 which returns once the server process has exited.
@@ -27,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from benchlib import user_python
 
 
 def server_cpu_seconds(pid: int) -> float:
@@ -54,8 +57,9 @@ def one_run(tree: Path, era: str, calls: int) -> dict[str, float]:
     from mcp_sync.client import stdio_client
 
     env = {"PYTHONPATH": str(tree)}  # on top of the safe default environment (bytecode caches used)
+    command = [user_python(), str(tree / "examples" / "echo_server.py")]
     started = time.perf_counter()
-    client = stdio_client([sys.executable, str(tree / "examples" / "echo_server.py")], env=env, era=era)
+    client = stdio_client(command, env=env, era=era)
     connect = time.perf_counter() - started
     transport: Any = client._dispatcher.transport if client._dispatcher else None
     pid = transport.process.pid

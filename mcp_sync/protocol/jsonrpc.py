@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pydantic_core
@@ -62,7 +61,6 @@ _COLON = re.compile(rb"[ \t\r\n]*:")
 _NEGATIVE_ZERO_ID = re.compile(rb'"id"[ \t\r\n]*:[ \t\r\n]*-0[^.eE0-9]')
 
 
-@dataclass(frozen=True, slots=True)
 class InvalidMessage:
     """Input that is not a valid JSON-RPC message.
 
@@ -71,12 +69,35 @@ class InvalidMessage:
     and responses, which never get an answer). ``batch`` holds the elements
     of a non-empty JSON array (a JSON-RPC batch), which a connection at a
     revision that allows batches serves (see :mod:`mcp_sync.protocol.batch`).
+
+    A plain class with slots, not a dataclass: every process that speaks
+    JSON-RPC declares it, and a frozen dataclass costs a process's start
+    about a fifth of a millisecond.
+
+    >>> invalid = InvalidMessage(Error(code=-32600, message="no method"), 7)
+    >>> invalid
+    InvalidMessage(error=Error(code=-32600, message='no method'), id=7, reply=True)
+    >>> invalid.response().to_wire()["error"]["message"]
+    'no method'
     """
 
-    error: Error
-    id: RequestId | None = None
-    reply: bool = True
-    batch: tuple[Any, ...] | None = field(default=None, compare=False)
+    __slots__ = ("batch", "error", "id", "reply")
+
+    def __init__(
+        self,
+        error: Error,
+        id: RequestId | None = None,
+        reply: bool = True,
+        batch: tuple[Any, ...] | None = None,
+    ) -> None:
+        self.error = error
+        self.id = id
+        self.reply = reply
+        self.batch = batch
+
+    def __repr__(self) -> str:
+        error = f"Error(code={self.error.code}, message={self.error.message!r})"
+        return f"InvalidMessage(error={error}, id={self.id!r}, reply={self.reply})"
 
     def response(self) -> JSONRPCErrorResponse:
         """The error response that answers this input."""

@@ -15,7 +15,6 @@ the client and transports load when it is first called.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,12 +25,10 @@ if TYPE_CHECKING:
 
 __all__ = ["connect"]
 
-_URL = re.compile(r"^https?://", re.IGNORECASE)
-
 
 def is_url(target: str) -> bool:
     """Whether a target is an HTTP(S) URL rather than a command line (the one test, for ``connect`` and the CLI)."""
-    return _URL.match(target) is not None
+    return target[:8].lower().startswith(("http://", "https://"))
 
 
 _HTTP_OPTIONS = ("headers", "auth", "http_transport", "session")

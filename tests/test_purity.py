@@ -252,12 +252,13 @@ ON_DEMAND = (
     "mcp_sync.server.middleware",
     "mcp_sync.protocol.types.server_features",
     "mcp_sync.protocol.types.utilities",
+    "mcp_sync.protocol.types.meta",
     "mcp_sync.server.elicited",
     "mcp_sync.server.stats",
     "mcp_sync.server.session_records",
 )
 """What the client and server import leaves for first use: the models of a server's questions, of the requests beyond
-listing and calling tools, and of completion, logging and subscriptions; skills and their frontmatter, URI templates,
+listing and calling tools, of completion, logging and subscriptions, and the typed views of ``_meta``; skills and their frontmatter, URI templates,
 the events' payloads (built only when something listens), the middleware chain, the answers of ``elicit()`` and
 ``get_info()``, and a session's records as a backend shares them. The
 server alone also leaves the tasks and apps modules (see below); the client imports them, for every call may become a

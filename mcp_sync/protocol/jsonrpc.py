@@ -48,17 +48,18 @@ _BOM = "\ufeff"
 ID_SCAN_BYTES = 1 << 16
 """How much of the start of a message is scanned for its id by :func:`recover_id`."""
 
+# The id scan's patterns, compiled at their first use (by re.compile, which keeps what it compiled): only an id
+# of 0 or a float, and a message that is not valid, are scanned, and compiling them costs each process's start.
 # A JSON string (complete) or a bracket: what the id scan steps over, at C speed.
-_STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]', re.DOTALL)
+_STRING_OR_BRACKET = rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]'
 # After the key "id": the colon and a whole number or string, ended by "," or "}" (so not cut short).
-_ID_VALUE = re.compile(
+_ID_VALUE = (
     rb"[ \t\r\n]*:[ \t\r\n]*"
     rb'(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"[^"\\]*(?:\\.[^"\\]*)*")'
-    rb"[ \t\r\n]*[,}]",
-    re.DOTALL,
+    rb"[ \t\r\n]*[,}]"
 )
-_COLON = re.compile(rb"[ \t\r\n]*:")
-_NEGATIVE_ZERO_ID = re.compile(rb'"id"[ \t\r\n]*:[ \t\r\n]*-0[^.eE0-9]')
+_COLON = rb"[ \t\r\n]*:"
+_NEGATIVE_ZERO_ID = rb'"id"[ \t\r\n]*:[ \t\r\n]*-0[^.eE0-9]'
 
 
 class InvalidMessage:
@@ -126,7 +127,7 @@ def _read_id(value: Any, raw: bytes | str | None) -> RequestId | None:
     if isinstance(value, int) and not isinstance(value, bool):
         if value == 0 and raw is not None:
             data = _as_bytes(raw)
-            if _NEGATIVE_ZERO_ID.search(data, 0, ID_SCAN_BYTES) and _id_token(data) == b"-0":
+            if re.compile(_NEGATIVE_ZERO_ID).search(data, 0, ID_SCAN_BYTES) and _id_token(data) == b"-0":
                 return NumberId(0, "-0")
         return value
     if isinstance(value, float) and value.is_integer():
@@ -145,13 +146,14 @@ def _top_level_keys(raw: bytes) -> Iterator[re.Match[bytes]]:
     """The keys of the top-level object in the first :data:`ID_SCAN_BYTES` of ``raw``, each as the match of its
     quoted text, found without parsing (the text may be broken further on)."""
     depth = 0
-    for match in _STRING_OR_BRACKET.finditer(raw, 0, ID_SCAN_BYTES):
+    colon = re.compile(_COLON)
+    for match in re.compile(_STRING_OR_BRACKET, re.DOTALL).finditer(raw, 0, ID_SCAN_BYTES):
         token = match.group()
         if token in (b"{", b"["):
             depth += 1
         elif token in (b"}", b"]"):
             depth -= 1
-        elif depth == 1 and _COLON.match(raw, match.end(), ID_SCAN_BYTES):
+        elif depth == 1 and colon.match(raw, match.end(), ID_SCAN_BYTES):
             yield match
 
 
@@ -165,7 +167,7 @@ def _id_token(raw: bytes) -> bytes | None:
     for key in _top_level_keys(raw):
         if key.group() == b'"id"':
             # Its value counts only when whole (cut short, or not a number or string: none).
-            value = _ID_VALUE.match(raw, key.end(), ID_SCAN_BYTES)
+            value = re.compile(_ID_VALUE, re.DOTALL).match(raw, key.end(), ID_SCAN_BYTES)
             return value.group(1) if value is not None else None
     return None
 

@@ -33,7 +33,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -175,21 +174,46 @@ def error_from_wire(error: Error, method: str) -> MCPError:
     )
 
 
-@dataclass(eq=False)
 class PendingRequest:
-    """An outgoing request waiting for its response."""
+    """An outgoing request waiting for its response.
 
-    id: RequestId
-    method: str
-    started: float
-    future: concurrent.futures.Future[dict[str, Any]] = field(default_factory=concurrent.futures.Future)
-    on_progress: ProgressCallback | None = None
-    span: Any = None
-    """Its OpenTelemetry span, while a tracer provider is configured."""
-    waiter: threading.Thread | None = None
-    """The thread waiting for it that may read the response itself (see ``StdioTransport.wait_reading``)."""
-    route: Route | None = None
-    """What it belongs to, as it was sent: its ``notifications/cancelled`` goes the same way."""
+    A plain class with slots, not a dataclass: one is made for each request
+    sent, and a dataclass's generated methods are compiled at import, which
+    every process's start would pay. Compared by identity.
+
+    >>> PendingRequest(7, "tools/call", 0.0)
+    PendingRequest(id=7, method='tools/call', done=False)
+    """
+
+    __slots__ = ("future", "id", "method", "on_progress", "route", "span", "started", "waiter")
+
+    def __init__(
+        self,
+        id: RequestId,
+        method: str,
+        started: float,
+        future: concurrent.futures.Future[dict[str, Any]] | None = None,
+        on_progress: ProgressCallback | None = None,
+        span: Any = None,
+        waiter: threading.Thread | None = None,
+        route: Route | None = None,
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.started = started
+        self.future: concurrent.futures.Future[dict[str, Any]] = (
+            concurrent.futures.Future() if future is None else future
+        )
+        self.on_progress = on_progress
+        self.span = span
+        """Its OpenTelemetry span, while a tracer provider is configured."""
+        self.waiter = waiter
+        """The thread waiting for it that may read the response itself (see ``StdioTransport.wait_reading``)."""
+        self.route = route
+        """What it belongs to, as it was sent: its ``notifications/cancelled`` goes the same way."""
+
+    def __repr__(self) -> str:
+        return f"PendingRequest(id={self.id!r}, method={self.method!r}, done={self.future.done()})"
 
 
 _DISPATCHER_IDS = itertools.count(1)

@@ -953,7 +953,7 @@ def test_results_render_in_notebooks() -> None:
         assert needle in printer.out[0]
 
 
-@pytest.mark.parametrize("module_name", ["client_features", "server_features", "utilities"])
+@pytest.mark.parametrize("module_name", ["client_features", "server_features", "utilities", "meta"])
 def test_the_lazily_loaded_names_are_exactly_each_modules_models(module_name: str) -> None:
     """``protocol.types.ON_DEMAND`` lists every public name of each module it loads on demand (one added there is
     found), ``dir`` shows them, and a name that is nowhere fails as any missing attribute does."""

@@ -34,9 +34,10 @@ them; import them from here:
   four lists;
 - ``client_features``: what a server asks of its client: sampling, roots, elicitation, input requests;
 - ``server_features``: reading and subscribing to resources, getting prompts, calling tools;
-- ``utilities``: completion, logging and the 2026-07-28 subscriptions.
+- ``utilities``: completion, logging and the 2026-07-28 subscriptions;
+- ``meta``: typed views of the 2026-07-28 reserved ``_meta`` keys.
 
-The last three are loaded the first time one of their names is looked up here (see :data:`ON_DEMAND`): a
+The last four are loaded the first time one of their names is looked up here (see :data:`ON_DEMAND`): a
 program that only lists and calls tools, on either side, declares none of their models.
 
 The modules' annotations are evaluated as the classes are made (no
@@ -69,6 +70,7 @@ from .content import *  # noqa: F403
 
 if TYPE_CHECKING:  # type checkers see every name; at run time these come from __getattr__
     from .client_features import *  # noqa: F403
+    from .meta import *  # noqa: F403
     from .server_features import *  # noqa: F403
     from .utilities import *  # noqa: F403
 
@@ -101,6 +103,7 @@ CLIENT_FEATURES = frozenset(
         "PrimitiveSchemaDefinition",
         "Root",
         "SamplingMessage",
+        "SamplingMessageContentBlock",
         "SingleSelectEnumSchema",
         "StringSchema",
         "TitledEnumOption",
@@ -108,6 +111,8 @@ CLIENT_FEATURES = frozenset(
         "TitledMultiSelectItems",
         "TitledSingleSelectEnumSchema",
         "ToolChoice",
+        "ToolResultContent",
+        "ToolUseContent",
         "UntitledMultiSelectEnumSchema",
         "UntitledMultiSelectItems",
         "UntitledSingleSelectEnumSchema",
@@ -156,11 +161,21 @@ UTILITIES = frozenset(
 )
 """The names of ``utilities``: completion, logging and the 2026-07-28 subscriptions, used when a program uses them."""
 
-ON_DEMAND = {"client_features": CLIENT_FEATURES, "server_features": SERVER_FEATURES, "utilities": UTILITIES}
+META = frozenset(
+    {"NotificationMetaObject", "RequestMetaObject", "ResultMetaObject", "SubscriptionsListenResultMetaObject"}
+)
+"""The names of ``meta``: typed views of the 2026-07-28 reserved ``_meta`` keys, which mcp_sync itself never needs."""
+
+ON_DEMAND = {
+    "client_features": CLIENT_FEATURES,
+    "server_features": SERVER_FEATURES,
+    "utilities": UTILITIES,
+    "meta": META,
+}
 """Each module of this package loaded the first time one of its names is looked up here, with those names.
 
 Declaring a pydantic model costs about 150 microseconds (its validator is built later, at first use): the models of
-these modules are 52 of the package's 110, and a server or client that lists and calls tools uses none of them."""
+these modules are 58 of the package's 110, and a server or client that lists and calls tools uses none of them."""
 
 
 def __getattr__(name: str) -> Any:

@@ -8,12 +8,40 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field
 
 from .base import NotificationParams, RequestId, RequestParams, Result, Role, WireModel
-from .content import SamplingMessageContentBlock, Tool
+from .content import AudioContent, ContentBlock, ImageContent, TextContent, Tool
 from .lazy import adopt
 
 # --------------------------------------------------------------------------
 # Sampling
 # --------------------------------------------------------------------------
+
+
+class ToolUseContent(WireModel):
+    """A model's request to call a tool, inside sampling messages."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class ToolResultContent(WireModel):
+    """The outcome of a tool call, handed back to the model in sampling."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[ContentBlock]
+    structured_content: Any = None
+    is_error: bool | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+SamplingMessageContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
+    Field(discriminator="type"),
+]
+"""One item of a sampling message, chosen by its ``type``."""
 
 
 class SamplingMessage(WireModel):

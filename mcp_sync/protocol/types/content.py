@@ -118,34 +118,6 @@ ContentBlock: TypeAlias = Annotated[
 """One item of tool results and prompt messages, chosen by its ``type``."""
 
 
-class ToolUseContent(WireModel):
-    """A model's request to call a tool, inside sampling messages."""
-
-    type: Literal["tool_use"] = "tool_use"
-    id: str
-    name: str
-    input: dict[str, Any]
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-
-
-class ToolResultContent(WireModel):
-    """The outcome of a tool call, handed back to the model in sampling."""
-
-    type: Literal["tool_result"] = "tool_result"
-    tool_use_id: str
-    content: list[ContentBlock]
-    structured_content: Any = None
-    is_error: bool | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-
-
-SamplingMessageContentBlock: TypeAlias = Annotated[
-    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
-    Field(discriminator="type"),
-]
-"""One item of a sampling message, chosen by its ``type``."""
-
-
 # --------------------------------------------------------------------------
 # Tools
 # --------------------------------------------------------------------------

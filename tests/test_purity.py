@@ -258,11 +258,11 @@ ON_DEMAND = (
     "mcp_sync.server.session_records",
 )
 """What the client and server import leaves for first use: the models of a server's questions, of the requests beyond
-listing and calling tools, of completion, logging and subscriptions, and the typed views of ``_meta``; skills and their frontmatter, URI templates,
-the events' payloads (built only when something listens), the middleware chain, the answers of ``elicit()`` and
-``get_info()``, and a session's records as a backend shares them. The
-server alone also leaves the tasks and apps modules (see below); the client imports them, for every call may become a
-task or show an app, and an import inside ``call_tool`` would cost each call."""
+listing and calling tools, of completion, logging and subscriptions, and the typed views of ``_meta``; skills and
+their frontmatter, URI templates, the events' payloads (built only when something listens), the middleware chain,
+the answers of ``elicit()`` and ``get_info()``, and a session's records as a backend shares them. The server alone
+also leaves the tasks and apps modules (see below); the client imports them, for every call may become a task or
+show an app, and an import inside ``call_tool`` would cost each call."""
 
 
 def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:

@@ -185,7 +185,7 @@ class PendingRequest:
     PendingRequest(id=7, method='tools/call', done=False)
     """
 
-    __slots__ = ("future", "id", "method", "on_progress", "route", "span", "started", "waiter")
+    __slots__ = ("__weakref__", "future", "id", "method", "on_progress", "route", "span", "started", "waiter")
 
     def __init__(
         self,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import JsonRpcCode
@@ -107,30 +106,64 @@ def _progress_token(token: Any) -> ProgressToken | None:
     return None
 
 
-@dataclass(eq=False)
 class RequestContext:
     """What a request handler knows about the request it serves.
 
     ``cancelled`` is set when the peer cancels the request or the connection
     closes; long handlers should check it. ``progress()`` reports progress
     when the caller asked for it (and does nothing otherwise).
+
+    A plain class with slots, not a dataclass: one is made for each request
+    served, and a dataclass's generated methods are compiled at import, which
+    every process's start would pay. Compared by identity.
+
+    >>> RequestContext(None, 7, "tools/call", {})  # type: ignore[arg-type]
+    RequestContext(request_id=7, method='tools/call', answered=False)
     """
 
-    dispatcher: JsonRpcDispatcher
-    request_id: RequestId
-    method: str
-    params: dict[str, Any]
-    cancelled: threading.Event = field(default_factory=CancelEvent)
-    answered: bool = False
-    """Whether the request has had its answer (then nothing more is sent)."""
-    state: dict[str, Any] = field(default_factory=dict)
-    """Scratch space for the layers above (the session keeps per-request protocol state here)."""
-    batch: BatchReplies | None = None
-    """The JSON-RPC batch the request came in, whose one answer carries its response; ``None``: it came alone."""
-    writer: Callable[[JSONRPCMessage], None] | None = None
-    """The request's own way back, when it came with one (a 2026-07-28 POST, served by
-    :meth:`~mcp_sync.runtime.dispatcher.JsonRpcDispatcher.serve`): what its handler sends and its response go
-    there; ``None``: over the connection's transport."""
+    __slots__ = (
+        "__weakref__",
+        "answered",
+        "batch",
+        "cancelled",
+        "dispatcher",
+        "method",
+        "params",
+        "request_id",
+        "state",
+        "writer",
+    )
+
+    def __init__(
+        self,
+        dispatcher: JsonRpcDispatcher,
+        request_id: RequestId,
+        method: str,
+        params: dict[str, Any],
+        cancelled: threading.Event | None = None,
+        answered: bool = False,
+        state: dict[str, Any] | None = None,
+        batch: BatchReplies | None = None,
+        writer: Callable[[JSONRPCMessage], None] | None = None,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.cancelled: threading.Event = CancelEvent() if cancelled is None else cancelled
+        self.answered = answered
+        """Whether the request has had its answer (then nothing more is sent)."""
+        self.state: dict[str, Any] = {} if state is None else state
+        """Scratch space for the layers above (the session keeps per-request protocol state here)."""
+        self.batch = batch
+        """The JSON-RPC batch the request came in, whose one answer carries its response; ``None``: it came alone."""
+        self.writer = writer
+        """The request's own way back, when it came with one (a 2026-07-28 POST, served by
+        :meth:`~mcp_sync.runtime.dispatcher.JsonRpcDispatcher.serve`): what its handler sends and its response go
+        there; ``None``: over the connection's transport."""
+
+    def __repr__(self) -> str:
+        return f"RequestContext(request_id={self.request_id!r}, method={self.method!r}, answered={self.answered})"
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -130,7 +130,7 @@ class ExtensionMethod:
     ExtensionMethod(params=WireModel, cacheable=False)
     """
 
-    __slots__ = ("cacheable", "handler", "params")
+    __slots__ = ("__weakref__", "cacheable", "handler", "params")
 
     def __init__(
         self, params: type[WireModel], handler: Callable[[Any, Context], WireModel], cacheable: bool = False

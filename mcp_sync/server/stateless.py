@@ -30,7 +30,6 @@ import hmac
 import json
 import secrets
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import pydantic_core
@@ -88,7 +87,6 @@ class MissingClientCapability(MCPError):
         )
 
 
-@dataclass
 class StatelessRequest:
     """What a 2026-07-28 request says about itself, and the client's answers so far.
 
@@ -96,20 +94,41 @@ class StatelessRequest:
     answers (from ``inputResponses`` and the sealed ``requestState``) by key.
     Requests that describe the client alike share one ``client_capabilities``
     and one ``client_info``, as a handshake-era session's requests do: read
-    them, never change them.
+    them, never change them. A plain class with slots, made for each request
+    (a dataclass's generated methods are compiled at import, which every
+    server's start would pay).
 
     >>> from mcp_sync.types import ClientCapabilities
     >>> request = StatelessRequest("2026-07-28", ClientCapabilities())
     >>> request.log_level is None and request.answers == {}
     True
+    >>> request
+    StatelessRequest(revision='2026-07-28', log_level=None, answers=[])
     """
 
-    revision: str
-    client_capabilities: ClientCapabilities
-    client_info: Implementation | None = None
-    log_level: LoggingLevel | None = None
-    answers: dict[str, Any] = field(default_factory=dict)
-    asked: int = 0
+    __slots__ = ("__weakref__", "answers", "asked", "client_capabilities", "client_info", "log_level", "revision")
+
+    def __init__(
+        self,
+        revision: str,
+        client_capabilities: ClientCapabilities,
+        client_info: Implementation | None = None,
+        log_level: LoggingLevel | None = None,
+        answers: dict[str, Any] | None = None,
+        asked: int = 0,
+    ) -> None:
+        self.revision = revision
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.log_level = log_level
+        self.answers: dict[str, Any] = {} if answers is None else answers
+        self.asked = asked
+
+    def __repr__(self) -> str:
+        return (
+            f"StatelessRequest(revision={self.revision!r}, log_level={self.log_level!r}, "
+            f"answers={sorted(self.answers)})"
+        )
 
     @classmethod
     def read(cls, params: dict[str, Any]) -> StatelessRequest:

@@ -3,13 +3,15 @@
 The object also holds ``echo_shape``: the shape of the ``echo`` result and
 declaration (see ``benchlib.echo_shape``), which the benchmark checks.
 
-Run with the SDK's Python: ``python sdk_stdio_client.py CALLS SERVER_COMMAND...``.
+Run with the SDK's Python: ``python sdk_stdio_client.py MODE CALLS CONNECTS SERVER_COMMAND...``. The cold
+connect is the median of ``CONNECTS`` connections, each to a new server process; the last stays for the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import sys
 import time
 from typing import Any
@@ -26,13 +28,18 @@ def wire(model: Any) -> dict[str, Any]:
     return data
 
 
-async def measure(calls: int, command: list[str]) -> dict[str, Any]:
+async def measure(calls: int, connects: int, command: list[str]) -> dict[str, Any]:
     params = StdioServerParameters(command=command[0], args=command[1:])
     results: dict[str, Any] = {}
-    started = time.perf_counter()
-    client = Client(params, mode=MODE)
-    await client.__aenter__()
-    results["connect_s"] = time.perf_counter() - started
+    samples = []
+    for attempt in range(connects):
+        started = time.perf_counter()
+        client = Client(params, mode=MODE)
+        await client.__aenter__()
+        samples.append(time.perf_counter() - started)
+        if attempt < connects - 1:
+            await client.__aexit__(None, None, None)
+    results["connect_s"] = statistics.median(samples)
     warm = await client.call_tool("echo", {"text": "warm up"})
     tool = next(tool for tool in (await client.list_tools()).tools if tool.name == "echo")
     results["echo_shape"] = echo_shape(wire(warm), wire(tool))
@@ -71,4 +78,4 @@ async def measure(calls: int, command: list[str]) -> dict[str, Any]:
 
 if __name__ == "__main__":
     MODE = sys.argv[1]
-    print(json.dumps(asyncio.run(measure(int(sys.argv[2]), sys.argv[3:]))))
+    print(json.dumps(asyncio.run(measure(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]))))

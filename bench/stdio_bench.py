@@ -6,7 +6,8 @@ is declared alike, with ``structured_output=False``: it returns its text as
 text content only, with no ``structuredContent`` copy and no ``outputSchema``.
 Before printing anything the benchmark checks that shape on both sides, and
 stops if they differ. The workload is the same on both sides: cold connect
-(spawn plus handshake), sequential ``tools/call`` round trips, the server's
+(spawn plus handshake; the median of ``--connects`` connections, each to a
+new server process, for one sample swings by a fifth between runs), sequential ``tools/call`` round trips, the server's
 resident memory after them, 16 calls in flight (16 threads for us, 16 tasks
 for the SDK), all echoing ``"hello"``, then a 1 MB and a 10 MB echo (strings
 of ``x``), the server's resident memory again, and close. Our client runs in
@@ -29,7 +30,7 @@ loop's figure printed is the median of those two.
 
 Usage::
 
-    python bench/stdio_bench.py [--calls 3000] [--sdk-python PATH] [--sdk-mode auto|legacy]
+    python bench/stdio_bench.py [--calls 3000] [--connects 5] [--sdk-python PATH] [--sdk-mode auto|legacy]
 
 Without ``--sdk-python`` the SDK is installed into the peers' cache (see
 ``tests/peers.py``). Our server and the children of the ceilings and the
@@ -82,17 +83,26 @@ ROWS = [
 ]
 
 
-def measure_ours(calls: int) -> dict[str, dict[str, Any]]:
-    """Every row for our client in each era: the sequential calls of both eras and of a bare loop run in turns."""
+def measure_ours(calls: int, connects: int) -> dict[str, dict[str, Any]]:
+    """Every row for our client in each era: the sequential calls of both eras and of a bare loop run in turns.
+
+    Each era connects ``connects`` times (the median is its cold connect); the last connection stays for the rest.
+    """
     columns: dict[str, dict[str, Any]] = {}
     clients = {}
+    command = [user_python(), str(ROOT / "examples" / "echo_server.py")]
     for era in ("handshake", "stateless"):
         results: dict[str, Any] = {}
         columns[era] = results
-        started = time.perf_counter()
-        command = [user_python(), str(ROOT / "examples" / "echo_server.py")]
-        client = clients[era] = stdio_client(command, env=tree_environment(), era=era)
-        results["connect_s"] = time.perf_counter() - started
+        samples = []
+        for attempt in range(connects):
+            started = time.perf_counter()
+            client = stdio_client(command, env=tree_environment(), era=era)
+            samples.append(time.perf_counter() - started)
+            if attempt < connects - 1:
+                client.close()
+        clients[era] = client
+        results["connect_s"] = statistics.median(samples)
         warm = client.call_tool("echo", {"text": "warm up"})
         tool = next(tool for tool in client.list_tools().tools if tool.name == "echo")
         results["echo_shape"] = echo_shape(warm.to_wire(), tool.to_wire())
@@ -150,8 +160,8 @@ def measure_the_rest(client: MCPClient, calls: int, results: dict[str, Any]) -> 
     results["close_s"] = time.perf_counter() - t
 
 
-def measure_sdk(calls: int, sdk_python: str, mode: str) -> dict[str, Any]:
-    command = [sdk_python, str(HERE / "sdk_stdio_client.py"), mode, str(calls), sdk_python]
+def measure_sdk(calls: int, connects: int, sdk_python: str, mode: str) -> dict[str, Any]:
+    command = [sdk_python, str(HERE / "sdk_stdio_client.py"), mode, str(calls), str(connects), sdk_python]
     command.append(str(HERE / "sdk_stdio_server.py"))
     out = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True, cwd=HERE)
     result: dict[str, Any] = json.loads(out.stdout)
@@ -223,11 +233,16 @@ class LoopChild:
         self.seconds += time.perf_counter() - t
         self.calls += calls
 
-    def close(self) -> float:
-        """Stop the child; its calls per second."""
-        assert self.process.stdin is not None
+    def stop(self) -> None:
+        """End the child (it exits at the end of its input)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()
         self.process.wait(10)
+        self.process.stdout.close()
+
+    def close(self) -> float:
+        """Stop the child; its calls per second."""
+        self.stop()
         return self.calls / self.seconds
 
 
@@ -247,27 +262,32 @@ for line in sys.stdin.buffer:
 )
 
 
-def measure_pydantic_floor(calls: int) -> dict[str, float]:
+def measure_pydantic_floor(calls: int, connects: int) -> dict[str, float]:
     """The least a Python server that uses pydantic for its messages costs: spawn to first answer, calls/s, RSS.
 
     The child is the bare JSON-RPC loop's, plus one pydantic model that
     validates the arguments and one that builds the result (as any server
-    built on pydantic models does). Its cold connect and resident memory are
-    what no pydantic server can go under (here, with this interpreter's
-    startup), and its calls/s, driven by the bare loop's client, what none
-    can go over.
+    built on pydantic models does). Its cold connect (the median of
+    ``connects`` spawns) and resident memory are what no pydantic server can
+    go under (here, with this interpreter's startup), and its calls/s,
+    driven by the bare loop's client, what none can go over.
     """
     line = json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hello"}}}
     ).encode()
-    started = time.perf_counter()
-    floor = LoopChild(PYDANTIC_CHILD)
-    child = floor.process
-    assert child.stdin is not None and child.stdout is not None
-    child.stdin.write(line + b"\n")
-    child.stdin.flush()
-    child.stdout.readline()
-    connect = time.perf_counter() - started
+    samples = []
+    for attempt in range(connects):
+        started = time.perf_counter()
+        floor = LoopChild(PYDANTIC_CHILD)
+        child = floor.process
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(line + b"\n")
+        child.stdin.flush()
+        child.stdout.readline()
+        samples.append(time.perf_counter() - started)
+        if attempt < connects - 1:
+            floor.stop()
+    connect = statistics.median(samples)
     loop = LoopChild(JSONRPC_CHILD)
     for _ in range(0, calls, BLOCK):
         floor.run(BLOCK)
@@ -279,6 +299,7 @@ def measure_pydantic_floor(calls: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--connects", type=int, default=5, help="cold connects per side and era (their median)")
     parser.add_argument("--sdk-python", help="a Python with mcp installed (default: the peers' cache)")
     parser.add_argument("--sdk-mode", default="auto", choices=["auto", "legacy"], help="the SDK client's mode")
     args = parser.parse_args()
@@ -289,12 +310,12 @@ def main() -> None:
         args.sdk_python = peer_python()
     user_python()  # made (the first time) before anything is timed
 
-    sdk = measure_sdk(args.calls, args.sdk_python, args.sdk_mode)
-    columns = measure_ours(args.calls)
+    sdk = measure_sdk(args.calls, args.connects, args.sdk_python, args.sdk_mode)
+    columns = measure_ours(args.calls, args.connects)
     shapes = {f"mcp_sync ({era})": column.pop("echo_shape") for era, column in columns.items()}
     check_echo_shapes({**shapes, "mcp SDK": sdk.pop("echo_shape")})
     raw = measure_raw_pipe(args.calls * 3)
-    floor = measure_pydantic_floor(args.calls * 3)
+    floor = measure_pydantic_floor(args.calls * 3, args.connects)
 
     print(f"stdio, {args.calls} calls; official SDK client mode {args.sdk_mode!r}")
     print(f"workload: {WORKLOAD}")

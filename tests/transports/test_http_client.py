@@ -1149,6 +1149,39 @@ def test_server_requests_on_the_get_stream_are_answered(mini: Mini) -> None:
     assert by_id["r3"]["error"]["code"] == -32601
 
 
+def test_the_get_stream_is_answered_before_the_sessions_first_request(mini: Mini) -> None:
+    """A server without an event store drops what it sends on the GET stream while none is open (the TypeScript
+    SDK's does): the GET must be answered before the session's first request, or an elicitation the server sends
+    on it while serving that request is lost, and the call waits for ever. Here the server takes 0.3 s to answer
+    the GET; the first call reaches it after that (before: at once, while the GET was still unanswered)."""
+    answered: list[float] = []
+
+    def slow_stream(request: Request) -> None:
+        time.sleep(0.3)
+        request.open_stream()
+        answered.append(time.monotonic())
+        mini.release.wait(10)
+
+    mini.on["GET"] = slow_stream
+    client, _ = open_client(mini.url)
+    with client:
+        assert echo(client) == "hi"
+        (call,) = mini.requests_for("tools/call")
+        assert answered and answered[0] <= call.at
+
+
+def test_a_get_stream_never_answered_holds_the_first_request_back_only_so_long(
+    mini: Mini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http_module, "GET_STREAM_WAIT", 0.2)
+    mini.on["GET"] = lambda request: mini.release.wait(10)  # no answer until the server stops
+    started = time.monotonic()
+    client, _ = open_client(mini.url)
+    with client:
+        assert echo(client) == "hi"
+        assert 0.2 <= time.monotonic() - started < 5.0
+
+
 def test_the_get_stream_reconnects_with_last_event_id_and_gives_up_after_failures(mini: Mini) -> None:
     def stream(request: Request) -> None:
         count = len(mini.requests_for("GET"))

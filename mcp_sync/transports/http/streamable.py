@@ -98,6 +98,15 @@ DELETE_TIMEOUT = 2.0
 """How long closing waits for the server to end the session (seconds)."""
 ONE_WAY_READ_TIMEOUT = 10.0
 """Seconds to wait for the server to acknowledge a notification or response (a 202 comes at once)."""
+GET_STREAM_WAIT = 2.0
+"""How long a new session waits for its GET stream to be answered before its first request (seconds).
+
+A server may send requests and notifications of its own on that stream as
+soon as the session starts, and one with no event store drops what it sends
+while no stream is open (the TypeScript SDK's does, silently): a request sent
+meanwhile could wait for an elicitation that never comes. Servers answer a
+GET at once (200, or 405 without a stream); the bound is for one that holds
+the answer back."""
 
 _ACCEPT_ANY = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
@@ -277,6 +286,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         self._workers = ElasticPool("mcp-sync-http-post", idle_timeout=_IDLE_WORKER)
         self._listening = False
         self._listener: threading.Thread | None = None
+        self._get_answered = threading.Event()  # the listener's GET was answered (or failed): see GET_STREAM_WAIT
         self.stateless_revision: str | None = None
         """The 2026-07-28 revision the requests go at (``None``: the handshake era), as the client's era says."""
         self._declarations: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -787,12 +797,16 @@ class StreamableHTTPClientTransport(BaseTransport):
     # ------------------------------------------------------------ the GET stream
 
     def _start_listener(self) -> None:
+        """Start the GET stream's thread, and wait (up to :data:`GET_STREAM_WAIT`) until the server answered it."""
         with self._state_lock:
             if not self.open_get_stream or self._listening or self.closed:
                 return
             self._listening = True
+            self._get_answered.clear()
             self._listener = threading.Thread(target=self._listen, name="mcp-sync-http-get", daemon=True)
             self._listener.start()
+        if not self._get_answered.wait(GET_STREAM_WAIT):
+            log.debug("the MCP server at %s has not answered the GET stream yet: going on", self.url)
 
     def _listen(self) -> None:
         """The standalone GET stream: deliver what the server sends on its own, reconnecting as told.
@@ -809,7 +823,10 @@ class StreamableHTTPClientTransport(BaseTransport):
                 generation, cursor, failures = state.generation, _Cursor(), 0
             seen, refused = cursor.events, False
             try:
-                response = self._get(state, cursor.last_event_id)
+                try:
+                    response = self._get(state, cursor.last_event_id)
+                finally:
+                    self._get_answered.set()  # (answered, refused or failed: the session's first request may go)
                 with self._open(response):
                     refused = response.status_code != 200 or content_type(response) != "text/event-stream"
                     if refused:
@@ -840,6 +857,7 @@ class StreamableHTTPClientTransport(BaseTransport):
 
     def _shutdown(self) -> None:
         deadline = time.monotonic() + JOIN_TIMEOUT
+        self._get_answered.set()  # a connect waiting for the GET stream goes on: there will be none
         with self._state_lock:
             streams = list(self._streams)
             session_id = self.session_id

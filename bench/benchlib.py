@@ -159,16 +159,17 @@ def user_python() -> str:
     start-up hook) cost each process started from it some 50M instructions
     (about 10 ms) that no user's install does.
 
-    Kept under the peers' cache (``MCP_SYNC_PEERS_DIR``, else
-    ``~/.cache/mcp-sync-peers``), one per content of ``setup.cfg`` and
-    Python version.
+    Kept in the peers' cache (``tests/peers.py``'s ``cache_dir``), one per
+    content of ``setup.cfg`` and Python version.
     """
-    configured = os.environ.get("MCP_SYNC_PEERS_DIR")
-    cache = Path(configured) if configured else Path.home() / ".cache" / "mcp-sync-peers"
+    # Imported here, not at the top: this module is also imported under the SDK's Python, which has no pytest.
+    sys.path.insert(0, str(ROOT / "tests"))
+    from peers import cache_dir
+
+    cache = cache_dir()
     key = hashlib.sha256((ROOT / "setup.cfg").read_bytes() + sys.version.encode()).hexdigest()[:12]
     venv = cache / f"venv-mcp_sync-{key}"
     python = venv / "bin" / "python"
-    cache.mkdir(parents=True, exist_ok=True)
     with open(cache / f"{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another benchmark making it meanwhile: wait for it
         if not (venv / ".complete").exists():

@@ -7,12 +7,13 @@ text content only, with no ``structuredContent`` copy and no ``outputSchema``.
 Before printing anything the benchmark checks that shape on both sides, and
 stops if they differ. The workload is the same on both sides: cold connect
 (spawn plus handshake; the median of ``--connects`` connections, each to a
-new server process, for one sample swings by a fifth between runs), sequential ``tools/call`` round trips, the server's
-resident memory after them, 16 calls in flight (16 threads for us, 16 tasks
-for the SDK), all echoing ``"hello"``, then a 1 MB and a 10 MB echo (strings
-of ``x``), the server's resident memory again, and close. Our client runs in
-both eras: ``handshake`` (initialize first) and ``stateless`` (2026-07-28,
-each request self-describing); the SDK's client in the mode given.
+new server process, for one sample swings by a fifth between runs),
+sequential ``tools/call`` round trips, the server's resident memory after
+them, 16 calls in flight (16 threads for us, 16 tasks for the SDK), all
+echoing ``"hello"``, then a 1 MB and a 10 MB echo (strings of ``x``), the
+server's resident memory again, and close. Our client runs in both eras:
+``handshake`` (initialize first) and ``stateless`` (2026-07-28, each request
+self-describing); the SDK's client in the mode given.
 
 Two ceilings: a JSON line echoed by a trivial Python child (the pipe
 alone), and a bare JSON-RPC loop between two Python processes (the client

@@ -73,7 +73,7 @@ from .events import (
 from .request_context import BatchReplies, RequestContext, current_request, serving
 from .telemetry import Telemetry, default_telemetry
 from .tracing import activate, active_tracer, deactivate, end_span, inject, result_error, start_span
-from .transport import Route, Transport
+from .transport import Exchange, Route, Transport
 from .workers import ElasticPool
 
 __all__ = [
@@ -272,6 +272,8 @@ class JsonRpcDispatcher:
         # not with a clock of the tests' own, which must see every wait.
         self._pass_reading = transport.pass_reading
         self._wait_reading = transport.wait_reading if type(self._clock) is SystemClock else None
+        # (Looked up with a default: a transport of one's own, written before Transport.exchange was, lacks it.)
+        self._exchange = getattr(transport, "exchange", None) if type(self._clock) is SystemClock else None
         self.accept_batch: Callable[[], bool] | None = None
         """Says whether a JSON-RPC batch received now is served (the server session's revision decides);
         ``None`` or ``False``: it is answered with one ``-32600``, as any array."""
@@ -369,6 +371,19 @@ class JsonRpcDispatcher:
         route: Route | None = None,
     ) -> PendingRequest:
         """Send a request without waiting; see :meth:`wait` and :meth:`cancel` (``route``: as for :meth:`notify`)."""
+        return self._start(method, params, on_progress, route)
+
+    def _start(
+        self,
+        method: str,
+        params: Params,
+        on_progress: ProgressCallback | None,
+        route: Route | None,
+        exchange: Exchange | None = None,
+        limit: float | None = None,
+    ) -> PendingRequest:
+        """Register and send a request; by ``exchange``, this thread sends it and may read its answer itself, for up
+        to ``limit`` seconds (see :attr:`Transport.exchange <mcp_sync.runtime.transport.Transport.exchange>`)."""
         request_id = self._next_id()
         pending = PendingRequest(request_id, method, self._clock.monotonic(), on_progress=on_progress, route=route)
         wire = _to_params(params)
@@ -388,7 +403,10 @@ class JsonRpcDispatcher:
                 self._progress[request_id] = pending
         try:
             request = envelope(JSONRPCRequest, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": wire})
-            self._send(request, *(route or ()))
+            if exchange is None:
+                self._send(request, *(route or ()))
+            else:
+                self._through(exchange, request, limit)
         except MCPError as exc:
             # The transport may have closed itself while failing, which already
             # failed (and counted) this call: count it once.
@@ -422,6 +440,13 @@ class JsonRpcDispatcher:
         for ever) and ``MCPError(REQUEST_CANCELLED)`` when ``cancel`` is set;
         either way the peer is sent ``notifications/cancelled``.
         """
+        deadline = None if timeout is None else self._clock.monotonic() + timeout
+        return self._wait(pending, timeout, deadline, cancel)
+
+    def _wait(
+        self, pending: PendingRequest, timeout: float | None, deadline: float | None, cancel: threading.Event | None
+    ) -> dict[str, Any]:
+        """:meth:`wait`, up to ``deadline`` (the time ``timeout`` counted from: it may have begun before)."""
         forget_cancel = None
         failed: list[bool] = []  # [True] once the cancel event's callback claimed the call
         reason = "cancelled by the caller"
@@ -436,7 +461,6 @@ class JsonRpcDispatcher:
 
             forget_cancel = cancel.call_when_set(withdraw)
             cancel = None
-        deadline = None if timeout is None else self._clock.monotonic() + timeout
         # A caller outside any handler may read its response itself; a handler's thread waits.
         read_wait = self._wait_reading if current_request() is None else None
         if read_wait is not None:
@@ -543,8 +567,16 @@ class JsonRpcDispatcher:
             raise MCPError(
                 MCP_CODES.REQUEST_CANCELLED, f"{method} was cancelled before it was sent", context={"method": method}
             )
-        pending = self.send_request(method, params, on_progress=on_progress, route=route)
-        return self.wait(pending, self.timeout if timeout is USE_DEFAULT else timeout, cancel)
+        limit = self.timeout if timeout is USE_DEFAULT else timeout
+        deadline = None if limit is None else self._clock.monotonic() + limit
+        exchange = self._exchange
+        if exchange is not None and cancel is None and route is None:
+            # This thread waits for the answer now, and nothing but the time can stop it: it may read the answer
+            # itself (see Transport.exchange), bounded by the time the call has.
+            pending = self._start(method, params, on_progress, None, exchange, limit)
+        else:
+            pending = self._start(method, params, on_progress, route, None)
+        return self._wait(pending, limit, deadline, cancel)
 
     def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:
         if self._fail(pending, error, status):
@@ -590,14 +622,19 @@ class JsonRpcDispatcher:
     def _send(self, message: JSONRPCMessage, request: RequestContext | None = None, once: str | None = None) -> None:
         """Send ``message``: what belongs to ``request`` (its handler's) by the request's own way back if it came
         with one, else over the transport, told what it belongs to (see :class:`~mcp_sync.runtime.transport.Route`)."""
+        writer = None if request is None else request.writer
+        if writer is not None:  # a request that came with a way back of its own
+            self._through(writer, message)
+        elif request is None and once is None:
+            self._through(self.transport.send, message)
+        else:
+            self._through(self.transport.send_routed, message, request, once)
+
+    @staticmethod
+    def _through(send: Callable[..., None], *args: Any) -> None:
+        """Call ``send(*args)``: what fails there, other than an :class:`MCPError`, is a ``TRANSPORT_ERROR``."""
         try:
-            writer = None if request is None else request.writer
-            if writer is not None:  # a request that came with a way back of its own
-                writer(message)
-            elif request is None and once is None:
-                self.transport.send(message)
-            else:
-                self.transport.send_routed(message, request, once)
+            send(*args)
         except MCPError:
             raise
         except Exception as exc:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..protocol.errors import MCP_CODES, MCPTransportError
 from ..protocol.jsonrpc import InvalidMessage
-from ..protocol.types import JSONRPCMessage
+from ..protocol.types import JSONRPCMessage, JSONRPCRequest
 
 if TYPE_CHECKING:
     from .request_context import RequestContext
@@ -57,6 +57,8 @@ CloseHandler = Callable[[BaseException | None], None]
 
 ReadingWait = Callable[[concurrent.futures.Future[Any], float | None, Callable[[], bool]], bool]
 """``(future, timeout, keep) -> done``: see :attr:`Transport.wait_reading`."""
+Exchange = Callable[[JSONRPCRequest, float | None], None]
+"""``(request, timeout) -> None``: see :attr:`Transport.exchange`."""
 
 
 class Route(NamedTuple):
@@ -131,6 +133,19 @@ class Transport(Protocol):
         this caller keeps reading lent to it (no other call waits).
         """
 
+    @property
+    def exchange(self) -> Exchange | None:
+        """How a caller that waits for a request's answer at once can send it and read the answer itself.
+
+        ``(request, timeout) -> None``: sends ``request`` and returns once its
+        answer was delivered, once ``timeout`` seconds passed (``None``: no
+        limit), or once the rest of the answer was left to a thread of the
+        transport's; the caller then waits on its future as after
+        :meth:`send`. A carrier whose each request has its own answer to read
+        (Streamable HTTP) saves the hand-over of that answer between two
+        threads. ``None``: the caller sends with :meth:`send`.
+        """
+
     def send_batch(self, messages: Sequence[JSONRPCMessage]) -> None:
         """Send the answers to a JSON-RPC batch together (one JSON array where the carrier frames one)."""
 
@@ -158,6 +173,8 @@ class BaseTransport(ABC):
     """See :attr:`Transport.pass_reading`; ``None``: reading is never lent."""
     wait_reading: ReadingWait | None = None
     """See :attr:`Transport.wait_reading`; ``None``: a caller waits on its response's future."""
+    exchange: Exchange | None = None
+    """See :attr:`Transport.exchange`; ``None``: a caller sends with :meth:`send`."""
     handshake_only: bool = False
     """See :attr:`Transport.handshake_only`."""
     network_transport: str | None = None
@@ -182,9 +199,13 @@ class BaseTransport(ABC):
         return self._closed.wait(timeout)
 
     def send(self, message: JSONRPCMessage) -> None:
+        self._ensure_open()
+        self._write(message)
+
+    def _ensure_open(self) -> None:
+        """Refuse to send once closed: ``MCPTransportError(TRANSPORT_CLOSED)``."""
         if self._closed.is_set():
             raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
-        self._write(message)
 
     def send_routed(self, message: JSONRPCMessage, request: RequestContext | None, once: str | None = None) -> None:
         """Send ``message``, which belongs to ``request`` or is the notification ``once`` names; a carrier that keeps
@@ -219,8 +240,7 @@ class BaseTransport(ABC):
         >>> right.wait_closed(1.0), [message.method for message in got]
         (True, ['notifications/a', 'b'])
         """
-        if self._closed.is_set():
-            raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
+        self._ensure_open()
         self._write_batch(messages)
 
     def _write_batch(self, messages: Sequence[JSONRPCMessage]) -> None:

@@ -368,6 +368,7 @@ class OwnTransport:
     handoff_reading = None
     pass_reading = None
     wait_reading = None
+    exchange = None
     handshake_only = False
 
     def __init__(self, inner: InMemoryTransport) -> None:

@@ -1407,6 +1407,73 @@ def test_the_get_stream_follows_a_new_session(mini: Mini) -> None:
     assert "last-event-id" not in mini.requests_for("GET")[1].headers
 
 
+# ----------------------------------------------------------- the caller's own thread
+
+
+def test_a_json_answer_is_read_on_the_callers_thread(mini: Mini) -> None:
+    # Connecting and calling with a limit or without one: every answer is JSON, and no worker thread ever starts.
+    client, _ = open_client(mini.url)
+    with client:
+        assert echo(client, "a") == "a"
+        assert echo(client, "b", timeout=None) == "b"
+        assert [thread for thread in threading.enumerate() if thread.name == "mcp-sync-http-post"] == []
+    assert [thread for thread in threading.enumerate() if thread.name.startswith("mcp-sync-http")] == []
+
+
+def test_an_answer_trickled_past_the_calls_time_fails_the_call_when_its_time_is_up(mini: Mini) -> None:
+    # The headers come at once, then the body a byte at a time: each read is quick, the whole is not. The caller
+    # reads this answer itself, and is stopped when its time is up, not when the answer is whole.
+    whole = threading.Event()
+
+    def trickle(request: Request) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": request.message["id"], "result": {"content": []}}).encode()
+        handler = request.handler
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.close_connection = True
+        with contextlib.suppress(OSError):
+            for byte in body:
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+                if mini.release.wait(0.05):
+                    return
+            whole.set()
+
+    mini.on["tools/call"] = trickle
+    client, transport = open_client(mini.url)
+    with client:
+        with pytest.raises(MCPError) as caught:
+            echo(client, timeout=0.3)
+        assert caught.value.code == MCP_CODES.TIMEOUT
+        assert not whole.is_set()
+        del mini.on["tools/call"]
+        assert echo(client) == "hi"
+        assert not transport.closed
+
+
+def test_a_stream_answer_left_to_the_workers_after_they_stopped_is_dropped(mini: Mini) -> None:
+    # The caller's thread got an SSE answer to hand over, and the workers had stopped (the transport was closing):
+    # nobody waits for it any more. A closed transport refuses the next exchange.
+    def stream(request: Request) -> None:
+        request.open_stream()
+        request.event({"jsonrpc": "2.0", "id": request.message["id"], "result": {}}, id="e1")
+
+    mini.on["ping"] = stream
+    transport = StreamableHTTPClientTransport(mini.url)
+    got: list[Any] = []
+    transport.on_message(got.append)
+    transport._workers.close(0.0)  # as if close() ran while the caller read the headers
+    transport.exchange(JSONRPCRequest(id=1, method="ping"), CALL_TIMEOUT)
+    assert got == [] and transport._inflight == {}
+    assert len(mini.requests_for("ping")) == 1
+    transport.close()
+    with pytest.raises(MCPTransportError, match="closed"):
+        transport.exchange(JSONRPCRequest(id=2, method="ping"), CALL_TIMEOUT)
+    assert len(mini.requests_for("ping")) == 1
+
+
 # ----------------------------------------------------------- the worker threads
 
 

@@ -34,7 +34,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import pydantic_core
@@ -53,6 +53,7 @@ from ...protocol.types import (
     JSONRPCResultResponse,
     RequestId,
 )
+from ...runtime.alarms import Alarms
 from ...runtime.http import abort, abort_connections, new_session, shut_down, taking
 from ...runtime.transport import BaseTransport
 from ...runtime.workers import ElasticPool, PoolClosed
@@ -161,6 +162,16 @@ class _InflightRequest:
         self.response: requests.Response | None = None
         self.connection: Any = None
         """The connection it was last sent on: shut down to abandon it while no response has come."""
+        self.inline = False
+        """Whether the caller's own thread reads its answer (see :meth:`StreamableHTTPClientTransport.exchange`)."""
+
+
+class _HandedOff:
+    """What the caller's thread got instead of an answer: a worker reads the rest (see ``_hand_off``)."""
+
+
+_HANDED_OFF = _HandedOff()
+_Answer = JSONRPCMessage | _HandedOff | None
 
 
 class _SessionState:
@@ -180,10 +191,17 @@ class _SessionState:
 class StreamableHTTPClientTransport(BaseTransport):
     """The client end of the Streamable HTTP transport.
 
-    Requests are POSTed from worker threads (named ``mcp-sync-http-post``), so
-    sending returns at once and a caller's timeout and cancellation work as
-    on any transport; each worker reads its request's answer, a JSON body or
-    an SSE stream, delivering what else the server sends on the way.
+    A caller that waits for its call's answer at once, with nothing but its
+    timeout to stop it (a client's ``call_tool`` with no ``cancel``),
+    POSTs it on its own thread and reads a JSON answer there (see
+    :meth:`exchange`); a thread of the transport's (``mcp-sync-http-timer``)
+    shuts the request's connection down if its time is up first. Other
+    requests are POSTed from worker threads (named ``mcp-sync-http-post``),
+    so sending returns at once and a caller's timeout and cancellation work
+    as on any transport; so are the answers that come as an SSE stream,
+    where the server may send for longer than the call waits, and those
+    that need a new session first. Each worker reads its request's answer,
+    delivering what else the server sends on the way.
     Notifications and responses are POSTed on the sending thread; a server
     that refuses one, or answers it with what cannot be read, is logged, not
     retried: the same message would be refused again. After ``notifications/initialized`` a GET stream (thread
@@ -284,6 +302,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         """By id of a server request not answered yet: the id of ours whose POST stream carried it."""
         self._streams: set[requests.Response] = set()
         self._workers = ElasticPool("mcp-sync-http-post", idle_timeout=_IDLE_WORKER)
+        self._alarms = Alarms("mcp-sync-http-timer")
         self._listening = False
         self._listener: threading.Thread | None = None
         self._get_answered = threading.Event()  # the listener's GET was answered (or failed): see GET_STREAM_WAIT
@@ -408,13 +427,49 @@ class StreamableHTTPClientTransport(BaseTransport):
 
     # -------------------------------------------------------------- writing
 
+    def exchange(self, request: JSONRPCRequest, timeout: float | None) -> None:
+        """Send ``request`` from this thread, whose caller waits for its answer, and read a JSON answer here.
+
+        Returns once the answer was delivered, once ``timeout`` seconds
+        passed (``None``: no limit; an alarm shuts the request's connection
+        down), or once a worker took the rest over: an SSE stream (the server
+        may send there for longer than the call waits, and the caller's wait
+        on its future keeps the call's timeout whatever comes), or a session
+        the server forgot (404) and a new one to start first. The caller saves
+        a thread's wake-up and a hand-over per call. With a ``session`` or an
+        ``auth`` you gave (which may run a sign-in of its own while it
+        sends, or hold a connection this transport cannot shut down), the
+        request goes as :meth:`send` sends it.
+
+        ::
+
+            transport.exchange(request, 30.0)  # the dispatcher does this for a client's call_tool
+        """
+        if not self._own_session or self.auth is not None:
+            self.send(request)
+            return
+        self._ensure_open()
+        inflight = self._admit(request)
+        inflight.inline = True
+        alarm = None if timeout is None else self._alarms.set(timeout, functools.partial(self._abandon, request.id))
+        try:
+            self._run(inflight)
+        finally:
+            if alarm is not None:
+                self._alarms.clear(alarm)
+
+    def _admit(self, request: JSONRPCRequest) -> _InflightRequest:
+        """Note ``request`` as in flight (where closing, and abandoning it, find it)."""
+        if request.method == "initialize":
+            self._initialize = request
+        inflight = _InflightRequest(request)
+        with self._state_lock:
+            self._inflight[request.id] = inflight
+        return inflight
+
     def _write(self, message: JSONRPCMessage) -> None:
         if isinstance(message, JSONRPCRequest):
-            if message.method == "initialize":
-                self._initialize = message
-            inflight = _InflightRequest(message)
-            with self._state_lock:
-                self._inflight[message.id] = inflight
+            inflight = self._admit(message)
             try:
                 self._workers.submit(functools.partial(self._run, inflight))
             except PoolClosed:
@@ -499,16 +554,21 @@ class StreamableHTTPClientTransport(BaseTransport):
     # ------------------------------------------------------------ requests
 
     def _run(self, inflight: _InflightRequest) -> None:
-        """On a worker thread: POST a request and deliver its answer."""
-        request = inflight.request
+        """On a worker thread (or the caller's: see :meth:`exchange`): POST a request and deliver its answer."""
         if self.closed:
             # Accepted just before the close: every pending call has failed already,
             # and the server must not get a request nobody waits for.
             with self._state_lock:
-                self._inflight.pop(request.id, None)
+                self._inflight.pop(inflight.request.id, None)
             return
+        self._settle(inflight, functools.partial(self._answer, inflight))
+
+    def _settle(self, inflight: _InflightRequest, answer_of: Callable[[], _Answer]) -> None:
+        """Deliver what ``answer_of()`` gives as ``inflight``'s answer, or what its failure means for the call."""
+        request = inflight.request
+        answer: _Answer = None
         try:
-            answer = self._answer(inflight)
+            answer = answer_of()
         except requests.RequestException as exc:
             answer = None if inflight.abandoned or self.closed else self._failure(request, exc)
         except MCPTransportError:
@@ -517,9 +577,10 @@ class StreamableHTTPClientTransport(BaseTransport):
             # The auth could not sign in (an OAuth flow that failed): the call gets its reason.
             answer = error_answer(request.id, exc.jsonrpc_code, exc.message, exc.data)
         finally:
-            with self._state_lock:
-                self._inflight.pop(request.id, None)
-        if answer is not None:
+            if answer is not _HANDED_OFF:
+                with self._state_lock:
+                    self._inflight.pop(request.id, None)
+        if answer is not None and not isinstance(answer, _HandedOff):
             if request.method == "initialize" and isinstance(answer, JSONRPCResultResponse):
                 self._learn_version(answer)
             if (
@@ -563,17 +624,46 @@ class StreamableHTTPClientTransport(BaseTransport):
             request.id, JsonRpcCode.INTERNAL_ERROR, f"{message}: {broken_answer(exc)}", {"url": self.url}
         )
 
-    def _answer(self, inflight: _InflightRequest) -> JSONRPCMessage | None:
-        """The answer to ``inflight``'s request (``None`` when it was abandoned)."""
-        request = inflight.request
+    def _answer(self, inflight: _InflightRequest) -> _Answer:
+        """The answer to ``inflight``'s request (``None`` when it was abandoned; see :meth:`_hand_off`)."""
         state = self._state()
         response = self._post_noted(inflight, state)
-        if (
+        if inflight.inline and (
+            self._forgot(response, state, inflight) or content_type(response) == "text/event-stream"
+        ):
+            return self._hand_off(inflight, response, state)
+        return self._answer_from(inflight, response, state)
+
+    def _forgot(self, response: requests.Response, state: _SessionState, inflight: _InflightRequest) -> bool:
+        """Whether ``response`` says the server forgot the session ``state`` names (a 404 for it)."""
+        return (
             response.status_code == 404
             and state.id is not None
-            and request.method != "initialize"
+            and inflight.request.method != "initialize"
             and self.stateless_revision is None
-        ):
+        )
+
+    def _hand_off(self, inflight: _InflightRequest, response: requests.Response, state: _SessionState) -> _Answer:
+        """From the caller's thread: leave ``response`` (and the rest of ``inflight``'s answer) to a worker.
+
+        The caller then waits for the answer on its future, where its timeout
+        and cancellation hold however long the server streams.
+        """
+        inflight.inline = False
+        rest = functools.partial(self._answer_from, inflight, response, state)
+        try:
+            self._workers.submit(functools.partial(self._settle, inflight, rest))
+        except PoolClosed:
+            response.close()
+            return None  # closed meanwhile: every pending call has failed already
+        return _HANDED_OFF
+
+    def _answer_from(
+        self, inflight: _InflightRequest, response: requests.Response, state: _SessionState
+    ) -> JSONRPCMessage | None:
+        """The answer to ``inflight``'s request, given the ``response`` to its POST in session ``state``."""
+        request = inflight.request
+        if self._forgot(response, state, inflight):
             # No longer this request's to shut down, before it goes back to the pool (where another may take it).
             self._took(inflight, None)
             response.close()
@@ -870,13 +960,14 @@ class StreamableHTTPClientTransport(BaseTransport):
             # A POST still waiting for its response holds a connection no stream stands for: shut them all down.
             abort_connections(self.session)
         self._workers.close(max(0.0, deadline - time.monotonic()))
+        self._alarms.close(max(0.0, deadline - time.monotonic()))
         if listener is not None and listener is not threading.current_thread():
             listener.join(max(0.0, deadline - time.monotonic()))
         if self._own_session:
             self.session.close()
 
     def _owns(self, thread: threading.Thread) -> bool:
-        return thread is self._listener or thread in self._workers.threads
+        return thread is self._listener or thread is self._alarms.thread or thread in self._workers.threads
 
     def _end_session(self) -> None:
         """DELETE the session; a server that does not allow it (405) or fails is fine."""

@@ -406,7 +406,7 @@ class JsonRpcDispatcher:
             if exchange is None:
                 self._send(request, *(route or ()))
             else:
-                self._through(exchange, request, limit)
+                self._send(request, None, None, exchange, limit)
         except MCPError as exc:
             # The transport may have closed itself while failing, which already
             # failed (and counted) this call: count it once.
@@ -619,22 +619,27 @@ class JsonRpcDispatcher:
         if pending.span is not None:
             end_span(pending.span, error_type)
 
-    def _send(self, message: JSONRPCMessage, request: RequestContext | None = None, once: str | None = None) -> None:
+    def _send(
+        self,
+        message: JSONRPCMessage,
+        request: RequestContext | None = None,
+        once: str | None = None,
+        exchange: Exchange | None = None,
+        limit: float | None = None,
+    ) -> None:
         """Send ``message``: what belongs to ``request`` (its handler's) by the request's own way back if it came
-        with one, else over the transport, told what it belongs to (see :class:`~mcp_sync.runtime.transport.Route`)."""
-        writer = None if request is None else request.writer
-        if writer is not None:  # a request that came with a way back of its own
-            self._through(writer, message)
-        elif request is None and once is None:
-            self._through(self.transport.send, message)
-        else:
-            self._through(self.transport.send_routed, message, request, once)
-
-    @staticmethod
-    def _through(send: Callable[..., None], *args: Any) -> None:
-        """Call ``send(*args)``: what fails there, other than an :class:`MCPError`, is a ``TRANSPORT_ERROR``."""
+        with one, else over the transport, told what it belongs to (see :class:`~mcp_sync.runtime.transport.Route`);
+        a request of this side's own by ``exchange`` if given (see :meth:`_start`)."""
         try:
-            send(*args)
+            writer = None if request is None else request.writer
+            if writer is not None:  # a request that came with a way back of its own
+                writer(message)
+            elif request is not None or once is not None:
+                self.transport.send_routed(message, request, once)
+            elif exchange is None:
+                self.transport.send(message)
+            else:
+                exchange(message, limit)  # type: ignore[arg-type]  # (given with the requests _start makes only)
         except MCPError:
             raise
         except Exception as exc:

@@ -199,7 +199,8 @@ class BaseTransport(ABC):
         return self._closed.wait(timeout)
 
     def send(self, message: JSONRPCMessage) -> None:
-        self._ensure_open()
+        if self._closed.is_set():  # (as _ensure_open does, without the call: this is every message's way)
+            raise MCPTransportError(MCP_CODES.TRANSPORT_CLOSED, "cannot send: the transport is closed")
         self._write(message)
 
     def _ensure_open(self) -> None:

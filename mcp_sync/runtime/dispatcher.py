@@ -413,6 +413,11 @@ class JsonRpcDispatcher:
             if self._forget(pending):
                 self._finish(pending, "error", exc.code)
             raise exc from exc.cause
+        except BaseException:
+            # Interrupted (a KeyboardInterrupt) while sending, or while reading the answer itself by the exchange:
+            # none will be delivered now, so the call is not left waiting for one.
+            self._fail(pending, self._cancellation(pending, "interrupted"), "cancelled")
+            raise
         return pending
 
     def _traced(self, tracer: Any, pending: PendingRequest, wire: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -575,7 +580,7 @@ class JsonRpcDispatcher:
             # itself (see Transport.exchange), bounded by the time the call has.
             pending = self._start(method, params, on_progress, None, exchange, limit)
         else:
-            pending = self._start(method, params, on_progress, route, None)
+            pending = self._start(method, params, on_progress, route)
         return self._wait(pending, limit, deadline, cancel)
 
     def _abandon(self, pending: PendingRequest, reason: str, error: MCPError, status: str) -> None:

@@ -19,6 +19,7 @@ import gc
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -37,6 +38,7 @@ from helpers import current_frames, free_port
 import mcp_sync.transports.http.streamable as http_module
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
 from mcp_sync.client import http_client
+from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
 from mcp_sync.runtime.http import new_session
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.context import Context
@@ -1472,6 +1474,33 @@ def test_a_stream_answer_left_to_the_workers_after_they_stopped_is_dropped(mini:
     with pytest.raises(MCPTransportError, match="closed"):
         transport.exchange(JSONRPCRequest(id=2, method="ping"), CALL_TIMEOUT)
     assert len(mini.requests_for("ping")) == 1
+
+
+def test_a_call_interrupted_while_it_reads_its_own_answer_waits_no_more(mini: Mini) -> None:
+    # A KeyboardInterrupt (a notebook's stop button) reaches the caller in its read: the call is given up at once,
+    # and not left waiting for an answer nobody reads any more. The signal goes once the server has the request.
+    def arrived(request: Request) -> None:
+        os.kill(os.getpid(), signal.SIGALRM)
+        mini.release.wait(CALL_TIMEOUT)
+
+    mini.on["ping"] = arrived
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    transport = StreamableHTTPClientTransport(mini.url)
+    dispatcher = JsonRpcDispatcher(transport)
+    dispatcher.start()
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            dispatcher.request("ping", timeout=CALL_TIMEOUT)
+        (ping,) = mini.requests_for("ping")
+        assert not dispatcher.awaits(ping.message["id"])
+        assert transport._inflight == {}
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        dispatcher.close()
 
 
 # ----------------------------------------------------------- the worker threads

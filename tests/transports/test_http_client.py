@@ -1480,7 +1480,7 @@ def test_a_call_interrupted_while_it_reads_its_own_answer_waits_no_more(mini: Mi
     # A KeyboardInterrupt (a notebook's stop button) reaches the caller in its read: the call is given up at once,
     # and not left waiting for an answer nobody reads any more. The signal goes once the server has the request.
     def arrived(request: Request) -> None:
-        os.kill(os.getpid(), signal.SIGALRM)
+        os.kill(os.getpid(), signal.SIGUSR1)
         mini.release.wait(CALL_TIMEOUT)
 
     mini.on["ping"] = arrived
@@ -1491,7 +1491,7 @@ def test_a_call_interrupted_while_it_reads_its_own_answer_waits_no_more(mini: Mi
     transport = StreamableHTTPClientTransport(mini.url)
     dispatcher = JsonRpcDispatcher(transport)
     dispatcher.start()
-    previous = signal.signal(signal.SIGALRM, interrupt)
+    previous = signal.signal(signal.SIGUSR1, interrupt)
     try:
         with pytest.raises(KeyboardInterrupt):
             dispatcher.request("ping", timeout=CALL_TIMEOUT)
@@ -1499,7 +1499,7 @@ def test_a_call_interrupted_while_it_reads_its_own_answer_waits_no_more(mini: Mi
         assert not dispatcher.awaits(ping.message["id"])
         assert transport._inflight == {}
     finally:
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGUSR1, previous)
         dispatcher.close()
 
 

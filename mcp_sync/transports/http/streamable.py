@@ -431,15 +431,16 @@ class StreamableHTTPClientTransport(BaseTransport):
         """Send ``request`` from this thread, whose caller waits for its answer, and read a JSON answer here.
 
         Returns once the answer was delivered, once ``timeout`` seconds
-        passed (``None``: no limit; an alarm shuts the request's connection
-        down), or once a worker took the rest over: an SSE stream (the server
-        may send there for longer than the call waits, and the caller's wait
-        on its future keeps the call's timeout whatever comes), or a session
-        the server forgot (404) and a new one to start first. The caller saves
-        a thread's wake-up and a hand-over per call. With a ``session`` or an
-        ``auth`` you gave (which may run a sign-in of its own while it
-        sends, or hold a connection this transport cannot shut down), the
-        request goes as :meth:`send` sends it.
+        passed (an alarm then shuts the request's connection down; ``None``:
+        no limit), or once a worker took the rest over: an SSE stream (the
+        server may send there for longer than the call waits, and the
+        caller's wait on its future keeps the call's timeout whatever comes),
+        or a session the server forgot (404) and a new one to start first.
+        The caller saves a thread's wake-up and a hand-over per call, and
+        lets a thread waiting for the interpreter lock run before it returns.
+        With a ``session`` or an ``auth`` you gave (which may run a sign-in
+        of its own while it sends, or hold a connection this transport cannot
+        shut down), the request goes as :meth:`send` sends it.
 
         ::
 

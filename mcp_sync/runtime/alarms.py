@@ -89,9 +89,10 @@ class Alarms:
         with self._lock:
             while not self._closed:
                 now = time.monotonic()
-                due = [key for key, (when, _) in self._alarms.items() if when <= now]
+                # In the order of their times (a thread woken late finds several due at once).
+                due = sorted((when, key) for key, (when, _) in self._alarms.items() if when <= now)
                 if due:
-                    callbacks = [self._alarms.pop(key)[1] for key in due]
+                    callbacks = [self._alarms.pop(key)[1] for _, key in due]
                     self._sleeping_until = None
                     self._lock.release()
                     try:

@@ -29,6 +29,24 @@ def test_alarms_ring_in_the_order_of_their_times_and_a_cleared_one_never_rings()
         alarms.close()
 
 
+def test_alarms_found_due_at_once_ring_in_the_order_of_their_times() -> None:
+    # The thread is held by a first callback while the next two fall due: it finds them due together.
+    alarms = Alarms(NAME)
+    release, done = threading.Event(), threading.Event()
+    rang: list[str] = []
+    try:
+        alarms.set(0.0, lambda: release.wait(5.0))
+        alarms.set(0.02, lambda: (rang.append("second"), done.set()))
+        alarms.set(0.01, lambda: rang.append("first"))
+        time.sleep(0.05)  # both are due now
+        release.set()
+        assert done.wait(5.0)
+        assert rang == ["first", "second"]
+    finally:
+        release.set()
+        alarms.close()
+
+
 def test_an_alarm_set_after_every_other_rang_wakes_the_sleeping_thread() -> None:
     alarms = Alarms(NAME)
     first, second = threading.Event(), threading.Event()

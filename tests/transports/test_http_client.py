@@ -1476,6 +1476,28 @@ def test_a_stream_answer_left_to_the_workers_after_they_stopped_is_dropped(mini:
     assert len(mini.requests_for("ping")) == 1
 
 
+def test_closing_while_a_caller_reads_its_own_answer_ends_the_call_at_once(mini: Mini) -> None:
+    # The call has 10 s; the client is closed from another thread once the server holds the request. The caller,
+    # blocked in its own read, gets the close's error, not a timeout, and nothing stays in flight.
+    arrived = threading.Event()
+
+    def hold(request: Request) -> None:
+        arrived.set()
+        mini.release.wait(CALL_TIMEOUT)
+
+    mini.on["tools/call"] = hold
+    client, transport = open_client(mini.url)
+    closer = threading.Thread(target=lambda: arrived.wait(CALL_TIMEOUT) and client.close())
+    closer.start()
+    try:
+        with pytest.raises(MCPTransportError):
+            echo(client)
+    finally:
+        closer.join(CALL_TIMEOUT)
+        client.close()
+    assert arrived.is_set() and transport.closed and transport._inflight == {}
+
+
 def test_a_call_interrupted_while_it_reads_its_own_answer_waits_no_more(mini: Mini) -> None:
     # A KeyboardInterrupt (a notebook's stop button) reaches the caller in its read: the call is given up at once,
     # and not left waiting for an answer nobody reads any more. The signal goes once the server has the request.

@@ -29,6 +29,45 @@ def test_lazy_exports_resolve_and_unknown_names_fail() -> None:
         _ = mcp_sync.Nope  # type: ignore[attr-defined]
 
 
+def test_the_first_import_of_a_name_is_not_walked_by_the_collector_and_leaves_it_as_it_was() -> None:
+    """The objects of ``from mcp_sync import MCPServer`` go to the oldest generation unwalked; nothing else changes.
+
+    No collection runs during the import, and what it made (the class) is in
+    generation 2; the collector is on again after, nothing stays frozen, and
+    a cycle made before the import is still freed once it dies.
+    """
+    code = (
+        "import gc, weakref\n"
+        "class Node: pass\n"
+        "node = Node(); node.me = node; dead = weakref.ref(node)\n"
+        "import mcp_sync\n"
+        "collections = []\n"
+        "gc.callbacks.append(lambda phase, info: collections.append(info) if phase == 'stop' else None)\n"
+        "from mcp_sync import MCPServer\n"
+        "print(len(collections), any(each is MCPServer for each in gc.get_objects(generation=2)))\n"
+        "print(gc.isenabled(), gc.get_freeze_count())\n"
+        "del node\n"
+        "gc.collect()\n"
+        "print(dead() is None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["0 True", "True 0", "True"]
+
+
+def test_the_first_import_of_a_name_keeps_a_programs_frozen_objects_frozen_and_its_collector_off() -> None:
+    """A program that froze its objects (to fork workers) or turned the collector off finds both as it left them."""
+    code = (
+        "import gc\n"
+        "kept = [[]]\n"
+        "gc.freeze(); gc.disable()\n"
+        "from mcp_sync import MCPClient\n"
+        "tracked = gc.get_objects()\n"  # every generation's objects, not the frozen ones
+        "print(any(each is kept for each in tracked), any(each is MCPClient for each in tracked), gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["False True False"]
+
+
 def test_the_http_host_has_public_homes_loaded_when_first_used() -> None:
     """``StreamableHTTPApp``, ``serve_http`` and ``start_http`` come from ``mcp_sync`` and ``mcp_sync.server``.
 

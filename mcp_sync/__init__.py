@@ -27,9 +27,6 @@ Nothing in a layer imports a module of this level.
 
 from __future__ import annotations
 
-import gc
-import importlib
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 # Bound here, not lazily: importing the submodule ``mcp_sync.connect`` sets
@@ -37,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 # the function for good. The module itself imports nothing heavy.
 from .connect import connect
 from .protocol import rendering as _rendering
+from .runtime.imports import import_unwalked
 
 __version__ = "0.1.0"
 
@@ -159,37 +157,10 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'mcp_sync' has no attribute {name!r}")
-    value = getattr(_import_as_old(module), name)
+    # The first of these imports loads the client or the server: see import_unwalked for why it is done so.
+    value = getattr(import_unwalked(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
-
-
-def _import_as_old(module: str) -> ModuleType:
-    """Import ``mcp_sync.<module>`` with the cyclic garbage collector paused, and count what it made as old.
-
-    The first of these imports makes a hundred thousand objects or more
-    (pydantic, the wire models, our modules) that live as long as the
-    program. Left to the collector, they would be walked some sixty times
-    while they are made and found alive each time: about 3% of a stdio
-    server's start (``bench/startup_instructions.py``). Instead, every
-    object tracked when the import ends goes to the oldest generation at
-    once (:func:`gc.freeze` then :func:`gc.unfreeze`), where the next full
-    collection looks at them as usual: nothing is kept from the collector,
-    and a cycle that dies later is freed. Objects a program froze itself
-    (a server that forks its workers) stay frozen: with any frozen, the
-    import's objects are left where they are. A collector the program
-    disabled stays disabled.
-    """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return importlib.import_module(f".{module}", __name__)
-    finally:
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if collecting:
-            gc.enable()
 
 
 def __dir__() -> list[str]:

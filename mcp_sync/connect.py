@@ -128,7 +128,6 @@ def _refuse(given: Mapping[str, Any], names: Sequence[str], kind: str) -> None:
 def _connect_http(
     url: str, given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
 ) -> MCPClient:
-    from . import MCPClient  # noqa: F401 (loads the client as the package does: see mcp_sync.__getattr__)
     from .client import http_client
 
     return http_client(
@@ -145,13 +144,15 @@ def _connect_http(
 def _connect_stdio(
     command: str | Sequence[str], given: Mapping[str, Any], connect_timeout: float | None, options: dict[str, Any]
 ) -> MCPClient:
+    from .runtime.imports import import_unwalked
     from .transports.process import server_argv, started_early
 
     argv = server_argv(command)
     env, inherit_env, cwd = given["env"], bool(given["inherit_env"]), given["cwd"]
     # Started before the client is imported: the server starts up while the client's modules load.
     with started_early(argv, env=env, inherit_env=inherit_env, cwd=cwd) as process:
-        from . import MCPClient  # (the package's name: its first import is the cheaper one, see mcp_sync.__getattr__)
+        import_unwalked("mcp_sync.client")  # (the first import of the client: see import_unwalked)
+        from .client.core import MCPClient
         from .client.factories import open_process
         from .transports.stdio import ProcessTransport
 
@@ -163,7 +164,9 @@ def _connect_stdio(
 
 
 def _connect_in_memory(server: object, connect_timeout: float | None, options: dict[str, Any]) -> MCPClient:
-    from . import InMemoryTransport, MCPClient, MCPServer  # (see mcp_sync.__getattr__)
+    from .client.core import MCPClient
+    from .server.core import MCPServer
+    from .transports.memory import InMemoryTransport
 
     if not isinstance(server, MCPServer):
         raise TypeError(

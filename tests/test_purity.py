@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -436,6 +437,59 @@ def test_a_stdio_server_starts_no_process_machinery_and_a_process_transport_stil
         [sys.executable, "-c", code], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.splitlines() == ["", "True None 0"]
+
+
+def test_a_tool_server_answers_its_handshake_without_the_content_models_and_loads_them_when_listing() -> None:
+    """Registering tools (one structured) and answering ``initialize`` declare no content model; the first list does.
+
+    The server's event for each request it receives says whether the
+    ``content`` module is loaded by then: not when ``tools/list`` arrives,
+    after the handshake; by the end, having listed and called, it is.
+    """
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPServer\n"
+        "from mcp_sync.runtime.events import REQUEST_RECEIVED\n"
+        "content = 'mcp_sync.protocol.types.content'\n"
+        "server = MCPServer('demo')\n"
+        "def add(a: int, b: int) -> int:\n"
+        "    return a + b\n"
+        "server.tool(add)\n"
+        "server.tool(lambda text: text, name='echo')\n"
+        "seen = lambda got: sys.stderr.write(f'{got.method} {content in sys.modules}\\n')\n"
+        "server.events.on(REQUEST_RECEIVED, seen)\n"
+        "print('registered', content in sys.modules, file=sys.stderr, flush=True)\n"
+        "server.serve_stdio()\n"
+        "print('served', content in sys.modules, file=sys.stderr, flush=True)\n"
+    )
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}},
+    ]
+    server = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert server.stdin is not None and server.stdout is not None
+    answers = {}
+    for line in lines:  # one at a time: at the end of its input a server cancels what still runs
+        server.stdin.write(json.dumps(line) + "\n")
+        server.stdin.flush()
+        if "id" in line:
+            answer = json.loads(server.stdout.readline())  # (bounded: the server answers, or exits and this is "")
+            answers[answer["id"]] = answer["result"]
+    _, told = server.communicate(timeout=60)
+    assert told.splitlines() == [
+        "registered False",
+        "initialize False",
+        "tools/list False",
+        "tools/call True",
+        "served True",
+    ]
+    assert [tool["name"] for tool in answers[2]["tools"]] == ["add", "echo"]
+    assert answers[3]["structuredContent"] == {"result": 5}
 
 
 LAZY_MODULES = (

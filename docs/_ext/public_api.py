@@ -47,6 +47,7 @@ PUBLIC_MODULES = [
 
 TYPES_SOURCES = [
     "mcp_sync.protocol.types.base",
+    "mcp_sync.protocol.types.tool",
     "mcp_sync.protocol.types.content",
     "mcp_sync.protocol.types.client_features",
     "mcp_sync.protocol.types.server_features",

@@ -8,7 +8,8 @@
 - ``workers``: the elastic thread pool: a task never waits for a busy thread, and idle threads end;
 - ``http``: outbound HTTP for both roles (closable sessions, one bounded request), nothing of MCP;
 - ``events``: the lifecycle events and the ``EventBus`` that delivers them;
-- ``telemetry`` and ``tracing``: OpenTelemetry metrics and spans of requests and notifications.
+- ``telemetry`` and ``tracing``: OpenTelemetry metrics and spans of requests and notifications;
+- ``imports``: the first import of the client or the server, without the garbage collector walking it.
 
 May import: ``runtime``, ``protocol``.
 Must not import: ``transports``, ``display``, ``client``, ``server``, ``llm``, ``apps``, nor the composition level.

@@ -46,9 +46,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.types import Resource, TextResourceContents, Tool
+from ..protocol.types import Tool
 
 if TYPE_CHECKING:
+    from ..protocol.types import Resource
     from .context import Context
     from .core import MCPServer
 
@@ -128,6 +129,7 @@ def add_app_resource(
     ``domain`` (host-specific) and ``prefers_border`` are passed on as given.
     """
     from ..protocol.apps import APP_MIME_TYPE, ResourceUI
+    from ..protocol.types import TextResourceContents  # (loaded by the first resource: see ON_DEMAND)
 
     if (html is None) == (path is None):
         raise ValueError("give the app's document as html= or as path=, one of them")

@@ -47,7 +47,6 @@ from ..protocol.types import (
     LoggingLevel,
     RequestId,
     RequestParams,
-    TextContent,
     Tool,
 )
 from ..runtime.transport import Route
@@ -532,7 +531,7 @@ class Context:
         """
         if tools and (self.client_capabilities.sampling is None or self.client_capabilities.sampling.tools is None):
             raise MCPError(MCP_CODES.MISSING_CAPABILITY, "the client cannot sample with tools (no sampling.tools)")
-        from ..protocol.types import CreateMessageRequestParams, SamplingMessage  # loaded when first asked
+        from ..protocol.types import CreateMessageRequestParams, SamplingMessage, TextContent  # loaded when first asked
 
         items = [messages] if isinstance(messages, str) else list(messages)
         params = CreateMessageRequestParams(

@@ -34,16 +34,10 @@ from pydantic import BaseModel
 
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
-    Annotations,
-    CallToolResult,
     Icon,
     Implementation,
     LoggingLevel,
-    Prompt,
-    PromptArgument,
     RequestId,
-    Resource,
-    ResourceTemplate,
     Tool,
     ToolAnnotations,
     WireModel,
@@ -76,13 +70,19 @@ if TYPE_CHECKING:
     from ..protocol.skills import SkillEntry
     from ..protocol.tasks import TaskSupport
     from ..protocol.types import (
+        Annotations,
+        CallToolResult,
         CompleteRequestParams,
         CompleteResult,
         CreateMessageRequestParams,
         CreateMessageResult,
         GetPromptResult,
+        Prompt,
+        PromptArgument,
         PromptMessage,
         ReadResourceResult,
+        Resource,
+        ResourceTemplate,
         Root,
     )
     from ..runtime.transport import Transport

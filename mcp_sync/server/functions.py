@@ -23,6 +23,7 @@ import concurrent.futures
 import functools
 import inspect
 import json
+import sys
 import types
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
@@ -30,16 +31,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
 import pydantic
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError, format_validation_error
-from ..protocol.types import (
-    AudioContent,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    PromptArgument,
-    ResourceLink,
-    TextContent,
-)
 from .context import Context
 
 _T = TypeVar("_T")
@@ -49,16 +42,9 @@ _T = TypeVar("_T")
 __all__ = ["FunctionSpec", "run_coroutine", "template_variables"]
 
 if TYPE_CHECKING:
+    from ..protocol.types import PromptArgument
     from .uri_template import template_variables
 
-_CONTENT_TYPES: tuple[type, ...] = (
-    CallToolResult,
-    TextContent,
-    ImageContent,
-    AudioContent,
-    ResourceLink,
-    EmbeddedResource,
-)
 _RESERVED = frozenset(dir(BaseModel))
 
 
@@ -71,7 +57,27 @@ def _is_content(annotation: Any) -> bool:
     origin = get_origin(annotation)
     if origin in (list, tuple, Union, types.UnionType):
         return any(_is_content(arg) for arg in get_args(annotation) if arg is not type(None) and arg is not ...)
-    return isinstance(annotation, type) and issubclass(annotation, _CONTENT_TYPES)
+    return isinstance(annotation, type) and issubclass(annotation, _content_types())
+
+
+def _content_types() -> tuple[type, ...]:
+    """The classes a tool's result passes through as they are (a result, content blocks).
+
+    None of them exists before the module that declares them is loaded (the
+    first time a program names one, see ``protocol.types.ON_DEMAND``), so
+    until then no annotation can be one, and registering a tool does not
+    load that module.
+    """
+    if f"{models.__name__}.content" not in sys.modules:
+        return ()
+    return (
+        models.CallToolResult,
+        models.TextContent,
+        models.ImageContent,
+        models.AudioContent,
+        models.ResourceLink,
+        models.EmbeddedResource,
+    )
 
 
 class FunctionSpec:
@@ -132,6 +138,8 @@ class FunctionSpec:
 
     def prompt_arguments(self) -> list[PromptArgument]:
         """The parameters as prompt arguments (required when they have no default)."""
+        from ..protocol.types import PromptArgument  # (loaded with a server's first prompt: see ON_DEMAND)
+
         arguments = []
         for field_name, field in self.arguments_model.model_fields.items():
             arguments.append(
@@ -198,7 +206,7 @@ class FunctionSpec:
         data = adapter.dump_python(adapter.validate_python(value), mode="json")
         structured = {"result": data} if self._wrapped else data
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+        return models.CallToolResult(content=[models.TextContent(text=text)], structured_content=structured)
 
 
 def run_coroutine(start: Callable[[], Coroutine[Any, Any, _T]]) -> _T:

@@ -28,29 +28,36 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validation_error
-from ..protocol.types import (
-    Annotations,
-    CallToolResult,
-    Icon,
-    Prompt,
-    PromptArgument,
-    Resource,
-    ResourceTemplate,
-    TextContent,
-    Tool,
-    ToolAnnotations,
-    WireModel,
-)
+from ..protocol.types import Icon, Tool, ToolAnnotations, WireModel
 from .authorization import AuthInfo, ScopeRefused
 from .backend import BackendUnavailable
 from .context import Context
 from .functions import FunctionSpec
-from .results import decorated_resource_value, prompt_result, resource_result, to_complete_result, tool_result
+from .results import (
+    decorated_resource_value,
+    prompt_result,
+    resource_result,
+    to_complete_result,
+    tool_error,
+    tool_result,
+)
 from .stateless import InputRequired, MissingClientCapability
 
 if TYPE_CHECKING:
     from ..protocol.tasks import TaskSupport
-    from ..protocol.types import CompleteRequestParams, CompleteResult, GetPromptResult, ReadResourceResult, Root
+    from ..protocol.types import (
+        Annotations,
+        CallToolResult,
+        CompleteRequestParams,
+        CompleteResult,
+        GetPromptResult,
+        Prompt,
+        PromptArgument,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        Root,
+    )
     from .uri_template import UriTemplate
 
 __all__ = [
@@ -326,6 +333,8 @@ class ServerRegistry:
         2026-07-28 clients (the server's defaults otherwise); ``scopes`` the
         OAuth scopes a reader needs (as for :meth:`register_tool`).
         """
+        from ..protocol.types import Resource  # (its module loads with a server's first resource: see ON_DEMAND)
+
         resource = Resource(
             uri=uri,
             name=name or uri,
@@ -375,6 +384,7 @@ class ServerRegistry:
         >>> server.read_resource("users://7/profile").text
         'user 7'
         """
+        from ..protocol.types import ResourceTemplate  # (see register_resource)
         from .uri_template import UriTemplate  # loaded by the first template: a server without any never needs it
 
         parsed = UriTemplate.parse(uri_template)
@@ -424,6 +434,8 @@ class ServerRegistry:
 
         ``scopes``: the OAuth scopes a caller needs (see :meth:`register_tool`).
         """
+        from ..protocol.types import Prompt  # (see register_resource)
+
         prompt = Prompt(
             name=name,
             title=title,
@@ -845,7 +857,7 @@ class ServerRegistry:
             if ctx.task_id is not None and isinstance(exc, MCPError):
                 raise  # in a task a protocol error fails the task (SEP-2663); a tool error completes it
             log.info("tool %s failed: %s", name, exc, exc_info=True)
-            result = CallToolResult(content=[TextContent(text=f"Error: {exc}")], is_error=True)
+            result = tool_error(f"Error: {exc}")
         if ctx.cancelled.is_set():
             raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"tool {name} was cancelled", context={"tool": name})
         return result

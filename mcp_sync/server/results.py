@@ -23,17 +23,18 @@ from pydantic import BaseModel, TypeAdapter
 
 from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError
-from ..protocol.types import (
-    BlobResourceContents,
-    CallToolResult,
-    ContentBlock,
-    TextContent,
-    TextResourceContents,
-    WireModel,
-)
+from ..protocol.types import WireModel
 
 if TYPE_CHECKING:
-    from ..protocol.types import CompleteResult, GetPromptResult, ReadResourceResult
+    from ..protocol.types import (
+        BlobResourceContents,
+        CallToolResult,
+        CompleteResult,
+        ContentBlock,
+        GetPromptResult,
+        ReadResourceResult,
+        TextResourceContents,
+    )
 
 __all__ = [
     "decorated_resource_value",
@@ -41,6 +42,7 @@ __all__ = [
     "prompt_result",
     "resource_result",
     "to_complete_result",
+    "tool_error",
     "tool_result",
 ]
 
@@ -48,7 +50,7 @@ __all__ = [
 @functools.cache
 def _content_adapter() -> TypeAdapter[ContentBlock]:
     """Built on first use: a server that never normalises content blocks does not pay for it at import."""
-    return TypeAdapter(ContentBlock)
+    return TypeAdapter(models.ContentBlock)
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -56,32 +58,41 @@ _M = TypeVar("_M", bound=BaseModel)
 
 def tool_result(value: Any) -> CallToolResult:
     """Normalise what a tool handler returned into a CallToolResult."""
-    if isinstance(value, CallToolResult):
+    if isinstance(value, models.CallToolResult):
         return value
     if value is None:
-        return CallToolResult(content=[])
+        return models.CallToolResult(content=[])
     if isinstance(value, str):
-        return CallToolResult(content=[TextContent(text=value)])
+        return models.CallToolResult(content=[models.TextContent(text=value)])
     if isinstance(value, (WireModel, Mapping)):
         value = [value]
-    return CallToolResult(
+    return models.CallToolResult(
         content=[_content_adapter().validate_python(v.to_wire() if isinstance(v, WireModel) else v) for v in value]
     )
+
+
+def tool_error(text: str) -> CallToolResult:
+    """The result of a tool that failed: ``text`` as its content, flagged ``is_error``.
+
+    >>> tool_error("Error: no such city").is_error
+    True
+    """
+    return models.CallToolResult(content=[models.TextContent(text=text)], is_error=True)
 
 
 def resource_result(uri: str, mime_type: str | None, value: Any) -> ReadResourceResult:
     """Normalise what a resource handler returned into a ReadResourceResult."""
     if isinstance(value, models.ReadResourceResult):
         return value
-    if isinstance(value, (str, bytes, Mapping, TextResourceContents, BlobResourceContents)):
+    if isinstance(value, (str, bytes, Mapping, models.TextResourceContents, models.BlobResourceContents)):
         value = [value]
     contents: list[TextResourceContents | BlobResourceContents] = []
     for item in value:
         if isinstance(item, str):
-            contents.append(TextResourceContents(uri=uri, mime_type=mime_type, text=item))
+            contents.append(models.TextResourceContents(uri=uri, mime_type=mime_type, text=item))
         elif isinstance(item, bytes):
             blob = base64.b64encode(item).decode("ascii")
-            contents.append(BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob))
+            contents.append(models.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob))
         else:
             contents.append(item)
     return models.ReadResourceResult(contents=contents)
@@ -92,11 +103,11 @@ def prompt_result(value: Any, description: str | None) -> GetPromptResult:
     if isinstance(value, models.GetPromptResult):
         return value
     if isinstance(value, str):
-        value = models.PromptMessage(role="user", content=TextContent(text=value))
+        value = models.PromptMessage(role="user", content=models.TextContent(text=value))
     if isinstance(value, models.PromptMessage):
         value = [value]
     messages = [
-        models.PromptMessage(role="user", content=TextContent(text=item)) if isinstance(item, str) else item
+        models.PromptMessage(role="user", content=models.TextContent(text=item)) if isinstance(item, str) else item
         for item in value
     ]
     return models.GetPromptResult(description=description, messages=messages)
@@ -104,9 +115,13 @@ def prompt_result(value: Any, description: str | None) -> GetPromptResult:
 
 def decorated_resource_value(value: Any) -> Any:
     """What a decorated resource function returned, as contents: JSON for plain data."""
-    if isinstance(value, (str, bytes, models.ReadResourceResult, TextResourceContents, BlobResourceContents)):
+    if isinstance(
+        value, (str, bytes, models.ReadResourceResult, models.TextResourceContents, models.BlobResourceContents)
+    ):
         return value
-    if isinstance(value, list) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+    if isinstance(value, list) and all(
+        isinstance(v, (models.TextResourceContents, models.BlobResourceContents)) for v in value
+    ):
         return value
     if isinstance(value, BaseModel):
         return value.model_dump_json()

@@ -54,10 +54,6 @@ from ..protocol.types import (
     InitializeResult,
     JSONRPCMessage,
     JSONRPCRequest,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
     LoggingLevel,
     PaginatedRequestParams,
     ProgressNotificationParams,
@@ -98,7 +94,11 @@ if TYPE_CHECKING:
         ElicitResult,
         GetPromptRequestParams,
         GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
         ListRootsResult,
+        ListToolsResult,
         ReadResourceRequestParams,
         ReadResourceResult,
         SetLevelRequestParams,
@@ -696,20 +696,20 @@ class ServerSession:
 
     def _list_tools(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListToolsResult:
         tools, cursor = self.server.page(self._listed(self.server.list_tools, ctx), params.cursor)
-        return ListToolsResult(tools=tools, next_cursor=cursor)
+        return models.ListToolsResult(tools=tools, next_cursor=cursor)
 
     def _list_resources(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListResourcesResult:
         resources, cursor = self.server.page(self._listed(self.server.list_resources, ctx), params.cursor)
-        return ListResourcesResult(resources=resources, next_cursor=cursor)
+        return models.ListResourcesResult(resources=resources, next_cursor=cursor)
 
     def _list_templates(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListResourceTemplatesResult:
         listed = self._listed(self.server.list_resource_templates, ctx)
         templates, cursor = self.server.page(listed, params.cursor)
-        return ListResourceTemplatesResult(resource_templates=templates, next_cursor=cursor)
+        return models.ListResourceTemplatesResult(resource_templates=templates, next_cursor=cursor)
 
     def _list_prompts(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListPromptsResult:
         prompts, cursor = self.server.page(self._listed(self.server.list_prompts, ctx), params.cursor)
-        return ListPromptsResult(prompts=prompts, next_cursor=cursor)
+        return models.ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
     def _call_tool(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """``tools/call``, the one path: a task when the tool runs as one, else the tool's result in its wire form.

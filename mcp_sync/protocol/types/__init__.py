@@ -30,15 +30,17 @@ them; import them from here:
 
 - ``base``: JSON-RPC envelopes and ids, request and result bases, identity, capabilities, lifecycle, progress
   and cancellation;
-- ``content``: content blocks, resources and resource links, tools and tool results, prompts, and the pages of the
-  four lists;
+- ``tool``: the declaration of a tool (``Tool``, ``ToolAnnotations``);
+- ``content``: content blocks, resources and resource links, tool results, prompts, and the pages of the four
+  lists;
 - ``client_features``: what a server asks of its client: sampling, roots, elicitation, input requests;
 - ``server_features``: reading and subscribing to resources, getting prompts, calling tools;
 - ``utilities``: completion, logging and the 2026-07-28 subscriptions;
 - ``meta``: typed views of the 2026-07-28 reserved ``_meta`` keys.
 
-The last four are loaded the first time one of their names is looked up here (see :data:`ON_DEMAND`): a
-program that only lists and calls tools, on either side, declares none of their models.
+All but the first two are loaded the first time one of their names is looked up here (see :data:`ON_DEMAND`): a
+program that only lists and calls tools, on either side, declares none of the last four's models, and a tool
+server declares no ``content`` model until it lists its tools or answers a call.
 
 The modules' annotations are evaluated as the classes are made (no
 ``from __future__ import annotations``): pydantic then has no strings to
@@ -66,13 +68,42 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .base import *  # noqa: F403
-from .content import *  # noqa: F403
+from .tool import *  # noqa: F403
 
 if TYPE_CHECKING:  # type checkers see every name; at run time these come from __getattr__
     from .client_features import *  # noqa: F403
+    from .content import *  # noqa: F403
     from .meta import *  # noqa: F403
     from .server_features import *  # noqa: F403
     from .utilities import *  # noqa: F403
+
+CONTENT = frozenset(
+    {
+        "Annotations",
+        "AudioContent",
+        "BaseResourceContents",
+        "BlobResourceContents",
+        "CallToolResult",
+        "ContentBlock",
+        "EmbeddedResource",
+        "ImageContent",
+        "ListPromptsResult",
+        "ListResourceTemplatesResult",
+        "ListResourcesResult",
+        "ListToolsResult",
+        "Prompt",
+        "PromptArgument",
+        "Resource",
+        "ResourceContents",
+        "ResourceLink",
+        "ResourceTemplate",
+        "TextContent",
+        "TextResourceContents",
+    }
+)
+"""The names of ``content``: content blocks, resources, tool results, prompts and the pages of the four lists. A
+tool server needs them once it lists its tools or answers a call, not to register its tools and answer its
+handshake, so that module is loaded the first time one of these names is looked up here."""
 
 CLIENT_FEATURES = frozenset(
     {
@@ -167,6 +198,7 @@ META = frozenset(
 """The names of ``meta``: typed views of the 2026-07-28 reserved ``_meta`` keys, which mcp_sync itself never needs."""
 
 ON_DEMAND = {
+    "content": CONTENT,
     "client_features": CLIENT_FEATURES,
     "server_features": SERVER_FEATURES,
     "utilities": UTILITIES,
@@ -175,7 +207,8 @@ ON_DEMAND = {
 """Each module of this package loaded the first time one of its names is looked up here, with those names.
 
 Declaring a pydantic model costs about 150 microseconds (its validator is built later, at first use): the models of
-these modules are 58 of the package's 110, and a server or client that lists and calls tools uses none of them."""
+these modules are 76 of the package's 110. A server or client that lists and calls tools uses none but
+``content``'s, and a tool server's start (its import, its tools' registration, its handshake) none at all."""
 
 
 def __getattr__(name: str) -> Any:

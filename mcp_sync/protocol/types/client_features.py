@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field
 
 from .base import NotificationParams, RequestId, RequestParams, Result, Role, WireModel
-from .content import AudioContent, ContentBlock, ImageContent, TextContent, Tool
+from .content import AudioContent, ContentBlock, ImageContent, TextContent
 from .lazy import adopt
+from .tool import Tool
 
 # --------------------------------------------------------------------------
 # Sampling

@@ -1,5 +1,10 @@
-"""Content and what content refers to (text, image, audio, embedded and linked resources, tools and tool results),
-prompts, and the pages in which a server lists its tools, resources, templates and prompts."""
+"""Content and what content refers to (text, image, audio, embedded and linked resources, tool results), prompts,
+and the pages in which a server lists its tools, resources, templates and prompts.
+
+Loaded the first time one of its names is looked up in the package (see
+:data:`~mcp_sync.protocol.types.ON_DEMAND`): a tool server declares its
+tools (:mod:`~mcp_sync.protocol.types.tool`) and answers its handshake
+without any of these."""
 
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -8,6 +13,7 @@ from pydantic import Field
 from ..rendering import Bundle, bundle, render
 from .base import BaseMetadata, CacheableResult, Icons, PaginatedResult, Result, Role, WireModel
 from .lazy import adopt
+from .tool import Tool
 
 # --------------------------------------------------------------------------
 # Content
@@ -119,28 +125,8 @@ ContentBlock: TypeAlias = Annotated[
 
 
 # --------------------------------------------------------------------------
-# Tools
+# Tool results
 # --------------------------------------------------------------------------
-
-
-class ToolAnnotations(WireModel):
-    """Untrusted hints about how a tool behaves."""
-
-    title: str | None = None
-    read_only_hint: bool | None = None
-    destructive_hint: bool | None = None
-    idempotent_hint: bool | None = None
-    open_world_hint: bool | None = None
-
-
-class Tool(BaseMetadata, Icons):
-    """A tool the server offers; its schemas are kept as plain JSON Schema dicts."""
-
-    description: str | None = None
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
-    annotations: ToolAnnotations | None = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
 class CallToolResult(Result):

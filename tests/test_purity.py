@@ -439,12 +439,13 @@ def test_a_stdio_server_starts_no_process_machinery_and_a_process_transport_stil
     assert out.stdout.splitlines() == ["", "True None 0"]
 
 
-def test_a_tool_server_answers_its_handshake_without_the_content_models_and_loads_them_when_listing() -> None:
-    """Registering tools (one structured) and answering ``initialize`` declare no content model; the first list does.
+def test_a_tool_server_answers_its_handshake_and_lists_without_the_content_models() -> None:
+    """Registering tools (one structured), answering ``initialize`` and the lists declare no content model.
 
     The server's event for each request it receives says whether the
-    ``content`` module is loaded by then: not when ``tools/list`` arrives,
-    after the handshake; by the end, having listed and called, it is.
+    ``content`` module is loaded by then: not when the call arrives, after
+    the handshake and three lists; by the end, having answered the call of
+    the structured tool (a ``CallToolResult``), it is.
     """
     code = (
         "import sys\n"
@@ -467,6 +468,8 @@ def test_a_tool_server_answers_its_handshake_without_the_content_models_and_load
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 4, "method": "resources/list"},
+        {"jsonrpc": "2.0", "id": 5, "method": "prompts/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}},
     ]
     server = subprocess.Popen(
@@ -485,10 +488,13 @@ def test_a_tool_server_answers_its_handshake_without_the_content_models_and_load
         "registered False",
         "initialize False",
         "tools/list False",
-        "tools/call True",
+        "resources/list False",
+        "prompts/list False",
+        "tools/call False",
         "served True",
     ]
     assert [tool["name"] for tool in answers[2]["tools"]] == ["add", "echo"]
+    assert answers[4] == {"resources": []} and answers[5] == {"prompts": []}
     assert answers[3]["structuredContent"] == {"result": 5}
 
 

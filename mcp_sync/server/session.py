@@ -28,7 +28,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ValidationError
@@ -94,11 +94,7 @@ if TYPE_CHECKING:
         ElicitResult,
         GetPromptRequestParams,
         GetPromptResult,
-        ListPromptsResult,
-        ListResourcesResult,
-        ListResourceTemplatesResult,
         ListRootsResult,
-        ListToolsResult,
         ReadResourceRequestParams,
         ReadResourceResult,
         SetLevelRequestParams,
@@ -186,6 +182,7 @@ def _check_progress_token(ctx: RequestContext) -> None:
 
 _T = TypeVar("_T")
 _Item = TypeVar("_Item")
+_Listed = TypeVar("_Listed", bound=WireModel)
 _CONTEXT = "mcp_sync.context"
 """The key of ``RequestContext.state`` under which the middleware keeps a request's :class:`Context`."""
 
@@ -694,22 +691,31 @@ class ServerSession:
             instructions=server.instructions,
         )
 
-    def _list_tools(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListToolsResult:
-        tools, cursor = self.server.page(self._listed(self.server.list_tools, ctx), params.cursor)
-        return models.ListToolsResult(tools=tools, next_cursor=cursor)
+    def _list_tools(self, params: PaginatedRequestParams, ctx: RequestContext) -> dict[str, Any]:
+        return self._page("tools", self._listed(self.server.list_tools, ctx), params)
 
-    def _list_resources(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListResourcesResult:
-        resources, cursor = self.server.page(self._listed(self.server.list_resources, ctx), params.cursor)
-        return models.ListResourcesResult(resources=resources, next_cursor=cursor)
+    def _list_resources(self, params: PaginatedRequestParams, ctx: RequestContext) -> dict[str, Any]:
+        return self._page("resources", self._listed(self.server.list_resources, ctx), params)
 
-    def _list_templates(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListResourceTemplatesResult:
-        listed = self._listed(self.server.list_resource_templates, ctx)
-        templates, cursor = self.server.page(listed, params.cursor)
-        return models.ListResourceTemplatesResult(resource_templates=templates, next_cursor=cursor)
+    def _list_templates(self, params: PaginatedRequestParams, ctx: RequestContext) -> dict[str, Any]:
+        return self._page("resourceTemplates", self._listed(self.server.list_resource_templates, ctx), params)
 
-    def _list_prompts(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListPromptsResult:
-        prompts, cursor = self.server.page(self._listed(self.server.list_prompts, ctx), params.cursor)
-        return models.ListPromptsResult(prompts=prompts, next_cursor=cursor)
+    def _list_prompts(self, params: PaginatedRequestParams, ctx: RequestContext) -> dict[str, Any]:
+        return self._page("prompts", self._listed(self.server.list_prompts, ctx), params)
+
+    def _page(self, key: str, listed: Sequence[_Listed], params: PaginatedRequestParams) -> dict[str, Any]:
+        """The page of ``listed`` that ``params`` asks for, as its list result goes on the wire.
+
+        Each item as its own ``to_wire()`` gives it, under ``key``, and the
+        next page's cursor: what ``ListToolsResult`` and its siblings would
+        dump, without making them, so that a tool server lists its tools
+        without declaring the content models (see ``protocol.types.ON_DEMAND``).
+        """
+        items, cursor = self.server.page(listed, params.cursor)
+        page: dict[str, Any] = {key: [item.to_wire() for item in items]}
+        if cursor is not None:
+            page["nextCursor"] = cursor
+        return page
 
     def _call_tool(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """``tools/call``, the one path: a task when the tool runs as one, else the tool's result in its wire form.

@@ -1257,6 +1257,36 @@ def test_pagination_with_a_page_size(link: Callable[..., Link]) -> None:
         paged.stop()
 
 
+def test_each_list_page_is_sent_as_its_result_model_would_dump_it(server: MCPServer) -> None:
+    """The lists go out as wire dicts made item by item: the same JSON as ``ListToolsResult(...).to_wire()`` and
+    its siblings, for items with every optional field set (title, icons, annotations, ``_meta``, schemas)."""
+    from mcp_sync.types import ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult, ListToolsResult
+
+    icons = [Icon(src="https://example.com/i.png", mime_type="image/png", sizes=["16x16"])]
+    hints = ToolAnnotations(title="Echo", read_only_hint=True)
+    server.register_tool("e", echo, title="E", icons=icons, annotations=hints, meta={"k": 1})
+
+    def shout(text: str) -> dict[str, str]:
+        return {"loud": text.upper()}
+
+    server.tool(shout)
+    server.register_resource("mem://a", _noop, title="A", mime_type="text/plain", icons=icons, meta={"k": 2})
+    server.register_resource_template("mem://{x}", _noop, title="X", description="an x")
+    server.register_prompt("p", _noop, arguments=[PromptArgument(name="a", required=True)], icons=icons)
+    expected = {
+        "tools/list": ListToolsResult(tools=server.list_tools()).to_wire(),
+        "resources/list": ListResourcesResult(resources=server.list_resources()).to_wire(),
+        "resources/templates/list": ListResourceTemplatesResult(
+            resource_templates=server.list_resource_templates()
+        ).to_wire(),
+        "prompts/list": ListPromptsResult(prompts=server.list_prompts()).to_wire(),
+    }
+    with raw_client(server, initialize=RAW_INIT) as (raw, _session):
+        for method, page in expected.items():
+            assert raw.request(method) == page, method
+    assert expected["tools/list"]["tools"][0]["icons"][0]["mimeType"] == "image/png"  # (a nested alias, kept)
+
+
 def test_without_a_page_size_everything_is_one_page(server: MCPServer) -> None:
     for i in range(3):
         server.register_tool(f"t{i}", echo)

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -464,7 +465,7 @@ def test_a_tool_server_answers_its_handshake_and_lists_without_the_content_model
         "print('served', content in sys.modules, file=sys.stderr, flush=True)\n"
     )
     hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
@@ -472,18 +473,20 @@ def test_a_tool_server_answers_its_handshake_and_lists_without_the_content_model
         {"jsonrpc": "2.0", "id": 5, "method": "prompts/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}},
     ]
-    server = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert server.stdin is not None and server.stdout is not None
     answers = {}
-    for line in lines:  # one at a time: at the end of its input a server cancels what still runs
-        server.stdin.write(json.dumps(line) + "\n")
-        server.stdin.flush()
-        if "id" in line:
-            answer = json.loads(server.stdout.readline())  # (bounded: the server answers, or exits and this is "")
-            answers[answer["id"]] = answer["result"]
-    _, told = server.communicate(timeout=60)
+    pipe = subprocess.PIPE
+    with subprocess.Popen([sys.executable, "-c", code], stdin=pipe, stdout=pipe, stderr=pipe, text=True) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            for line in lines:  # one at a time: at the end of its input a server cancels what still runs
+                server.stdin.write(json.dumps(line) + "\n")
+                server.stdin.flush()
+                if "id" in line:
+                    answer = json.loads(server.stdout.readline())  # (the server answers, or exits and this is "")
+                    answers[answer["id"]] = answer["result"]
+            _, told = server.communicate(timeout=60)
+        finally:
+            server.kill()  # (nothing to do once it has ended; ends it if the exchange failed midway)
     assert told.splitlines() == [
         "registered False",
         "initialize False",

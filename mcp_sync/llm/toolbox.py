@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCPError
-from ..protocol.types import CallToolResult, TextContent, Tool
+from ..protocol.types import CallToolResult, Tool
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
 from . import anthropic_tools, gemini_tools, openai_tools
 from .content import Asked, as_plain
@@ -436,7 +436,7 @@ def _without_nulls(schema: Mapping[str, Any] | None, arguments: Any) -> Any:
 
 def error_result(message: str) -> CallToolResult:
     """A tool result that tells the model what went wrong."""
-    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+    return CallToolResult.failure(message)
 
 
 def _as_filter(names: Iterable[str] | ToolFilter | None, *, keep_when_empty: bool) -> Callable[..., bool]:

@@ -23,7 +23,6 @@ import concurrent.futures
 import functools
 import inspect
 import json
-import sys
 import types
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
@@ -68,7 +67,7 @@ def _content_types() -> tuple[type, ...]:
     until then no annotation can be one, and registering a tool does not
     load that module.
     """
-    if f"{models.__name__}.content" not in sys.modules:
+    if not models.declared("CallToolResult"):
         return ()
     return (
         models.CallToolResult,

@@ -27,20 +27,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, format_validation_error
 from ..protocol.types import Icon, Tool, ToolAnnotations, WireModel
 from .authorization import AuthInfo, ScopeRefused
 from .backend import BackendUnavailable
 from .context import Context
 from .functions import FunctionSpec
-from .results import (
-    decorated_resource_value,
-    prompt_result,
-    resource_result,
-    to_complete_result,
-    tool_error,
-    tool_result,
-)
+from .results import decorated_resource_value, prompt_result, resource_result, to_complete_result, tool_result
 from .stateless import InputRequired, MissingClientCapability
 
 if TYPE_CHECKING:
@@ -857,7 +851,7 @@ class ServerRegistry:
             if ctx.task_id is not None and isinstance(exc, MCPError):
                 raise  # in a task a protocol error fails the task (SEP-2663); a tool error completes it
             log.info("tool %s failed: %s", name, exc, exc_info=True)
-            result = tool_error(f"Error: {exc}")
+            result = models.CallToolResult.failure(f"Error: {exc}")
         if ctx.cancelled.is_set():
             raise MCPError(MCP_CODES.REQUEST_CANCELLED, f"tool {name} was cancelled", context={"tool": name})
         return result

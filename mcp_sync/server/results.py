@@ -42,7 +42,6 @@ __all__ = [
     "prompt_result",
     "resource_result",
     "to_complete_result",
-    "tool_error",
     "tool_result",
 ]
 
@@ -69,15 +68,6 @@ def tool_result(value: Any) -> CallToolResult:
     return models.CallToolResult(
         content=[_content_adapter().validate_python(v.to_wire() if isinstance(v, WireModel) else v) for v in value]
     )
-
-
-def tool_error(text: str) -> CallToolResult:
-    """The result of a tool that failed: ``text`` as its content, flagged ``is_error``.
-
-    >>> tool_error("Error: no such city").is_error
-    True
-    """
-    return models.CallToolResult(content=[models.TextContent(text=text)], is_error=True)
 
 
 def resource_result(uri: str, mime_type: str | None, value: Any) -> ReadResourceResult:

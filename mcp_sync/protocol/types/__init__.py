@@ -65,6 +65,7 @@ nor the composition level.
 """
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .base import *  # noqa: F403
@@ -218,6 +219,21 @@ def __getattr__(name: str) -> Any:
             globals().update({each: getattr(loaded, each) for each in names})
             return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def declared(name: str) -> bool:
+    """Whether the model (or alias) ``name`` of this package exists yet: its module is loaded (see :data:`ON_DEMAND`).
+
+    Until it does, nothing in the program can be an instance, a subclass or
+    an annotation of it, and asking costs no import.
+
+    >>> declared("Tool")
+    True
+    """
+    for module, names in ON_DEMAND.items():
+        if name in names:
+            return f"{__name__}.{module}" in sys.modules
+    return name in globals()
 
 
 def __dir__() -> list[str]:

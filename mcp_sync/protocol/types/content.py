@@ -145,6 +145,15 @@ class CallToolResult(Result):
         """
         return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
 
+    @classmethod
+    def failure(cls, text: str) -> "CallToolResult":
+        """The result of a tool that failed: ``text`` as its one content block, flagged ``is_error``.
+
+        >>> CallToolResult.failure("no such city").to_wire()
+        {'content': [{'type': 'text', 'text': 'no such city'}], 'isError': True}
+        """
+        return cls(content=[TextContent(text=text)], is_error=True)
+
     def _repr_html_(self) -> str | None:
         return render("text/html", self)
 

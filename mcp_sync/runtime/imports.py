@@ -27,6 +27,15 @@ def import_unwalked(name: str) -> ModuleType:
 
     >>> import_unwalked("json").__name__
     'json'
+
+    An import that fails leaves the collector as it was, too:
+
+    >>> import gc
+    >>> import_unwalked("no_such_module_here")
+    Traceback (most recent call last):
+    ModuleNotFoundError: No module named 'no_such_module_here'
+    >>> gc.isenabled(), gc.get_freeze_count()
+    (True, 0)
     """
     collecting = gc.isenabled()
     gc.disable()

@@ -297,13 +297,17 @@ ON_DEMAND = (
     "mcp_sync.server.elicited",
     "mcp_sync.server.stats",
     "mcp_sync.server.session_records",
+    "mcp_sync.protocol.types.content",
+    "mcp_sync.protocol.task_models",
+    "mcp_sync.protocol.apps",
+    "mcp_sync.client.apps",
 )
 """What the client and server import leaves for first use: the models of a server's questions, of the requests beyond
 listing and calling tools, of completion, logging and subscriptions, and the typed views of ``_meta``; skills and
 their frontmatter, URI templates, the events' payloads (built only when something listens), the middleware chain,
-the answers of ``elicit()`` and ``get_info()``, and a session's records as a backend shares them. The server alone
-also leaves the tasks and apps modules (see below); the client imports them, for every call may become a task or
-show an app, and an import inside ``call_tool`` would cost each call."""
+the answers of ``elicit()`` and ``get_info()``, and a session's records as a backend shares them; the content models
+(declared by the first list or call), the tasks' models (by the first task) and the apps extension (by a client or
+server that hosts or serves an app)."""
 
 
 def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
@@ -504,7 +508,6 @@ def test_a_tool_server_answers_its_handshake_and_lists_without_the_content_model
 LAZY_MODULES = (
     *ON_DEMAND,
     "mcp_sync.protocol.tasks",
-    "mcp_sync.protocol.apps",
     "mcp_sync.client.rounds",
     "mcp_sync.server.stateless",
 )
@@ -526,6 +529,7 @@ def test_a_module_loaded_on_demand_imports_first_and_alone(module: str) -> None:
         ("mcp_sync.server.functions", "template_variables", "mcp_sync.server.uri_template"),
         ("mcp_sync.protocol.skills", "parse_frontmatter", "mcp_sync.protocol.frontmatter"),
         ("mcp_sync.protocol.skills", "SkillEntry", "mcp_sync.protocol.skill_models"),
+        ("mcp_sync.protocol.tasks", "DetailedTask", "mcp_sync.protocol.task_models"),
         ("mcp_sync.types", "ElicitResult", CLIENT_FEATURES_MODULE),
         ("mcp_sync.server", "Elicited", "mcp_sync.server.elicited"),
         ("mcp_sync.server", "ServerStats", "mcp_sync.server.stats"),
@@ -545,6 +549,55 @@ def test_the_skills_module_offers_every_skill_model_and_only_those() -> None:
 
     assert set(skill_models.__all__) == skills.MODELS
     assert all(getattr(skills, name) is getattr(skill_models, name) for name in skills.MODELS)
+
+
+def test_the_tasks_module_offers_every_task_model_and_its_old_name() -> None:
+    from mcp_sync.protocol import task_models, tasks
+
+    assert set(task_models.__all__) == tasks.MODELS
+    assert all(getattr(tasks, name) is getattr(task_models, name) for name in tasks.MODELS)
+    assert tasks.LegacyCreateTaskResult is task_models.CoreCreateTaskResult
+
+
+def test_a_client_loads_the_task_and_app_models_at_its_first_task_and_app(tmp_path: Path) -> None:
+    """A call answered at once declares the content models, not the tasks' nor the apps'; a call the server runs as a
+    task declares the tasks' models, and a call of a tool with an app, by a client that hosts apps, loads the apps
+    extension (and notes the call, so that the result shows the app). The server is a process of its own."""
+    server = tmp_path / "server.py"
+    server.write_text(
+        "from mcp_sync import MCPServer\n"
+        "server = MCPServer('demo')\n"
+        "server.tool(lambda text: text, name='echo')\n"
+        "server.tool(lambda text: text, name='slow', task='required')\n"
+        "server.add_app_resource('ui://demo/app.html', html='<p>hi</p>')\n"
+        "server.tool(lambda: 'now', name='clock', ui='ui://demo/app.html')\n"
+        "server.serve_stdio()\n"
+    )
+    code = (
+        "import sys\n"
+        "from mcp_sync import MCPClient\n"
+        "later = ('mcp_sync.protocol.types.content', 'mcp_sync.protocol.task_models', 'mcp_sync.protocol.apps',\n"
+        "         'mcp_sync.client.apps')\n"
+        "loaded = lambda: ','.join(m.split('.', 1)[1] for m in later if m in sys.modules) or '-'\n"
+        f"command = [sys.executable, {str(server)!r}]\n"
+        "with MCPClient.stdio(command) as client:\n"
+        "    print(loaded())\n"
+        "    print(client.call_tool('echo', {'text': 'hi'}).text, loaded())\n"
+        "    print(client.call_tool('slow', {'text': 'later'}).text, loaded())\n"
+        "    print(client.call_tool('clock').text, loaded())\n"
+        "with MCPClient.stdio(command, host_apps=True) as client:\n"
+        "    from mcp_sync.client.apps import app_call\n"
+        "    result = client.call_tool('clock')\n"
+        "    print(result.text, loaded(), app_call(result).tool.name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "protocol.types.content",
+        "hi protocol.types.content",
+        "later protocol.types.content,protocol.task_models",
+        "now protocol.types.content,protocol.task_models",
+        "now protocol.types.content,protocol.task_models,protocol.apps,client.apps clock",
+    ]
 
 
 def test_the_public_signatures_resolve_without_loading_the_models_of_a_servers_questions() -> None:

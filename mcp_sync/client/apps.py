@@ -100,8 +100,8 @@ _calls: dict[int, AppCall] = {}
 
 def note_app_call(client: MCPClient, name: str, arguments: Mapping[str, Any] | None, result: CallToolResult) -> None:
     """Keep, for as long as ``result`` lives, that it answers ``client``'s call of ``name`` with ``arguments`` when
-    that tool has an app and the client hosts apps (otherwise nothing is kept)."""
-    tool = client.tools.find(name) if client.host_apps else None
+    that tool has an app (otherwise nothing is kept). Called for a client that hosts apps."""
+    tool = client.tools.find(name)
     if tool is None or tool_ui(tool) is None:
         return
     _calls[id(result)] = AppCall(client, tool, dict(arguments or {}))

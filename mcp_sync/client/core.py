@@ -40,22 +40,16 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ..protocol import types as models
-from ..protocol.apps import EXTENSION_ID as APPS_EXTENSION
-from ..protocol.apps import client_settings as apps_client_settings
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.types import (
     LOG_LEVELS,
-    CallToolResult,
     ClientCapabilities,
     DiscoverResult,
     EmptyResult,
     Implementation,
     InitializeResult,
     LoggingLevel,
-    Prompt,
     RequestId,
-    Resource,
-    ResourceTemplate,
     RootsCapability,
     ServerCapabilities,
     Tool,
@@ -73,7 +67,6 @@ from ..runtime.dispatcher import (
 from ..runtime.events import EventBus
 from ..runtime.telemetry import Telemetry
 from ..runtime.transport import BaseTransport
-from .apps import AppResource, app_resource, note_app_call
 from .background import BackgroundPool
 from .cache import ResponseCache
 from .era import ClientEra, EraChoice, EraName, HandshakeEra, Negotiation, resolve_era
@@ -92,6 +85,7 @@ if TYPE_CHECKING:
     import requests.auth
 
     from ..protocol.types import (
+        CallToolResult,
         CompleteResult,
         CreateMessageRequestParams,
         CreateMessageResult,
@@ -99,12 +93,16 @@ if TYPE_CHECKING:
         ElicitResult,
         GetPromptResult,
         LoggingMessageNotificationParams,
+        Prompt,
         PromptReference,
         ReadResourceResult,
+        Resource,
+        ResourceTemplate,
         ResourceTemplateReference,
         Root,
     )
     from ..transports.stdio import StderrTarget
+    from .apps import AppResource
     from .factories import TransportKind
 
 __all__ = [
@@ -380,7 +378,9 @@ class MCPClient(Listings, SkillMethods):
         # Any call may be answered with a task: call_tool follows it to its end (see mcp_sync.client.tasks).
         extensions: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}}
         if self.host_apps:
-            extensions[APPS_EXTENSION] = apps_client_settings()
+            from ..protocol.apps import EXTENSION_ID, client_settings  # the apps extension's rules, when hosted
+
+            extensions[EXTENSION_ID] = client_settings()
         return ClientCapabilities(
             sampling=sampling_capability(self.sampling_provider),
             roots=RootsCapability(list_changed=True) if self.roots_provider is not None else None,
@@ -742,7 +742,7 @@ class MCPClient(Listings, SkillMethods):
                 bar.close()
         created = created_task(raw)
         if created is None:
-            result = validated(CallToolResult, raw, "tools/call")
+            result = validated(models.CallToolResult, raw, "tools/call")
         else:
             state, core_form = created
             form = TaskForm(self, era, core_form=core_form, call_cancel=cancel)
@@ -754,7 +754,10 @@ class MCPClient(Listings, SkillMethods):
                 result.text or f"tool {name!r} failed",
                 context={"tool": name, "result": result.to_wire()},
             )
-        note_app_call(self, name, arguments, result)  # in a notebook, the result shows as the tool's app
+        if self.host_apps:  # in a notebook, the result shows as the tool's app
+            from .apps import note_app_call
+
+            note_app_call(self, name, arguments, result)
         return result
 
     def call_tool_structured(
@@ -815,7 +818,7 @@ class MCPClient(Listings, SkillMethods):
         raw = era.request("tools/call", params, timeout=timeout, cancel=None, on_progress=None, fresh=False)
         created = created_task(raw)
         if created is None:
-            return ToolTask.finished(name, validated(CallToolResult, raw, "tools/call"))
+            return ToolTask.finished(name, validated(models.CallToolResult, raw, "tools/call"))
         state, core_form = created
         return self._watch(ToolTask(name, state, TaskForm(self, era, core_form=core_form)))
 
@@ -858,6 +861,8 @@ class MCPClient(Listings, SkillMethods):
         ``_meta.ui`` (see :func:`mcp_sync.client.apps.app_resource`), read whether or not the server declared the
         apps extension.
         """
+        from .apps import app_resource
+
         return app_resource(self, tool, timeout=timeout)
 
     def send_request(

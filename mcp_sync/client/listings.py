@@ -19,25 +19,25 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
-from ..protocol.types import (
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    PaginatedResult,
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    Tool,
-)
+from ..protocol.types import PaginatedRequestParams, PaginatedResult, Tool
 from ..runtime.dispatcher import USE_DEFAULT, SystemClock, Timeout, UseDefault
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..protocol.types import InitializeResult, WireModel
+    from ..protocol.types import (
+        InitializeResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        Prompt,
+        Resource,
+        ResourceTemplate,
+        WireModel,
+    )
     from ..runtime.dispatcher import Clock, ProgressCallback
     from .cache import ResponseCache
     from .subscriptions import ListenTable
@@ -92,11 +92,11 @@ class Listings:
     ) -> ListToolsResult:
         """One page of the server's tools."""
         params = PaginatedRequestParams(cursor=cursor)
-        return self._call("tools/list", params, ListToolsResult, timeout=timeout, cancel=cancel)
+        return self._call("tools/list", params, models.ListToolsResult, timeout=timeout, cancel=cancel)
 
     def refresh_tools(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Tool]:
         """Fetch every page of tools and update :meth:`tools`."""
-        tools: list[Tool] = self._collect("tools/list", ListToolsResult, "tools", timeout, cancel)
+        tools: list[Tool] = self._collect("tools/list", models.ListToolsResult, "tools", timeout, cancel)
         self.tools.known = tools
         return tools
 
@@ -109,13 +109,15 @@ class Listings:
     ) -> ListResourcesResult:
         """One page of the server's resources."""
         params = PaginatedRequestParams(cursor=cursor)
-        return self._call("resources/list", params, ListResourcesResult, timeout=timeout, cancel=cancel)
+        return self._call("resources/list", params, models.ListResourcesResult, timeout=timeout, cancel=cancel)
 
     def refresh_resources(
         self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
     ) -> list[Resource]:
         """Fetch every page of resources and update :meth:`resources`."""
-        resources: list[Resource] = self._collect("resources/list", ListResourcesResult, "resources", timeout, cancel)
+        resources: list[Resource] = self._collect(
+            "resources/list", models.ListResourcesResult, "resources", timeout, cancel
+        )
         self._resources = resources
         return resources
 
@@ -134,14 +136,14 @@ class Listings:
         """One page of the server's resource templates."""
         params = PaginatedRequestParams(cursor=cursor)
         method = "resources/templates/list"
-        return self._call(method, params, ListResourceTemplatesResult, timeout=timeout, cancel=cancel)
+        return self._call(method, params, models.ListResourceTemplatesResult, timeout=timeout, cancel=cancel)
 
     def refresh_resource_templates(
         self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
     ) -> list[ResourceTemplate]:
         """Fetch every page of resource templates and update :meth:`resource_templates`."""
         templates: list[ResourceTemplate] = self._collect(
-            "resources/templates/list", ListResourceTemplatesResult, "resource_templates", timeout, cancel
+            "resources/templates/list", models.ListResourceTemplatesResult, "resource_templates", timeout, cancel
         )
         self._templates = templates
         return templates
@@ -160,11 +162,11 @@ class Listings:
     ) -> ListPromptsResult:
         """One page of the server's prompts."""
         params = PaginatedRequestParams(cursor=cursor)
-        return self._call("prompts/list", params, ListPromptsResult, timeout=timeout, cancel=cancel)
+        return self._call("prompts/list", params, models.ListPromptsResult, timeout=timeout, cancel=cancel)
 
     def refresh_prompts(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Prompt]:
         """Fetch every page of prompts and update :meth:`prompts`."""
-        prompts: list[Prompt] = self._collect("prompts/list", ListPromptsResult, "prompts", timeout, cancel)
+        prompts: list[Prompt] = self._collect("prompts/list", models.ListPromptsResult, "prompts", timeout, cancel)
         self._prompts = prompts
         return prompts
 

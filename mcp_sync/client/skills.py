@@ -28,9 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError, MCPProtocolError
 from ..protocol.skills import EXTENSION, MAX_TOTAL_SIZE, sha256_digest
-from ..protocol.types import BlobResourceContents, PaginatedRequestParams, Resource
+from ..protocol.types import PaginatedRequestParams
 from ..runtime.dispatcher import USE_DEFAULT, Timeout
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
         SkillEntry,
         SkillFile,
     )
-    from ..protocol.types import ReadResourceResult
+    from ..protocol.types import ReadResourceResult, Resource
     from .core import MCPClient
 
 __all__ = [
@@ -246,7 +247,7 @@ def _content(result: ReadResourceResult, uri: str) -> bytes:
     if len(result.contents) != 1:
         raise _refused(uri, f"{uri}: {len(result.contents)} contents read, not one")
     content = result.contents[0]
-    if isinstance(content, BlobResourceContents):
+    if isinstance(content, models.BlobResourceContents):
         try:
             return base64.b64decode(content.blob, validate=True)
         except binascii.Error as exc:

@@ -45,22 +45,16 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import pydantic_core
 
+from ..protocol import tasks as wire
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, JsonRpcCode, MCPError, MCPProtocolError, mcp_code_for
-from ..protocol.tasks import (
-    EXTENSION,
-    TERMINAL,
-    CancelTaskRequestParams,
-    GetTaskRequestParams,
-    TaskMetadata,
-    TaskStatus,
-    UpdateTaskRequestParams,
-)
-from ..protocol.types import CallToolResult, WireModel
+from ..protocol.tasks import EXTENSION, TERMINAL
 from ..runtime.dispatcher import USE_DEFAULT, PendingRequest, Timeout
 from .era import StatelessEra
 from .rounds import answer_inputs, validated
 
 if TYPE_CHECKING:
+    from ..protocol.types import CallToolResult, WireModel
     from .core import MCPClient
     from .era import ClientEra
 
@@ -83,8 +77,6 @@ IDLE_WAIT = 60.0
 """The longest the poller sleeps with nothing to poll before it looks again (new work wakes it at once)."""
 STOP_TIMEOUT = 10.0
 """The longest close() waits for the poller thread to finish the poll it is making."""
-STATUSES: frozenset[str] = frozenset(get_args(TaskStatus))
-"""The statuses a task may have; any other is a malformed task."""
 MIN_POLL_INTERVAL = 0.01
 """The shortest wait between two polls, whatever the server suggests (a zero would spin)."""
 MAX_POLL_INTERVAL = 300.0
@@ -132,7 +124,7 @@ class TaskState:
         """Read a task (flat, as SEP-2663 and 2025-11-25's ``tasks/get`` send it); a malformed one raises."""
         task_id, status = raw.get("taskId"), raw.get("status")
         # An unknown status is malformed too: a handle would poll it for ever.
-        if not isinstance(task_id, str) or not isinstance(status, str) or status not in STATUSES:
+        if not isinstance(task_id, str) or not isinstance(status, str) or status not in get_args(wire.TaskStatus):
             raise MCPProtocolError(MCP_CODES.PROTOCOL_INVALID, f"the server sent a malformed task: {raw!r}")
         interval = raw.get("pollIntervalMs", raw.get("pollInterval"))
         message = raw.get("statusMessage")
@@ -201,7 +193,7 @@ class TaskForm:
     def get(self, task_id: str, timeout: Timeout) -> TaskState:
         """``tasks/get``; the server's -32602 raises :class:`UnknownTaskError`."""
         try:
-            raw = self.request("tasks/get", GetTaskRequestParams(task_id=task_id), timeout)
+            raw = self.request("tasks/get", wire.GetTaskRequestParams(task_id=task_id), timeout)
         except MCPError as exc:
             if exc.jsonrpc_code != JsonRpcCode.INVALID_PARAMS:
                 raise
@@ -224,7 +216,9 @@ class TaskForm:
         if not pending:
             return
         responses = answer_inputs(self.client, "tasks/get", pending, StatelessEra.missing_provider)
-        self.request("tasks/update", UpdateTaskRequestParams(task_id=state.task_id, input_responses=responses), timeout)
+        self.request(
+            "tasks/update", wire.UpdateTaskRequestParams(task_id=state.task_id, input_responses=responses), timeout
+        )
         answered.update(pending)
 
     def outcome(self, state: TaskState, timeout: Timeout) -> CallToolResult:
@@ -232,22 +226,24 @@ class TaskForm:
         if self.core_form:
             # tasks/result blocks until the task ends; the server asks its questions over the session meanwhile.
             return validated(
-                CallToolResult,
-                self.request("tasks/result", GetTaskRequestParams(task_id=state.task_id), timeout, self.call_cancel),
+                models.CallToolResult,
+                self.request(
+                    "tasks/result", wire.GetTaskRequestParams(task_id=state.task_id), timeout, self.call_cancel
+                ),
                 "tasks/result",
             )
         if state.status == "failed":
             raise _raised(state.error or {}, state.task_id)
         if state.result is None:
             raise MCPProtocolError(MCP_CODES.PROTOCOL_INVALID, f"task {state.task_id} completed without a result")
-        return validated(CallToolResult, state.result, "tasks/get")
+        return validated(models.CallToolResult, state.result, "tasks/get")
 
     def cancel(self, task_id: str, timeout: Timeout) -> None:
-        self.request("tasks/cancel", CancelTaskRequestParams(task_id=task_id), timeout)
+        self.request("tasks/cancel", wire.CancelTaskRequestParams(task_id=task_id), timeout)
 
     def send_result(self, task_id: str) -> PendingRequest:
         """A 2025-11-25 ``tasks/result`` sent without waiting for its answer (the poller's way)."""
-        return self.era.dispatcher.send_request("tasks/result", GetTaskRequestParams(task_id=task_id))
+        return self.era.dispatcher.send_request("tasks/result", wire.GetTaskRequestParams(task_id=task_id))
 
     def withdraw(self, pending: PendingRequest, reason: str) -> None:
         """Give up on a request :meth:`send_result` sent: the server is sent ``notifications/cancelled``."""
@@ -288,11 +284,12 @@ def tool_call_params(
     execution = ((tool.model_extra or {}).get("execution") if tool is not None else None) or {}
     support = execution.get("taskSupport", "forbidden")
     if support == "required" or (prefer and support == "optional"):
-        params["task"] = TaskMetadata().to_wire()  # an extra member, as 2025-11-25 has it
+        params["task"] = wire.TaskMetadata().to_wire()  # an extra member, as 2025-11-25 has it
     return params
 
 
-class ToolTask(concurrent.futures.Future[CallToolResult]):
+# The parameter is a string: the subscript keeps it as written, and the content models wait for their first use.
+class ToolTask(concurrent.futures.Future["CallToolResult"]):
     """A tool call the server runs as a task: a future of its :class:`~mcp_sync.types.CallToolResult`.
 
     ``result(timeout)`` waits for it (a tool error is a result with
@@ -430,7 +427,7 @@ class ToolTask(concurrent.futures.Future[CallToolResult]):
                     f"tasks/result for task {self._last.task_id} timed out",
                     context={"task_id": self._last.task_id, "method": "tasks/result"},
                 )
-            return validated(CallToolResult, pending.future.result(), "tasks/result")
+            return validated(models.CallToolResult, pending.future.result(), "tasks/result")
 
         self._settle(form, self._last, None, answered)
 

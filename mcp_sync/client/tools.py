@@ -10,14 +10,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPProtocolError
 from ..protocol.schema import arguments_of, json_type_name, properties_of, python_annotation
-from ..protocol.types import (
-    CallToolResult,
-    Tool,
-)
 
 if TYPE_CHECKING:
+    from ..protocol.types import CallToolResult, Tool
     from .core import MCPClient
 
 
@@ -34,6 +32,7 @@ def tool_signature(tool: Tool) -> inspect.Signature:
     identifiers, and any others when the schema declares no properties or
     allows additional ones.
 
+    >>> from mcp_sync.types import Tool
     >>> tool = Tool(name="add", input_schema={"type": "object", "required": ["a"],
     ...     "properties": {"a": {"type": "number"}, "b": {"type": "integer", "default": 0}}})
     >>> print(tool_signature(tool))
@@ -59,7 +58,7 @@ def tool_signature(tool: Tool) -> inspect.Signature:
         parameters.append(inspect.Parameter(argument.name, kind, default=default, annotation=annotation))
     if unnamed:
         parameters.append(inspect.Parameter(_extra_name(tool), inspect.Parameter.VAR_KEYWORD, annotation=Any))
-    return inspect.Signature(parameters, return_annotation=CallToolResult)
+    return inspect.Signature(parameters, return_annotation=models.CallToolResult)
 
 
 def _extra_name(tool: Tool) -> str:
@@ -142,7 +141,8 @@ def tool_function(client: MCPClient, tool: Tool) -> Callable[..., CallToolResult
     return call
 
 
-class ToolNamespace(Mapping[str, Callable[..., CallToolResult]]):
+# The result type is a string: the subscript keeps it as written, and the content models wait for their first use.
+class ToolNamespace(Mapping[str, Callable[..., "CallToolResult"]]):
     """The server's tools: call it for the list, or use it as a mapping of functions.
 
     ``client.tools()`` is the list of :class:`~mcp_sync.types.Tool` models as

@@ -15,8 +15,6 @@ from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .render import DISPLAYS, MODELS
-
 if TYPE_CHECKING:
     from ..protocol.types import LoggingMessageNotificationParams
 
@@ -38,6 +36,8 @@ def enable_rich_display(shell: Any = None) -> bool:
         shell = ipython.get_ipython() if ipython is not None else None
         if shell is None:
             return False
+    from .render import DISPLAYS, MODELS  # the renderers name the content models: loaded when a shell is set up
+
     formatters = shell.display_formatter.formatters
     for name, to_html, to_text in DISPLAYS:  # by name: IPython looks the class up when it meets one
         formatters["text/html"].for_type_by_name(MODELS, name, to_html)

@@ -25,11 +25,14 @@ ToolUI(resource_uri='ui://clock/app.html', visibility=('app',))
 (False, True)
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .types import BaseResourceContents, Resource, Tool
+if TYPE_CHECKING:  # annotations only: the content models are declared when a program first uses them
+    from .types import BaseResourceContents, Resource, Tool
 
 __all__ = [
     "APP",
@@ -122,7 +125,7 @@ class ResourceUI:
         return meta
 
     @classmethod
-    def from_meta(cls, meta: Mapping[str, Any] | None) -> "ResourceUI":
+    def from_meta(cls, meta: Mapping[str, Any] | None) -> ResourceUI:
         """Read the ``ui`` member of a ``_meta`` object, leniently: what is malformed counts as absent."""
         ui = _ui(meta)
         csp = ui.get("csp")

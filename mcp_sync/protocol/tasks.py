@@ -15,6 +15,7 @@ The 2025-11-25 form is client-directed: the request carries
 (:class:`CoreCreateTaskResult`), durations are ``ttl``/``pollInterval``,
 and the result is fetched with ``tasks/result``.
 
+>>> from mcp_sync.protocol.tasks import CreateTaskResult, Task
 >>> task = Task(task_id="t1", status="working", created_at="2026-01-01T00:00:00Z",
 ...             last_updated_at="2026-01-01T00:00:00Z", ttl_ms=60000, poll_interval_ms=500)
 >>> sorted(CreateTaskResult(**task.model_dump()).to_wire())
@@ -25,15 +26,24 @@ and the result is fetched with ``tasks/result``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from .types import NotificationParams, RequestParams, Result, WireModel
-from .types.lazy import Later
-
-if TYPE_CHECKING:
-    from .types import InputRequests
+if TYPE_CHECKING:  # at run time the models come from __getattr__, when first looked up
+    from .task_models import (
+        CancelTaskRequestParams,
+        CoreCreateTaskResult,
+        CreateTaskResult,
+        DetailedTask,
+        GetTaskRequestParams,
+        ListTasksResult,
+        Task,
+        TaskExecution,
+        TaskMetadata,
+        TaskStatus,
+        TaskStatusNotificationParams,
+        TaskSupport,
+        UpdateTaskRequestParams,
+    )
 
 __all__ = [
     "EXTENSION",
@@ -63,10 +73,6 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 """The 2025-11-25 ``_meta`` key tying a message to its task (never sent on an extension task's result)."""
 
-TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
-"""Where a task stands; the last three are terminal."""
-TaskSupport: TypeAlias = Literal["forbidden", "optional", "required"]
-"""Whether a tool runs as a task: never (the default), when the client can follow one, or only as one."""
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 """The statuses a task never leaves."""
 
@@ -74,81 +80,6 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 def is_terminal(status: str) -> bool:
     """Whether a task in ``status`` is finished for good."""
     return status in TERMINAL
-
-
-def _input_requests() -> Any:
-    from .types import InputRequests
-
-    return InputRequests | None
-
-
-class Task(WireModel):
-    """What a task is, in the extension's field names (durations in integer milliseconds)."""
-
-    task_id: str
-    status: TaskStatus
-    status_message: str | None = None
-    created_at: str
-    last_updated_at: str
-    ttl_ms: int | None
-    poll_interval_ms: int | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        wire = super().to_wire()
-        wire.setdefault("ttlMs", None)  # null means "unlimited": the field itself is required
-        return wire
-
-
-class CreateTaskResult(Task):
-    """A request's answer when the server runs it as a task: a flat ``Result & Task``."""
-
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    result_type: Literal["task"] = "task"
-
-
-class DetailedTask(Task):
-    """``tasks/get``'s answer (and ``notifications/tasks``' params): the task and what its status carries.
-
-    ``result`` when ``completed`` (the original request's result),
-    ``error`` (a JSON-RPC error object) when ``failed``, ``input_requests``
-    when ``input_required``.
-    """
-
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-    result_type: str | None = None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    if TYPE_CHECKING:
-        input_requests: InputRequests | None = None
-    else:  # the questions' models, loaded when this model is first built (see types.CLIENT_FEATURES)
-        input_requests: Annotated[Any, Later(_input_requests)] = None
-
-
-class GetTaskRequestParams(RequestParams):
-    """Parameters of ``tasks/get`` and, in the 2025-11-25 form, ``tasks/result``."""
-
-    task_id: str
-
-
-class CancelTaskRequestParams(RequestParams):
-    """Parameters of ``tasks/cancel``."""
-
-    task_id: str
-
-
-class UpdateTaskRequestParams(RequestParams):
-    """Parameters of ``tasks/update``: answers to some of the task's pending input requests.
-
-    The answers are kept as sent (each is checked against the request it
-    answers when the handler reads it).
-    """
-
-    task_id: str
-    input_responses: dict[str, Any]
-
-
-class TaskStatusNotificationParams(DetailedTask, NotificationParams):
-    """Parameters of ``notifications/tasks`` (extension) and ``notifications/tasks/status`` (2025-11-25)."""
 
 
 NAMED_BY_TASK_ID = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
@@ -165,31 +96,6 @@ def missing_extension_data() -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-class TaskMetadata(WireModel):
-    """``params.task`` of a 2025-11-25 request that asks to run as a task: the retention it asks for."""
-
-    ttl: int | None = None
-
-
-class TaskExecution(WireModel):
-    """A tool's ``execution`` (2025-11-25): whether it runs as a task."""
-
-    task_support: TaskSupport | None = None
-
-
-class CoreCreateTaskResult(Result):
-    """A 2025-11-25 request's answer when it runs as a task: the task nested under ``task``."""
-
-    task: dict[str, Any]
-
-
-class ListTasksResult(Result):
-    """``tasks/list``'s answer (2025-11-25): a page of tasks."""
-
-    tasks: list[dict[str, Any]]
-    next_cursor: str | None = None
-
-
 def core_task(task: Task) -> dict[str, Any]:
     """``task`` in the 2025-11-25 field names (``ttl``, ``pollInterval``)."""
     wire = task.to_wire()
@@ -201,6 +107,37 @@ def core_task(task: Task) -> dict[str, Any]:
     return wire
 
 
-# The names these had before the 2025-11-25 form was called by its revision ("legacy"); still importable.
-LegacyCreateTaskResult = CoreCreateTaskResult
+# The name this had before the 2025-11-25 form was called by its revision ("legacy"); still importable.
 legacy_task = core_task
+
+MODELS = frozenset(
+    {
+        "CancelTaskRequestParams",
+        "CoreCreateTaskResult",
+        "CreateTaskResult",
+        "DetailedTask",
+        "GetTaskRequestParams",
+        "ListTasksResult",
+        "Task",
+        "TaskExecution",
+        "TaskMetadata",
+        "TaskStatus",
+        "TaskStatusNotificationParams",
+        "TaskSupport",
+        "UpdateTaskRequestParams",
+    }
+)
+"""The wire models and the types of their fields' values, defined in :mod:`.task_models` and loaded the first time
+one is named here: a client whose calls are answered at once, or a server without a task tool, declares none."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LegacyCreateTaskResult":  # the old name of CoreCreateTaskResult, still importable
+        name = "CoreCreateTaskResult"
+    if name not in MODELS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import task_models
+
+    value = getattr(task_models, name)
+    globals()[name] = value
+    return value

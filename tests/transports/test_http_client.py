@@ -1425,6 +1425,43 @@ def test_a_json_answer_is_read_on_the_callers_thread(mini: Mini) -> None:
     assert [thread for thread in threading.enumerate() if thread.name.startswith("mcp-sync-http")] == []
 
 
+def test_a_caller_yields_the_interpreter_lock_only_while_another_thread_reads_its_answer(
+    mini: Mini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Alone, a caller returns its answer at once; while another thread of the process waits for its own answer, it
+    # first lets a thread that waits for the interpreter lock have it (a sleep(0)).
+    sleeps: list[tuple[str, float]] = []
+    sleep = time.sleep
+
+    def noted(seconds: float) -> None:
+        sleeps.append((threading.current_thread().name, seconds))
+        sleep(seconds)
+
+    monkeypatch.setattr(http_module.time, "sleep", noted)
+    arrived, release = threading.Event(), threading.Event()
+
+    def held(request: Request) -> None:
+        arrived.set()
+        release.wait(10)
+        request.result({"content": [{"type": "text", "text": "held"}]})
+
+    client, _ = open_client(mini.url)
+    with client:
+        client.ping()
+        assert echo(client) == "hi"
+        assert ("MainThread", 0) not in sleeps
+        mini.on["tools/call"] = held
+        other = threading.Thread(target=echo, args=(client,), name="other-caller")
+        other.start()
+        try:
+            assert arrived.wait(10)
+            client.ping()
+            assert ("MainThread", 0) in sleeps
+        finally:
+            release.set()
+            other.join(10)
+
+
 def test_an_answer_trickled_past_the_calls_time_fails_the_call_when_its_time_is_up(mini: Mini) -> None:
     # The headers come at once, then the body a byte at a time: each read is quick, the whole is not. The caller
     # reads this answer itself, and is stopped when its time is up, not when the answer is whole.

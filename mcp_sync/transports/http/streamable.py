@@ -174,6 +174,32 @@ _HANDED_OFF = _HandedOff()
 _Answer = JSONRPCMessage | _HandedOff | None
 
 
+class _Readers:
+    """How many threads of this process are reading their own answers now (see ``exchange``), whatever transport.
+
+    ``with READERS:`` counts this thread in for the block; :meth:`crowded` says whether another is in too.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def crowded(self) -> bool:
+        """Whether a thread other than this one (counted in) is reading its answer."""
+        return self._count > 1
+
+
+_READERS = _Readers()
+
+
 class _SessionState:
     """What the server told us about the session, as one consistent snapshot."""
 
@@ -436,8 +462,9 @@ class StreamableHTTPClientTransport(BaseTransport):
         server may send there for longer than the call waits, and the
         caller's wait on its future keeps the call's timeout whatever comes),
         or a session the server forgot (404) and a new one to start first.
-        The caller saves a thread's wake-up and a hand-over per call, and
-        lets a thread waiting for the interpreter lock run before it returns.
+        The caller saves a thread's wake-up and a hand-over per call, and,
+        while other threads of the process read their answers too, lets one
+        waiting for the interpreter lock run before it returns.
         With a ``session`` or an ``auth`` you gave (which may run a sign-in
         of its own while it sends, or hold a connection this transport cannot
         shut down), the request goes as :meth:`send` sends it.
@@ -453,15 +480,19 @@ class StreamableHTTPClientTransport(BaseTransport):
         inflight = self._admit(request)
         inflight.inline = True
         alarm = None if timeout is None else self._alarms.set(timeout, functools.partial(self._abandon, request.id))
-        try:
-            self._run(inflight)
-        finally:
-            if alarm is not None:
-                self._alarms.clear(alarm)
-        # Let a thread that waits for the interpreter lock have it now, as the hand-over from a worker did: without
-        # this, callers that read their own answers hold it for longer stretches, and with 8 threads calling at once
-        # the slowest 1% of calls took 7% longer (bench/http_bench.py, the tree before and after in turns).
-        time.sleep(0)
+        with _READERS:
+            try:
+                self._run(inflight)
+            finally:
+                if alarm is not None:
+                    self._alarms.clear(alarm)
+            crowded = _READERS.crowded()
+        if crowded:
+            # Let a thread that waits for the interpreter lock have it now, as the hand-over from a worker did:
+            # without this, callers that read their own answers hold it for longer stretches, and with 8 threads
+            # calling at once the slowest 1% of calls took 7% longer (bench/http_bench.py, the tree before and after
+            # in turns). Alone, a caller does not yield: a sleep(0) costs about 80 microseconds here, 25 of CPU.
+            time.sleep(0)
 
     def _admit(self, request: JSONRPCRequest) -> _InflightRequest:
         """Note ``request`` as in flight (where closing, and abandoning it, find it)."""

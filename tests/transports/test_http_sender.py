@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ WSGIEnviron = dict[str, Any]
 class Recorder:
     """A WSGI wrapper that notes what each request carried and may set a cookie on every answer."""
 
-    def __init__(self, app: StreamableHTTPApp, cookie: str | None = None) -> None:
+    def __init__(self, app: Callable[[WSGIEnviron, Any], Iterable[bytes]], cookie: str | None = None) -> None:
         self.app = app
         self.cookie = cookie
         self.seen: list[dict[str, str]] = []
@@ -92,6 +92,31 @@ def test_a_cookie_the_server_sets_is_sent_back(serve: Any, era: str) -> None:
     assert posts[0]["cookie"] == ""  # nothing set yet
     assert all(seen["cookie"] == "lb=worker-2" for seen in posts[1:])
     assert len(posts) >= 4
+
+
+class Moved:
+    """A WSGI wrapper that sends every request for ``/old`` on to ``/mcp`` with a 307 (method and body kept)."""
+
+    def __init__(self, app: Callable[[WSGIEnviron, Any], Iterable[bytes]]) -> None:
+        self.app = app
+
+    def __call__(self, environ: WSGIEnviron, start_response: Any) -> Iterable[bytes]:
+        if environ["PATH_INFO"] != "/old":
+            return self.app(environ, start_response)
+        environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        start_response("307 Temporary Redirect", [("Location", "/mcp"), ("Content-Length", "0")])
+        return [b""]
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_a_request_the_server_redirects_is_sent_where_it_says(serve: Any, era: str) -> None:
+    recorder, base = serve()
+    recorder.app = Moved(recorder.app)
+    with http_client(f"{base}/old", era=era) as client:
+        for n in range(3):
+            assert client.call_tool("echo", {"text": str(n)}).content[0].text == str(n)  # type: ignore[union-attr]
+    posts = [seen["target"] for seen in recorder.seen if seen["method"] == "POST"]
+    assert posts[:2] == ["/old", "/mcp"] and posts.count("/old") == posts.count("/mcp") >= 4
 
 
 @pytest.mark.parametrize("transport", ["streamable", "sse"])

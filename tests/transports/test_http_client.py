@@ -1429,15 +1429,15 @@ def test_a_caller_yields_the_interpreter_lock_only_while_another_thread_reads_it
     mini: Mini, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Alone, a caller returns its answer at once; while another thread of the process waits for its own answer, it
-    # first lets a thread that waits for the interpreter lock have it (a sleep(0)).
-    sleeps: list[tuple[str, float]] = []
-    sleep = time.sleep
+    # first lets a thread that waits for the interpreter lock have it.
+    yielded: list[str] = []
+    let_another_run = http_module._let_another_run
 
-    def noted(seconds: float) -> None:
-        sleeps.append((threading.current_thread().name, seconds))
-        sleep(seconds)
+    def noted() -> None:
+        yielded.append(threading.current_thread().name)
+        let_another_run()
 
-    monkeypatch.setattr(http_module.time, "sleep", noted)
+    monkeypatch.setattr(http_module, "_let_another_run", noted)
     arrived, release = threading.Event(), threading.Event()
 
     def held(request: Request) -> None:
@@ -1449,14 +1449,14 @@ def test_a_caller_yields_the_interpreter_lock_only_while_another_thread_reads_it
     with client:
         client.ping()
         assert echo(client) == "hi"
-        assert ("MainThread", 0) not in sleeps
+        assert "MainThread" not in yielded
         mini.on["tools/call"] = held
         other = threading.Thread(target=echo, args=(client,), name="other-caller")
         other.start()
         try:
             assert arrived.wait(10)
             client.ping()
-            assert ("MainThread", 0) in sleeps
+            assert "MainThread" in yielded
         finally:
             release.set()
             other.join(10)

@@ -110,25 +110,10 @@ def core_task(task: Task) -> dict[str, Any]:
 # The name this had before the 2025-11-25 form was called by its revision ("legacy"); still importable.
 legacy_task = core_task
 
-MODELS = frozenset(
-    {
-        "CancelTaskRequestParams",
-        "CoreCreateTaskResult",
-        "CreateTaskResult",
-        "DetailedTask",
-        "GetTaskRequestParams",
-        "ListTasksResult",
-        "Task",
-        "TaskExecution",
-        "TaskMetadata",
-        "TaskStatus",
-        "TaskStatusNotificationParams",
-        "TaskSupport",
-        "UpdateTaskRequestParams",
-    }
-)
-"""The wire models and the types of their fields' values, defined in :mod:`.task_models` and loaded the first time
-one is named here: a client whose calls are answered at once, or a server without a task tool, declares none."""
+MODELS = frozenset(name for name in __all__ if name[0].isupper() and not name.isupper())
+"""The wire models and the types of their fields' values (the CamelCase names of ``__all__``), defined in
+:mod:`.task_models` and loaded the first time one is named here: a client whose calls are answered at once, or a
+server without a task tool, declares none."""
 
 
 def __getattr__(name: str) -> Any:

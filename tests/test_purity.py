@@ -600,6 +600,32 @@ def test_a_client_loads_the_task_and_app_models_at_its_first_task_and_app(tmp_pa
     ]
 
 
+def test_the_signatures_that_name_wire_models_resolve_and_load_them_then() -> None:
+    """``typing.get_type_hints`` of a method that names a model loaded on demand finds it (the annotation reads
+    ``models.CallToolResult``): it loads the model's module then, not at import."""
+    code = (
+        "import sys, typing\n"
+        "from mcp_sync import Context, MCPClient, MCPServer\n"
+        "from mcp_sync.client.listings import Listings\n"
+        "content = 'mcp_sync.protocol.types.content'\n"
+        "print(content in sys.modules)\n"
+        "print(typing.get_type_hints(MCPClient.call_tool)['return'].__name__)\n"
+        "print(typing.get_type_hints(Listings.list_resources)['return'].__name__)\n"
+        "print(typing.get_type_hints(MCPServer.read_resource)['return'].__name__)\n"
+        "print(typing.get_type_hints(Context.list_roots)['return'])\n"
+        "print(content in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "False",
+        "CallToolResult",
+        "ListResourcesResult",
+        "ReadResourceResult",
+        "list[mcp_sync.protocol.types.Root]",
+        "True",
+    ]
+
+
 def test_the_public_signatures_resolve_without_loading_the_models_of_a_servers_questions() -> None:
     """``typing.get_type_hints`` (what autodoc, validators and CLIs built on signatures call) resolves the signatures
     naming the sampling and elicitation providers, whose models are still loaded only when first used."""

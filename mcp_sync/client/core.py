@@ -84,23 +84,6 @@ if TYPE_CHECKING:
     import requests
     import requests.auth
 
-    from ..protocol.types import (
-        CallToolResult,
-        CompleteResult,
-        CreateMessageRequestParams,
-        CreateMessageResult,
-        ElicitRequestFormParams,
-        ElicitResult,
-        GetPromptResult,
-        LoggingMessageNotificationParams,
-        Prompt,
-        PromptReference,
-        ReadResourceResult,
-        Resource,
-        ResourceTemplate,
-        ResourceTemplateReference,
-        Root,
-    )
     from ..transports.stdio import StderrTarget
     from .apps import AppResource
     from .factories import TransportKind
@@ -130,7 +113,7 @@ class SamplingProvider(Protocol):
     >>> client = MCPClient(sampling_provider=sample)
     """
 
-    def __call__(self, params: CreateMessageRequestParams, /) -> CreateMessageResult: ...
+    def __call__(self, params: models.CreateMessageRequestParams, /) -> models.CreateMessageResult: ...
 
 
 class RootsProvider(Protocol):
@@ -140,7 +123,7 @@ class RootsProvider(Protocol):
     >>> client = MCPClient(roots_provider=lambda: [Root(uri="file:///work")])
     """
 
-    def __call__(self) -> list[Root]: ...
+    def __call__(self) -> list[models.Root]: ...
 
 
 class ElicitationProvider(Protocol):
@@ -151,7 +134,7 @@ class ElicitationProvider(Protocol):
     >>> client = MCPClient(elicitation_provider=lambda params: ElicitResult(action="decline"))
     """
 
-    def __call__(self, params: ElicitRequestFormParams, /) -> ElicitResult: ...
+    def __call__(self, params: models.ElicitRequestFormParams, /) -> models.ElicitResult: ...
 
 
 class LogHandler(Protocol):
@@ -160,7 +143,7 @@ class LogHandler(Protocol):
     >>> client = MCPClient(log_handler=lambda message: print(message.level, message.data))
     """
 
-    def __call__(self, message: LoggingMessageNotificationParams, /) -> None: ...
+    def __call__(self, message: models.LoggingMessageNotificationParams, /) -> None: ...
 
 
 Progress = ProgressCallback | bool | None
@@ -182,7 +165,7 @@ class ResourceUpdated:
     """Payload of the ``resource:updated`` client event."""
 
     uri: str
-    contents: ReadResourceResult
+    contents: models.ReadResourceResult
 
 
 class MCPClient(Listings, SkillMethods):
@@ -298,11 +281,11 @@ class MCPClient(Listings, SkillMethods):
         self._lock = threading.RLock()
         self.listens = ListenTable()
         """The open :meth:`listen` streams, which the notifications they carry are routed to."""
-        self._resources: list[Resource] = []
-        self._templates: list[ResourceTemplate] = []
-        self._prompts: list[Prompt] = []
-        self._roots: list[Root] = []
-        self._subscriptions: dict[str, ReadResourceResult | None] = {}
+        self._resources: list[models.Resource] = []
+        self._templates: list[models.ResourceTemplate] = []
+        self._prompts: list[models.Prompt] = []
+        self._roots: list[models.Root] = []
+        self._subscriptions: dict[str, models.ReadResourceResult | None] = {}
         self._tool_namespace = ToolNamespace(self)
         self._poller: TaskPoller | None = None
 
@@ -704,7 +687,7 @@ class MCPClient(Listings, SkillMethods):
         cancel: threading.Event | None = None,
         progress: Progress = None,
         raise_on_error: bool = False,
-    ) -> CallToolResult:
+    ) -> models.CallToolResult:
         """Call a tool and return its result.
 
         A tool that fails returns a result with ``is_error=True``, or, with
@@ -849,7 +832,7 @@ class MCPClient(Listings, SkillMethods):
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
-    ) -> ReadResourceResult:
+    ) -> models.ReadResourceResult:
         """Read a resource's contents (``progress``: as for :meth:`call_tool`, a callback only)."""
         params = models.ReadResourceRequestParams(uri=uri)
         return self._call(
@@ -919,7 +902,7 @@ class MCPClient(Listings, SkillMethods):
         if listening is not None:
             listening.close()
 
-    def subscribed_contents(self, uri: str) -> ReadResourceResult | None:
+    def subscribed_contents(self, uri: str) -> models.ReadResourceResult | None:
         """The contents last read for a subscribed ``uri`` after a change (``None`` before any)."""
         with self._lock:
             return self._subscriptions.get(uri)
@@ -975,7 +958,7 @@ class MCPClient(Listings, SkillMethods):
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
         progress: ProgressCallback | None = None,
-    ) -> GetPromptResult:
+    ) -> models.GetPromptResult:
         """Render a prompt with ``arguments`` (``progress``: as for :meth:`call_tool`, a callback only)."""
         params = models.GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         return self._call(
@@ -986,14 +969,14 @@ class MCPClient(Listings, SkillMethods):
 
     def complete(
         self,
-        ref: PromptReference | ResourceTemplateReference,
+        ref: models.PromptReference | models.ResourceTemplateReference,
         argument: str,
         value: str,
         *,
         context: Mapping[str, str] | None = None,
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
-    ) -> CompleteResult:
+    ) -> models.CompleteResult:
         """Ask for completions of ``argument`` (typed so far: ``value``) of a prompt or template."""
         params = models.CompleteRequestParams(
             ref=ref,
@@ -1033,11 +1016,11 @@ class MCPClient(Listings, SkillMethods):
         """Answer ``roots/list`` with ``provider()``."""
         self.roots_provider = provider
 
-    def roots(self) -> list[Root]:
+    def roots(self) -> list[models.Root]:
         """The roots this client exposes, as last read from the roots provider."""
         return list(self._roots)
 
-    def read_roots(self, provider: RootsProvider | None = None) -> list[Root]:
+    def read_roots(self, provider: RootsProvider | None = None) -> list[models.Root]:
         """Read the roots from ``provider`` (by default :attr:`roots_provider`) and keep them for :meth:`roots`.
 
         The server is not told (:meth:`refresh_roots` tells it); no provider at all means no roots.
@@ -1051,7 +1034,7 @@ class MCPClient(Listings, SkillMethods):
         self._roots = list(provider()) if provider is not None else []
         return list(self._roots)
 
-    def refresh_roots(self) -> list[Root]:
+    def refresh_roots(self) -> list[models.Root]:
         """Read the roots provider again and tell the server the list changed."""
         roots = self.read_roots()
         self.roots_changed()

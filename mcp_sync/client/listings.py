@@ -29,13 +29,6 @@ if TYPE_CHECKING:
 
     from ..protocol.types import (
         InitializeResult,
-        ListPromptsResult,
-        ListResourcesResult,
-        ListResourceTemplatesResult,
-        ListToolsResult,
-        Prompt,
-        Resource,
-        ResourceTemplate,
         WireModel,
     )
     from ..runtime.dispatcher import Clock, ProgressCallback
@@ -63,9 +56,9 @@ class Listings:
         cache: ResponseCache | None
         listens: ListenTable
         _clock: Clock | None
-        _resources: list[Resource]
-        _templates: list[ResourceTemplate]
-        _prompts: list[Prompt]
+        _resources: list[models.Resource]
+        _templates: list[models.ResourceTemplate]
+        _prompts: list[models.Prompt]
 
         @property
         def tools(self) -> ToolNamespace: ...
@@ -89,7 +82,7 @@ class Listings:
         *,
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
-    ) -> ListToolsResult:
+    ) -> models.ListToolsResult:
         """One page of the server's tools."""
         params = PaginatedRequestParams(cursor=cursor)
         return self._call("tools/list", params, models.ListToolsResult, timeout=timeout, cancel=cancel)
@@ -106,22 +99,22 @@ class Listings:
         *,
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
-    ) -> ListResourcesResult:
+    ) -> models.ListResourcesResult:
         """One page of the server's resources."""
         params = PaginatedRequestParams(cursor=cursor)
         return self._call("resources/list", params, models.ListResourcesResult, timeout=timeout, cancel=cancel)
 
     def refresh_resources(
         self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> list[Resource]:
+    ) -> list[models.Resource]:
         """Fetch every page of resources and update :meth:`resources`."""
-        resources: list[Resource] = self._collect(
+        resources: list[models.Resource] = self._collect(
             "resources/list", models.ListResourcesResult, "resources", timeout, cancel
         )
         self._resources = resources
         return resources
 
-    def resources(self) -> list[Resource]:
+    def resources(self) -> list[models.Resource]:
         """The server's resources as last fetched."""
         self._initialized()
         return list(self._resources)
@@ -132,7 +125,7 @@ class Listings:
         *,
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
-    ) -> ListResourceTemplatesResult:
+    ) -> models.ListResourceTemplatesResult:
         """One page of the server's resource templates."""
         params = PaginatedRequestParams(cursor=cursor)
         method = "resources/templates/list"
@@ -140,15 +133,15 @@ class Listings:
 
     def refresh_resource_templates(
         self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
-    ) -> list[ResourceTemplate]:
+    ) -> list[models.ResourceTemplate]:
         """Fetch every page of resource templates and update :meth:`resource_templates`."""
-        templates: list[ResourceTemplate] = self._collect(
+        templates: list[models.ResourceTemplate] = self._collect(
             "resources/templates/list", models.ListResourceTemplatesResult, "resource_templates", timeout, cancel
         )
         self._templates = templates
         return templates
 
-    def resource_templates(self) -> list[ResourceTemplate]:
+    def resource_templates(self) -> list[models.ResourceTemplate]:
         """The server's resource templates as last fetched."""
         self._initialized()
         return list(self._templates)
@@ -159,18 +152,22 @@ class Listings:
         *,
         timeout: Timeout = USE_DEFAULT,
         cancel: threading.Event | None = None,
-    ) -> ListPromptsResult:
+    ) -> models.ListPromptsResult:
         """One page of the server's prompts."""
         params = PaginatedRequestParams(cursor=cursor)
         return self._call("prompts/list", params, models.ListPromptsResult, timeout=timeout, cancel=cancel)
 
-    def refresh_prompts(self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None) -> list[Prompt]:
+    def refresh_prompts(
+        self, *, timeout: Timeout = USE_DEFAULT, cancel: threading.Event | None = None
+    ) -> list[models.Prompt]:
         """Fetch every page of prompts and update :meth:`prompts`."""
-        prompts: list[Prompt] = self._collect("prompts/list", models.ListPromptsResult, "prompts", timeout, cancel)
+        prompts: list[models.Prompt] = self._collect(
+            "prompts/list", models.ListPromptsResult, "prompts", timeout, cancel
+        )
         self._prompts = prompts
         return prompts
 
-    def prompts(self) -> list[Prompt]:
+    def prompts(self) -> list[models.Prompt]:
         """The server's prompts as last fetched."""
         self._initialized()
         return list(self._prompts)

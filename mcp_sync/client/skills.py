@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         SkillEntry,
         SkillFile,
     )
-    from ..protocol.types import ReadResourceResult, Resource
     from .core import MCPClient
 
 __all__ = [
@@ -110,7 +109,7 @@ def list_skills(client: MCPClient, *, timeout: Timeout = USE_DEFAULT) -> list[Sk
     )
 
 
-def read_directory(client: MCPClient, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
+def read_directory(client: MCPClient, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[models.Resource]:
     """The direct children of the directory ``uri`` (``resources/directory/read``, each page in turn).
 
     The server must declare ``directoryRead`` in the extension's settings;
@@ -242,7 +241,7 @@ def verified(record: SkillFile, data: bytes) -> bytes:
     return data
 
 
-def _content(result: ReadResourceResult, uri: str) -> bytes:
+def _content(result: models.ReadResourceResult, uri: str) -> bytes:
     """The raw bytes of a read: its one content, text as UTF-8 or a base64 blob decoded."""
     if len(result.contents) != 1:
         raise _refused(uri, f"{uri}: {len(result.contents)} contents read, not one")
@@ -315,7 +314,7 @@ class SkillMethods:
         """
         return read_skill_file(cast("MCPClient", self), skill, uri, max_size=max_size, timeout=timeout)
 
-    def read_directory(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[Resource]:
+    def read_directory(self, uri: str, *, timeout: Timeout = USE_DEFAULT) -> list[models.Resource]:
         """The files and subdirectories directly under a skill's directory (``resources/directory/read``).
 
         A subdirectory's ``mime_type`` is ``"inode/directory"``; read it the

@@ -54,7 +54,7 @@ from .era import StatelessEra
 from .rounds import answer_inputs, validated
 
 if TYPE_CHECKING:
-    from ..protocol.types import CallToolResult, WireModel
+    from ..protocol.types import WireModel
     from .core import MCPClient
     from .era import ClientEra
 
@@ -221,7 +221,7 @@ class TaskForm:
         )
         answered.update(pending)
 
-    def outcome(self, state: TaskState, timeout: Timeout) -> CallToolResult:
+    def outcome(self, state: TaskState, timeout: Timeout) -> models.CallToolResult:
         """The tool's result of a task that ended or (2025-11-25) waits for input; a failure raises."""
         if self.core_form:
             # tasks/result blocks until the task ends; the server asks its questions over the session meanwhile.
@@ -289,7 +289,7 @@ def tool_call_params(
 
 
 # The parameter is a string: the subscript keeps it as written, and the content models wait for their first use.
-class ToolTask(concurrent.futures.Future["CallToolResult"]):
+class ToolTask(concurrent.futures.Future["models.CallToolResult"]):
     """A tool call the server runs as a task: a future of its :class:`~mcp_sync.types.CallToolResult`.
 
     ``result(timeout)`` waits for it (a tool error is a result with
@@ -319,7 +319,7 @@ class ToolTask(concurrent.futures.Future["CallToolResult"]):
         self.add_done_callback(lambda _: self._redraw())
 
     @classmethod
-    def finished(cls, name: str, result: CallToolResult) -> ToolTask:
+    def finished(cls, name: str, result: models.CallToolResult) -> ToolTask:
         """A handle on a call the server answered at once, without a task (its :attr:`task_id` is ``None``)."""
         task = cls(name, TaskState(task_id="", status="completed"))
         task.set_result(result)
@@ -419,7 +419,7 @@ class ToolTask(concurrent.futures.Future["CallToolResult"]):
         form = self._form
         assert form is not None  # only a handle with a connection sends one
 
-        def answered(state: TaskState, timeout: Timeout) -> CallToolResult:
+        def answered(state: TaskState, timeout: Timeout) -> models.CallToolResult:
             if not pending.future.done():
                 form.withdraw(pending, "timed out")
                 raise MCPError(
@@ -436,7 +436,7 @@ class ToolTask(concurrent.futures.Future["CallToolResult"]):
         form: TaskForm,
         state: TaskState,
         timeout: Timeout,
-        outcome: Callable[[TaskState, Timeout], CallToolResult] | None = None,
+        outcome: Callable[[TaskState, Timeout], models.CallToolResult] | None = None,
     ) -> None:
         if state.status == "cancelled":
             super().cancel()
@@ -450,7 +450,7 @@ class ToolTask(concurrent.futures.Future["CallToolResult"]):
             self._last = TaskState(task_id=state.task_id, status="completed", status_message=state.status_message)
         self._end(result)
 
-    def _end(self, outcome: CallToolResult | BaseException) -> None:
+    def _end(self, outcome: models.CallToolResult | BaseException) -> None:
         """Fill in the future, unless it ended meanwhile (cancelled from another thread)."""
         try:
             if isinstance(outcome, BaseException):
@@ -486,7 +486,7 @@ class ToolTask(concurrent.futures.Future["CallToolResult"]):
         )
 
 
-def drive(task: ToolTask, limit: float | None, started: float, cancel: threading.Event | None) -> CallToolResult:
+def drive(task: ToolTask, limit: float | None, started: float, cancel: threading.Event | None) -> models.CallToolResult:
     """Poll ``task`` in this thread until it ends; return its result (what call_tool does).
 
     The call began at ``started`` (a :func:`time.monotonic` value) and ends

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     ClientCapabilities,
@@ -53,18 +54,6 @@ from ..runtime.transport import Route
 from .stateless import ClientRequest, StatelessRequest
 
 if TYPE_CHECKING:
-    from ..protocol.types import (
-        CreateMessageRequestParams,
-        CreateMessageResult,
-        ElicitRequestFormParams,
-        ElicitResult,
-        ListRootsResult,
-        ModelPreferences,
-        ReadResourceResult,
-        Root,
-        SamplingMessage,
-        ToolChoice,
-    )
     from ..runtime.request_context import RequestContext
     from .authorization import AuthInfo
     from .core import MCPServer
@@ -126,16 +115,18 @@ class ClientChannel(Protocol):
         ...
 
     def create_message(
-        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
-    ) -> CreateMessageResult:
+        self, params: models.CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> models.CreateMessageResult:
         """The client's answer to ``sampling/createMessage``."""
         ...
 
-    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+    def elicit(
+        self, params: models.ElicitRequestFormParams, timeout: float | None, key: str | None
+    ) -> models.ElicitResult:
         """The client's answer to ``elicitation/create``."""
         ...
 
-    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+    def list_roots(self, timeout: float | None, key: str | None) -> models.ListRootsResult:
         """The client's answer to ``roots/list``."""
         ...
 
@@ -182,16 +173,18 @@ class NoClientChannel:
         raise self._absent("input")
 
     def create_message(
-        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
-    ) -> CreateMessageResult:
+        self, params: models.CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> models.CreateMessageResult:
         """Raises ``MISSING_CAPABILITY`` (even when the server has a sampling provider, as before)."""
         raise self._absent("sampling")
 
-    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+    def elicit(
+        self, params: models.ElicitRequestFormParams, timeout: float | None, key: str | None
+    ) -> models.ElicitResult:
         """Raises ``MISSING_CAPABILITY``."""
         raise self._absent("elicitation")
 
-    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+    def list_roots(self, timeout: float | None, key: str | None) -> models.ListRootsResult:
         """Raises ``MISSING_CAPABILITY``."""
         raise self._absent("roots")
 
@@ -280,18 +273,20 @@ class HandshakeChannel:
         return answers
 
     def create_message(
-        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
-    ) -> CreateMessageResult:
+        self, params: models.CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> models.CreateMessageResult:
         """``sampling/createMessage``, or the server's own sampling provider when the client cannot sample."""
         return self.session.create_message(
             self._marked(params), timeout=timeout, cancel=self.cancelled, route=self.route
         )
 
-    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+    def elicit(
+        self, params: models.ElicitRequestFormParams, timeout: float | None, key: str | None
+    ) -> models.ElicitResult:
         """``elicitation/create`` sent to the client."""
         return self.session.elicit(self._marked(params), timeout=timeout, cancel=self.cancelled, route=self.route)
 
-    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+    def list_roots(self, timeout: float | None, key: str | None) -> models.ListRootsResult:
         """``roots/list`` sent to the client."""
         return self.session.list_roots(timeout=timeout, cancel=self.cancelled, meta=self.meta, route=self.route)
 
@@ -357,8 +352,8 @@ class StatelessChannel:
         return self.request.ask_all(requests)
 
     def create_message(
-        self, params: CreateMessageRequestParams, timeout: float | None, key: str | None
-    ) -> CreateMessageResult:
+        self, params: models.CreateMessageRequestParams, timeout: float | None, key: str | None
+    ) -> models.CreateMessageResult:
         """The answer to a sampling question, or :class:`InputRequired`."""
         from ..protocol.types import (
             CreateMessageRequest,
@@ -367,7 +362,9 @@ class StatelessChannel:
 
         return self.request.ask(CreateMessageRequest(params=params), CreateMessageResult, key)
 
-    def elicit(self, params: ElicitRequestFormParams, timeout: float | None, key: str | None) -> ElicitResult:
+    def elicit(
+        self, params: models.ElicitRequestFormParams, timeout: float | None, key: str | None
+    ) -> models.ElicitResult:
         """The answer to an elicitation question, or :class:`InputRequired`."""
         from ..protocol.types import (
             ElicitRequest,
@@ -376,7 +373,7 @@ class StatelessChannel:
 
         return self.request.ask(ElicitRequest(params=params), ElicitResult, key)
 
-    def list_roots(self, timeout: float | None, key: str | None) -> ListRootsResult:
+    def list_roots(self, timeout: float | None, key: str | None) -> models.ListRootsResult:
         """The answer to a roots question, or :class:`InputRequired`."""
         from ..protocol.types import (
             ListRootsRequest,
@@ -505,18 +502,18 @@ class Context:
 
     def sample(
         self,
-        messages: str | Sequence[str | SamplingMessage],
+        messages: str | Sequence[str | models.SamplingMessage],
         *,
         max_tokens: int = 1000,
         system_prompt: str | None = None,
         temperature: float | None = None,
         stop_sequences: list[str] | None = None,
-        model_preferences: ModelPreferences | None = None,
+        model_preferences: models.ModelPreferences | None = None,
         tools: Sequence[Tool] | None = None,
-        tool_choice: ToolChoice | None = None,
+        tool_choice: models.ToolChoice | None = None,
         timeout: float | None = None,
         key: str | None = None,
-    ) -> CreateMessageResult:
+    ) -> models.CreateMessageResult:
         """Ask the client's language model for a message; strings are user messages.
 
         ``tools`` offers the model tools (2025-11-25 and later): its answer may
@@ -577,11 +574,11 @@ class Context:
         except ValidationError as exc:
             raise MCPError(MCP_CODES.PROTOCOL_INVALID, f"the client's answer does not fit: {exc}", cause=exc) from exc
 
-    def list_roots(self, *, timeout: float | None = None, key: str | None = None) -> list[Root]:
+    def list_roots(self, *, timeout: float | None = None, key: str | None = None) -> list[models.Root]:
         """The client's roots (directories or locations it lets the server work in)."""
         return self.channel.list_roots(timeout, key).roots
 
-    def read_resource(self, uri: str) -> ReadResourceResult:
+    def read_resource(self, uri: str) -> models.ReadResourceResult:
         """Read one of this server's own resources."""
         if self.server is None:
             raise MCPError(MCP_CODES.NOT_FOUND, f"no server to read {uri} from")

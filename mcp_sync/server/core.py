@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overloa
 
 from pydantic import BaseModel
 
+from ..protocol import types as models
 from ..protocol.errors import MCP_CODES, MCPError
 from ..protocol.types import (
     Icon,
@@ -69,22 +70,6 @@ if TYPE_CHECKING:
 
     from ..protocol.skills import SkillEntry
     from ..protocol.tasks import TaskSupport
-    from ..protocol.types import (
-        Annotations,
-        CallToolResult,
-        CompleteRequestParams,
-        CompleteResult,
-        CreateMessageRequestParams,
-        CreateMessageResult,
-        GetPromptResult,
-        Prompt,
-        PromptArgument,
-        PromptMessage,
-        ReadResourceResult,
-        Resource,
-        ResourceTemplate,
-        Root,
-    )
     from ..runtime.transport import Transport
     from .middleware import Middleware
     from .mount import Mount
@@ -114,7 +99,7 @@ class SamplingProvider(Protocol):
     ... )
     """
 
-    def __call__(self, params: CreateMessageRequestParams, ctx: Context, /) -> CreateMessageResult: ...
+    def __call__(self, params: models.CreateMessageRequestParams, ctx: Context, /) -> models.CreateMessageResult: ...
 
 
 class CompletionProvider(Protocol):
@@ -125,7 +110,9 @@ class CompletionProvider(Protocol):
     >>> server.set_completion_provider(lambda params, ctx: ["red", "green"])
     """
 
-    def __call__(self, params: CompleteRequestParams, ctx: Context, /) -> CompleteResult | Sequence[str]: ...
+    def __call__(
+        self, params: models.CompleteRequestParams, ctx: Context, /
+    ) -> models.CompleteResult | Sequence[str]: ...
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -269,13 +256,13 @@ class MCPServer:
         description: str | None = None,
         mime_type: str | None = None,
         size: int | None = None,
-        annotations: Annotations | None = None,
+        annotations: models.Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Iterable[str] = (),
-    ) -> Resource:
+    ) -> models.Resource:
         """Register a resource at a fixed ``uri`` (see :meth:`ServerRegistry.register_resource`)."""
         return self.registry.register_resource(
             uri,
@@ -302,13 +289,13 @@ class MCPServer:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
-        annotations: Annotations | None = None,
+        annotations: models.Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Iterable[str] = (),
-    ) -> ResourceTemplate:
+    ) -> models.ResourceTemplate:
         """Register a family of resources such as ``"users://{id}/profile"`` (see
         :meth:`ServerRegistry.register_resource_template`).
         """
@@ -338,11 +325,11 @@ class MCPServer:
         *,
         title: str | None = None,
         description: str | None = None,
-        arguments: Iterable[PromptArgument] | None = None,
+        arguments: Iterable[models.PromptArgument] | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
-    ) -> Prompt:
+    ) -> models.Prompt:
         """Register a prompt; ``handler(arguments, ctx)`` returns its messages (see
         :meth:`ServerRegistry.register_prompt`).
         """
@@ -361,7 +348,7 @@ class MCPServer:
         """Remove a prompt; ``NOT_FOUND`` if there is none by that name."""
         self.registry.unregister_prompt(name)
 
-    def register_root(self, uri: str, name: str | None = None) -> Root:
+    def register_root(self, uri: str, name: str | None = None) -> models.Root:
         """Record a root (a directory or location) that this server works within."""
         return self.registry.register_root(uri, name)
 
@@ -440,7 +427,7 @@ class MCPServer:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
-        annotations: Annotations | None = None,
+        annotations: models.Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
@@ -484,7 +471,7 @@ class MCPServer:
         permissions: Iterable[str] = (),
         domain: str | None = None,
         prefers_border: bool | None = None,
-    ) -> Resource:
+    ) -> models.Resource:
         """Serve an MCP App's HTML at ``uri`` (``ui://...``) as ``text/html;profile=mcp-app``, and declare the apps
         extension (see :func:`mcp_sync.server.apps.add_app_resource`).
 
@@ -595,15 +582,15 @@ class MCPServer:
         """
         return self.registry.get_tool(name)
 
-    def list_resources(self, auth: AuthInfo | None = None) -> list[Resource]:
+    def list_resources(self, auth: AuthInfo | None = None) -> list[models.Resource]:
         """The registered fixed resources (with ``auth``: only those it has the scopes of)."""
         return self.registry.list_resources(auth)
 
-    def list_resource_templates(self, auth: AuthInfo | None = None) -> list[ResourceTemplate]:
+    def list_resource_templates(self, auth: AuthInfo | None = None) -> list[models.ResourceTemplate]:
         """The registered resource templates (with ``auth``: only those it has the scopes of)."""
         return self.registry.list_resource_templates(auth)
 
-    def list_prompts(self, auth: AuthInfo | None = None) -> list[Prompt]:
+    def list_prompts(self, auth: AuthInfo | None = None) -> list[models.Prompt]:
         """The registered prompts (with ``auth``: only those it has the scopes of)."""
         return self.registry.list_prompts(auth)
 
@@ -621,7 +608,7 @@ class MCPServer:
         """Every scope some tool, resource, template or prompt needs (for ``scopes_supported``)."""
         return self.registry.all_scopes()
 
-    def list_roots(self) -> list[Root]:
+    def list_roots(self) -> list[models.Root]:
         """The registered roots."""
         return self.registry.list_roots()
 
@@ -637,7 +624,7 @@ class MCPServer:
         cancel: threading.Event | None = None,
         progress: ProgressReporter | None = None,
         context: Context | None = None,
-    ) -> CallToolResult:
+    ) -> models.CallToolResult:
         """Run a tool here, without a client (or for one, with the ``context`` of its request).
 
         Invalid arguments raise ``INVALID_PARAMS``; an unknown tool raises
@@ -649,13 +636,13 @@ class MCPServer:
         ctx = context or Context(cancelled=cancel, progress=progress, server=self, channel=NO_CLIENT)
         return self.registry.call_tool(name, arguments, ctx)
 
-    def read_resource(self, uri: str, *, context: Context | None = None) -> ReadResourceResult:
+    def read_resource(self, uri: str, *, context: Context | None = None) -> models.ReadResourceResult:
         """Read a resource here, without a client; ``NOT_FOUND`` for an unknown URI."""
         return self.registry.read_resource(uri, context or Context(server=self, channel=NO_CLIENT))
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, context: Context | None = None
-    ) -> GetPromptResult:
+    ) -> models.GetPromptResult:
         """Render a prompt here, without a client.
 
         An unknown prompt raises ``NOT_FOUND``; a missing required argument
@@ -663,11 +650,11 @@ class MCPServer:
         """
         return self.registry.get_prompt(name, arguments, context or Context(server=self, channel=NO_CLIENT))
 
-    def get_prompt_messages(self, name: str, arguments: Mapping[str, str] | None = None) -> list[PromptMessage]:
+    def get_prompt_messages(self, name: str, arguments: Mapping[str, str] | None = None) -> list[models.PromptMessage]:
         """Just the messages of :meth:`get_prompt`."""
         return self.get_prompt(name, arguments).messages
 
-    def complete(self, params: CompleteRequestParams, context: Context | None = None) -> CompleteResult:
+    def complete(self, params: models.CompleteRequestParams, context: Context | None = None) -> models.CompleteResult:
         """Argument completions: from a completer registered for that argument, else the
         completion provider, else none."""
         result = self.registry.complete(params)

@@ -54,7 +54,10 @@ from .era import StatelessEra
 from .rounds import answer_inputs, validated
 
 if TYPE_CHECKING:
-    from ..protocol.types import WireModel
+    from ..protocol.types import (
+        CallToolResult,  # noqa: F401 (named by ToolTask's base, a string ruff does not read)
+        WireModel,
+    )
     from .core import MCPClient
     from .era import ClientEra
 
@@ -289,7 +292,7 @@ def tool_call_params(
 
 
 # The parameter is a string: the subscript keeps it as written, and the content models wait for their first use.
-class ToolTask(concurrent.futures.Future["models.CallToolResult"]):
+class ToolTask(concurrent.futures.Future["CallToolResult"]):
     """A tool call the server runs as a task: a future of its :class:`~mcp_sync.types.CallToolResult`.
 
     ``result(timeout)`` waits for it (a tool error is a result with

@@ -15,7 +15,7 @@ from ..protocol.errors import MCP_CODES, MCPProtocolError
 from ..protocol.schema import arguments_of, json_type_name, properties_of, python_annotation
 
 if TYPE_CHECKING:
-    from ..protocol.types import Tool
+    from ..protocol.types import CallToolResult, Tool
     from .core import MCPClient
 
 
@@ -106,7 +106,7 @@ def python_name(name: str) -> str:
     return alias
 
 
-def tool_function(client: MCPClient, tool: Tool) -> Callable[..., models.CallToolResult]:
+def tool_function(client: MCPClient, tool: Tool) -> Callable[..., CallToolResult]:
     """A Python function that calls ``tool`` through ``client``.
 
     It has a real signature (:func:`tool_signature`) and docstring
@@ -122,7 +122,7 @@ def tool_function(client: MCPClient, tool: Tool) -> Callable[..., models.CallToo
         None,
     )
 
-    def call(*args: Any, **kwargs: Any) -> models.CallToolResult:
+    def call(*args: Any, **kwargs: Any) -> CallToolResult:
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -142,7 +142,7 @@ def tool_function(client: MCPClient, tool: Tool) -> Callable[..., models.CallToo
 
 
 # The result type is a string: the subscript keeps it as written, and the content models wait for their first use.
-class ToolNamespace(Mapping[str, Callable[..., "models.CallToolResult"]]):
+class ToolNamespace(Mapping[str, Callable[..., "CallToolResult"]]):
     """The server's tools: call it for the list, or use it as a mapping of functions.
 
     ``client.tools()`` is the list of :class:`~mcp_sync.types.Tool` models as

@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel
@@ -66,8 +67,6 @@ from .session import ServerSession
 from .stateless import RequestStateSealer
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ..protocol.skills import SkillEntry
     from ..protocol.tasks import TaskSupport
     from ..runtime.transport import Transport

@@ -15,6 +15,10 @@ The 2025-11-25 form is client-directed: the request carries
 (:class:`CoreCreateTaskResult`), durations are ``ttl``/``pollInterval``,
 and the result is fetched with ``tasks/result``.
 
+The models (and the types ``TaskStatus`` and ``TaskSupport``) are defined in
+:mod:`~mcp_sync.protocol.task_models` and loaded the first time one is named
+here (see :data:`MODELS`); the rules of the extension are here.
+
 >>> from mcp_sync.protocol.tasks import CreateTaskResult, Task
 >>> task = Task(task_id="t1", status="working", created_at="2026-01-01T00:00:00Z",
 ...             last_updated_at="2026-01-01T00:00:00Z", ttl_ms=60000, poll_interval_ms=500)

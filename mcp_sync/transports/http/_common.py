@@ -225,7 +225,7 @@ class Sender:
             return session.send(prepared, timeout=timeout, stream=stream, allow_redirects=True, **options)
         # What Session.send adds to its adapter's send, for a request without hooks: the cookies the server set go
         # into the session's jar, and a redirect is followed. Its other work (hooks, timing, a redirect check of
-        # its own, the cookies parsed again) took a tenth of a small call's CPU.
+        # its own, the cookies parsed again) took about 7% of this function's CPU for a small call here.
         response = session.get_adapter(prepared.url or url).send(prepared, stream=stream, timeout=timeout, **options)
         if response.cookies:
             requests.cookies.extract_cookies_to_jar(session.cookies, prepared, response.raw)

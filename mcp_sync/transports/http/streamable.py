@@ -178,7 +178,7 @@ _Answer = JSONRPCMessage | _HandedOff | None
 class _Readers:
     """How many threads of this process are reading their own answers now (see ``exchange``), whatever transport.
 
-    ``with READERS:`` counts this thread in for the block; :meth:`crowded` says whether another is in too.
+    ``with _READERS:`` counts this thread in for the block; :meth:`crowded` says whether another is in too.
     """
 
     def __init__(self) -> None:

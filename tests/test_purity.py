@@ -13,6 +13,11 @@ import pytest
 import mcp_sync
 
 
+def run_fresh(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter (one that fails, or takes over a minute, fails the test)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+
+
 def test_import_mcp_sync_is_light() -> None:
     code = (
         "import sys, mcp_sync\n"
@@ -20,8 +25,8 @@ def test_import_mcp_sync_is_light() -> None:
         " 'mcp_sync.display') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == ""
+    printed = run_fresh(code)
+    assert printed.strip() == ""
 
 
 def test_lazy_exports_resolve_and_unknown_names_fail() -> None:
@@ -52,8 +57,8 @@ def test_the_first_import_of_a_name_is_not_walked_by_the_collector_and_leaves_it
         "gc.collect()\n"
         "print(dead() is None)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["0 True", "True 0", "True"]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["0 True", "True 0", "True"]
 
 
 def test_the_first_import_of_a_name_keeps_a_programs_frozen_objects_frozen_and_its_collector_off() -> None:
@@ -66,8 +71,8 @@ def test_the_first_import_of_a_name_keeps_a_programs_frozen_objects_frozen_and_i
         "tracked = gc.get_objects()\n"  # every generation's objects, not the frozen ones
         "print(any(each is kept for each in tracked), any(each is MCPClient for each in tracked), gc.isenabled())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["False True False"]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["False True False"]
 
 
 def test_the_http_host_has_public_homes_loaded_when_first_used() -> None:
@@ -86,8 +91,8 @@ def test_the_http_host_has_public_homes_loaded_when_first_used() -> None:
         "print(all(getattr(server, n) is getattr(m, n) is getattr(mcp_sync, n) for n, m in homes.items()))\n"
         "print(server.RunningHTTPServer is embedded.RunningHTTPServer)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["False", "True", "True"]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["False", "True", "True"]
     import mcp_sync.server
     from mcp_sync.server.http import app, embedded
 
@@ -113,8 +118,8 @@ def test_the_client_and_server_import_only_what_a_connection_needs() -> None:
         "from mcp_sync.types import CallToolRequest, Tool\n"
         "print(CallToolRequest.__module__, Tool.__module__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    lines = out.stdout.splitlines()
+    printed = run_fresh(code)
+    lines = printed.splitlines()
     assert lines == ["", "False", "mcp_sync.protocol.messages mcp_sync.protocol.types"]
 
 
@@ -139,8 +144,8 @@ LIGHT = (
 def test_importing_the_package_loads_no_asyncio_requests_nor_opentelemetry(statement: str) -> None:
     """Nothing here is async, and HTTP and telemetry are loaded only by who uses them."""
     code = LIGHT.format(statement=statement)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == ""
+    printed = run_fresh(code)
+    assert printed.strip() == ""
 
 
 FEATURES = (
@@ -169,8 +174,8 @@ def test_a_server_loads_skills_tasks_and_oauth_modules_only_when_it_uses_them() 
         "print([skill.name for skill in server.add_skills(root)])\n"
         "print(','.join(m for m in features if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["", "['hello']", "mcp_sync.protocol.skills,mcp_sync.protocol.frontmatter"]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["", "['hello']", "mcp_sync.protocol.skills,mcp_sync.protocol.frontmatter"]
 
 
 def test_a_call_to_a_server_process_loads_no_http_client_nor_oauth_nor_tqdm() -> None:
@@ -185,8 +190,8 @@ def test_a_call_to_a_server_process_loads_no_http_client_nor_oauth_nor_tqdm() ->
         " 'tqdm')\n"
         "print(code, ','.join(m for m in heavy if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["hi", "0 "]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["hi", "0 "]
 
 
 def lazily_loaded() -> list[str]:
@@ -260,8 +265,8 @@ def test_the_models_of_a_servers_questions_load_when_first_used() -> None:
         "import mcp_sync.protocol.types as types\n"
         "print(type(answer) is ElicitResult is types.ElicitResult)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == [
+    printed = run_fresh(code)
+    assert printed.splitlines() == [
         "False",
         "True",
         "ElicitResult mcp_sync.protocol.types {'a': {'action': 'accept', 'content': {'n': 1}}}",
@@ -279,8 +284,8 @@ def test_a_tasks_input_requests_are_read_as_models() -> None:
         " 'lastUpdatedAt': 'now', 'ttlMs': None, 'inputRequests': {'q': {'method': 'roots/list'}}})\n"
         "print(type(task.input_requests['q']).__name__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["False", "ListRootsRequest"]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["False", "ListRootsRequest"]
 
 
 ON_DEMAND = (
@@ -333,8 +338,8 @@ def test_a_plain_client_and_server_load_no_feature_module_until_used() -> None:
         "    connected.set_log_level('info')\n"
         "print(','.join(m for m in on_demand if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    lines = out.stdout.splitlines()
+    printed = run_fresh(code)
+    lines = printed.splitlines()
     assert lines[0] == ""
     assert "RequestReceived tools/call" in lines and "hi" in lines and "7" in lines
     listed = set(next(line for line in lines if line.startswith("listed ")).split()[-1].split(","))
@@ -378,8 +383,8 @@ def test_a_servers_rare_answers_and_shared_session_records_load_when_first_neede
         "    client.subscribe_resource('notes://2')\n"
         "    print(loaded())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == [
+    printed = run_fresh(code)
+    assert printed.splitlines() == [
         "[]",
         "1 ['stats']",
         "decline ['stats', 'elicited']",
@@ -404,8 +409,8 @@ def test_a_stdio_client_builds_its_first_models_while_the_server_starts() -> Non
         "    print(exc.code)\n"
         "print(all(model.__pydantic_complete__ for model in FIRST_MODELS), ReadResourceResult.__pydantic_complete__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["False", "MCP.TIMEOUT", "True False"]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["False", "MCP.TIMEOUT", "True False"]
 
 
 def test_a_plain_server_loads_no_tasks_nor_apps_module() -> None:
@@ -420,8 +425,8 @@ def test_a_plain_server_loads_no_tasks_nor_apps_module() -> None:
         "server.tool(lambda: 'now', name='clock', ui='ui://clock/app.html')\n"
         "print(','.join(m for m in server_only if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == ["", "mcp_sync.protocol.apps"]
+    printed = run_fresh(code)
+    assert printed.splitlines() == ["", "mcp_sync.protocol.apps"]
 
 
 def test_a_stdio_server_starts_no_process_machinery_and_a_process_transport_still_loads_it() -> None:
@@ -518,8 +523,8 @@ LAZY_MODULES = (
 def test_a_module_loaded_on_demand_imports_first_and_alone(module: str) -> None:
     """Imported first in a fresh interpreter, and the questions' models still have the package as their home."""
     code = f"import {module}\nfrom mcp_sync.types import Root\nprint(Root.__module__, Root(uri='file:///a').uri)\n"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == "mcp_sync.protocol.types file:///a"
+    printed = run_fresh(code)
+    assert printed.strip() == "mcp_sync.protocol.types file:///a"
 
 
 @pytest.mark.parametrize(
@@ -590,8 +595,8 @@ def test_a_client_loads_the_task_and_app_models_at_its_first_task_and_app(tmp_pa
         "    result = client.call_tool('clock')\n"
         "    print(result.text, loaded(), app_call(result).tool.name)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == [
+    printed = run_fresh(code)
+    assert printed.splitlines() == [
         "protocol.types.content",
         "hi protocol.types.content",
         "later protocol.types.content,protocol.task_models",
@@ -615,8 +620,8 @@ def test_the_signatures_that_name_wire_models_resolve_and_load_them_then() -> No
         "print(typing.get_type_hints(Context.list_roots)['return'])\n"
         "print(content in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == [
+    printed = run_fresh(code)
+    assert printed.splitlines() == [
         "False",
         "CallToolResult",
         "ListResourcesResult",
@@ -637,8 +642,8 @@ def test_the_public_signatures_resolve_without_loading_the_models_of_a_servers_q
         "print(typing.get_type_hints(MCPServer.set_sampling_provider)['provider'])\n"
         f"print({CLIENT_FEATURES_MODULE!r} in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.splitlines() == [
+    printed = run_fresh(code)
+    assert printed.splitlines() == [
         "['mcp_sync.client.core.SamplingProvider | None', 'mcp_sync.client.core.RootsProvider | None', "
         "\"typing.Union[mcp_sync.client.core.ElicitationProvider, typing.Literal['auto'], NoneType]\"]",
         "mcp_sync.server.core.SamplingProvider | None",

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
+import requests.auth
 
 from mcp_sync import MCPServer
 from mcp_sync.client import http_client
@@ -152,3 +154,34 @@ def test_netrc_credentials_are_sent_when_no_auth_is_given(
         assert client.call_tool("echo", {"text": "x"}).content[0].text == "x"  # type: ignore[union-attr]
     expected = "Basic " + base64.b64encode(b"ada:lovelace").decode()
     assert recorder.seen and all(seen["authorization"] == expected for seen in recorder.seen)
+
+
+class DigestGate:
+    """A WSGI wrapper that refuses every request without a Digest ``Authorization`` with a 401 and a challenge."""
+
+    def __init__(self, app: Callable[[WSGIEnviron, Any], Iterable[bytes]]) -> None:
+        self.app = app
+        self.refused = 0
+
+    def __call__(self, environ: WSGIEnviron, start_response: Any) -> Iterable[bytes]:
+        if environ.get("HTTP_AUTHORIZATION", "").startswith("Digest "):
+            return self.app(environ, start_response)
+        environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        self.refused += 1
+        challenge = 'Digest realm="mcp", nonce="n0nce", qop="auth", algorithm=MD5'
+        start_response("401 Unauthorized", [("WWW-Authenticate", challenge), ("Content-Length", "0")])
+        return [b""]
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_an_auth_that_answers_a_challenge_gets_through(serve: Any, era: str) -> None:
+    # requests' digest auth reads the refused request's cookie jar as it sends it again with its answer.
+    recorder, base = serve()
+    gate = DigestGate(recorder.app)
+    recorder.app = gate
+    auth = requests.auth.HTTPDigestAuth("ada", "lovelace")
+    with http_client(f"{base}/mcp", era=era, auth=auth) as client:
+        assert client.call_tool("echo", {"text": "in"}).content[0].text == "in"  # type: ignore[union-attr]
+    assert gate.refused >= 1
+    answered = [seen for seen in recorder.seen if seen["authorization"].startswith("Digest ")]
+    assert answered and 'username="ada"' in answered[-1]["authorization"]

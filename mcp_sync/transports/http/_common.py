@@ -222,6 +222,7 @@ class Sender:
             return session.send(prepared, timeout=timeout, stream=stream, allow_redirects=True, **options)
         prepared = known.prepare(session, method, headers, data, auth)
         if prepared.hooks["response"]:  # an auth that reads the answer (digest, say): Session.send runs its hooks
+            prepared.prepare_cookies(requests.cookies.RequestsCookieJar())  # (which read the request's jar)
             return session.send(prepared, timeout=timeout, stream=stream, allow_redirects=True, **options)
         # What Session.send adds to its adapter's send, for a request without hooks: the cookies the server set go
         # into the session's jar, and a redirect is followed. Its other work (hooks, timing, a redirect check of
@@ -230,6 +231,9 @@ class Sender:
         if response.cookies:
             requests.cookies.extract_cookies_to_jar(session.cookies, prepared, response.raw)
         if response.is_redirect:
+            # The empty jar prepare_request would give, which following a redirect reads (None there was an
+            # AttributeError). Made only when needed: a jar and its policy took 5 us to build and ask.
+            prepared.prepare_cookies(requests.cookies.RequestsCookieJar())
             history = [response, *session.resolve_redirects(response, prepared, stream, timeout, **options)]
             response = history.pop()
             response.history = history
@@ -269,8 +273,6 @@ class _URLSettings:
         )
         merged.update(headers)
         prepared.headers = merged
-        # An empty jar, as prepare_request would give: following a redirect reads it (None there was an AttributeError).
-        prepared.prepare_cookies(requests.cookies.RequestsCookieJar())
         prepared.body = data
         if data is not None:
             merged["Content-Length"] = str(len(data))

@@ -58,7 +58,7 @@ import requests
 
 from mcp_sync import MCP_CODES, MCPClient, MCPError
 from mcp_sync.transports.http import _common as common_module
-from mcp_sync.transports.http import streamable as streamable_module
+from mcp_sync.transports.http import cursor as cursor_module
 from mcp_sync.transports.http._common import MAX_BODY_BYTES
 from mcp_sync.transports.stdio import ProcessTransport
 from mcp_sync.types import TextResourceContents
@@ -376,14 +376,14 @@ class Event:
 
 @pytest.mark.parametrize("retry", ["99999999999999999999", "9" * 5000, "30001", "1000000000"])
 def test_retry_advice_beyond_the_ceiling_waits_the_ceiling(retry: str) -> None:
-    cursor = streamable_module._Cursor()
+    cursor = cursor_module.StreamCursor()
     cursor.saw(Event(retry))
-    assert cursor.retry == streamable_module.MAX_RECONNECT_DELAY
-    assert cursor.delay(0, 1.0) == streamable_module.MAX_RECONNECT_DELAY
+    assert cursor.retry == cursor_module.MAX_RECONNECT_DELAY
+    assert cursor.delay(0, 1.0) == cursor_module.MAX_RECONNECT_DELAY
 
 
 def test_retry_advice_under_the_ceiling_is_followed() -> None:
-    cursor = streamable_module._Cursor()
+    cursor = cursor_module.StreamCursor()
     cursor.saw(Event("29999"))
     assert cursor.retry == 29.999
 

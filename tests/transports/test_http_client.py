@@ -36,6 +36,7 @@ import requests.auth
 from helpers import current_frames, free_port
 
 import mcp_sync.transports.http.streamable as http_module
+import mcp_sync.transports.http.turns as turns
 from mcp_sync import MCP_CODES, MCPClient, MCPError, MCPServer, MCPTransportError
 from mcp_sync.client import http_client
 from mcp_sync.runtime.dispatcher import JsonRpcDispatcher
@@ -43,6 +44,7 @@ from mcp_sync.runtime.http import new_session
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.context import Context
 from mcp_sync.transports.http._common import EventSource, default_sse_client
+from mcp_sync.transports.http.cursor import StreamCursor
 from mcp_sync.transports.http.sse import SSEClientTransport
 from mcp_sync.transports.http.streamable import StreamableHTTPClientTransport
 from mcp_sync.types import (
@@ -1431,13 +1433,13 @@ def test_a_caller_yields_the_interpreter_lock_only_while_another_thread_reads_it
     # Alone, a caller returns its answer at once; while another thread of the process waits for its own answer, it
     # first lets a thread that waits for the interpreter lock have it.
     yielded: list[str] = []
-    let_another_run = http_module._let_another_run
+    let_another_run = turns.let_another_run
 
     def noted() -> None:
         yielded.append(threading.current_thread().name)
         let_another_run()
 
-    monkeypatch.setattr(http_module, "_let_another_run", noted)
+    monkeypatch.setattr(turns, "let_another_run", noted)
     arrived, release = threading.Event(), threading.Event()
 
     def held(request: Request) -> None:
@@ -1765,7 +1767,7 @@ def test_legacy_post_to_a_server_that_went_away(mini: Mini) -> None:
 
 
 def test_retry_advice_and_backoff() -> None:
-    cursor = http_module._Cursor()
+    cursor = StreamCursor()
     assert cursor.delay(0, 0.5) == 0.5 and cursor.delay(3, 0.5) == 4.0 and cursor.delay(10, 1.0) == 30.0
 
     class Event:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import re
 import threading
 import time
@@ -57,6 +56,7 @@ from ...runtime.alarms import Alarms
 from ...runtime.http import abort, abort_connections, new_session, shut_down, taking
 from ...runtime.transport import BaseTransport
 from ...runtime.workers import ElasticPool, PoolClosed
+from . import turns
 from ._common import (
     DEFAULT_SSE_READ_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -65,7 +65,6 @@ from ._common import (
     STREAM_ERRORS,
     Sender,
     SSEClientFactory,
-    SSEEvent,
     Timeout,
     broken_answer,
     connect_part,
@@ -80,6 +79,7 @@ from ._common import (
     snippet,
     unreachable,
 )
+from .cursor import StreamCursor
 
 __all__ = [
     "DEFAULT_RECONNECT_ATTEMPTS",
@@ -93,8 +93,7 @@ DEFAULT_RECONNECT_ATTEMPTS = 3
 """How many times in a row a stream is resumed without the server sending anything new."""
 DEFAULT_RECONNECT_DELAY = 1.0
 """The wait before resuming a stream when the server suggested none (seconds); it doubles
-at each fruitless attempt, up to :data:`MAX_RECONNECT_DELAY`."""
-MAX_RECONNECT_DELAY = 30.0
+at each fruitless attempt, up to :data:`~mcp_sync.transports.http.cursor.MAX_RECONNECT_DELAY`."""
 DELETE_TIMEOUT = 2.0
 """How long closing waits for the server to end the session (seconds)."""
 ONE_WAY_READ_TIMEOUT = 10.0
@@ -121,35 +120,6 @@ _IDLE_WORKER = 30.0
 """How long an idle POST worker waits for more work before it ends (seconds)."""
 
 
-# ---------------------------------------------------------------- SSE parsing
-
-
-class _Cursor:
-    """Where a client is in one SSE stream: the last event id, the server's retry advice."""
-
-    def __init__(self) -> None:
-        self.last_event_id: str | None = None
-        self.retry: float | None = None
-        self.events = 0
-
-    def saw(self, event: SSEEvent) -> None:
-        self.events += 1
-        if event.id is not None:
-            self.last_event_id = event.id or None
-        retry = str(event.retry) if event.retry is not None else ""
-        if retry.isascii() and retry.isdigit():
-            # Advice beyond our own ceiling waits the ceiling: a huge wait overflows the timers, and int() refuses
-            # a line of thousands of digits.
-            millis = int(retry) if len(retry) <= 9 else MAX_RECONNECT_DELAY * 1000
-            self.retry = min(millis / 1000.0, MAX_RECONNECT_DELAY)
-
-    def delay(self, failures: int, base: float) -> float:
-        """Seconds to wait before the next attempt: the server's advice, else a growing backoff."""
-        if self.retry is not None:
-            return self.retry
-        return float(min(base * 2**failures, MAX_RECONNECT_DELAY))
-
-
 # ---------------------------------------------------------------- helpers
 
 
@@ -172,37 +142,6 @@ class _HandedOff:
 
 _HANDED_OFF = _HandedOff()
 _Answer = JSONRPCMessage | _HandedOff | None
-
-
-class _Readers:
-    """How many threads of this process are reading their own answers now (see ``exchange``), whatever transport.
-
-    ``with _READERS:`` counts this thread in for the block; :meth:`crowded` says whether another is in too.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._count = 0
-
-    def __enter__(self) -> None:
-        with self._lock:
-            self._count += 1
-
-    def __exit__(self, *exc_info: object) -> None:
-        with self._lock:
-            self._count -= 1
-
-    def crowded(self) -> bool:
-        """Whether a thread other than this one (counted in) is reading its answer."""
-        return self._count > 1
-
-
-_READERS = _Readers()
-
-_let_another_run: Callable[[], None] = getattr(os, "sched_yield", functools.partial(time.sleep, 0))
-"""Let a thread that waits for the interpreter lock take it. ``os.sched_yield`` releases the lock and gives the CPU
-to a thread ready to run, without the timer that ``time.sleep(0)`` arms on Linux (a lone ``sleep(0)`` took about
-80 microseconds here); Windows, which has no ``sched_yield``, gets ``sleep(0)``."""
 
 
 class _SessionState:
@@ -504,20 +443,20 @@ class StreamableHTTPClientTransport(BaseTransport):
         inflight = self._admit(request)
         inflight.inline = True
         alarm = None if timeout is None else self._alarms.set(timeout, functools.partial(self._abandon, request.id))
-        with _READERS:
+        with turns.READERS:
             try:
                 self._run(inflight)
             finally:
                 if alarm is not None:
                     self._alarms.clear(alarm)
-            crowded = _READERS.crowded()
+            crowded = turns.READERS.crowded()
         if crowded:
             # Let a thread that waits for the interpreter lock have it now, as the hand-over from a worker did:
             # without this, callers that read their own answers hold it for longer stretches, and with 8 threads
             # calling at once the slowest 1% of calls took 7% longer (bench/http_bench.py, the tree before and after
             # in turns). A sched_yield rather than a sleep(0) gave 6% more calls per second with 8 threads, and a
             # p99 3% lower. Alone, a caller has nobody to yield to.
-            _let_another_run()
+            turns.let_another_run()
 
     def _admit(self, request: JSONRPCRequest) -> _InflightRequest:
         """Note ``request`` as in flight (where closing, and abandoning it, find it)."""
@@ -818,7 +757,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         return None
 
     def _pump(
-        self, response: requests.Response, cursor: _Cursor, request: JSONRPCRequest | None
+        self, response: requests.Response, cursor: StreamCursor, request: JSONRPCRequest | None
     ) -> JSONRPCMessage | None:
         """Deliver an SSE response's messages until it ends or the answer to ``request`` comes; that answer."""
         source = self.sse_client_factory(response)
@@ -831,7 +770,7 @@ class StreamableHTTPClientTransport(BaseTransport):
         return None
 
     def _read_once(
-        self, response: requests.Response, cursor: _Cursor, request: JSONRPCRequest
+        self, response: requests.Response, cursor: StreamCursor, request: JSONRPCRequest
     ) -> tuple[JSONRPCMessage | None, str | None, bool]:
         """Read one SSE response: the answer if it came, what broke the stream, whether anything came."""
         seen = cursor.events
@@ -847,7 +786,7 @@ class StreamableHTTPClientTransport(BaseTransport):
     def _stream_answer(self, inflight: _InflightRequest, response: requests.Response) -> JSONRPCMessage | None:
         """Read the answer from an SSE stream, resuming the stream with GETs while it breaks off early."""
         request = inflight.request
-        cursor = _Cursor()
+        cursor = StreamCursor()
         failures = 0
         answer, broken, news = self._read_once(response, cursor, request)
         while answer is None and not inflight.abandoned and not self.closed:
@@ -967,11 +906,11 @@ class StreamableHTTPClientTransport(BaseTransport):
         a new session started meanwhile gets a stream of its own.
         """
         generation = -1
-        cursor, failures = _Cursor(), 0
+        cursor, failures = StreamCursor(), 0
         while not self.closed:
             state = self._state()
             if state.generation != generation:
-                generation, cursor, failures = state.generation, _Cursor(), 0
+                generation, cursor, failures = state.generation, StreamCursor(), 0
             seen, refused = cursor.events, False
             try:
                 try:

@@ -112,6 +112,7 @@ __all__ = [
     "DEFAULT_POLL_INTERVAL_MS",
     "DEFAULT_RETENTION_MS",
     "DEFAULT_TTL_MS",
+    "PROCESS_STOPPED",
     "MemoryTaskStore",
     "TaskChannel",
     "TaskRecord",
@@ -125,6 +126,8 @@ DEFAULT_TTL_MS = 60 * 60 * 1000
 """How long a task is kept after it was created, unless the server says otherwise (an hour)."""
 DEFAULT_POLL_INTERVAL_MS = 500
 """How often clients are asked to poll ``tasks/get``."""
+PROCESS_STOPPED = "Internal error: the process running the task stopped before it finished"
+"""The error of a task whose process stopped (a shared store's lease ran out: see :meth:`TaskRunner.end_stopped`)."""
 _WAKE_S = 0.5
 """The longest a task waiting for input goes without reading its record again (a shared store has no push)."""
 _CAPABILITY_FOR = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
@@ -232,7 +235,8 @@ class TaskStore(Protocol):
         ...
 
     def sweep(self) -> list[str]:
-        """Forget the expired tasks; their ids."""
+        """Forget the expired tasks; their ids. Called about every half second while this process runs tasks (a
+        shared store renews there this process's hold on them)."""
         ...
 
     def next_expiry(self) -> float | None:
@@ -749,9 +753,15 @@ class TaskRunner:
                 self._live.pop(task_id, None)
             live.poke()  # a tasks/result waiting for the end
 
+    def end_stopped(self, task_id: str) -> TaskRecord | None:
+        """End as failed a task whose process stopped before it finished (a shared store tells, having found that
+        process's lease run out), and tell its listeners; the task as it is then (``None``: gone meanwhile)."""
+        log.warning("task %s ended as failed: the process running it stopped", task_id)
+        return self._finish(task_id, "failed", None, {"code": -32603, "message": PROCESS_STOPPED})
+
     def _finish(
         self, task_id: str, status: TaskStatus, result: dict[str, Any] | None, error: dict[str, Any] | None
-    ) -> None:
+    ) -> TaskRecord | None:
         def change(record: TaskRecord) -> None:
             if is_terminal(record.status):  # ended already (cancelled by a 2025-11-25 tasks/cancel): so it stays
                 return
@@ -763,7 +773,9 @@ class TaskRunner:
             record.status_message = error["message"] if error is not None else None
             record.updated_at = time.time()
 
-        self._changed(self.store.update(task_id, change))
+        record = self.store.update(task_id, change)
+        self._changed(record)
+        return record
 
     def _changed(self, record: TaskRecord | None) -> None:
         """Tell the listening clients about the task's new state: here, then in the server's other processes.
@@ -966,9 +978,10 @@ class TaskRunner:
                 with self._lock:
                     lives = list(self._live.items())
                 for task_id, live in lives:
-                    # Expired, or cancelled through another process (a shared store): the handler is told to stop.
+                    # Expired, cancelled through another process (a shared store), or ended there (this process
+                    # stalled past its lease on its tasks): the handler is told to stop.
                     record = None if task_id in gone else self.store.get(task_id)
-                    if record is None or record.cancel_requested:
+                    if record is None or record.cancel_requested or is_terminal(record.status):
                         live.cancelled.set()
                         live.poke()
             except MCPError as exc:  # a shared store away for a moment: looked at again at the next wake-up

@@ -9,12 +9,17 @@ finished through the second, and one is cancelled through the second while
 the first runs it. Every request is a new connection, so each task outlives
 the connection that started it. A ``subscriptions/listen`` stream open on
 one process hears the status changes of a task running on the other (in
-both settings).
+both settings). A task whose process was killed (a real one, ``SIGKILL``)
+ends as failed in the other once the killed process's lease has run out, and
+its listeners hear so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,9 +28,18 @@ from typing import Any
 
 import pytest
 import requests
+from helpers import finish_within
 from redisserver import RedisServer, running_redis
 from test_hosting import gunicorn, hosting
-from test_tasks import ASKING, REVISION, Wire, _next_message, assert_result_waits_for_a_task_run_elsewhere, start
+from test_tasks import (
+    ASKING,
+    REVISION,
+    ROOT,
+    Wire,
+    _next_message,
+    assert_result_waits_for_a_task_run_elsewhere,
+    start,
+)
 
 from mcp_sync import Context, MCPServer
 from mcp_sync.errors import MCPError
@@ -34,7 +48,7 @@ from mcp_sync.protocol.tasks import is_terminal
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.scale.redis_backend import RedisBackend
 from mcp_sync.server.scale.redis_tasks import RedisTaskStore, share_tasks
-from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord
+from mcp_sync.server.tasks import PROCESS_STOPPED, MemoryTaskStore, TaskRecord
 
 TIMEOUT = 10.0
 
@@ -324,6 +338,122 @@ def test_a_listen_stream_hears_a_task_running_in_another_process(two: tuple[Wire
         assert by_status["completed"]["result"]["content"][0]["text"] == "go=True"
     assert servers[1].tasks.running() == 0  # it ran on the first process only
     assert _poll(lambda: servers[0].tasks.running() == 0)
+
+
+KILLED_PROCESS = """
+import sys, threading
+from mcp_sync import Context, MCPServer
+from mcp_sync.server import start_http
+from mcp_sync.server.scale.redis_backend import RedisBackend
+
+server = MCPServer("tasks-redis-test", "1.0")
+
+
+@server.tool(task="optional")
+def wait(ctx: Context) -> str:
+    ctx.cancelled.wait(60)
+    return "waited"
+
+
+running = start_http(server, backend=RedisBackend(sys.argv[1], timeout=2.0))
+server.tasks.store.lease_ms = 1000
+print(running.url, flush=True)
+threading.Event().wait()
+"""
+"""A process running a task until it is killed, its lease on its tasks a second long."""
+
+
+def test_a_task_whose_process_was_killed_ends_as_failed_in_another(redis_server: RedisServer) -> None:
+    survivor_server = build_server(threading.Event())
+    survivor = start_http(survivor_server, backend=RedisBackend(redis_server.url, timeout=2.0))
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_PROCESS, redis_server.url],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert child.stdout is not None
+        doomed, alive = Wire(finish_within(TIMEOUT, child.stdout.readline).strip()), Wire(survivor.url)
+        task_id = start(doomed, "wait", capabilities=ASKING)
+        time.sleep(1.5)  # past the lease's second: renewed meanwhile, so the task still runs
+        assert alive.result("tasks/get", {"taskId": task_id}, ASKING)["status"] == "working"
+        with listening(alive, task_id) as lines:
+            child.kill()
+            child.wait(TIMEOUT)
+            ended = alive.until(task_id, lambda task: task["status"] != "working", ASKING)
+            assert ended["status"] == "failed" and ended["statusMessage"] == PROCESS_STOPPED
+            assert ended["error"] == {"code": -32603, "message": PROCESS_STOPPED}
+            assert _heard(lines, task_id, 1)["failed"]["error"]["message"] == PROCESS_STOPPED
+        # Ended once, and no longer counted as running: the caps count it among the finished.
+        store = survivor_server.tasks.store
+        assert isinstance(store, RedisTaskStore)
+        keys = store.backend.redis
+        assert keys.zscore(f"{store.backend.key_prefix}:tasks:running", task_id) is None
+        assert keys.zscore(f"{store.backend.key_prefix}:tasks:finished", task_id) is not None
+        assert keys.hget(f"{store.backend.key_prefix}:tasks:runners", task_id) is None
+    finally:
+        child.kill()
+        child.wait(TIMEOUT)
+        survivor.close()
+        survivor_server.stop()
+
+
+def test_a_process_that_finds_its_running_task_ended_elsewhere_stops_its_handler(
+    two: tuple[Wire, Wire, list[MCPServer]],
+) -> None:
+    first, _, servers = two
+    task_id = start(first, "wait")
+    assert servers[0].tasks.running() == 1
+    # What the second process does to a task whose process let its lease run out (stalled, not dead, here).
+    ended = servers[1].tasks.end_stopped(task_id)
+    assert ended is not None and ended.status == "failed"
+    assert _poll(lambda: servers[0].tasks.running() == 0)  # the first's handler was told to stop
+    assert first.finished(task_id)["statusMessage"] == PROCESS_STOPPED  # and the task stayed as ended
+
+
+def test_the_store_ends_only_the_unfinished_tasks_of_a_process_whose_lease_ran_out(
+    redis_server: RedisServer,
+) -> None:
+    backend = RedisBackend(redis_server.url, timeout=2.0, prefix="leases")
+    try:
+        gone = RedisTaskStore(backend, lease_ms=100)  # the process that will stop renewing
+        gone.create(TaskRecord(task_id="unfinished", tool="wait", created_at=time.time() - 1))
+        gone.create(TaskRecord(task_id="finished", tool="wait"))
+        gone.update("finished", lambda record: setattr(record, "status", "completed"))
+        mine = RedisTaskStore(backend, lease_ms=100)
+        mine.create(TaskRecord(task_id="mine", tool="wait"))
+        time.sleep(0.3)  # both leases ran out; neither process renewed its own
+
+        # Without on_stopped, the task stays as it is (until its TTL).
+        assert [record.status for record in RedisTaskStore(backend).records()] == ["working", "completed", "working"]
+
+        asked: list[str] = []
+
+        def end(task_id: str) -> TaskRecord | None:
+            asked.append(task_id)
+            return reader.update(task_id, lambda record: setattr(record, "status", "failed"))
+
+        reader = RedisTaskStore(backend, on_stopped=end)
+        assert [record.status for record in reader.records()] == ["failed", "completed", "failed"]
+        assert sorted(asked) == ["mine", "unfinished"]  # a finished task is not asked about, nor asked about twice
+        assert reader.get("unfinished") is not None and len(asked) == 2
+        # Its own tasks a process never ends so, lease or not (it is running them).
+        mine.on_stopped = end
+        mine.create(TaskRecord(task_id="mine-too", tool="wait"))
+        time.sleep(0.3)
+        found = mine.get("mine-too")
+        assert found is not None and found.status == "working" and len(asked) == 2
+        # An ending that finds the task gone meanwhile leaves the record as read.
+        vanished = RedisTaskStore(backend, on_stopped=lambda task_id: None)
+        found = vanished.get("mine-too")
+        assert found is not None and found.status == "working"
+        # The process's lease is renewed at each sweep (while it runs tasks): its tasks then stand.
+        mine.sweep()
+        assert RedisTaskStore(backend, on_stopped=end).get("mine-too") is not None
+        assert len(asked) == 2
+    finally:
+        backend.close()
 
 
 def _poll(condition: Callable[[], bool]) -> bool:

@@ -1189,6 +1189,37 @@ def test_a_get_stream_never_answered_holds_the_first_request_back_only_so_long(
         assert 0.2 <= time.monotonic() - started < 5.0
 
 
+def test_closing_while_a_connect_waits_for_the_get_stream_ends_that_wait(
+    mini: Mini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connect held back by an unanswered GET stream (see GET_STREAM_WAIT) ends as soon as the transport is
+    closed from another thread, not when the wait runs out (a minute here, longer than the test may take)."""
+    monkeypatch.setattr(http_module, "GET_STREAM_WAIT", 60.0)
+    mini.on["GET"] = lambda request: mini.release.wait(10)  # no answer until the server stops
+    transport = StreamableHTTPClientTransport(mini.url, reconnect_delay=0.05)
+    client = MCPClient(era="handshake", timeout=CALL_TIMEOUT)
+    failures: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            client.connect(transport)
+        except BaseException as exc:  # (none expected: looked at below)
+            failures.append(exc)
+
+    connecting = threading.Thread(target=connect)
+    connecting.start()
+    assert wait_for(lambda: a_thread_waits_in("threading.py", "_start_listener"))
+    transport.close()
+    connecting.join(5)
+    assert not connecting.is_alive()
+    # The handshake was done before the wait: the connect returns, and the client knows the connection closed.
+    assert failures == []
+    with pytest.raises(MCPTransportError) as closed:
+        echo(client)
+    assert closed.value.code == MCP_CODES.TRANSPORT_CLOSED
+    client.close()
+
+
 def test_the_get_stream_reconnects_with_last_event_id_and_gives_up_after_failures(mini: Mini) -> None:
     def stream(request: Request) -> None:
         count = len(mini.requests_for("GET"))

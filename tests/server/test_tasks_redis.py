@@ -356,11 +356,12 @@ def wait(ctx: Context) -> str:
 
 
 running = start_http(server, backend=RedisBackend(sys.argv[1], timeout=2.0))
-server.tasks.store.lease_ms = 1000
+server.tasks.store.lease_ms = 3000
 print(running.url, flush=True)
 threading.Event().wait()
 """
-"""A process running a task until it is killed, its lease on its tasks a second long."""
+"""A process running a task until it is killed, its lease on its tasks three seconds long (renewed every half
+second: a loaded machine may delay a renewal by a second or two without the task being taken for dead)."""
 
 
 def test_a_task_whose_process_was_killed_ends_as_failed_in_another(redis_server: RedisServer) -> None:
@@ -376,7 +377,7 @@ def test_a_task_whose_process_was_killed_ends_as_failed_in_another(redis_server:
         assert child.stdout is not None
         doomed, alive = Wire(finish_within(TIMEOUT, child.stdout.readline).strip()), Wire(survivor.url)
         task_id = start(doomed, "wait", capabilities=ASKING)
-        time.sleep(1.5)  # past the lease's second: renewed meanwhile, so the task still runs
+        time.sleep(3.5)  # past the first lease: renewed meanwhile, so the task still runs
         assert alive.result("tasks/get", {"taskId": task_id}, ASKING)["status"] == "working"
         with listening(alive, task_id) as lines:
             child.kill()
@@ -449,6 +450,7 @@ def test_the_store_ends_only_the_unfinished_tasks_of_a_process_whose_lease_ran_o
         found = vanished.get("mine-too")
         assert found is not None and found.status == "working"
         # The process's lease is renewed at each sweep (while it runs tasks): its tasks then stand.
+        mine.lease_ms = 60_000  # (long enough for any delay before the read below)
         mine.sweep()
         assert RedisTaskStore(backend, on_stopped=end).get("mine-too") is not None
         assert len(asked) == 2

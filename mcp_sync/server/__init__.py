@@ -29,6 +29,7 @@ What the package holds:
 - ``middleware``: the ordered chain of callables around what the server handles;
 - ``mount``: one server's tools, resources and prompts served by another, under a prefix;
 - ``tasks``: tools that run as tasks, the server side of both task forms;
+- ``task_store``: where tasks are kept: a task's record, the store's protocol, the in-memory store;
 - ``apps``: MCP Apps served: tools' ``_meta.ui``, ``ui://`` HTML resources, the extension declared;
 - ``skills``: a directory of Agent Skills served through the skills extension;
 - ``backend``: what the processes serving one server share (the seam), and its in-process default;

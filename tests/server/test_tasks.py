@@ -34,7 +34,8 @@ from mcp_sync.server.authorization import AuthInfo
 from mcp_sync.server.backend import BackendUnavailable
 from mcp_sync.server.context import StatelessChannel
 from mcp_sync.server.stateless import StatelessRequest
-from mcp_sync.server.tasks import MemoryTaskStore, TaskRecord, TaskRunner
+from mcp_sync.server.task_store import MemoryTaskStore, TaskRecord
+from mcp_sync.server.tasks import TaskRunner
 from mcp_sync.types import ClientCapabilities
 
 REVISION = "2026-07-28"

@@ -48,7 +48,8 @@ from mcp_sync.protocol.tasks import is_terminal
 from mcp_sync.server import RunningHTTPServer, start_http
 from mcp_sync.server.scale.redis_backend import RedisBackend
 from mcp_sync.server.scale.redis_tasks import RedisTaskStore, share_tasks
-from mcp_sync.server.tasks import PROCESS_STOPPED, MemoryTaskStore, TaskRecord
+from mcp_sync.server.task_store import MemoryTaskStore, TaskRecord
+from mcp_sync.server.tasks import PROCESS_STOPPED
 
 TIMEOUT = 10.0
 

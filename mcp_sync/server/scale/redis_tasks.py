@@ -50,7 +50,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.tasks import is_terminal
-from ..tasks import (
+from ..task_store import (
     DEFAULT_MAX_RUNNING,
     DEFAULT_MAX_RUNNING_PER_OWNER,
     DEFAULT_MAX_TASKS,
@@ -154,11 +154,11 @@ return found
 
 
 class RedisTaskStore:
-    """The :class:`~mcp_sync.server.tasks.TaskStore` of the processes sharing ``backend``'s Redis.
+    """The :class:`~mcp_sync.server.task_store.TaskStore` of the processes sharing ``backend``'s Redis.
 
     ``max_tasks``, ``max_running``, ``max_running_per_owner``,
     ``max_tasks_per_owner`` and ``retention_ms`` bound it as they do a
-    :class:`~mcp_sync.server.tasks.MemoryTaskStore` (every process sharing
+    :class:`~mcp_sync.server.task_store.MemoryTaskStore` (every process sharing
     it should give the same). Redis unreachable:
     :class:`~mcp_sync.server.backend.BackendUnavailable` (``-32603``), from
     the backend's own bounded calls.
